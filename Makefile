@@ -4,7 +4,7 @@ PYTHON ?= python3
 
 .installed: pyproject.toml
 	# CPU build of torch first, so pip does not pull the multi-GB CUDA build.
-	$(PYTHON) -m pip install "torch==2.13.0" || $(PYTHON) -m pip install torch --index-url https://download.pytorch.org/whl/cpu
+	$(PYTHON) -m pip install "torch==2.13.0"
 	$(PYTHON) -m pip install -e ".[dev]"
 	touch .installed
 
