@@ -1,0 +1,138 @@
+"""Throughput and latency of a trivial tool served by ``ToolServer`` over real uvicorn.
+
+The server runs in a separate process (uvicorn, one worker, loopback) so the
+client does not share its GIL. A bare Starlette endpoint that returns the same
+JSON without the SDK (no validation, state, lock, trajectory) is measured the
+same way as the baseline; the ratio column is SDK / baseline.
+
+Usage::
+
+    python3 benchmarks/bench_sdk_throughput.py [--requests 2000] [--concurrency 32] [--rollouts 64]
+
+Prints requests/s and p50/p99 latency (milliseconds) for both servers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def _sdk_app():
+    from rft_sdk import Rollout, ToolServer
+
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def echo(text: str, *, rollout: Rollout) -> str:
+        """Echo the text and count calls in the rollout state.
+
+        Args:
+            text: anything.
+        """
+        rollout.state["n"] = rollout.state.get("n", 0) + 1
+        return text
+
+    return server
+
+
+def _baseline_app():
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def echo(request: Request) -> JSONResponse:
+        body = await request.json()
+        args = json.loads(body["arguments"])
+        return JSONResponse({"type": "function_call_output", "call_id": body["call_id"],
+                             "id": body.get("id"), "output": args["text"]})
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(routes=[Route("/tools/echo", echo, methods=["POST"]),
+                             Route("/healthz", healthz)])
+
+
+def _serve(kind: str, port: int) -> None:
+    import uvicorn
+
+    app = _sdk_app() if kind == "sdk" else _baseline_app()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+async def _drive(url: str, n: int, concurrency: int, rollouts: int) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    counter = iter(range(n))
+    async with httpx.AsyncClient(base_url=url, limits=httpx.Limits(max_connections=concurrency)) as client:
+        async def worker() -> None:
+            for i in counter:
+                body = {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "echo",
+                        "arguments": json.dumps({"text": f"hello {i}"}),
+                        "trace_id": f"trace_{i % rollouts:032x}", "item": {"k": i % rollouts}}
+                t0 = time.perf_counter()
+                r = await client.post("/tools/echo", json=body)
+                latencies.append(time.perf_counter() - t0)
+                if r.status_code != 200:
+                    raise RuntimeError(f"unexpected {r.status_code}: {r.text}")
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*[worker() for _ in range(concurrency)])
+        return time.perf_counter() - t0, latencies
+
+
+def _measure(kind: str, n: int, concurrency: int, rollouts: int) -> dict[str, float]:
+    from rft_sdk.testing import free_port
+
+    port = free_port()
+    proc = multiprocessing.get_context("spawn").Process(target=_serve, args=(kind, port), daemon=True)
+    proc.start()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or not proc.is_alive():
+                    raise RuntimeError(f"{kind} server did not start")
+                time.sleep(0.05)
+        asyncio.run(_drive(f"http://127.0.0.1:{port}", min(200, n), concurrency, rollouts))  # warm-up
+        elapsed, lat = asyncio.run(_drive(f"http://127.0.0.1:{port}", n, concurrency, rollouts))
+    finally:
+        proc.terminate()
+        proc.join(timeout=10)
+    lat_ms = sorted(x * 1000 for x in lat)
+    return {"rps": n / elapsed, "p50_ms": statistics.median(lat_ms),
+            "p99_ms": lat_ms[min(len(lat_ms) - 1, int(0.99 * len(lat_ms)))]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--rollouts", type=int, default=64, help="distinct trace_ids the calls spread over")
+    args = parser.parse_args()
+    sdk = _measure("sdk", args.requests, args.concurrency, args.rollouts)
+    base = _measure("baseline", args.requests, args.concurrency, args.rollouts)
+    print(f"{args.requests} requests, concurrency {args.concurrency}, {args.rollouts} rollouts, "
+          "uvicorn 1 worker on 127.0.0.1 (client in a separate process)")
+    print(f"{'':>22} {'ToolServer':>12} {'bare Starlette':>15} {'ratio':>7}")
+    for key, label in (("rps", "requests/s"), ("p50_ms", "p50 latency (ms)"), ("p99_ms", "p99 latency (ms)")):
+        print(f"{label:>22} {sdk[key]:>12.1f} {base[key]:>15.1f} {sdk[key] / base[key]:>7.2f}")
+    print("hosted-protocol recommended capacity: 50 requests/s per endpoint")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Worked examples of customer environments built on rft_sdk."""

@@ -1,0 +1,146 @@
+"""Holistic grading of a retail rollout by its end state, as pure functions.
+
+Rule (from ``../shared/spec/retail-domain.md``, τ²-bench's database check):
+apply the item's gold actions to a fresh view of the base database, and
+compare the rollout's final database (base + its overlay) with that result;
+read calls never matter, only end state. On top of that gate, every
+``communicate_info`` string must appear in the final answer.
+
+Score: database mismatch → 0.0; match → ``0.5 + 0.5 * found / required``
+(1.0 when every string is present or none is required; otherwise strictly
+between 0.5 and 1.0).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._db import BaseDB, RetailView, load_base_db
+from ._tools import RetailError, call_tool
+
+__all__ = ["RetailGrade", "apply_actions", "gold_view", "grade_retail", "mentions", "normalize_text"]
+
+
+@dataclass
+class RetailGrade:
+    """A retail grade: ``score`` in [0, 1], ``subscores`` in [0, 1], ``reasons``."""
+
+    score: float
+    subscores: dict[str, float] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+
+
+def apply_actions(view: RetailView, actions: list[dict[str, Any]]) -> list[str | None]:
+    """Run ``[{"name", "arguments"}]`` in order on ``view``; errors do not stop the run.
+
+    Returns:
+        One entry per action: ``None`` when it succeeded, else the error message
+        (τ²-bench's gold lists contain deliberate failing calls).
+
+    Raises:
+        ValueError: an action is not ``{"name": str, "arguments": dict}``.
+    """
+    errors: list[str | None] = []
+    for action in actions:
+        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+            raise ValueError(f"bad action {action!r}: need {{'name': str, 'arguments': dict}}")
+        arguments = action.get("arguments") or {}
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        try:
+            call_tool(view, action["name"], arguments)
+            errors.append(None)
+        except RetailError as exc:
+            errors.append(str(exc))
+    return errors
+
+
+_GOLD_CACHE_MAX = 1024
+
+
+def gold_view(actions: list[dict[str, Any]], base: BaseDB | None = None) -> RetailView:
+    """A view holding the end state of the gold ``actions`` (cached per action list).
+
+    The returned overlay is shared by later calls with the same actions: read it only.
+    """
+    base = base or load_base_db()
+    key = json.dumps(actions, sort_keys=True)
+    overlay = base.gold_cache.get(key)
+    if overlay is None:
+        view = base.view()
+        apply_actions(view, actions)
+        overlay = view.overlay
+        if len(base.gold_cache) >= _GOLD_CACHE_MAX:
+            base.gold_cache.clear()
+        base.gold_cache[key] = overlay
+    return RetailView(base, overlay)
+
+
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+def _canonical_number(match: re.Match[str]) -> str:
+    token = match.group(0).replace(",", "")
+    if "." in token:
+        token = token.rstrip("0").rstrip(".")
+    return token
+
+
+def normalize_text(text: str) -> str:
+    """Lower-case, drop ``$``, canonicalise numbers: ``"$1,234.50"`` → ``"1234.5"``."""
+    text = text.lower().replace("$", "")
+    return _NUMBER.sub(_canonical_number, text)
+
+
+def mentions(answer: str, required: str) -> bool:
+    """Whether ``required`` appears in ``answer`` after :func:`normalize_text`.
+
+    A number must match whole: ``"10"`` is not found in ``"100"`` or ``"10.5"``.
+    """
+    needle = normalize_text(required).strip()
+    if not needle:
+        return True
+    pattern = r"(?<![\w.])" + re.escape(needle) + r"(?!\w|\.\d)"
+    return re.search(pattern, normalize_text(answer)) is not None
+
+
+def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: str | None,
+                 base: BaseDB | None = None) -> RetailGrade:
+    """Grade one rollout of a retail item.
+
+    Args:
+        item: dataset line with ``actions`` (gold calls) and ``communicate_info``.
+        overlay: the rollout's overlay ``{table: {key: record}}`` (its writes).
+        final_answer: the model's final answer text (``None`` counts as empty).
+        base: base database; default the packaged one.
+
+    Returns:
+        :class:`RetailGrade` with sub-scores ``db_match`` and ``communicate_info``.
+
+    Raises:
+        ValueError: the item lacks ``actions`` or has malformed fields.
+    """
+    actions = item.get("actions")
+    if not isinstance(actions, list):
+        raise ValueError("retail item needs 'actions': a list of gold tool calls")
+    required = item.get("communicate_info") or []
+    if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
+        raise ValueError("retail item 'communicate_info' must be a list of strings")
+    base = base or load_base_db()
+    gold = gold_view(actions, base)
+    differing = RetailView(base, overlay).diff(gold)
+    answer = final_answer or ""
+    missing = [s for s in required if not mentions(answer, s)]
+    info = 1.0 - len(missing) / len(required) if required else 1.0
+    db_match = 0.0 if differing else 1.0
+    reasons = []
+    if differing:
+        more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+        reasons.append(f"database differs from the gold end state at {', '.join(differing[:5])}{more}")
+    reasons += [f"final answer does not state {s!r}" for s in missing]
+    score = 0.0 if differing else 0.5 + 0.5 * info
+    return RetailGrade(score=score, subscores={"db_match": db_match, "communicate_info": info},
+                       reasons=reasons)

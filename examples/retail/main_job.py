@@ -1,0 +1,214 @@
+"""The flagship run: ``python -m examples.retail.main_job`` (what ``make demo`` runs).
+
+1. Start the retail tool server as a real process (``uvicorn
+   examples.retail.app:server`` on 127.0.0.1, free port) and wait for ``/healthz``.
+2. Validate the test split by the hosted dataset rules.
+3. Run the local emulator over it, several samples per item, concurrently, with
+   (a) reference replay of the gold calls and (b) perturbed replay (one write
+   call per rollout dropped or altered) — or, given ``--model-base-url``, with
+   an OpenAI-compatible model (baseline evaluation).
+4. Print one comparison table and a perturbation table; write the JSONL
+   traces and reports under ``runs/<timestamp>/``; stop the server (also on
+   Ctrl-C or error).
+
+Exit status: 0 when every check holds (reference replay all 1.0, every
+state-changing perturbation 0.0, every no-op perturbation 1.0), else 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from rft_sdk.testing import free_port
+
+from ._db import DATA_DIR
+from ._perturb import changes_end_state, make_perturb
+from ._tools import WRITE_TOOLS
+
+__all__ = ["main", "perturbation_rows", "serve_subprocess"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _NotReady(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def serve_subprocess(app: str = "examples.retail.app:server", *, startup_timeout_s: float = 30.0) -> Iterator[str]:
+    """Run ``uvicorn APP`` on 127.0.0.1:<free port> as a child process; yield its base URL.
+
+    Raises:
+        RuntimeError: the process exited or ``/healthz`` did not answer 200 within
+            ``startup_timeout_s`` seconds.
+    """
+    port = free_port()
+    cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
+           "--log-level", "warning", "--no-access-log"]
+    proc = subprocess.Popen(cmd, cwd=ROOT)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        def probe() -> None:
+            if proc.poll() is not None:
+                raise RuntimeError(f"tool server exited with status {proc.returncode}: {' '.join(cmd)}")
+            try:
+                if httpx.get(f"{base_url}/healthz", timeout=1.0).status_code != 200:
+                    raise _NotReady()
+            except httpx.TransportError as exc:
+                raise _NotReady() from exc
+
+        try:
+            for attempt in Retrying(stop=stop_after_delay(startup_timeout_s), wait=wait_fixed(0.1),
+                                    retry=retry_if_exception_type(_NotReady), reraise=True):
+                with attempt:
+                    probe()
+        except _NotReady as exc:
+            raise RuntimeError(f"tool server did not become healthy within {startup_timeout_s}s") from exc
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def perturbation_rows(items: list[dict[str, Any]], results: list[Any]) -> dict[str, dict[str, Any]]:
+    """Per perturbation kind: ``{"rollouts", "changed", "unchanged", "changed_scores",
+    "unchanged_scores"}``, with "changed" decided independently of the server by
+    replaying the rollout's dispatched calls on a fresh view (:func:`changes_end_state`)."""
+    rows: dict[str, dict[str, Any]] = defaultdict(lambda: {"rollouts": 0, "changed": 0, "unchanged": 0,
+                                                            "changed_scores": [], "unchanged_scores": []})
+    for r in results:
+        if r.discarded:
+            continue
+        calls = [{"name": c.name, "arguments": c.arguments} for c in r.tool_calls]
+        changed = changes_end_state(items[r.item_index], calls)
+        row = rows[r.perturbation or "none"]
+        row["rollouts"] += 1
+        row["changed" if changed else "unchanged"] += 1
+        row["changed_scores" if changed else "unchanged_scores"].append(r.score)
+    return dict(sorted(rows.items()))
+
+
+def _perturbation_table(rows: dict[str, dict[str, Any]]) -> Table:
+    table = Table(title="Perturbations (perturbed replay)")
+    for col in ("perturbation", "rollouts", "changed end state", "score if changed", "no-op", "score if no-op"):
+        table.add_column(col, justify="left" if col == "perturbation" else "right")
+
+    def mean(xs: list[float]) -> str:
+        return f"{sum(xs) / len(xs):.3f}" if xs else "–"
+
+    for kind, row in rows.items():
+        table.add_row(kind, str(row["rollouts"]), str(row["changed"]), mean(row["changed_scores"]),
+                      str(row["unchanged"]), mean(row["unchanged_scores"]))
+    return table
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m examples.retail.main_job", description=__doc__.split("\n")[0])
+    p.add_argument("--split", choices=("train", "test"), default="test")
+    p.add_argument("--samples", type=int, default=4, help="samples per item (default 4)")
+    p.add_argument("--concurrency", type=int, default=32, help="rollouts in flight (default 32)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="parent of the run folder")
+    p.add_argument("--seed", type=int, default=0, help="perturbation seed")
+    p.add_argument("--model-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    p.add_argument("--model", help="model name (with --model-base-url)")
+    p.add_argument("--api-key", default=None, help="bearer token (default $OPENAI_API_KEY)")
+    args = p.parse_args(argv)
+    if args.model_base_url and not args.model:
+        p.error("--model-base-url needs --model")
+    if args.samples < 1 or args.concurrency < 1:
+        p.error("--samples and --concurrency must be >= 1")
+    return args
+
+
+async def _run(args: argparse.Namespace, base_url: str, run_dir: Path, console: Console) -> int:
+    from local_trainer.emulator import (OpenAICompatiblePolicy, PerturbedReplayPolicy, ReferenceReplayPolicy,
+                                        emulate, load_dataset, print_comparison)
+
+    from .app import server
+
+    dataset = DATA_DIR / f"retail_{args.split}.jsonl"
+    raw = [json.loads(line) for line in dataset.read_text(encoding="utf-8").splitlines()]
+    steps = max(len(item["actions"]) for item in raw) + 1
+    job = server.job_config(base_url, max_episode_steps=steps)
+    (run_dir / "job.json").write_text(json.dumps(job, indent=2) + "\n", encoding="utf-8")
+    tool_names = [t["name"] for t in job["method"]["reinforcement"]["tools"]]
+    items = load_dataset(dataset, tool_names)
+    if args.limit:
+        items = items[: args.limit]
+    console.print(f"dataset {dataset.name}: {len(items)} items valid; tool server {base_url}")
+    common = dict(samples_per_item=args.samples, max_concurrency=args.concurrency, limit=args.limit)
+
+    if args.model_base_url:
+        policy = OpenAICompatiblePolicy(args.model_base_url, args.model, args.api_key)
+        try:
+            run = await emulate(dataset, job, policy, out_dir=run_dir / "model", label=args.model, **common)
+        finally:
+            await policy.aclose()
+        print_comparison({args.model: run.summary}, console)
+        return 0
+
+    t0 = time.perf_counter()
+    ref = await emulate(dataset, job, ReferenceReplayPolicy(), out_dir=run_dir / "reference",
+                        label="reference", **common)
+    pert_policy = PerturbedReplayPolicy(WRITE_TOOLS, perturb=make_perturb(), seed=args.seed)
+    pert = await emulate(dataset, job, pert_policy, out_dir=run_dir / "perturbed", label="perturbed", **common)
+    elapsed = time.perf_counter() - t0
+    print_comparison({"reference replay": ref.summary, "perturbed replay": pert.summary}, console)
+    rows = perturbation_rows(items, pert.results)
+    console.print(_perturbation_table(rows))
+    (run_dir / "perturbations.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+    ref_scores = [r.score for r in ref.results]
+    checks = {
+        "reference replay scores 1.0 on every rollout": all(s == 1.0 for s in ref_scores),
+        "every state-changing perturbation scores 0.0": all(
+            s == 0.0 for row in rows.values() for s in row["changed_scores"]),
+        "every no-op perturbation scores 1.0": all(
+            s == 1.0 for row in rows.values() for s in row["unchanged_scores"]),
+        "no rollout discarded": not any(r.discarded for r in ref.results + pert.results),
+    }
+    for text, ok in checks.items():
+        console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {text}")
+    n = len(ref.results) + len(pert.results)
+    console.print(f"{n} rollouts in {elapsed:.1f}s; traces and reports in {run_dir}")
+    return 0 if all(checks.values()) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (130 on Ctrl-C)."""
+    args = _parse(argv)
+    console = Console()
+    if not console.is_terminal:  # wide enough for the tables when piped or captured
+        console = Console(width=120)
+    run_dir = args.runs_dir / time.strftime("%Y%m%d-%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with serve_subprocess() as base_url:
+            return asyncio.run(_run(args, base_url, run_dir, console))
+    except KeyboardInterrupt:
+        console.print("interrupted; tool server stopped")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""A small learnable task on the real retail data: "what is the status of order #W…?".
+
+Each item needs exactly one tool call, ``get_order_status(order_id)``, and a
+short exact answer (the order's status: ``pending``, ``processed``,
+``delivered`` or ``cancelled``), graded by the retail server's named grader
+``POST /grade/order_status`` (contract: docs/ARCHITECTURE.md, "Retail example ↔
+trainer seam"). Orders are split into train and held-out sets, so held-out
+success measures whether a policy learned the lookup, not the orders.
+
+Item shape (one JSONL line of a hosted dataset)::
+
+    {"messages": [{"role": "user", "content": "What is the status of order #W2611340?"}],
+     "tools": [<chat-completions definition of get_order_status>],
+     "order_id": "#W2611340", "answer": "processed",
+     "actions": [{"name": "get_order_status", "arguments": {"order_id": "#W2611340"}}],
+     "reference_answer": "processed"}
+
+``actions``/``reference_answer`` follow the replay-policy fields of the
+contract, so the trainer can build SFT demonstrations through the real endpoints.
+
+Run ``python -m examples.retail.order_status_task --out DIR`` to write
+``train.jsonl`` and ``heldout.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "GRADER_NAME",
+    "QUESTION_TEMPLATES",
+    "TOOL_NAME",
+    "build_items",
+    "load_orders",
+    "order_status_job",
+    "order_status_tool",
+    "split_orders",
+]
+
+TOOL_NAME = "get_order_status"
+GRADER_NAME = "order_status"
+QUESTION_TEMPLATES = (
+    "What is the status of order {order_id}?",
+    "Can you check order {order_id} for me?",
+    "Status of my order {order_id}, please.",
+)
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+_DB_CANDIDATES = (
+    Path(__file__).resolve().parent / "data" / "db.json.gz",
+    _REPO_ROOT.parent / "shared" / "data" / "tau2-retail" / "db.json",
+)
+
+
+def load_orders(db_path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The ``orders`` table of the τ²-bench retail ``db.json`` (``{order_id: order}``).
+
+    Looks in ``db_path`` if given, else ``examples/retail/data/db.json.gz``, else
+    ``../shared/data/tau2-retail/db.json`` relative to the repo root. ``.gz`` is gunzipped.
+
+    Raises:
+        FileNotFoundError: no database file found.
+        ValueError: the file has no ``orders`` object.
+    """
+    candidates = [Path(db_path)] if db_path is not None else list(_DB_CANDIDATES)
+    for path in candidates:
+        if path.is_file():
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                db = json.load(fh)
+            if not isinstance(db.get("orders"), dict):
+                raise ValueError(f"{path} has no 'orders' object")
+            return db["orders"]
+    raise FileNotFoundError(f"retail db.json not found; looked in {', '.join(map(str, candidates))}")
+
+
+def order_status_tool() -> dict[str, Any]:
+    """Chat-completions definition of ``get_order_status`` (the dataset's ``tools`` entry)."""
+    return {"type": "function", "function": {
+        "name": TOOL_NAME,
+        "description": "Look up the status of an order (pending, processed, delivered or cancelled).",
+        "parameters": {"type": "object", "additionalProperties": False, "required": ["order_id"],
+                       "properties": {"order_id": {"type": "string",
+                                                   "description": "The order id, such as '#W0000000'."}}},
+        "strict": True}}
+
+
+def split_orders(order_ids: list[str], *, heldout_fraction: float = 0.2, seed: int = 0) -> tuple[list[str], list[str]]:
+    """Shuffle ``order_ids`` with ``seed`` and cut off ``heldout_fraction`` of them: ``(train, heldout)``.
+
+    Raises:
+        ValueError: ``heldout_fraction`` not in (0, 1), or too few orders for both sides.
+    """
+    if not 0.0 < heldout_fraction < 1.0:
+        raise ValueError(f"heldout_fraction must be in (0, 1), got {heldout_fraction}")
+    ids = sorted(order_ids)
+    random.Random(seed).shuffle(ids)
+    n_held = round(len(ids) * heldout_fraction)
+    if n_held == 0 or n_held == len(ids):
+        raise ValueError(f"cannot split {len(ids)} orders with heldout_fraction={heldout_fraction}")
+    return ids[n_held:], ids[:n_held]
+
+
+def _item(order: dict[str, Any], template: str) -> dict[str, Any]:
+    oid, status = order["order_id"], order["status"]
+    return {"messages": [{"role": "user", "content": template.format(order_id=oid)}],
+            "tools": [order_status_tool()], "order_id": oid, "answer": status,
+            "actions": [{"name": TOOL_NAME, "arguments": {"order_id": oid}}], "reference_answer": status}
+
+
+def build_items(orders: dict[str, dict[str, Any]] | None = None, *, heldout_fraction: float = 0.2, seed: int = 0,
+                templates: tuple[str, ...] = QUESTION_TEMPLATES) -> tuple[list[dict], list[dict]]:
+    """One question per order (template drawn with ``seed``), split by order: ``(train, heldout)``.
+
+    Args:
+        orders: ``{order_id: order}``; ``None`` loads them with :func:`load_orders`.
+        heldout_fraction / seed: see :func:`split_orders`.
+        templates: question formats with an ``{order_id}`` field.
+
+    Raises:
+        ValueError: no templates, or an order lacks ``order_id``/``status``.
+    """
+    if not templates:
+        raise ValueError("need at least one question template")
+    orders = load_orders() if orders is None else orders
+    for key, order in orders.items():
+        if "order_id" not in order or "status" not in order:
+            raise ValueError(f"order {key!r} lacks 'order_id' or 'status'")
+    train_ids, held_ids = split_orders(list(orders), heldout_fraction=heldout_fraction, seed=seed)
+    rng = random.Random(seed + 1)
+    build = lambda ids: [_item(orders[i], rng.choice(templates)) for i in ids]  # noqa: E731
+    return build(train_ids), build(held_ids)
+
+
+def order_status_job(base_url: str, *, headers: dict[str, str] | None = None,
+                     max_episode_steps: int = 3) -> dict[str, Any]:
+    """Hosted job config (``{"method": {"type": "reinforcement", ...}}``) for the retail server at ``base_url``.
+
+    Tool URL: ``{base_url}/tools/get_order_status``; grader: ``{base_url}/grade/order_status``
+    (pass_threshold 1.0: the answer is either exact or wrong).
+    """
+    base = base_url.rstrip("/")
+    hdrs = dict(headers or {})
+    return {"method": {"type": "reinforcement", "reinforcement": {
+        "tools": [{"name": TOOL_NAME, "server_url": f"{base}/tools/{TOOL_NAME}", "headers": hdrs}],
+        "grader": {"type": "endpoint", "name": GRADER_NAME, "url": f"{base}/grade/{GRADER_NAME}",
+                   "headers": hdrs, "rate_limit": 50, "pass_threshold": 1.0},
+        "max_episode_steps": max_episode_steps,
+        "hyperparameters": {"compute_multiplier": 1.0, "n_epochs": 1, "batch_size": 16}}}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: write ``train.jsonl`` and ``heldout.jsonl`` under ``--out``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--db", default=None, help="path to db.json or db.json.gz")
+    parser.add_argument("--heldout-fraction", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    train, held = build_items(load_orders(args.db), heldout_fraction=args.heldout_fraction, seed=args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, items in (("train.jsonl", train), ("heldout.jsonl", held)):
+        with open(out / name, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(it) + "\n" for it in items)
+    print(f"wrote {len(train)} train and {len(held)} held-out items to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

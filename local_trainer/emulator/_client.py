@@ -1,0 +1,298 @@
+"""HTTP calls to the customer's tool and grader endpoints, as the hosted service makes them.
+
+Source: ``shared/spec/hosted-protocol.md`` section 3. Per call:
+
+* request body exactly ``{"type": "function_call", "id", "call_id", "name",
+  "arguments": <JSON string>, "trace_id", "item"}`` (tools) or ``{"sample",
+  "item", "trace_id"}`` (grader), with the job's headers forwarded verbatim
+  and ``Content-Type: application/json``;
+* 5xx, transport errors and timeouts: retried ``retries`` (3) times after the
+  first try with exponential backoff (tenacity), then :class:`EndpointFailure`;
+* tool 4xx without ``output``: the serialized error body becomes the output
+  the model sees (the rollout continues);
+* a response over ``max_response_bytes`` (1 MB = 1,000,000 bytes) is read by
+  streaming only up to the limit and reaches the model as a 413 error;
+* ``timeout_s`` (600 s) bounds each attempt end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from ._job import EndpointGrader, JobTool
+from ._ratelimit import RateLimiter
+
+__all__ = ["ClientSettings", "EndpointClient", "EndpointFailure", "GradeResult", "ToolCallResult"]
+
+GRADE_DETAILS_HEADER = "x-rft-grade-details"
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Limits and retry behaviour for endpoint calls.
+
+    Attributes:
+        retries: retries after the first try on 5xx/transport/timeout (hosted: 3).
+        backoff_initial_s: first backoff wait in seconds; doubles each retry.
+        backoff_max_s: cap on one backoff wait, seconds.
+        timeout_s: per-attempt limit in seconds (hosted: 600).
+        max_response_bytes: larger responses become a 413 error (hosted: 1 MB).
+        max_request_bytes: larger request bodies are not sent (hosted: 1 MB).
+    """
+
+    retries: int = 3
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 8.0
+    timeout_s: float = 600.0
+    max_response_bytes: int = 1_000_000
+    max_request_bytes: int = 1_000_000
+
+
+@dataclass
+class ToolCallResult:
+    """One dispatched tool call and what the model saw.
+
+    Attributes:
+        status: final HTTP status (413 for an oversized body), ``None`` when no
+            response came (timeout/transport failure) or the tool is unknown.
+        output: the text placed in the model's context (``""`` if discarded).
+        error: ``None`` on a 2xx with ``output``; otherwise a short reason.
+        latency_s: seconds from first attempt to final answer, retries included.
+        attempts: HTTP attempts made (1 = no retry).
+        started_at: unix seconds when the call was first sent.
+    """
+
+    id: str
+    call_id: str
+    name: str
+    arguments: str
+    status: int | None = None
+    output: str = ""
+    error: str | None = None
+    latency_s: float = 0.0
+    attempts: int = 0
+    started_at: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True for a 2xx answer carrying ``output``."""
+        return self.error is None and self.status is not None and 200 <= self.status < 300
+
+
+@dataclass
+class GradeResult:
+    """A grader answer: ``score``, parsed ``x-rft-grade-details`` (or ``None``), timing."""
+
+    score: float
+    details: dict[str, Any] | None
+    status: int
+    latency_s: float
+    attempts: int
+
+
+class EndpointFailure(Exception):
+    """An endpoint call failed for good; the rollout is discarded.
+
+    Attributes:
+        reason: ``server_error`` (5xx), ``timeout``, ``transport_error`` (after
+            retries), ``client_error`` (grader 4xx), ``invalid_response``,
+            ``response_too_large`` or ``request_too_large`` (grader).
+        status: last HTTP status, if any.
+        attempts: HTTP attempts made.
+        result: the tool call record, for tool calls.
+    """
+
+    def __init__(self, reason: str, detail: str, *, status: int | None = None, attempts: int = 0,
+                 result: ToolCallResult | None = None) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail, self.status, self.attempts, self.result = reason, detail, status, attempts, result
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, detail: str, status: int | None = None) -> None:
+        super().__init__(detail)
+        self.reason, self.detail, self.status = reason, detail, status
+
+
+@dataclass
+class _Response:
+    status: int
+    body: bytes | None  # None when over the size limit
+    headers: httpx.Headers
+
+
+def _encode(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return body.decode("utf-8", errors="replace")
+
+
+def _error_output(status: int, body: Any) -> str:
+    """The serialized error shown to the model: ``{"error": <body>, "status_code": N}``."""
+    return json.dumps({"error": body, "status_code": status}, separators=(",", ":"), ensure_ascii=False)
+
+
+class EndpointClient:
+    """Makes tool and grader calls over a caller-owned ``httpx.AsyncClient``.
+
+    Args:
+        http: the client (any transport: real sockets, ``httpx.ASGITransport``, respx).
+        settings: limits and retries (:class:`ClientSettings`).
+    """
+
+    def __init__(self, http: httpx.AsyncClient, settings: ClientSettings | None = None) -> None:
+        self.http = http
+        self.settings = settings or ClientSettings()
+        self._limiters: dict[str, RateLimiter] = {}
+
+    async def _post_once(self, url: str, headers: dict[str, str], body: bytes) -> _Response:
+        limit = self.settings.max_response_bytes
+        try:
+            with anyio.fail_after(self.settings.timeout_s):
+                async with self.http.stream("POST", url, content=body, headers=headers) as resp:
+                    length = resp.headers.get("content-length")
+                    if length is not None and length.isdigit() and int(length) > limit:
+                        return _Response(resp.status_code, None, resp.headers)
+                    buf = bytearray()
+                    async for chunk in resp.aiter_bytes():
+                        buf += chunk
+                        if len(buf) > limit:
+                            return _Response(resp.status_code, None, resp.headers)
+                    return _Response(resp.status_code, bytes(buf), resp.headers)
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            raise _Retryable("timeout", f"no response within {self.settings.timeout_s}s ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise _Retryable("transport_error", f"{type(exc).__name__}: {exc}") from exc
+
+    async def _post(self, url: str, headers: dict[str, str], body: bytes,
+                    limiter: RateLimiter | None = None) -> tuple[_Response, int]:
+        s = self.settings
+        attempts = 0
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(s.retries + 1),
+            wait=wait_exponential(multiplier=s.backoff_initial_s, max=s.backoff_max_s),
+            retry=retry_if_exception_type(_Retryable),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    if limiter is not None:
+                        await limiter.acquire()
+                    resp = await self._post_once(url, headers, body)
+                    if resp.status >= 500:
+                        text = "" if resp.body is None else resp.body[:200].decode("utf-8", "replace")
+                        raise _Retryable("server_error", f"HTTP {resp.status} {text}".strip(), resp.status)
+        except _Retryable as exc:
+            raise EndpointFailure(exc.reason, f"{exc.detail} (after {attempts} attempts)",
+                                  status=exc.status, attempts=attempts) from exc
+        return resp, attempts
+
+    async def call_tool(self, tool: JobTool, call: dict[str, Any], *, trace_id: str,
+                        item: dict[str, Any]) -> ToolCallResult:
+        """POST one tool call to ``tool.server_url``.
+
+        Args:
+            tool: the job tool (URL + headers).
+            call: ``{"id", "call_id", "name", "arguments": <JSON string>}``.
+
+        Returns:
+            The record; its ``output`` is what the model sees (2xx ``output``,
+            serialized 4xx error, or a 413 error).
+
+        Raises:
+            EndpointFailure: 5xx/timeout/transport error after all retries
+                (``.result`` holds the record).
+        """
+        result = ToolCallResult(id=call["id"], call_id=call["call_id"], name=call["name"],
+                                arguments=call["arguments"], started_at=time.time())
+        body = _encode({"type": "function_call", "id": call["id"], "call_id": call["call_id"],
+                        "name": call["name"], "arguments": call["arguments"], "trace_id": trace_id,
+                        "item": item})
+        t0 = time.perf_counter()
+        if len(body) > self.settings.max_request_bytes:
+            result.status, result.error = 413, "request too large"
+            result.output = _error_output(413, f"request body of {len(body)} bytes exceeds "
+                                               f"{self.settings.max_request_bytes} bytes")
+            return result
+        try:
+            resp, result.attempts = await self._post(
+                tool.server_url, {"content-type": "application/json", **tool.headers}, body)
+        except EndpointFailure as exc:
+            result.status, result.error, result.attempts = exc.status, exc.reason, exc.attempts
+            result.latency_s = time.perf_counter() - t0
+            exc.result = result
+            raise
+        result.latency_s = time.perf_counter() - t0
+        result.status = resp.status
+        if resp.body is None:
+            result.status, result.error = 413, "response too large"
+            result.output = _error_output(413, f"tool response exceeds {self.settings.max_response_bytes} bytes")
+            return result
+        data = _decode(resp.body)
+        output = data.get("output") if isinstance(data, dict) else None
+        if output is not None:
+            result.output = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+            if not 200 <= resp.status < 300:
+                result.error = f"HTTP {resp.status}"
+        else:
+            result.output = _error_output(resp.status, data)
+            result.error = f"HTTP {resp.status}" if not 200 <= resp.status < 300 else "no output field"
+        return result
+
+    async def grade(self, grader: EndpointGrader, sample: dict[str, Any], *, item: dict[str, Any],
+                    trace_id: str) -> GradeResult:
+        """POST ``{"sample", "item", "trace_id"}`` to the grader; honour its ``rate_limit``.
+
+        Returns:
+            :class:`GradeResult` with the finite float ``score`` and the parsed
+            ``x-rft-grade-details`` header (``{"subscores": {...}, "reasons": [...]}``;
+            ``{"unparsed": <raw>}`` if the header is not JSON; ``None`` if absent).
+
+        Raises:
+            EndpointFailure: retries exhausted, 4xx, oversize, or a body
+                without a numeric ``score``.
+        """
+        limiter = self._limiters.get(grader.url)
+        if limiter is None:
+            limiter = self._limiters[grader.url] = RateLimiter(grader.rate_limit)
+        body = _encode({"sample": sample, "item": item, "trace_id": trace_id})
+        if len(body) > self.settings.max_request_bytes:
+            raise EndpointFailure("request_too_large", f"grading request of {len(body)} bytes exceeds "
+                                                       f"{self.settings.max_request_bytes} bytes")
+        t0 = time.perf_counter()
+        resp, attempts = await self._post(
+            grader.url, {"content-type": "application/json", **grader.headers}, body, limiter)
+        latency = time.perf_counter() - t0
+        if resp.body is None:
+            raise EndpointFailure("response_too_large", f"grader response exceeds "
+                                  f"{self.settings.max_response_bytes} bytes", status=resp.status, attempts=attempts)
+        data = _decode(resp.body)
+        if not 200 <= resp.status < 300:
+            raise EndpointFailure("client_error", f"HTTP {resp.status}: {str(data)[:200]}",
+                                  status=resp.status, attempts=attempts)
+        score = data.get("score") if isinstance(data, dict) else None
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise EndpointFailure("invalid_response", f"expected {{'score': <finite number>}}, got {str(data)[:200]}",
+                                  status=resp.status, attempts=attempts)
+        raw = resp.headers.get(GRADE_DETAILS_HEADER)
+        details: dict[str, Any] | None = None
+        if raw is not None:
+            parsed = _decode(raw.encode())
+            details = parsed if isinstance(parsed, dict) else {"unparsed": raw}
+        return GradeResult(score=float(score), details=details, status=resp.status,
+                           latency_s=latency, attempts=attempts)

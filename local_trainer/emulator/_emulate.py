@@ -1,0 +1,103 @@
+"""One-call emulation: validate dataset and job, run rollouts with a progress bar, summarise, report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ._client import ClientSettings
+from ._dataset import MIN_LINES, load_dataset, validate_items
+from ._job import ReinforcementJob, load_job
+from ._job import samples_per_item as _samples_rule
+from ._metrics import summarize
+from ._policy import Policy
+from ._report import write_report
+from ._rollout import RolloutResult, run_rollouts
+
+__all__ = ["EmulationRun", "emulate"]
+
+
+@dataclass
+class EmulationRun:
+    """What :func:`emulate` returns: the rollouts, their summary and the written files."""
+
+    results: list[RolloutResult]
+    summary: dict[str, Any]
+    paths: dict[str, Path] = field(default_factory=dict)
+
+
+async def emulate(
+    dataset: str | Path | Sequence[dict[str, Any]],
+    job: ReinforcementJob | dict[str, Any] | str | Path,
+    policy: Policy,
+    *,
+    out_dir: str | Path | None = None,
+    samples_per_item: int | None = None,
+    use_eval_samples: bool = False,
+    limit: int | None = None,
+    max_concurrency: int = 64,
+    settings: ClientSettings | None = None,
+    client: httpx.AsyncClient | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    progress: bool = True,
+    label: str | None = None,
+    console: Console | None = None,
+    min_lines: int = MIN_LINES,
+) -> EmulationRun:
+    """Validate, run and report one policy on one dataset, as ``rft emulate`` does.
+
+    Args:
+        dataset: a JSONL path or already-parsed items; validated by the hosted
+            rules against the job's tool names (:func:`load_dataset`).
+        job: the job config (path, dict or :class:`ReinforcementJob`).
+        policy: the policy to roll out.
+        out_dir: where to write the report files; ``None`` writes nothing.
+        samples_per_item: overrides the ``compute_multiplier`` rule.
+        use_eval_samples: use ``hyperparameters.eval_samples`` as samples per item.
+        limit: only the first ``limit`` items (after validating all of them).
+        progress: show a rich progress bar on ``console``.
+        Others: passed to :func:`run_rollouts`.
+
+    Raises:
+        DatasetError, JobConfigError: invalid inputs (nothing is run).
+        ValueError: ``use_eval_samples`` without ``eval_samples`` in the job.
+    """
+    job = load_job(job)
+    if isinstance(dataset, (str, Path)):
+        items = load_dataset(dataset, job.tool_names, min_lines=min_lines)
+    else:
+        items = validate_items(dataset, job.tool_names, min_lines=min_lines)
+    if limit is not None:
+        items = items[:limit]
+    if use_eval_samples and samples_per_item is None:
+        if job.hyperparameters.eval_samples is None:
+            raise ValueError("use_eval_samples: the job has no hyperparameters.eval_samples")
+        samples_per_item = job.hyperparameters.eval_samples
+    console = console or Console(stderr=True)
+    kwargs: dict[str, Any] = dict(samples_per_item=samples_per_item, max_concurrency=max_concurrency,
+                                  settings=settings, client=client, transport=transport)
+    if progress:
+        bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("discarded {task.fields[discarded]}"), TimeElapsedColumn(), console=console)
+        n = samples_per_item or _samples_rule(job.hyperparameters.compute_multiplier)
+        with bar:
+            task = bar.add_task(label or "rollouts", total=len(items) * n, discarded=0)
+            discarded = 0
+
+            def tick(r: RolloutResult) -> None:
+                nonlocal discarded
+                discarded += r.discarded
+                bar.update(task, advance=1, discarded=discarded)
+
+            results = await run_rollouts(items, policy, job, on_result=tick, **kwargs)
+    else:
+        results = await run_rollouts(items, policy, job, **kwargs)
+    summary = summarize(results, pass_threshold=job.grader.pass_threshold, label=label)
+    paths = write_report(out_dir, results, summary) if out_dir is not None else {}
+    return EmulationRun(results, summary, paths)

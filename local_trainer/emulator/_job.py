@@ -1,0 +1,206 @@
+"""Job config models: the hosted reinforcement job shape the emulator accepts.
+
+Source: ``shared/spec/hosted-protocol.md`` section 1 ("The job") and
+``docs/ARCHITECTURE.md`` ("Job config accepted by the emulator"). The emulator
+accepts either the full shape ``{"method": {"type": "reinforcement",
+"reinforcement": {...}}}`` (other top-level job fields such as ``model`` or
+``training_file`` are ignored) or just the inner ``"reinforcement"`` object.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "EndpointGrader",
+    "Hyperparameters",
+    "JobConfigError",
+    "JobTool",
+    "ReinforcementJob",
+    "load_job",
+    "samples_per_item",
+]
+
+#: Samples per item at ``compute_multiplier == 1.0`` (the emulator's choice;
+#: the hosted services do not publish their base group size).
+BASE_SAMPLES_PER_ITEM = 4
+
+
+class JobConfigError(ValueError):
+    """The job config is not a valid hosted reinforcement job (message names the field)."""
+
+
+def _check_http_url(value: str, field: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"{field} must be an http(s) URL, got {value!r}")
+    return value
+
+
+class JobTool(BaseModel):
+    """One job-level tool: ``{"name", "server_url", "headers"}``.
+
+    ``server_url`` is the full URL the service POSTs this tool's calls to
+    (``.../tools/{name}``); ``headers`` are forwarded verbatim on every call.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1)
+    server_url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("server_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _check_http_url(value, "server_url")
+
+
+class EndpointGrader(BaseModel):
+    """The endpoint grader: ``{"type": "endpoint", "name", "url", "headers", "rate_limit", "pass_threshold"}``.
+
+    ``rate_limit`` is in requests per second (the emulator spaces grader calls
+    so that no more than that many start per second); ``pass_threshold`` is
+    the score at or above which a rollout counts as passed.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["endpoint"] = "endpoint"
+    name: str | None = None
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    rate_limit: float = Field(default=50.0, gt=0)
+    pass_threshold: float = 1.0
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _check_http_url(value, "url")
+
+
+class Hyperparameters(BaseModel):
+    """Job hyperparameters; the emulator uses ``compute_multiplier`` and ``eval_samples``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    compute_multiplier: float = Field(default=1.0, gt=0)
+    eval_interval: int | None = None
+    eval_samples: int | None = Field(default=None, ge=1)
+    n_epochs: int | None = None
+    batch_size: int | None = None
+    reasoning_effort: str | None = None
+
+
+class ReinforcementJob(BaseModel):
+    """The inner ``"reinforcement"`` object of a hosted job.
+
+    Raises (at construction): ``pydantic.ValidationError`` on bad fields; use
+    :func:`load_job` for a :class:`JobConfigError` that names the field.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    tools: list[JobTool] = Field(default_factory=list)
+    grader: EndpointGrader
+    max_episode_steps: int = Field(default=10, ge=1)
+    hyperparameters: Hyperparameters = Field(default_factory=Hyperparameters)
+
+    @model_validator(mode="after")
+    def _unique_tools(self) -> ReinforcementJob:
+        names = [t.name for t in self.tools]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate tool names: {dupes}")
+        return self
+
+    @property
+    def tool_names(self) -> set[str]:
+        """Names of the job-level tools."""
+        return {t.name for t in self.tools}
+
+    def tool(self, name: str) -> JobTool | None:
+        """The job tool called ``name``, or ``None``."""
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+
+def _format_validation_error(exc: ValidationError, prefix: str) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def load_job(source: str | Path | Mapping[str, Any] | ReinforcementJob) -> ReinforcementJob:
+    """Load and validate a job config.
+
+    Args:
+        source: a path to a JSON file, a mapping (full hosted job or the inner
+            ``reinforcement`` object) or an already-built :class:`ReinforcementJob`.
+
+    Returns:
+        The validated inner job.
+
+    Raises:
+        JobConfigError: unreadable file, bad JSON, a non-reinforcement method,
+            a non-endpoint grader, or an invalid field (the message names it,
+            e.g. ``method.reinforcement.grader.url: ...``).
+    """
+    if isinstance(source, ReinforcementJob):
+        return source
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise JobConfigError(f"cannot read job config {path}: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise JobConfigError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    else:
+        data = source
+    if not isinstance(data, Mapping):
+        raise JobConfigError("job config must be a JSON object")
+    prefix = ""
+    if "method" in data:
+        method = data["method"]
+        if not isinstance(method, Mapping) or method.get("type") != "reinforcement":
+            raise JobConfigError("method.type: must be 'reinforcement'")
+        inner = method.get("reinforcement")
+        if not isinstance(inner, Mapping):
+            raise JobConfigError("method.reinforcement: missing or not an object")
+        data, prefix = inner, "method.reinforcement"
+    grader = data.get("grader")
+    if isinstance(grader, Mapping) and grader.get("type", "endpoint") != "endpoint":
+        where = f"{prefix}.grader.type" if prefix else "grader.type"
+        raise JobConfigError(f"{where}: the emulator calls endpoint graders only, got {grader.get('type')!r}")
+    try:
+        return ReinforcementJob.model_validate(dict(data))
+    except ValidationError as exc:
+        raise JobConfigError(_format_validation_error(exc, prefix)) from exc
+
+
+def samples_per_item(compute_multiplier: float, base: int = BASE_SAMPLES_PER_ITEM) -> int:
+    """Samples (rollouts) per item for a ``compute_multiplier``.
+
+    Rule (the emulator's own; the hosted services do not publish theirs):
+    ``max(1, floor(base * compute_multiplier + 0.5))`` — round half up, never
+    fewer than one. With the default ``base = 4``: 1.0 → 4, 0.5 → 2, 0.3 → 1,
+    0.1 → 1, 1.5 → 6, 2.0 → 8.
+
+    Raises:
+        ValueError: ``compute_multiplier <= 0`` or ``base < 1``.
+    """
+    if not compute_multiplier > 0:
+        raise ValueError(f"compute_multiplier must be > 0, got {compute_multiplier}")
+    if base < 1:
+        raise ValueError(f"base must be >= 1, got {base}")
+    return max(1, math.floor(base * compute_multiplier + 0.5))

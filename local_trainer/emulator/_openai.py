@@ -1,0 +1,119 @@
+"""A policy backed by any OpenAI-compatible chat-completions endpoint (vLLM, Ollama, OpenAI, ...).
+
+Source: the OpenAI chat-completions API: ``POST {base_url}/chat/completions``
+with ``{"model", "messages", "tools"}``; the answer's ``choices[0].message``
+carries ``content`` and ``tool_calls: [{"id", "type": "function",
+"function": {"name", "arguments": <JSON string>}}]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from ._policy import PolicyError, PolicyStep
+
+__all__ = ["OpenAICompatiblePolicy"]
+
+
+class _Transient(Exception):
+    pass
+
+
+class OpenAICompatiblePolicy:
+    """Ask a chat-completions endpoint for each turn.
+
+    Args:
+        base_url: e.g. ``"http://localhost:8000/v1"`` or ``"https://api.openai.com/v1"``.
+        model: model name sent as ``model``.
+        api_key: bearer token; default ``$OPENAI_API_KEY``; omitted if neither.
+        temperature: sampling temperature; ``max_tokens``: optional cap.
+        extra_body: extra request fields (e.g. ``{"top_p": 0.9}``).
+        client / transport: an ``httpx.AsyncClient`` to use, or a transport
+            for the one created lazily (close it with :meth:`aclose`).
+        timeout_s: per-request limit, seconds. retries: retries after the
+            first try on 429, 5xx and transport errors, with exponential backoff
+            starting at ``backoff_initial_s`` seconds.
+
+    Raises (from ``act``):
+        PolicyError: the endpoint keeps failing, answers non-2xx, or answers
+            something that is not a chat completion.
+    """
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, *, temperature: float = 1.0,
+                 max_tokens: int | None = None, extra_body: dict[str, Any] | None = None,
+                 client: httpx.AsyncClient | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 timeout_s: float = 600.0, retries: int = 3, backoff_initial_s: float = 0.5) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.extra_body = dict(extra_body or {})
+        self._client, self._own = client, client is None
+        self._transport, self.timeout_s = transport, timeout_s
+        self.retries, self.backoff_initial_s = retries, backoff_initial_s
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(transport=self._transport, timeout=self.timeout_s)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this policy created it."""
+        if self._own and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _request(self, payload: dict[str, Any]) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        retrying = AsyncRetrying(stop=stop_after_attempt(self.retries + 1),
+                                 wait=wait_exponential(multiplier=self.backoff_initial_s, max=30),
+                                 retry=retry_if_exception_type(_Transient), reraise=True)
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    try:
+                        resp = await self._http().post(self.url, json=payload, headers=headers)
+                    except httpx.TransportError as exc:
+                        raise _Transient(f"{type(exc).__name__}: {exc}") from exc
+                    if resp.status_code == 429 or resp.status_code >= 500:
+                        raise _Transient(f"HTTP {resp.status_code}: {resp.text[:200]}")
+        except _Transient as exc:
+            raise PolicyError(f"chat-completions endpoint {self.url} failed: {exc}") from exc
+        if not resp.is_success:
+            raise PolicyError(f"chat-completions endpoint {self.url} answered HTTP {resp.status_code}: "
+                              f"{resp.text[:200]}")
+        return resp
+
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
+                  trace_id: str) -> PolicyStep:
+        """One chat completion; its tool calls become the step's calls (``call_id`` = the API's id)."""
+        payload: dict[str, Any] = {"model": self.model, "messages": messages,
+                                   "temperature": self.temperature, **self.extra_body}
+        if tools:
+            payload["tools"] = tools
+        if self.max_tokens is not None:
+            payload["max_tokens"] = self.max_tokens
+        resp = await self._request(payload)
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            message = choice["message"]
+            calls = []
+            for tc in message.get("tool_calls") or []:
+                fn = tc["function"]
+                args = fn.get("arguments", "{}")
+                calls.append({"id": "fc_" + uuid.uuid4().hex, "call_id": tc.get("id") or "call_" + uuid.uuid4().hex,
+                              "name": fn["name"], "arguments": args if isinstance(args, str) else json.dumps(args)})
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise PolicyError(f"not a chat completion: {type(exc).__name__}: {exc}; body {resp.text[:200]}") from exc
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise PolicyError(f"choices[0].message.content must be a string, got {type(content).__name__}")
+        return PolicyStep(content=content, tool_calls=calls,
+                          extra={"usage": data.get("usage"), "finish_reason": choice.get("finish_reason")})

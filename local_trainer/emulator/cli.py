@@ -1,0 +1,140 @@
+"""``rft emulate``: run a policy against your tool server and grader as the hosted service would.
+
+Usage::
+
+    rft emulate --dataset train.jsonl --config job.json --policy reference --out runs/ref
+    rft emulate --dataset train.jsonl --config job.json --policy openai \\
+        --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-0.5B-Instruct --out runs/base
+    rft emulate ... --policy perturbed --write-tools cancel_order,modify_order
+    rft emulate ... --policy my_pkg.policies:make_policy      # any object/factory with async act()
+
+``rft_sdk.cli`` owns the ``rft`` entry point and delegates here through
+:func:`add_arguments` and :func:`run` (``docs/ARCHITECTURE.md``, "CLI").
+Exit codes: 0 done, 2 invalid dataset/config/arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from ._client import ClientSettings
+from ._dataset import DatasetError
+from ._emulate import emulate
+from ._job import JobConfigError
+from ._openai import OpenAICompatiblePolicy
+from ._policy import PerturbedReplayPolicy, Policy, ReferenceReplayPolicy
+from ._report import print_summary
+
+__all__ = ["add_arguments", "main", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``emulate`` options to ``parser``."""
+    parser.add_argument("--dataset", required=True, help="dataset JSONL (hosted format)")
+    parser.add_argument("--config", required=True, help="job config JSON (full hosted job or the 'reinforcement' object)")
+    parser.add_argument("--policy", default="reference",
+                        help="reference | perturbed | openai | MODULE:ATTR (default: reference)")
+    parser.add_argument("--out", required=True, help="output directory for summary.json, rollouts.jsonl, plots")
+    parser.add_argument("--base-url", help="openai policy: chat-completions base URL, e.g. http://localhost:8000/v1")
+    parser.add_argument("--model", help="openai policy: model name")
+    parser.add_argument("--api-key", default=None, help="openai policy: API key (default $OPENAI_API_KEY)")
+    parser.add_argument("--temperature", type=float, default=1.0, help="openai policy: sampling temperature")
+    parser.add_argument("--write-tools", default="", help="perturbed policy: comma-separated write tool names")
+    parser.add_argument("--seed", type=int, default=0, help="perturbed policy: RNG seed")
+    parser.add_argument("--samples-per-item", type=int, default=None,
+                        help="rollouts per item (default: from compute_multiplier)")
+    parser.add_argument("--eval", action="store_true", help="use hyperparameters.eval_samples per item")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+    parser.add_argument("--concurrency", type=int, default=64, help="rollouts in flight (default 64)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="per tool/grader call limit, seconds")
+    parser.add_argument("--retries", type=int, default=3, help="retries on 5xx/transport errors (hosted: 3)")
+    parser.add_argument("--backoff", type=float, default=0.5, help="first retry backoff, seconds (doubles)")
+    parser.add_argument("--label", default=None, help="name shown in the report")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _load_object(spec: str) -> Any:
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"--policy {spec!r}: expected reference, perturbed, openai or MODULE:ATTR")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not hasattr(obj, "act") and callable(obj):
+        obj = obj()
+    if not hasattr(obj, "act"):
+        raise ValueError(f"--policy {spec!r} is not a policy (no async act method)")
+    return obj
+
+
+def make_policy(args: argparse.Namespace) -> Policy:
+    """Build the policy named by ``args.policy``.
+
+    Raises:
+        ValueError: missing options (``--base-url``/``--model`` for openai,
+            ``--write-tools`` for perturbed) or an unusable ``MODULE:ATTR``.
+    """
+    if args.policy == "reference":
+        return ReferenceReplayPolicy()
+    if args.policy == "perturbed":
+        tools = [t for t in args.write_tools.split(",") if t]
+        if not tools:
+            raise ValueError("--policy perturbed needs --write-tools NAME[,NAME...]")
+        return PerturbedReplayPolicy(tools, seed=args.seed)
+    if args.policy == "openai":
+        if not args.base_url or not args.model:
+            raise ValueError("--policy openai needs --base-url and --model")
+        return OpenAICompatiblePolicy(args.base_url, args.model, args.api_key, temperature=args.temperature,
+                                      timeout_s=args.timeout)
+    return _load_object(args.policy)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``rft emulate``; print the summary table; return the exit code."""
+    err = Console(stderr=True)
+    try:
+        policy = make_policy(args)
+    except (ValueError, ImportError, AttributeError) as exc:
+        err.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        return 2
+    settings = ClientSettings(retries=args.retries, backoff_initial_s=args.backoff, timeout_s=args.timeout)
+
+    async def go() -> Any:
+        try:
+            return await emulate(args.dataset, args.config, policy, out_dir=args.out,
+                                 samples_per_item=args.samples_per_item, use_eval_samples=args.eval,
+                                 limit=args.limit, max_concurrency=args.concurrency, settings=settings,
+                                 progress=not args.no_progress, label=args.label or args.policy, console=err)
+        finally:
+            close = getattr(policy, "aclose", None)
+            if close is not None:
+                await close()
+
+    try:
+        result = asyncio.run(go())
+    except (DatasetError, JobConfigError, ValueError) as exc:
+        err.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        return 2
+    print_summary(result.summary, Console())
+    err.print(f"wrote {', '.join(str(p) for p in result.paths.values())}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry point: ``python -m local_trainer.emulator.cli ...``."""
+    parser = argparse.ArgumentParser(prog="rft emulate", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

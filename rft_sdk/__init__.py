@@ -1,0 +1,43 @@
+"""rft-sdk: customer-side endpoints for hosted agent reinforcement fine-tuning.
+
+Decorate plain Python functions as tools (``@server.tool``) and graders
+(``@server.grader``); a ``ToolServer`` serves them over the hosted protocol
+(``/tools/{name}``, ``/grade``) with per-rollout state keyed by ``trace_id``.
+See ``docs/ARCHITECTURE.md`` for the public API contract.
+"""
+
+from ._grading import Grade, GraderDefinition, GradingContext, grader
+from ._rollout import Rollout, ToolCallRecord
+from ._server import ToolServer
+from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
+from ._tool import ToolDefinition, tool
+from .exceptions import (
+    GraderDefinitionError,
+    GraderError,
+    RetryableToolError,
+    RFTError,
+    ToolDefinitionError,
+    ToolError,
+)
+
+__all__ = [
+    "Grade",
+    "GradeRecord",
+    "GraderDefinition",
+    "GraderDefinitionError",
+    "GraderError",
+    "GradingContext",
+    "MemoryStore",
+    "RFTError",
+    "RetryableToolError",
+    "Rollout",
+    "RolloutStore",
+    "StoredRollout",
+    "ToolCallRecord",
+    "ToolDefinition",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolServer",
+    "grader",
+    "tool",
+]

@@ -1,0 +1,229 @@
+"""The ``@tool`` decorator: introspect a function once into a served tool definition."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+import docstring_parser
+import pydantic
+from pydantic import ConfigDict, Field, create_model
+
+from ._rollout import Rollout
+from ._schema import StrictSchemaError, make_nullable, strictify
+from .exceptions import ToolDefinitionError
+
+__all__ = ["ToolDefinition", "get_tool_definition", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_ATTR = "__rft_tool__"
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # hosted function-name rule
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolDefinition:
+    """A tool, introspected once at decoration.
+
+    Attributes:
+        name: tool name (``^[A-Za-z0-9_-]{1,64}$``), also the route ``/tools/{name}``.
+        description: text shown to the model.
+        parameters: strict JSON Schema object of the arguments.
+        fn: the user's function, unchanged.
+        args_model: pydantic model validating the arguments (extra keys forbidden).
+        rollout_param: name of the parameter that receives the ``Rollout``, if any.
+        defaults: names of parameters that have a default (``null`` maps to it).
+        is_async: whether ``fn`` is a coroutine function (else run in a worker thread).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    args_model: type[pydantic.BaseModel]
+    rollout_param: str | None
+    defaults: frozenset[str]
+    is_async: bool
+
+    def chat_completions_format(self) -> dict[str, Any]:
+        """``{"type": "function", "function": {name, description, parameters, strict: true}}``
+        (the dataset line's ``tools`` format, hosted-protocol §2)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+                "strict": True,
+            },
+        }
+
+    def responses_format(self) -> dict[str, Any]:
+        """``{"type": "function", name, description, parameters, strict: true}`` (Responses API)."""
+        return {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "strict": True,
+        }
+
+
+@overload
+def tool(fn: F, /) -> F: ...
+@overload
+def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Any:
+    """Mark a function as a tool; returns the function unchanged (still directly callable).
+
+    Usable as ``@tool``, ``@tool(name=..., description=...)``; register it with
+    ``ToolServer(tools=[fn])`` or use ``@server.tool`` directly. The argument
+    schema is derived here, once, from the type hints (pydantic) and the
+    docstring's ``Args:`` section; a parameter annotated ``Rollout`` is injected
+    at call time and is not part of the schema.
+
+    Raises:
+        ToolDefinitionError: ``*args``/``**kwargs``, positional-only or
+            un-annotated parameters, types strict mode cannot express, or an
+            invalid name. The message names the function and the parameter.
+    """
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(func, _ATTR, build_definition(func, name=name, description=description))
+        return func
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def get_tool_definition(fn: Callable[..., Any]) -> ToolDefinition:
+    """The definition attached by ``@tool``, building a default one for plain functions."""
+    definition = getattr(fn, _ATTR, None)
+    if isinstance(definition, ToolDefinition):
+        return definition
+    return build_definition(fn)
+
+
+def build_definition(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+) -> ToolDefinition:
+    """Introspect ``fn`` into a :class:`ToolDefinition` (see :func:`tool`)."""
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool must be a function, got {fn!r}")
+    fname = getattr(fn, "__qualname__", repr(fn))
+    tool_name = name or getattr(fn, "__name__", "")
+    if not _NAME_RE.match(tool_name):
+        raise ToolDefinitionError(
+            f"tool {fname}: name {tool_name!r} must match ^[A-Za-z0-9_-]{{1,64}}$"
+        )
+    try:
+        # ``Rollout`` resolves even when imported in a local scope under postponed annotations
+        hints = typing.get_type_hints(fn, localns={"Rollout": Rollout}, include_extras=True)
+    except Exception as exc:  # unresolved forward references etc.
+        raise ToolDefinitionError(f"tool {fname}: cannot resolve type hints: {exc}") from exc
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    param_docs = {p.arg_name: (p.description or "").strip() for p in doc.params}
+
+    fields: dict[str, Any] = {}
+    defaults: set[str] = set()
+    rollout_param: str | None = None
+    for param in inspect.signature(fn).parameters.values():
+        where = f"tool {fname}, parameter {param.name!r}"
+        if param.kind is param.VAR_POSITIONAL or param.kind is param.VAR_KEYWORD:
+            raise ToolDefinitionError(f"{where}: *args/**kwargs are not supported; name every argument")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(f"{where}: positional-only parameters are not supported")
+        if param.name not in hints:
+            raise ToolDefinitionError(f"{where}: missing type annotation")
+        annotation = hints[param.name]
+        if annotation is Rollout:
+            if rollout_param is not None:
+                raise ToolDefinitionError(f"{where}: only one parameter may be annotated Rollout")
+            rollout_param = param.name
+            continue
+        if param.name.startswith("_"):
+            raise ToolDefinitionError(f"{where}: argument names must not start with '_'")
+        field_kwargs: dict[str, Any] = {}
+        if param_docs.get(param.name):
+            field_kwargs["description"] = param_docs[param.name]
+        if param.default is not param.empty:
+            defaults.add(param.name)
+            fields[param.name] = (annotation, Field(param.default, **field_kwargs))
+        else:
+            fields[param.name] = (annotation, Field(..., **field_kwargs))
+
+    model_name = "".join(part.capitalize() for part in tool_name.replace("-", "_").split("_")) + "Args"
+    try:
+        model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+        raw = model.model_json_schema()
+    except Exception as exc:
+        bad = _first_bad_param(fields)
+        where = f"tool {fname}, parameter {bad!r}" if bad else f"tool {fname}"
+        raise ToolDefinitionError(f"{where}: type cannot be served as JSON Schema: {exc}") from exc
+
+    properties: dict[str, Any] = {}
+    defs = raw.get("$defs", {})
+    for pname, prop in raw.get("properties", {}).items():
+        where = f"tool {fname}, parameter {pname!r}"
+        try:
+            strict = strictify(prop, where)
+            for ref in _refs(prop):
+                strictify(defs[ref], f"{where} ({ref})")
+        except StrictSchemaError as exc:
+            raise ToolDefinitionError(str(exc)) from exc
+        properties[pname] = make_nullable(strict) if pname in defaults else strict
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    if defs:
+        parameters["$defs"] = strictify({"$defs": defs, "type": "object", "properties": {}}, f"tool {fname}")["$defs"]
+
+    text = description
+    if text is None:
+        text = "\n\n".join(p for p in (doc.short_description, doc.long_description) if p)
+    return ToolDefinition(
+        name=tool_name,
+        description=text.strip(),
+        parameters=parameters,
+        fn=fn,
+        args_model=model,
+        rollout_param=rollout_param,
+        defaults=frozenset(defaults),
+        is_async=inspect.iscoroutinefunction(fn),
+    )
+
+
+def _refs(schema: Any) -> set[str]:
+    found: set[str] = set()
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            found.add(ref.removeprefix("#/$defs/"))
+        for value in schema.values():
+            found |= _refs(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            found |= _refs(value)
+    return found
+
+
+def _first_bad_param(fields: dict[str, Any]) -> str | None:
+    for pname, (annotation, _) in fields.items():
+        try:
+            pydantic.TypeAdapter(annotation).json_schema()
+        except Exception:
+            return pname
+    return None

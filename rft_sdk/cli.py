@@ -1,0 +1,111 @@
+"""The ``rft`` command line.
+
+Sub-commands:
+    rft serve MODULE:ATTR [--host --port --workers --log-level]   serve a ToolServer with uvicorn
+    rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
+    rft emulate ...    delegated to ``local_trainer.emulator.cli`` (imported only when used)
+    rft train ...      delegated to ``local_trainer.grpo.cli`` (imported only when used; needs torch)
+
+Delegated modules expose ``add_arguments(parser)`` and ``run(args) -> int``
+(docs/ARCHITECTURE.md, "CLI").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["load_app", "main"]
+
+_DELEGATED = {
+    "emulate": ("local_trainer.emulator.cli", "run a job offline against the local hosted-side emulator"),
+    "train": ("local_trainer.grpo.cli", "train a small policy with GRPO against your endpoints (needs torch)"),
+}
+
+
+def load_app(target: str) -> Any:
+    """Import ``"package.module:attr"`` with the cwd on ``sys.path``.
+
+    Raises:
+        ValueError: ``target`` is not ``MODULE:ATTR``.
+        ImportError / AttributeError: the module or attribute does not exist.
+    """
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"expected MODULE:ATTR (e.g. app:server), got {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _build_parser(command: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rft", description="Tool and grader endpoints for hosted agent RFT.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve a ToolServer (uvicorn)")
+    serve.add_argument("app", metavar="MODULE:ATTR", help="e.g. examples.retail.app:server")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes; each has its own MemoryStore unless a shared store is used")
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+    tools = sub.add_parser("tools", help="print the dataset tools (or job config) of a ToolServer as JSON")
+    tools.add_argument("app", metavar="MODULE:ATTR")
+    tools.add_argument("--format", default="chat_completions", choices=["chat_completions", "responses"])
+    tools.add_argument("--base-url", default=None, help="print the whole job config for this public URL instead")
+
+    for name, (module, help_text) in _DELEGATED.items():
+        child = sub.add_parser(name, help=help_text, add_help=command != name)
+        if command == name:  # import lazily, only for the sub-command being run
+            try:
+                delegate = importlib.import_module(module)
+            except ImportError as exc:
+                raise SystemExit(f"rft {name}: cannot import {module} ({exc}); "
+                                 "is the project installed with its extras?") from exc
+            delegate.add_arguments(child)
+            child.set_defaults(_delegate=delegate)
+        else:
+            child.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rft``; returns the process exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    args = _build_parser(command).parse_args(args_list)
+    if getattr(args, "_delegate", None) is not None:
+        return int(args._delegate.run(args) or 0)
+    try:
+        app = load_app(args.app)
+    except (ValueError, ImportError, AttributeError) as exc:
+        print(f"rft {args.command}: cannot load {args.app!r}: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "tools":
+        if args.base_url:
+            out = app.job_config(args.base_url)
+        else:
+            out = app.dataset_tools(args.format)
+        print(json.dumps(out, indent=2))
+        return 0
+    import uvicorn
+
+    if args.workers > 1:  # uvicorn needs an import string to spawn workers
+        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers,
+                    log_level=args.log_level, app_dir=os.getcwd())
+    else:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,10 @@
+"""Emulator test setup: the repo root on sys.path (the project is not pip-installed in CI)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))

@@ -1,0 +1,114 @@
+"""MemoryStore bounds, export shapes, public names and the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+import rft_sdk
+from conftest import make_server
+from rft_sdk import MemoryStore, StoredRollout
+
+
+async def test_memory_store_capacity_ttl_and_release():
+    store = MemoryStore(ttl_s=0.2, max_rollouts=3)
+    for i in range(5):
+        await store.save(StoredRollout(trace_id=f"t{i}"))
+    assert [await store.load(f"t{i}") is not None for i in range(5)] == [False, False, True, True, True]
+    assert store.stats()["evicted"] == 2
+    await store.release("t2")
+    await store.release("t3", after_s=0.05)
+    assert await store.load("t2") is None and await store.load("t3") is not None
+    time.sleep(0.06)
+    assert await store.load("t3") is None
+    time.sleep(0.2)
+    assert await store.load("t4") is None
+    assert store.stats() == {"rollouts": 0, "evicted": 2, "expired": 1, "released": 2}
+    with pytest.raises(ValueError):
+        MemoryStore(ttl_s=0)
+
+
+def test_public_names():
+    public = sorted(n for n in vars(rft_sdk) if not n.startswith("_") and n not in {
+        "exceptions", "types", "testing", "rewards", "cli"})
+    assert public == rft_sdk.__all__ == sorted(rft_sdk.__all__)
+    for name in ("ToolServer", "tool", "Rollout", "ToolCallRecord", "RetryableToolError", "ToolError",
+                 "grader", "GradingContext", "Grade", "MemoryStore", "RolloutStore"):
+        assert name in rft_sdk.__all__
+
+
+def test_export_shapes():
+    server = make_server()
+    @server.grader
+    def holistic(ctx):
+        return 1.0
+
+    tools = server.job_tools("https://x.example.com/", {"Authorization": "Bearer t"})
+    assert tools[0] == {"name": "add_to_cart", "server_url": "https://x.example.com/tools/add_to_cart",
+                        "headers": {"Authorization": "Bearer t"}}
+    assert server.grader_spec("https://x.example.com", pass_threshold=0.8) == {
+        "type": "endpoint", "name": "holistic", "url": "https://x.example.com/grade", "headers": {},
+        "rate_limit": 50, "pass_threshold": 0.8}
+    assert server.grader_spec("https://x", name="holistic")["url"] == "https://x/grade/holistic"
+    with pytest.raises(ValueError):
+        server.grader_spec("https://x", name="missing")
+    job = server.job_config("https://x", token="tok", max_episode_steps=7)
+    rl = job["method"]["reinforcement"]
+    assert job["method"]["type"] == "reinforcement"
+    assert rl["max_episode_steps"] == 7 and rl["grader"]["headers"] == {"Authorization": "Bearer tok"}
+    assert {t["name"] for t in rl["tools"]} == {"add_to_cart", "increment", "fail"}
+    assert set(rl["hyperparameters"]) == {"compute_multiplier", "eval_interval", "eval_samples", "n_epochs",
+                                          "batch_size", "reasoning_effort"}
+
+
+def test_cli_tools_and_lazy_delegates(tmp_path):
+    (tmp_path / "myapp.py").write_text(
+        "from rft_sdk import ToolServer\nserver = ToolServer(auth_env_var=None)\n"
+        "@server.tool\ndef ping(x: int) -> str:\n    return str(x)\n")
+    code = ("import sys; from rft_sdk.cli import main; rc = main(sys.argv[1:]); "
+            "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(rc)")
+    out = subprocess.run([sys.executable, "-c", code, "tools", "myapp:server"], cwd=tmp_path,
+                         capture_output=True, text=True, env={"PYTHONPATH": str(_root())}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["function"]["name"] == "ping"
+    out = subprocess.run([sys.executable, "-c", code, "tools", "nosuch:server"], cwd=tmp_path,
+                         capture_output=True, text=True, env={"PYTHONPATH": str(_root())}, timeout=60)
+    assert out.returncode == 2 and "cannot load" in out.stderr
+
+
+def _root():
+    from pathlib import Path
+
+    return Path(rft_sdk.__file__).resolve().parent.parent
+
+
+def test_cli_serve_runs_uvicorn(tmp_path):
+    import httpx
+
+    from rft_sdk.testing import free_port
+
+    (tmp_path / "myapp.py").write_text(
+        "from rft_sdk import ToolServer\nserver = ToolServer(auth_env_var=None)\n"
+        "@server.tool\ndef ping(x: int) -> str:\n    return str(x * 2)\n")
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "rft_sdk", "serve", "myapp:server", "--port", str(port),
+                             "--log-level", "warning"], cwd=tmp_path, env={"PYTHONPATH": str(_root())})
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                r = httpx.post(f"http://127.0.0.1:{port}/tools/ping", json={
+                    "call_id": "call_1", "trace_id": "trace_1", "arguments": "{\"x\": 21}"})
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        assert r.json()["output"] == "42"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
