@@ -1,19 +1,26 @@
 # Two commands a newcomer needs:  `make demo` (the main job) and `make test`.
-# Both install the project first (once; delete .installed to redo it).
+# Both set up .venv first (once; `make clean` to start over).
 PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
 
-.installed: pyproject.toml
-	# CPU build of torch first, so pip does not pull the multi-GB CUDA build.
-	$(PYTHON) -m pip install "torch==2.13.0"
-	$(PYTHON) -m pip install -e ".[dev]"
-	touch .installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# CPU build of torch first, so the `train` extra does not pull the multi-GB CUDA build.
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[train,dev]"
+	touch $@
 
-install: .installed
+install: $(VENV)/.installed
 
-demo: .installed
-	$(PYTHON) -m examples.retail.main_job
+demo: $(VENV)/.installed
+	$(PY) -m examples.retail.main_job
 
-test: .installed
-	$(PYTHON) -m pytest -q
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
 
-.PHONY: install demo test
+clean:
+	rm -rf $(VENV) runs
+
+.PHONY: install demo test clean

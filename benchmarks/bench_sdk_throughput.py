@@ -121,7 +121,7 @@ def _measure(kind: str, n: int, concurrency: int, rollouts: int) -> dict[str, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rollouts", type=int, default=64, help="distinct trace_ids the calls spread over")
     args = parser.parse_args()
     sdk = _measure("sdk", args.requests, args.concurrency, args.rollouts)

@@ -80,6 +80,8 @@ async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
 
     async with store.lock(trace_id):
         stored = await store.load(trace_id) or StoredRollout(trace_id=trace_id, item=item)
+        if not stored.item and item:  # first call carried no item; later ones do
+            stored.item = item
         previous = stored.responses.get(call_id)
         if previous is not None:
             metrics.incr("replayed_calls")

@@ -135,3 +135,36 @@ def test_bigger_batch_slow(dtype):
     gold, gold_grad = _loss_and_grad(logits, *args, backend="reference", gold=True, beta=0.04, loss_type="grpo")
     torch.testing.assert_close(tri.loss.double(), gold.loss.detach(), atol=1e-5, rtol=1e-5)
     assert_grad_close(tri_grad, gold_grad, dtype)
+
+
+# Hand-computed, ε_low = 0.1, ε_high = 0.3 (asymmetric, DAPO "clip-higher"); loss_tok = -min(r·A, clip(r)·A):
+#   r     A    loss_tok                 clipped  d loss_tok / d lp
+#   0.85 -1    -min(-0.85, -0.9) = 0.9   yes      0
+#   0.85 +1    -min(0.85, 0.9) = -0.85   no      -0.85
+#   1.25 -1    1.25 (inside the range)   no       1.25
+#   1.25 +1   -1.25                      no      -1.25
+#   1.35 -1    -min(-1.35, -1.3) = 1.35  no       1.35
+#   1.35 +1    -min(1.35, 1.3) = -1.3    yes      0
+HAND = [(0.85, -1.0, 0.9, 0.0), (0.85, 1.0, -0.85, -0.85), (1.25, -1.0, 1.25, 1.25),
+        (1.25, 1.0, -1.25, -1.25), (1.35, -1.0, 1.35, 1.35), (1.35, 1.0, -1.3, 0.0)]
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+def test_asymmetric_clip_hand_values(backend):
+    g = torch.Generator().manual_seed(53)
+    logits = torch.randn(1, 6, 10, generator=g, dtype=torch.float64).float()
+    ids = torch.randint(0, 10, (1, 6), generator=g)
+    lp = torch.log_softmax(logits.double(), -1).gather(-1, ids[..., None])[..., 0]
+    ratio = torch.tensor([[h[0] for h in HAND]], dtype=torch.float64)
+    old = (lp - ratio.log()).float()
+    adv = torch.tensor([[h[1] for h in HAND]])
+    x = logits.clone().requires_grad_()
+    out = kernels.grpo_loss(x, ids, adv, torch.ones(1, 6), old, epsilon_low=0.1, epsilon_high=0.3,
+                            loss_type="dapo", backend=backend, block_v=8)
+    out.loss.backward()
+    assert out.loss.item() == pytest.approx(sum(h[2] for h in HAND) / 6, abs=1e-5)
+    assert out.clip_ratio == pytest.approx(2 / 6)
+    dlp = torch.tensor([[h[3] for h in HAND]], dtype=torch.float64) / 6
+    onehot = torch.nn.functional.one_hot(ids, 10).double()
+    expected = dlp[..., None] * (onehot - torch.softmax(logits.double(), -1))
+    torch.testing.assert_close(x.grad.double(), expected, atol=1e-5, rtol=1e-4)

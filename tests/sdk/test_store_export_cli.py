@@ -10,7 +10,7 @@ import time
 import pytest
 
 import rft_sdk
-from conftest import make_server
+from sdk_helpers import make_server
 from rft_sdk import MemoryStore, StoredRollout
 
 
@@ -112,3 +112,23 @@ def test_cli_serve_runs_uvicorn(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+async def test_server_template_app_serves_and_grades(monkeypatch):
+    import httpx
+
+    monkeypatch.setenv("RFT_AUTH_TOKENS", "tmpl-token")
+    import importlib
+
+    import server_templates.tool_server.app as tmpl
+
+    tmpl = importlib.reload(tmpl)  # read the env var now
+    auth = {"Authorization": "Bearer tmpl-token"}
+    body = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "save_note",
+            "arguments": json.dumps({"title": "a", "body": "x"}), "trace_id": "trace_tmpl", "item": {}}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=tmpl.server), base_url="http://t") as c:
+        assert (await c.post("/tools/save_note", json=body)).status_code == 401
+        assert (await c.post("/tools/save_note", json=body, headers=auth)).json()["output"] == "saved 'a' (1 notes)"
+        r = await c.post("/grade", json={"sample": {"output_text": "ok"}, "item": {"expected_titles": ["a", "b"]},
+                                          "trace_id": "trace_tmpl"}, headers=auth)
+        assert r.json() == {"score": 0.0}

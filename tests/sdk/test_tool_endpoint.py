@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import call_body, make_server, new_trace
+from sdk_helpers import call_body, make_server, new_trace
 
 
 async def test_string_and_object_arguments_and_unknown_fields(client, server):
@@ -145,3 +145,31 @@ async def test_auth_off_without_tokens(monkeypatch):
     server = make_server()
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as c:
         assert (await c.get("/tools")).status_code == 200
+
+
+async def test_sync_tools_run_in_worker_thread_async_on_loop():
+    import threading
+
+    import httpx
+
+    from rft_sdk import ToolServer
+
+    seen = {}
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def sync_tool() -> str:
+        seen["sync"] = threading.get_ident()
+        return "s"
+
+    @server.tool
+    async def async_tool() -> str:
+        seen["async"] = threading.get_ident()
+        return "a"
+
+    loop_thread = threading.get_ident()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as c:
+        trace = new_trace()
+        assert (await c.post("/tools/sync_tool", json=call_body("sync_tool", {}, trace_id=trace))).status_code == 200
+        assert (await c.post("/tools/async_tool", json=call_body("async_tool", {}, trace_id=trace))).status_code == 200
+    assert seen["async"] == loop_thread and seen["sync"] != loop_thread

@@ -1,0 +1,1 @@
+"""A deployable tool-server template: ``app.py`` + ``Dockerfile`` + ``README.md``."""

@@ -1,0 +1,65 @@
+"""Template tool server: copy this file, replace the tools and the grader.
+
+Run locally:   rft serve server_templates.tool_server.app:server --port 8000
+Run in prod:   see README.md (uvicorn behind TLS, tokens from $RFT_AUTH_TOKENS).
+
+Configuration comes from the environment only (no secrets in code):
+    RFT_AUTH_TOKENS      comma-separated bearer tokens accepted (several = rotation)
+    RFT_STORE_TTL_S      seconds an ungraded rollout is kept (default 3600)
+    RFT_MAX_ROLLOUTS     rollouts kept in memory at most (default 10000)
+    RFT_GRADE_RETENTION_S  seconds state is kept after grading, for debugging (default 0)
+"""
+
+from __future__ import annotations
+
+import os
+
+from rft_sdk import Grade, GradingContext, MemoryStore, Rollout, ToolError, ToolServer
+
+server = ToolServer(
+    store=MemoryStore(
+        ttl_s=float(os.environ.get("RFT_STORE_TTL_S", "3600")),
+        max_rollouts=int(os.environ.get("RFT_MAX_ROLLOUTS", "10000")),
+    ),
+    grade_retention_s=float(os.environ.get("RFT_GRADE_RETENTION_S", "0")),
+)  # bearer tokens are read from $RFT_AUTH_TOKENS; none set = no auth (local use only)
+
+NOTES_LIMIT = 20
+
+
+@server.tool
+def save_note(title: str, body: str, *, rollout: Rollout) -> str:
+    """Save a note in this rollout's notebook.
+
+    Args:
+        title: Short unique title of the note.
+        body: Note text.
+    """
+    notes = rollout.state.setdefault("notes", {})
+    if len(notes) >= NOTES_LIMIT and title not in notes:
+        raise ToolError(f"notebook full ({NOTES_LIMIT} notes); overwrite an existing title")
+    notes[title] = body
+    return f"saved {title!r} ({len(notes)} notes)"
+
+
+@server.tool
+def read_note(title: str, *, rollout: Rollout) -> str:
+    """Read a note saved earlier in this rollout.
+
+    Args:
+        title: Title used when saving.
+    """
+    notes = rollout.state.get("notes", {})
+    if title not in notes:
+        raise ToolError(f"no note titled {title!r}; saved titles: {sorted(notes)}")
+    return notes[title]
+
+
+@server.grader
+def grade(ctx: GradingContext) -> Grade:
+    """1.0 when every title in item["expected_titles"] was saved, else 0.0; details list what is missing."""
+    expected = set(ctx.item.get("expected_titles", []))
+    saved = set(ctx.state.get("notes", {}))
+    missing = sorted(expected - saved)
+    score = 1.0 if not missing else 0.0
+    return Grade(score, {"saved": float(len(saved))}, [f"missing: {missing}"] if missing else [])
