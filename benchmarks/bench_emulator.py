@@ -44,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from local_trainer.emulator import ClientSettings, PolicyStep, make_tool_call, run_rollouts, turns_taken  # noqa: E402
+from local_trainer.emulator._rollout import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.testing import free_port  # noqa: E402
 
 BASE = "http://bench.local"
@@ -161,11 +162,10 @@ def client(transport: httpx.AsyncBaseTransport | None, conns: int) -> httpx.Asyn
 async def emulator_run(base: str, transport: httpx.AsyncBaseTransport | None, n: int, steps: int,
                        concurrency: int) -> tuple[float, StepsPolicy, list]:
     policy = StepsPolicy(steps)
-    async with client(transport, max(100, 2 * concurrency)) as http:
-        t0 = time.perf_counter()
-        results = await run_rollouts(items(n), policy, job(base), samples_per_item=1, max_concurrency=concurrency,
-                                     client=http, settings=ClientSettings())
-        wall = time.perf_counter() - t0
+    t0 = time.perf_counter()  # run_rollouts creates (and closes) its own sharded clients
+    results = await run_rollouts(items(n), policy, job(base), samples_per_item=1, max_concurrency=concurrency,
+                                 transport=transport, settings=ClientSettings())
+    wall = time.perf_counter() - t0
     bad = [r for r in results if r.discarded or r.score != 1.0]
     if bad:
         raise RuntimeError(f"{len(bad)} rollouts failed, e.g. {bad[0].discard_reason}: {bad[0].discard_detail}")
@@ -179,8 +179,13 @@ async def baseline_run(base: str, transport: httpx.AsyncBaseTransport | None, n:
     item = items(1)[0]
     headers = {"Authorization": "Bearer x", "content-type": "application/json"}
 
-    async with client(transport, max(100, 2 * concurrency)) as http:
+    shards = [client(transport, 4 * ROLLOUTS_PER_CLIENT) for _ in range(-(-concurrency // ROLLOUTS_PER_CLIENT))]
+    async with contextlib.AsyncExitStack() as stack:
+        for c in shards:
+            await stack.enter_async_context(c)
+
         async def rollout(i: int) -> None:
+            http = shards[i % len(shards)]  # the same sharding as the emulator
             async with sem:
                 for k in range(steps):
                     call = make_tool_call("echo", {"i": k})

@@ -13,6 +13,9 @@ speedup against the TRL-style path. Methods:
 
 * ``triton``   — :func:`kernels.selective_log_softmax` (one pass over V per row, O(N) extra memory);
 * ``eager``    — ``torch.log_softmax(logits, -1).gather(-1, ids)`` (materialises ``[N, V]``);
+* ``triton-inplace`` — the same with ``inplace_backward=True`` (gradient written into the logits);
+* ``grpo-triton`` / ``grpo-torch`` — the whole :func:`kernels.grpo_loss` (β > 0, off-policy) on
+  ``[N / trl_chunk, trl_chunk, V]``, Triton vs the torch reference path (fwd+bwd only; bytes as above);
 * ``trl``      — TRL's ``selective_log_softmax`` for bf16 (``trl/trainer/utils.py``): a Python loop
   over row chunks (one sequence of ``--trl-chunk`` tokens each), ``log_softmax`` + ``gather`` per chunk.
 
@@ -56,6 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--block-v", type=int, default=None, help="Triton BLOCK_V override (power of two)")
     p.add_argument("--num-warps", type=int, default=None, help="Triton num_warps override")
     p.add_argument("--no-backward", action="store_true", help="forward only")
+    p.add_argument("--no-grpo", action="store_true", help="skip the fused GRPO loss rows")
     p.add_argument("--smoke", action="store_true", help="tiny shapes (also the default without CUDA)")
     return p.parse_args(argv)
 
@@ -118,14 +122,13 @@ def methods(logits: torch.Tensor, ids: torch.Tensor, args: argparse.Namespace, b
     """Name → zero-argument callable running that method (forward, or forward + backward)."""
     import kernels
 
-    def run(f: Callable[[torch.Tensor], torch.Tensor], inplace: bool = False) -> Callable[[], object]:
+    def run(f: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[], object]:
         def call() -> object:
             if not backward:
                 with torch.no_grad():
                     return f(logits)
-            x = (logits.clone() if inplace else logits).requires_grad_() if inplace else logits.requires_grad_()
-            lp = f(x)
-            (grad,) = torch.autograd.grad(lp.sum(), x)
+            x = logits.detach().requires_grad_()  # shares storage with logits
+            (grad,) = torch.autograd.grad(f(x).sum(), x)
             return grad
         return call
 
@@ -135,6 +138,26 @@ def methods(logits: torch.Tensor, ids: torch.Tensor, args: argparse.Namespace, b
         "eager": run(lambda x: eager_selective_log_softmax(x, ids)),
         "trl": run(lambda x: trl_selective_log_softmax(x, ids, args.trl_chunk)),
     }
+    if backward and not args.no_grpo:  # the whole fused GRPO loss vs the torch reference path
+        b = max(1, logits.shape[0] // args.trl_chunk)
+        t = logits.shape[0] // b
+        adv = torch.randn(b, device=logits.device)
+        mask = torch.ones(b, t, device=logits.device)
+        old = torch.full((b, t), -12.0, device=logits.device)
+
+        def grpo(backend: str) -> Callable[[torch.Tensor], torch.Tensor]:
+            def f(x: torch.Tensor) -> torch.Tensor:
+                x3 = x[: b * t].view(b, t, -1)
+                out = kernels.grpo_loss(x3, ids[: b * t].view(b, t), adv, mask, old, old, beta=0.04,
+                                        backend=backend, **(kw if backend == "triton" else {}))
+                return out.loss
+            return f
+
+        table["grpo-triton"] = run(grpo("triton"))
+        table["grpo-torch"] = run(grpo("torch"))
+    if backward:  # last: it overwrites the logits with their gradient (timing does not depend on values)
+        table["triton-inplace"] = run(
+            lambda x: kernels.selective_log_softmax(x, ids, backend="triton", inplace_backward=True, **kw))
     return table
 
 
@@ -147,7 +170,11 @@ def bench_shape(n: int, vocab: int, device: str, args: argparse.Namespace, timer
     g = torch.Generator(device=device).manual_seed(0)
     logits = (torch.randn(n, vocab, generator=g, device=device, dtype=torch.float32) * 3).to(torch.bfloat16)
     ids = torch.randint(0, vocab, (n,), generator=g, device=device)
-    gold = eager_selective_log_softmax(logits.double(), ids)
+    from kernels import reference
+
+    with torch.no_grad():  # fp64 gold, 1024 rows at a time to bound memory
+        gold = torch.cat([reference.selective_log_softmax(c.double(), i)
+                          for c, i in zip(logits.split(1024), ids.split(1024))])
     rows = []
     for backward in ([False] if args.no_backward else [False, True]):
         elems = n * vocab
@@ -188,7 +215,7 @@ def report(rows: list[dict], peak_gbps: float | None, on_gpu: bool) -> None:
         table.add_row(str(r["n"]), r["pass_"], r["method"], f"{r['seconds'] * 1e3:.3f}", fmt_bytes(r["extra"]),
                       f"{gbps:.0f}", floor, f"{base / r['seconds']:.2f}×" if base else "n/a",
                       "" if r["err"] is None else f"{r['err']:.2e}")
-    Console().print(table)
+    Console(width=150).print(table)
     if peak_gbps:
         print(f"HBM floor from {peak_gbps:.0f} GB/s peak; goals: triton fwd ≤ 1.15× floor, ≥ 3.5× vs trl, extra memory O(N)")
 
@@ -202,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TRITON_INTERPRET"] = "1"  # script, not library: set before kernels imports triton
         args.smoke = True
     if args.smoke:
-        args.n, args.vocab = [64, 96], 1_003
-        args.repeats, args.warmup, args.trl_chunk = min(args.repeats, 3), 1, 16
+        args.n, args.vocab = [48], 1_003
+        args.repeats, args.warmup, args.trl_chunk = 2, 1, 16
     device = "cuda" if on_gpu else "cpu"
     timer = time_cuda if on_gpu else time_cpu
     peak = hbm_gbps(args.hbm_gbps) if on_gpu else None

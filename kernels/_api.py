@@ -41,7 +41,8 @@ def selective_log_softmax(
         path), differentiable w.r.t. ``logits``.
 
     Raises:
-        TypeError / ValueError: bad dtypes, shapes, devices, temperature or ids outside ``[0, V)``.
+        TypeError / ValueError: bad dtypes, shapes, devices, temperature or ids outside ``[0, V)``
+            (the id range check costs one host–device sync per call on CUDA).
         RuntimeError: ``backend="triton"`` without triton, or on CPU without ``TRITON_INTERPRET=1``.
     """
     check_selective_inputs(logits, token_ids, temperature)

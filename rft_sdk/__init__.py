@@ -9,6 +9,7 @@ See ``docs/ARCHITECTURE.md`` for the public API contract.
 from ._grading import Grade, GraderDefinition, GradingContext, grader
 from ._rollout import Rollout, ToolCallRecord
 from ._server import ToolServer
+from ._sqlite_store import SQLiteStore
 from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
 from ._tool import ToolDefinition, tool
 from .exceptions import (
@@ -16,6 +17,8 @@ from .exceptions import (
     GraderError,
     RetryableToolError,
     RFTError,
+    StoreError,
+    StoreLockTimeoutError,
     ToolDefinitionError,
     ToolError,
 )
@@ -32,6 +35,9 @@ __all__ = [
     "RetryableToolError",
     "Rollout",
     "RolloutStore",
+    "SQLiteStore",
+    "StoreError",
+    "StoreLockTimeoutError",
     "StoredRollout",
     "ToolCallRecord",
     "ToolDefinition",

@@ -5,8 +5,14 @@ it stores is JSON-shaped (``state_json`` is a JSON text, records serialise with
 ``ToolCallRecord.to_dict``), so a SQLite or Redis store can implement the same
 five methods without any change to tool or grader code. A store shared by
 several worker processes must also make ``lock`` exclusive across processes
-(e.g. a Redis lock); ``MemoryStore`` is per-process, so run one worker per
-store instance (or pin rollouts to workers).
+and set ``multiprocess_safe = True`` (``SQLiteStore`` does both);
+``MemoryStore`` is per-process, so run one worker per store instance
+(``rft serve --workers N`` refuses N > 1 with it).
+
+Shared by every store here: JSON (de)serialisation of ``StoredRollout`` and
+``GradeRecord`` (``to_json``/``from_json``), argument validation
+(``check_bounds``), the per-key in-process locks (``KeyedLocks``) and the
+names of the ``stats()`` counters (``STATS_KEYS``).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import abc
 import contextlib
 import dataclasses
 import heapq
+import json
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -24,7 +31,23 @@ import anyio
 
 from ._rollout import ToolCallRecord
 
-__all__ = ["GradeRecord", "MemoryStore", "RolloutStore", "StoredRollout"]
+__all__ = ["GradeRecord", "KeyedLocks", "MemoryStore", "RolloutStore", "STATS_KEYS", "StoredRollout",
+           "check_bounds"]
+
+#: Keys of ``stats()`` for the stores in this package: live rollouts, and
+#: rollouts dropped by capacity (``evicted``), TTL (``expired``) and after
+#: grading (``released``).
+STATS_KEYS = ("rollouts", "evicted", "expired", "released")
+
+
+def _from_json_object(cls_name: str, text: str | bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"stored {cls_name} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"stored {cls_name} must be a JSON object, got {type(data).__name__}")
+    return data
 
 
 @dataclasses.dataclass
@@ -48,6 +71,30 @@ class StoredRollout:
     responses: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
     created_at: float = dataclasses.field(default_factory=time.time)
 
+    def to_json(self) -> str:
+        """JSON text ``{"trace_id", "item", "state_json", "trajectory": [record...],
+        "responses", "created_at"}`` (records as ``ToolCallRecord.to_dict``)."""
+        return json.dumps({
+            "trace_id": self.trace_id, "item": self.item, "state_json": self.state_json,
+            "trajectory": [r.to_dict() for r in self.trajectory], "responses": self.responses,
+            "created_at": self.created_at,
+        }, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> StoredRollout:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            ValueError: ``text`` is not a serialised ``StoredRollout``.
+        """
+        data = _from_json_object("StoredRollout", text)
+        try:
+            return cls(trace_id=data["trace_id"], item=data["item"], state_json=data["state_json"],
+                       trajectory=[ToolCallRecord.from_dict(r) for r in data["trajectory"]],
+                       responses=data["responses"], created_at=float(data["created_at"]))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"stored StoredRollout lacks or mistypes a field: {exc!r}") from exc
+
 
 @dataclasses.dataclass(frozen=True)
 class GradeRecord:
@@ -68,6 +115,75 @@ class GradeRecord:
     score: float
     details: dict[str, Any]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable ``{"trace_id", "grader", "fingerprint", "score", "details"}``."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GradeRecord:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ValueError: a field is missing.
+        """
+        try:
+            return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"stored GradeRecord lacks field {exc}") from exc
+
+    def to_json(self) -> str:
+        """JSON text of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> GradeRecord:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            ValueError: ``text`` is not a serialised ``GradeRecord``.
+        """
+        return cls.from_dict(_from_json_object("GradeRecord", text))
+
+
+def check_bounds(ttl_s: float, max_rollouts: int) -> tuple[float, int]:
+    """Validate a store's TTL (seconds) and capacity (rollouts); return them as ``(float, int)``.
+
+    Raises:
+        ValueError: ``ttl_s <= 0`` (or NaN) or ``max_rollouts < 1``.
+    """
+    if not ttl_s > 0:
+        raise ValueError(f"ttl_s must be > 0 seconds, got {ttl_s!r}")
+    if int(max_rollouts) < 1:
+        raise ValueError(f"max_rollouts must be >= 1, got {max_rollouts!r}")
+    return float(ttl_s), int(max_rollouts)
+
+
+class KeyedLocks:
+    """In-process async locks keyed by string (e.g. ``trace_id``), created on
+    first use and dropped when no task holds or waits for them, so memory stays
+    proportional to the keys in use."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, list[Any]] = {}  # key -> [anyio.Lock, holders + waiters]
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Hold the lock for ``key`` (FIFO among waiters of this process)."""
+        entry = self._locks.get(key)
+        if entry is None:
+            entry = self._locks[key] = [anyio.Lock(), 0]
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._locks[key]
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
 
 class RolloutStore(abc.ABC):
     """Async storage interface for rollouts and grade records.
@@ -76,7 +192,15 @@ class RolloutStore(abc.ABC):
     mutual exclusion per ``trace_id``: the server holds it for a whole tool
     call or grade, so calls of one rollout are serialised while different
     rollouts proceed concurrently.
+
+    Attributes:
+        multiprocess_safe: ``True`` when several processes (e.g. uvicorn
+            workers) may each build an instance over the same backing storage
+            and see one consistent state, with ``lock`` exclusive across them.
+            ``rft serve --workers N`` (N > 1) refuses stores where it is False.
     """
+
+    multiprocess_safe: bool = False
 
     @abc.abstractmethod
     def lock(self, trace_id: str) -> contextlib.AbstractAsyncContextManager[None]:
@@ -124,35 +248,19 @@ class MemoryStore(RolloutStore):
     """
 
     def __init__(self, ttl_s: float = 3600.0, max_rollouts: int = 10_000) -> None:
-        if not ttl_s > 0:
-            raise ValueError(f"ttl_s must be > 0 seconds, got {ttl_s!r}")
-        if int(max_rollouts) < 1:
-            raise ValueError(f"max_rollouts must be >= 1, got {max_rollouts!r}")
-        self.ttl_s = float(ttl_s)
-        self.max_rollouts = int(max_rollouts)
+        self.ttl_s, self.max_rollouts = check_bounds(ttl_s, max_rollouts)
         # trace_id -> (rollout, expires_at monotonic); order = least recently saved first
         self._rollouts: OrderedDict[str, tuple[StoredRollout, float]] = OrderedDict()
         self._grades: OrderedDict[str, tuple[dict[str, GradeRecord], float]] = OrderedDict()
         self._release_heap: list[tuple[float, str]] = []
         self._release_at: dict[str, float] = {}
-        self._locks: dict[str, list[Any]] = {}
+        self._locks = KeyedLocks()
         self.evicted = 0
         self.expired = 0
         self.released = 0
 
-    @contextlib.asynccontextmanager
-    async def lock(self, trace_id: str) -> AsyncIterator[None]:
-        entry = self._locks.get(trace_id)
-        if entry is None:
-            entry = self._locks[trace_id] = [anyio.Lock(), 0]
-        entry[1] += 1
-        try:
-            async with entry[0]:
-                yield
-        finally:
-            entry[1] -= 1
-            if entry[1] == 0:
-                del self._locks[trace_id]
+    def lock(self, trace_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._locks.hold(trace_id)
 
     def _sweep(self, now: float) -> None:
         while self._rollouts:

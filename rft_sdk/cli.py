@@ -2,6 +2,8 @@
 
 Sub-commands:
     rft serve MODULE:ATTR [--host --port --workers --log-level]   serve a ToolServer with uvicorn
+                       (--workers N > 1 is refused unless the ToolServer's store is
+                       multiprocess_safe, e.g. SQLiteStore; exit status 2)
     rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
     rft emulate ...    delegated to ``local_trainer.emulator.cli`` (imported only when used)
     rft train ...      delegated to ``local_trainer.grpo.cli`` (imported only when used; needs torch)
@@ -46,6 +48,25 @@ def load_app(target: str) -> Any:
     return obj
 
 
+def _unshared_store(app: Any) -> str | None:
+    """Why ``app`` cannot run in several worker processes, or ``None`` when it can.
+
+    A ``ToolServer`` whose store is per-process (``multiprocess_safe`` False,
+    e.g. ``MemoryStore``) would give each worker its own rollout state, so calls
+    of one rollout reaching different workers would silently see different
+    state. Apps that are not a ``ToolServer`` (no ``store``) are not inspected.
+    """
+    from ._store import RolloutStore
+
+    store = getattr(app, "store", None)
+    if not isinstance(store, RolloutStore) or store.multiprocess_safe:
+        return None
+    return (f"the app's {type(store).__name__} keeps rollout state inside one process, so calls of a "
+            "rollout landing on different workers would see different state. Give the ToolServer a "
+            "store shared by the worker processes, e.g. ToolServer(store=SQLiteStore(\"/path/rollouts.db\")) "
+            "(the server template does this when RFT_STORE_PATH is set), or serve with --workers 1")
+
+
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rft", description="Tool and grader endpoints for hosted agent RFT.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -55,7 +76,8 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--workers", type=int, default=1,
-                       help="worker processes; each has its own MemoryStore unless a shared store is used")
+                       help="worker processes (default 1); more than 1 needs a store shared by the "
+                            "processes, e.g. ToolServer(store=SQLiteStore(path))")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
     tools = sub.add_parser("tools", help="print the dataset tools (or job config) of a ToolServer as JSON")
@@ -97,6 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             out = app.dataset_tools(args.format)
         print(json.dumps(out, indent=2))
         return 0
+    if args.workers < 1:
+        print(f"rft serve: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
+    if args.workers > 1 and (problem := _unshared_store(app)):
+        print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
+        return 2
     import uvicorn
 
     if args.workers > 1:  # uvicorn needs an import string to spawn workers

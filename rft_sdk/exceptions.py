@@ -9,7 +9,9 @@
     ├── ToolError                          -- raised BY a tool: model-visible error (HTTP 400)
     │   └── RetryableToolError             -- raised BY a tool: transient, HTTP 503 so the
     │                                         hosted side retries (protocol: 5xx retried 3x)
-    └── GraderError                        -- raised by/for a grader: HTTP 500, counted in metrics
+    ├── GraderError                        -- raised by/for a grader: HTTP 500, counted in metrics
+    └── StoreError                         -- the rollout store failed (database error, lost lock lease)
+        └── StoreLockTimeoutError (also TimeoutError) -- a rollout's lock was not acquired in time
 
 Tool authors raise ``ToolError("message for the model")`` for an expected
 failure the model can correct (e.g. "Order not found"), and
@@ -26,6 +28,8 @@ __all__ = [
     "GraderError",
     "RFTError",
     "RetryableToolError",
+    "StoreError",
+    "StoreLockTimeoutError",
     "ToolDefinitionError",
     "ToolError",
 ]
@@ -71,3 +75,15 @@ class RetryableToolError(ToolError):
 class GraderError(RFTError):
     """A grader failed or returned an invalid score (non-finite, out of range,
     wrong type). The grade endpoint answers HTTP 500 with a readable body."""
+
+
+class StoreError(RFTError):
+    """A rollout store could not do its job: the database failed or is
+    unreadable (message names the path and the SQLite error), a stored record
+    is corrupt, or a rollout lock's lease was lost while held (another worker
+    may have run a call of that rollout concurrently)."""
+
+
+class StoreLockTimeoutError(StoreError, TimeoutError):
+    """A rollout's lock was not acquired within the store's ``lock_timeout_s``
+    (another worker holds it for a long tool call, or is stuck)."""

@@ -151,12 +151,16 @@ class EndpointClient:
     Args:
         http: the client (any transport: real sockets, ``httpx.ASGITransport``, respx).
         settings: limits and retries (:class:`ClientSettings`).
+        limiters: grader rate limiters shared with other ``EndpointClient`` s
+            (the emulator shards rollouts over several HTTP clients).
     """
 
-    def __init__(self, http: httpx.AsyncClient, settings: ClientSettings | None = None) -> None:
+    def __init__(self, http: httpx.AsyncClient, settings: ClientSettings | None = None,
+                 limiters: dict[str, RateLimiter] | None = None) -> None:
         self.http = http
         self.settings = settings or ClientSettings()
-        self._limiters: dict[str, RateLimiter] = {}
+        #: grader URL -> limiter; pass one dict to several clients so they share the rate limit
+        self._limiters: dict[str, RateLimiter] = limiters if limiters is not None else {}
 
     async def _post_once(self, url: str, headers: dict[str, str], body: bytes) -> _Response:
         limit = self.settings.max_response_bytes

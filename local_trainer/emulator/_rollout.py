@@ -124,10 +124,10 @@ def build_sample(step: PolicyStep) -> dict[str, Any]:
 
 
 class _Runner:
-    def __init__(self, job: ReinforcementJob, policy: Policy, client: EndpointClient, max_steps: int) -> None:
-        self.job, self.policy, self.client, self.max_steps = job, policy, client, max_steps
+    def __init__(self, job: ReinforcementJob, policy: Policy, clients: list[EndpointClient], max_steps: int) -> None:
+        self.job, self.policy, self.clients, self.max_steps = job, policy, clients, max_steps
 
-    async def _dispatch(self, call: dict[str, Any], trace_id: str, item: dict[str, Any]
+    async def _dispatch(self, client: EndpointClient, call: dict[str, Any], trace_id: str, item: dict[str, Any]
                         ) -> tuple[ToolCallResult, EndpointFailure | None]:
         tool = self.job.tool(call["name"])
         if tool is None:
@@ -136,20 +136,20 @@ class _Runner:
             res.output = json.dumps({"error": f"unknown tool {call['name']!r}; job tools: {sorted(self.job.tool_names)}"})
             return res, None
         try:
-            return await self.client.call_tool(tool, call, trace_id=trace_id, item=item), None
+            return await client.call_tool(tool, call, trace_id=trace_id, item=item), None
         except EndpointFailure as exc:
             if exc.result is None:  # call_tool always attaches it; guard against misuse
                 raise
             return exc.result, exc
 
-    async def _dispatch_all(self, calls: list[dict[str, Any]], trace_id: str, item: dict[str, Any]
-                            ) -> list[tuple[ToolCallResult, EndpointFailure | None]]:
+    async def _dispatch_all(self, client: EndpointClient, calls: list[dict[str, Any]], trace_id: str,
+                            item: dict[str, Any]) -> list[tuple[ToolCallResult, EndpointFailure | None]]:
         if len(calls) == 1:
-            return [await self._dispatch(calls[0], trace_id, item)]
+            return [await self._dispatch(client, calls[0], trace_id, item)]
         out: list[Any] = [None] * len(calls)
 
         async def one(i: int) -> None:
-            out[i] = await self._dispatch(calls[i], trace_id, item)
+            out[i] = await self._dispatch(client, calls[i], trace_id, item)
 
         async with anyio.create_task_group() as tg:
             for i in range(len(calls)):
@@ -161,7 +161,7 @@ class _Runner:
         res = RolloutResult(trace_id="trace_" + uuid.uuid4().hex, item_index=item_index,
                             sample_index=sample_index, messages=copy.deepcopy(item["messages"]))
         try:
-            await self._loop(res, item)
+            await self._loop(res, item, self.clients[(item_index + sample_index) % len(self.clients)])
         finally:
             hook = getattr(self.policy, "end_rollout", None)
             if hook is not None:
@@ -172,7 +172,7 @@ class _Runner:
             res.duration_s = time.perf_counter() - t0
         return res
 
-    async def _loop(self, res: RolloutResult, item: dict[str, Any]) -> None:
+    async def _loop(self, res: RolloutResult, item: dict[str, Any], client: EndpointClient) -> None:
         tools = item.get("tools") or []
         final: PolicyStep | None = None
         for turn in range(self.max_steps):
@@ -190,7 +190,7 @@ class _Runner:
             if not step.tool_calls:
                 break
             failure = None
-            for call_res, exc in await self._dispatch_all(step.tool_calls, res.trace_id, item):
+            for call_res, exc in await self._dispatch_all(client, step.tool_calls, res.trace_id, item):
                 res.tool_calls.append(call_res)
                 res.messages.append({"role": "tool", "tool_call_id": call_res.call_id, "content": call_res.output})
                 failure = failure or exc
@@ -204,21 +204,31 @@ class _Runner:
             raise RuntimeError("rollout ended without any policy turn")
         res.sample = build_sample(final)
         try:
-            grade = await self.client.grade(self.job.grader, res.sample, item=item, trace_id=res.trace_id)
+            grade = await client.grade(self.job.grader, res.sample, item=item, trace_id=res.trace_id)
         except EndpointFailure as exc:
             res.discarded, res.discard_reason, res.discard_detail = True, f"grader_{exc.reason}", exc.detail
             return
         res.score, res.grade_details = grade.score, grade.details
 
 
-def _default_client(settings: ClientSettings, concurrency: int,
-                    transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-    conns = max(100, 2 * concurrency)
-    return httpx.AsyncClient(
+#: rollouts in flight per owned ``httpx.AsyncClient``. httpcore's pool scans all
+#: its connections for every queued request (cost ~ connections x requests), so
+#: one client with 200+ connections is several times slower than clients of ~16
+#: (measured by benchmarks/bench_emulator.py); the emulator shards instead.
+ROLLOUTS_PER_CLIENT = 16
+
+
+def _default_clients(settings: ClientSettings, concurrency: int,
+                     transport: httpx.AsyncBaseTransport | None) -> list[httpx.AsyncClient]:
+    shards = -(-concurrency // ROLLOUTS_PER_CLIENT)
+    conns = 4 * -(-concurrency // shards)  # room for parallel tool calls within a step
+    ssl_context = httpx.create_ssl_context()  # built once: ~30 ms each (loads the CA bundle)
+    return [httpx.AsyncClient(
         transport=transport,
+        verify=ssl_context,
         timeout=httpx.Timeout(settings.timeout_s, pool=None),
         limits=httpx.Limits(max_connections=conns, max_keepalive_connections=conns),
-    )
+    ) for _ in range(shards)]
 
 
 async def run_rollouts(
@@ -245,8 +255,9 @@ async def run_rollouts(
         max_concurrency: rollouts in flight at once.
         max_episode_steps: overrides the job's value.
         settings: retries, backoff, timeouts and size limits.
-        client: an ``httpx.AsyncClient`` to use (not closed here); otherwise one
-            is created (over ``transport`` when given) and closed at the end.
+        client: an ``httpx.AsyncClient`` to use (not closed here); otherwise
+            ``ceil(max_concurrency / 16)`` clients are created (over ``transport``
+            when given), rollouts spread over them, and closed at the end.
         on_result: called with each finished rollout (e.g. a progress bar).
 
     Returns:
@@ -269,8 +280,9 @@ async def run_rollouts(
         if not isinstance(item, dict) or not isinstance(item.get("messages"), list):
             raise ValueError(f"items[{i}] must be a dict with a 'messages' list")
     own = client is None
-    http = _default_client(settings, max_concurrency, transport) if own else client
-    runner = _Runner(job, policy, EndpointClient(http, settings), steps)
+    https = _default_clients(settings, max_concurrency, transport) if own else [client]
+    limiters: dict[str, Any] = {}  # one grader rate limit across all shards
+    runner = _Runner(job, policy, [EndpointClient(h, settings, limiters) for h in https], steps)
     limiter = anyio.CapacityLimiter(max_concurrency)
     results: list[RolloutResult | None] = [None] * (len(items) * n)
 
@@ -294,5 +306,6 @@ async def run_rollouts(
         raise first from None
     finally:
         if own:
-            await http.aclose()
+            for h in https:
+                await h.aclose()
     return [r for r in results if r is not None]

@@ -5,8 +5,11 @@ Run in prod:   see README.md (uvicorn behind TLS, tokens from $RFT_AUTH_TOKENS).
 
 Configuration comes from the environment only (no secrets in code):
     RFT_AUTH_TOKENS      comma-separated bearer tokens accepted (several = rotation)
+    RFT_STORE_PATH       SQLite file for rollout state shared by worker processes
+                         (SQLiteStore; needed for --workers N > 1). Unset: in-memory
+                         MemoryStore, one worker only.
     RFT_STORE_TTL_S      seconds an ungraded rollout is kept (default 3600)
-    RFT_MAX_ROLLOUTS     rollouts kept in memory at most (default 10000)
+    RFT_MAX_ROLLOUTS     rollouts kept at most (default 10000)
     RFT_GRADE_RETENTION_S  seconds state is kept after grading, for debugging (default 0)
 """
 
@@ -14,13 +17,20 @@ from __future__ import annotations
 
 import os
 
-from rft_sdk import Grade, GradingContext, MemoryStore, Rollout, ToolError, ToolServer
+from rft_sdk import Grade, GradingContext, MemoryStore, Rollout, RolloutStore, SQLiteStore, ToolError, ToolServer
+
+
+def _store() -> RolloutStore:
+    """SQLiteStore at $RFT_STORE_PATH (several workers), else MemoryStore (one worker)."""
+    ttl_s = float(os.environ.get("RFT_STORE_TTL_S", "3600"))
+    max_rollouts = int(os.environ.get("RFT_MAX_ROLLOUTS", "10000"))
+    if path := os.environ.get("RFT_STORE_PATH"):
+        return SQLiteStore(path, ttl_s=ttl_s, max_rollouts=max_rollouts)
+    return MemoryStore(ttl_s=ttl_s, max_rollouts=max_rollouts)
+
 
 server = ToolServer(
-    store=MemoryStore(
-        ttl_s=float(os.environ.get("RFT_STORE_TTL_S", "3600")),
-        max_rollouts=int(os.environ.get("RFT_MAX_ROLLOUTS", "10000")),
-    ),
+    store=_store(),
     grade_retention_s=float(os.environ.get("RFT_GRADE_RETENTION_S", "0")),
 )  # bearer tokens are read from $RFT_AUTH_TOKENS; none set = no auth (local use only)
 

@@ -20,6 +20,7 @@ from local_trainer.emulator import (
     PerturbedReplayPolicy,
     PolicyError,
     PolicyStep,
+    RateLimiter,
     ReferenceReplayPolicy,
     ScriptedPolicy,
     run_rollouts,
@@ -96,8 +97,23 @@ async def test_grader_rate_limit_spaces_requests() -> None:
     await run_rollouts([make_item(i) for i in range(6)], policy, make_job([], rate_limit=20.0),
                        samples_per_item=1, max_concurrency=6, settings=FAST, transport=httpx.ASGITransport(rec.app))
     times = sorted(t for t, _ in rec.grades)
-    gaps = [b - a for a, b in zip(times, times[1:])]
-    assert len(times) == 6 and min(gaps) >= 0.045  # 1 / 20 rps = 50 ms, small clock slack
+    # 1 / 20 rps = 50 ms between starts: the 6th starts >= 250 ms after the 1st (50 ms slack for arrival jitter)
+    assert len(times) == 6 and times[-1] - times[0] >= 0.2
+
+
+async def test_rate_limiter_spaces_acquires() -> None:
+    limiter = RateLimiter(50.0)
+    stamps = []
+
+    async def one() -> None:
+        await limiter.acquire()
+        stamps.append(time.monotonic())
+
+    await asyncio.gather(*(one() for _ in range(5)))
+    # slots at 0, 20, 40, 60, 80 ms; a sleeper never wakes before its slot (wake-up jitter only adds)
+    assert stamps[-1] - stamps[0] >= 0.08 - 0.002
+    with pytest.raises(ValueError):
+        RateLimiter(0)
 
 
 async def test_compute_multiplier_sets_samples_per_item() -> None:

@@ -1,0 +1,35 @@
+"""The GPU benchmark script runs (tiny CPU smoke mode here) and its methods agree with fp64 gold."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_kernels.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("bench_kernels", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CPU smoke mode only runs without CUDA")
+def test_benchmark_smoke_runs_and_methods_agree(capsys):
+    assert _load().main(["--smoke"]) == 0  # returns 1 when a method disagrees with the fp64 gold
+    out = capsys.readouterr().out
+    assert "GPU figures NOT measured" in out and "CPU SMOKE" in out
+    for method in ("triton", "eager", "trl", "grpo-triton", "grpo-torch", "triton-inplace"):
+        assert f" {method} " in out
+
+
+def test_trl_style_chunked_matches_eager():
+    bench = _load()
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(37, 211, generator=g, dtype=torch.float64)
+    ids = torch.randint(0, 211, (37,), generator=g)
+    expected = torch.log_softmax(logits, -1)[torch.arange(37), ids]
+    torch.testing.assert_close(bench.trl_selective_log_softmax(logits, ids, chunk=8).double(), expected)
+    torch.testing.assert_close(bench.eager_selective_log_softmax(logits, ids).double(), expected)

@@ -1,0 +1,344 @@
+"""SQLiteStore: the RolloutStore contract (run against MemoryStore too), locks
+exclusive across processes, and ``rft serve --workers 2`` on a shared store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+import rft_sdk
+from rft_sdk import (GradeRecord, MemoryStore, RolloutStore, SQLiteStore, StoredRollout, StoreError,
+                     StoreLockTimeoutError, ToolCallRecord)
+from rft_sdk.testing import free_port
+
+ROOT = Path(rft_sdk.__file__).resolve().parent.parent
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def make_store(request, tmp_path):
+    """Factory ``make_store(ttl_s=..., max_rollouts=...)`` for the store under test."""
+    def make(**kwargs) -> RolloutStore:
+        if request.param == "memory":
+            return MemoryStore(**kwargs)
+        return SQLiteStore(tmp_path / "rollouts.db", **kwargs)
+    return make
+
+
+def _record(call_id: str, output: str | None = "ok") -> ToolCallRecord:
+    return ToolCallRecord(call_id=call_id, id=f"fc_{call_id}", name="add", arguments={"sku": "A", "qty": 2},
+                          output=output, error=None if output else "boom", status=200 if output else 400,
+                          started_at=1_700_000_000.25, latency_s=0.5)
+
+
+# -- the contract, against both stores ------------------------------------------------------
+async def test_contract_round_trip(make_store):
+    store = make_store()
+    rollout = StoredRollout(trace_id="t1", item={"task": "x", "n": [1, 2]}, state_json='{"cart": {"A": 2}}',
+                            trajectory=[_record("c1"), _record("c2", output=None)],
+                            responses={"c1": [200, '{"output": "ok"}'], "c2": [400, '{"type": "error"}']},
+                            created_at=12.5)
+    expected = StoredRollout.from_json(rollout.to_json())
+    await store.save(rollout)
+    assert await store.load("t1") == expected
+    assert await store.load("unknown") is None
+    rollout.state_json = '{"cart": {}}'
+    await store.save(rollout)
+    assert (await store.load("t1")).state_json == '{"cart": {}}'
+    assert store.stats()["rollouts"] == 1
+
+
+async def test_contract_capacity_ttl_and_release(make_store):
+    store = make_store(ttl_s=0.4, max_rollouts=3)
+    for i in range(5):
+        await store.save(StoredRollout(trace_id=f"t{i}"))
+    assert [await store.load(f"t{i}") is not None for i in range(5)] == [False, False, True, True, True]
+    await store.save(StoredRollout(trace_id="t2"))  # t2 becomes the most recently saved
+    await store.save(StoredRollout(trace_id="t5"))  # evicts t3, the least recently saved
+    assert [await store.load(f"t{i}") is not None for i in (2, 3, 4, 5)] == [True, False, True, True]
+    assert store.stats() == {"rollouts": 3, "evicted": 3, "expired": 0, "released": 0}
+    await store.release("t2")
+    await store.release("t4", after_s=0.1)
+    assert await store.load("t2") is None and await store.load("t4") is not None
+    time.sleep(0.15)
+    assert await store.load("t4") is None
+    time.sleep(0.4)
+    assert await store.load("t5") is None  # expired by TTL
+    assert store.stats() == {"rollouts": 0, "evicted": 3, "expired": 1, "released": 2}
+    await store.save(StoredRollout(trace_id="t6"))  # a write sweeps; counters stay the same
+    assert store.stats() == {"rollouts": 1, "evicted": 3, "expired": 1, "released": 2}
+    with pytest.raises(ValueError):
+        make_store(ttl_s=0)
+    with pytest.raises(ValueError):
+        make_store(max_rollouts=0)
+
+
+async def test_contract_grades(make_store):
+    store = make_store(ttl_s=0.3, max_rollouts=2)
+    a = GradeRecord("t1", "exact", "f" * 64, 0.5, {"subscores": {"x": 0.5}, "reasons": ["half"]})
+    b = GradeRecord("t1", "judge", "e" * 64, 1.0, {"subscores": {}, "reasons": []})
+    await store.save_grade(a)
+    await store.save_grade(b)
+    assert await store.load_grades("t1") == {"exact": a, "judge": b}
+    a2 = GradeRecord("t1", "exact", "d" * 64, 0.25, {"subscores": {}, "reasons": []})
+    await store.save_grade(a2)
+    assert await store.load_grades("t1") == {"exact": a2, "judge": b}
+    assert await store.load_grades("other") == {}
+    await store.save_grade(GradeRecord("t2", "exact", "0", 0.0, {}))
+    await store.save_grade(GradeRecord("t3", "exact", "0", 0.0, {}))  # capacity 2: t1 goes
+    assert await store.load_grades("t1") == {} and len(await store.load_grades("t3")) == 1
+    time.sleep(0.35)
+    assert await store.load_grades("t3") == {}
+
+
+async def test_contract_lock_per_trace_id(make_store):
+    store = make_store()
+    order: list[str] = []
+    holding = anyio.Event()
+
+    async def first():
+        async with store.lock("t1"):
+            holding.set()
+            order.append("first in")
+            await anyio.sleep(0.2)
+            order.append("first out")
+
+    async def second():
+        await holding.wait()
+        async with store.lock("t1"):
+            order.append("second in")
+
+    async def other():
+        await holding.wait()
+        async with store.lock("t2"):  # not blocked by t1
+            order.append("other")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(first)
+        tg.start_soon(second)
+        tg.start_soon(other)
+    assert order == ["first in", "other", "first out", "second in"]
+
+
+# -- SQLiteStore specifics -------------------------------------------------------------------------
+async def test_instances_share_the_file(tmp_path):
+    one, two = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")
+    await one.save(StoredRollout(trace_id="t1", state_json='{"n": 1}'))
+    assert (await two.load("t1")).state_json == '{"n": 1}'
+    await two.release("t1")
+    assert await one.load("t1") is None
+    assert one.stats() == two.stats() == {"rollouts": 0, "evicted": 0, "expired": 0, "released": 1}
+    one.close()
+    assert await one.load("t1") is None  # reopens after close
+
+
+def test_invalid_arguments(tmp_path):
+    with pytest.raises(ValueError, match="MemoryStore"):
+        SQLiteStore(":memory:")
+    with pytest.raises(ValueError, match="does not exist"):
+        SQLiteStore(tmp_path / "missing" / "s.db")
+    with pytest.raises(ValueError, match="lock_timeout_s"):
+        SQLiteStore(tmp_path / "s.db", lock_timeout_s=0)
+    assert issubclass(StoreLockTimeoutError, StoreError) and issubclass(StoreError, rft_sdk.RFTError)
+
+
+async def test_corrupt_record_and_unreadable_file_raise_store_error(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    await store.save(StoredRollout(trace_id="t1"))
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("UPDATE rft_rollouts SET data = '{\"trace_id\": \"t1\"}'")
+    with pytest.raises(StoreError, match="corrupt record for 't1'"):
+        await store.load("t1")
+    (tmp_path / "junk.db").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="junk.db"):
+        await SQLiteStore(tmp_path / "junk.db").load("t1")
+
+
+async def test_lock_timeout_and_lease_takeover(tmp_path):
+    holder = SQLiteStore(tmp_path / "s.db", lease_s=0.5)
+    waiter = SQLiteStore(tmp_path / "s.db", lock_timeout_s=0.2)
+    with pytest.raises(StoreError, match="taken over"):  # holder's lease ends while it still holds
+        async with holder.lock("t1"):
+            t0 = time.monotonic()
+            with pytest.raises(StoreLockTimeoutError, match="'t1'"):
+                async with waiter.lock("t1"):
+                    pytest.fail("acquired a held lock")
+            assert 0.2 <= time.monotonic() - t0 < 0.45
+            async with waiter.lock("t2"):  # other rollouts are free
+                pass
+            await anyio.sleep(0.35)  # lease (0.5 s) is over now
+            async with waiter.lock("t1"):
+                pass
+
+
+def _count_in_process(path: str, trace_id: str, increments: int, barrier) -> None:
+    """Worker process: read-modify-write a counter under ``lock`` ``increments`` times."""
+    async def main() -> None:
+        store = SQLiteStore(path, lock_timeout_s=30)
+        barrier.wait()
+        for _ in range(increments):
+            async with store.lock(trace_id):
+                rollout = await store.load(trace_id) or StoredRollout(trace_id=trace_id)
+                state = json.loads(rollout.state_json)
+                await anyio.sleep(0.001)  # widen the read-modify-write window
+                rollout.state_json = json.dumps({"n": state.get("n", 0) + 1})
+                await store.save(rollout)
+
+    anyio.run(main)
+
+
+def _die_holding_lock(path: str, trace_id: str) -> None:
+    async def main() -> None:
+        async with SQLiteStore(path).lock(trace_id):
+            os._exit(0)  # a worker killed mid-call: its lock row stays behind
+
+    anyio.run(main)
+
+
+def test_lock_excludes_across_processes(tmp_path):
+    path, processes, increments = str(tmp_path / "s.db"), 4, 25
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(processes)
+    workers = [ctx.Process(target=_count_in_process, args=(path, "t1", increments, barrier))
+               for _ in range(processes)]
+    dying = ctx.Process(target=_die_holding_lock, args=(path, "t2"))
+    for p in [*workers, dying]:
+        p.start()
+    for p in [*workers, dying]:
+        p.join(timeout=60)
+    assert [p.exitcode for p in [*workers, dying]] == [0] * (processes + 1)
+
+    async def check() -> None:
+        store = SQLiteStore(path, lock_timeout_s=3)
+        assert json.loads((await store.load("t1")).state_json) == {"n": processes * increments}
+        t0 = time.monotonic()
+        async with store.lock("t2"):  # the dead owner's lock is taken over without waiting its lease
+            assert time.monotonic() - t0 < 1.0
+
+    anyio.run(check)
+
+
+# -- rft serve --workers ----------------------------------------------------------------------------
+_SQLITE_APP = '''
+import os
+import anyio
+from rft_sdk import Rollout, SQLiteStore, ToolServer
+
+server = ToolServer(auth_env_var=None, store=SQLiteStore(os.environ["RFT_TEST_DB"], lock_timeout_s=30))
+
+
+@server.tool
+async def increment(*, rollout: Rollout) -> dict:
+    """Increment this rollout's counter (yields mid-update)."""
+    n = rollout.state.get("n", 0)
+    await anyio.sleep(0.002)
+    rollout.state["n"] = n + 1
+    return {"n": n + 1, "pid": os.getpid()}
+'''
+
+
+def _serve(tmp_path: Path, app_source: str, *args: str, **popen) -> tuple[subprocess.Popen, int]:
+    (tmp_path / "tests_app.py").write_text(textwrap.dedent(app_source))
+    port = free_port()
+    env = {"PYTHONPATH": str(ROOT), "RFT_TEST_DB": str(tmp_path / "rollouts.db"), "PATH": os.environ["PATH"]}
+    proc = subprocess.Popen([sys.executable, "-m", "rft_sdk", "serve", "tests_app:server", "--port", str(port),
+                             "--log-level", "warning", *args], cwd=tmp_path, env=env, **popen)
+    return proc, port
+
+
+def test_serve_two_workers_shares_rollout_state(tmp_path):
+    proc, port = _serve(tmp_path, _SQLITE_APP, "--workers", "2")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{url}/healthz").raise_for_status()
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        traces = [f"trace_{k}" for k in range(4)]
+        plan = [(t, f"call_{i}") for t in traces for i in range(15)] + [(traces[0], "call_dup")] * 6
+
+        async def run_calls():
+            async with httpx.AsyncClient(base_url=url, timeout=30,
+                                         limits=httpx.Limits(max_connections=len(plan))) as client:
+                return await asyncio.gather(*[
+                    client.post("/tools/increment", json={"type": "function_call", "id": f"fc_{c}", "call_id": c,
+                                                          "name": "increment", "arguments": "{}",
+                                                          "trace_id": t, "item": {}})
+                    for t, c in plan])
+
+        responses = asyncio.run(run_calls())
+        assert [r.status_code for r in responses] == [200] * len(plan)
+        outputs = [json.loads(r.json()["output"]) for r in responses]
+        assert len({o["pid"] for o in outputs}) == 2, "both workers should have served calls"
+        dup = [o for (t, c), o in zip(plan, outputs) if c == "call_dup"]
+        assert all(o == dup[0] for o in dup)  # replayed, not re-run
+        for trace in traces:
+            unique = {c: o["n"] for (t, c), o in zip(plan, outputs) if t == trace}
+            assert sorted(unique.values()) == list(range(1, len(unique) + 1))  # no lost update, no re-run
+
+        async def stored():
+            store = SQLiteStore(tmp_path / "rollouts.db")
+            return {t: await store.load(t) for t in traces}
+
+        for trace, rollout in asyncio.run(stored()).items():
+            calls = 16 if trace == traces[0] else 15
+            assert json.loads(rollout.state_json) == {"n": calls} and len(rollout.trajectory) == calls
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_two_workers_refuses_memory_store(tmp_path):
+    app = ("from rft_sdk import MemoryStore, ToolServer\n"
+           "server = ToolServer(auth_env_var=None, store=MemoryStore())\n")
+    proc, _ = _serve(tmp_path, app, "--workers", "2", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2
+    assert "--workers 2 refused" in err and "MemoryStore" in err and "SQLiteStore" in err
+
+
+async def test_server_template_uses_sqlite_store_when_path_set(monkeypatch, tmp_path):
+    import importlib
+
+    import server_templates.tool_server.app as tmpl
+
+    monkeypatch.setenv("RFT_STORE_PATH", str(tmp_path / "tmpl.db"))
+    monkeypatch.setenv("RFT_STORE_TTL_S", "60")
+    monkeypatch.delenv("RFT_AUTH_TOKENS", raising=False)
+    try:
+        module = importlib.reload(tmpl)
+        assert isinstance(module.server.store, SQLiteStore) and module.server.store.ttl_s == 60.0
+        body = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "save_note",
+                "arguments": json.dumps({"title": "a", "body": "x"}), "trace_id": "trace_t", "item": {}}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=module.server), base_url="http://t") as c:
+            assert (await c.post("/tools/save_note", json=body)).json()["output"] == "saved 'a' (1 notes)"
+        reopened = SQLiteStore(tmp_path / "tmpl.db")
+        assert json.loads((await reopened.load("trace_t")).state_json) == {"notes": {"a": "x"}}
+    finally:
+        monkeypatch.delenv("RFT_STORE_PATH")
+        importlib.reload(tmpl)
