@@ -132,6 +132,9 @@ class SQLiteStore(RolloutStore):
             dead processes on this host are taken over at once.
         busy_timeout_s: seconds one statement waits for SQLite's write lock.
 
+    Differs from ``MemoryStore`` only in that ``release(trace_id, after_s > 0)``
+    of a rollout not stored yet is a no-op (MemoryStore remembers it).
+
     Counters (``stats()``, shared by all processes): ``rollouts`` (live),
     ``evicted`` (capacity), ``expired`` (TTL), ``released`` (after grading).
 
