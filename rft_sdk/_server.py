@@ -26,7 +26,7 @@ from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
 from ._store import MemoryStore, RolloutStore
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, ToolDefinitionError
+from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
 
 __all__ = ["ToolServer"]
 
@@ -84,7 +84,7 @@ class ToolServer(ExportMixin):
             Route("/grade", self._grade, methods=["POST"]),
             Route("/grade/{name}", self._grade, methods=["POST"]),
             Route("/metrics", self._metrics, methods=["GET"]),
-        ])
+        ], exception_handlers={StoreError: self._store_unavailable})
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -169,6 +169,14 @@ class ToolServer(ExportMixin):
         except BodyError as exc:
             self.metrics_state.incr("body_too_large" if exc.status == 413 else "bad_requests")
             return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+    async def _store_unavailable(self, request: Request, exc: Exception) -> Response:
+        # The store failed (lock timeout, database error) before anything was
+        # committed: answer 503 so the hosted side retries the call; a call_id
+        # that did complete is replayed, not run again, on the retry.
+        self.metrics_state.incr("store_errors")
+        logger.warning("rollout store unavailable on %s: %s", request.url.path, exc)
+        return JSONResponse(error_body("store_unavailable", str(exc)), status_code=503)
 
     async def _healthz(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)})

@@ -173,3 +173,37 @@ async def test_sync_tools_run_in_worker_thread_async_on_loop():
         assert (await c.post("/tools/sync_tool", json=call_body("sync_tool", {}, trace_id=trace))).status_code == 200
         assert (await c.post("/tools/async_tool", json=call_body("async_tool", {}, trace_id=trace))).status_code == 200
     assert seen["async"] == loop_thread and seen["sync"] != loop_thread
+
+
+async def test_store_failure_answers_503_and_is_counted():
+    """A store that cannot lock answers 503 (retryable), not a bare 500, and runs nothing."""
+    import contextlib
+
+    import httpx
+
+    from rft_sdk import MemoryStore, StoreLockTimeoutError, ToolServer
+
+    ran = []
+
+    class BrokenStore(MemoryStore):
+        @contextlib.asynccontextmanager
+        async def lock(self, trace_id):
+            raise StoreLockTimeoutError(f"lock for {trace_id!r} not acquired within 0.1 s")
+            yield  # pragma: no cover
+
+    server = ToolServer(store=BrokenStore(), auth_env_var=None)
+
+    @server.tool
+    def ping(x: int) -> str:
+        """Echo."""
+        ran.append(x)
+        return str(x)
+
+    transport = httpx.ASGITransport(app=server)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.post("/tools/ping", json=call_body("ping", {"x": 1}, trace_id=new_trace()))
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "store_unavailable"
+    assert "not acquired" in response.json()["error"]["message"]
+    assert ran == []
+    assert server.metrics["counters"]["store_errors"] == 1
