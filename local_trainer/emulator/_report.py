@@ -60,8 +60,9 @@ def _rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("learnability: mean best-of-n − mean", _fmt(lr["mean_best_minus_mean"])),
         ("items whose samples all score the same", _fmt(lr["share_items_all_same"])),
     ]
-    if s.get("perturbations"):
-        rows.append(("perturbations", ", ".join(f"{k}: {v}" for k, v in s["perturbations"].items())))
+    if s.get("perturbations"):  # one sub-row per kind, like tools, so wide labels never wrap a cell
+        rows.append(("perturbations", str(sum(s["perturbations"].values()))))
+        rows += [(f"  {kind}", str(v)) for kind, v in s["perturbations"].items()]
     return rows
 
 

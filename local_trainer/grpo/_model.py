@@ -1,7 +1,8 @@
 """A small nanoGPT-style causal transformer that trains from scratch on CPU.
 
 Architecture (after Karpathy's nanoGPT, https://github.com/karpathy/nanoGPT):
-token + learned absolute position embeddings, ``n_layer`` pre-LayerNorm blocks of
+token embeddings with rotary position embeddings in attention (RoPE, Su et al.
+2021, arXiv:2104.09864; learned absolute position embeddings with ``rope=False``), ``n_layer`` pre-LayerNorm blocks of
 causal multi-head self-attention (``torch.nn.functional.scaled_dot_product_attention``)
 and a 4x GELU MLP, a final LayerNorm and an output head tied to the token
 embedding. It keeps a per-layer key/value cache for fast sampling.
@@ -44,10 +45,18 @@ class TinyGPTConfig:
     n_head: int = 4  # attention heads per block
     n_embd: int = 128  # model width; must be divisible by n_head
     dropout: float = 0.0  # dropout in attention/MLP; 0 keeps RL sampling and training consistent
+    rope: bool = True  # rotary position embeddings (relative offsets: copying learns fast) instead of learned ones
+    rope_base: float = 10000.0  # RoPE frequency base (Su et al. 2021, arXiv:2104.09864)
 
     def to_dict(self) -> dict:
         """JSON-serialisable copy (stored in checkpoints)."""
         return asdict(self)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Apply RoPE to ``x`` ``[B, H, S, hd]`` with ``cos``/``sin`` ``[B, 1, S, hd/2]`` (half-split layout)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
 class _Block(nn.Module):
@@ -64,11 +73,14 @@ class _Block(nn.Module):
         self.p_drop = cfg.dropout
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, past: tuple[torch.Tensor, torch.Tensor] | None
+        self, x: torch.Tensor, mask: torch.Tensor | None, past: tuple[torch.Tensor, torch.Tensor] | None,
+        rot: tuple[torch.Tensor, torch.Tensor] | None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         b, s, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
         q, k, v = (t.view(b, s, self.n_head, d // self.n_head).transpose(1, 2) for t in (q, k, v))
+        if rot is not None:
+            q, k = _rotate(q, *rot), _rotate(k, *rot)
         if past is not None:
             k = torch.cat([past[0], k], dim=2)
             v = torch.cat([past[1], v], dim=2)
@@ -93,7 +105,10 @@ class TinyGPT(nn.Module):
             raise ValueError(f"n_embd={cfg.n_embd} is not divisible by n_head={cfg.n_head}")
         self.config = cfg
         self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
-        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.wpe = None if cfg.rope else nn.Embedding(cfg.block_size, cfg.n_embd)
+        half = cfg.n_embd // cfg.n_head // 2
+        inv_freq = 1.0 / cfg.rope_base ** (torch.arange(half, dtype=torch.float32) / half)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
         self.blocks = nn.ModuleList(_Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd)
         self.head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
@@ -148,9 +163,15 @@ class TinyGPT(nn.Module):
             causal = k_idx <= q_idx  # [S, total]
             keep = attention_mask.bool()[:, None, :] | (k_idx == q_idx)[None]  # a pad row sees itself: no NaN
             mask = (causal[None] & keep)[:, None]  # [B, 1, S, total]
-        x = self.wte(input_ids) + self.wpe(position_ids)
+        x = self.wte(input_ids)
+        rot = None
+        if self.wpe is not None:
+            x = x + self.wpe(position_ids)
+        else:
+            angles = position_ids[:, None, :, None].float() * self.inv_freq  # [B, 1, S, hd/2]
+            rot = (angles.cos(), angles.sin())
         new_cache: KVCache = []
         for i, block in enumerate(self.blocks):
-            x, kv = block(x, mask, None if cache is None else cache[i])
+            x, kv = block(x, mask, None if cache is None else cache[i], rot)
             new_cache.append(kv)
         return self.head(self.ln_f(x)).float(), new_cache

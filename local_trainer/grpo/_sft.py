@@ -100,7 +100,7 @@ def sft_train(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
         if on_step is not None:
-            on_step(step, float(loss))
+            on_step(step, losses[-1])
     return losses
