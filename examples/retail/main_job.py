@@ -109,14 +109,17 @@ def perturbation_rows(items: list[dict[str, Any]], results: list[Any]) -> dict[s
 
 def _perturbation_table(rows: dict[str, dict[str, Any]]) -> Table:
     table = Table(title="Perturbations (perturbed replay)")
-    for col in ("perturbation", "rollouts", "changed end state", "score if changed", "no-op", "score if no-op"):
-        table.add_column(col, justify="left" if col == "perturbation" else "right")
+    table.add_column("change")
+    table.add_column("call", no_wrap=True, min_width=len("exchange_delivered_order_items.new_item_ids"))
+    for col in ("rollouts", "changed state", "score (changed)", "no-op", "score (no-op)"):
+        table.add_column(col, justify="right")
 
     def mean(xs: list[float]) -> str:
         return f"{sum(xs) / len(xs):.3f}" if xs else "–"
 
     for kind, row in rows.items():
-        table.add_row(kind, str(row["rollouts"]), str(row["changed"]), mean(row["changed_scores"]),
+        change, _, call = kind.partition(" ")  # "dropped modify_user_address" -> ("dropped", "modify_user_address")
+        table.add_row(change, call, str(row["rollouts"]), str(row["changed"]), mean(row["changed_scores"]),
                       str(row["unchanged"]), mean(row["unchanged_scores"]))
     return table
 

@@ -9,10 +9,12 @@ The HTTP chat-completions policy lives in ``_openai.py``.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import random
 import uuid
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -220,7 +222,10 @@ class PerturbedReplayPolicy:
         write_tools: names of the state-changing tools.
         perturb: ``perturb(actions, rng) -> (actions, description)``; default
             drops one randomly chosen write call (description ``"dropped <name>"``).
-        seed: the per-rollout RNG is ``random.Random(f"{seed}:{trace_id}")``.
+        seed: the RNG of a rollout is ``random.Random(f"{seed}:{item_digest}:{k}")``
+            for the ``k``-th rollout planned on that item (``item_digest``: SHA-256
+            of the item's canonical JSON), so a run's set of perturbations per item
+            is reproducible whatever the random trace_ids and scheduling order.
         actions_field, answer_field: as in :class:`ReferenceReplayPolicy`.
 
     The description is returned by ``end_rollout`` and lands on
@@ -235,6 +240,7 @@ class PerturbedReplayPolicy:
         self.actions_field = actions_field
         self.answer_field = answer_field
         self._plans: dict[str, tuple[list[dict], str]] = {}
+        self._planned_per_item: Counter[str] = Counter()
 
     async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
                   trace_id: str) -> PolicyStep:
@@ -242,7 +248,10 @@ class PerturbedReplayPolicy:
         plan = self._plans.get(trace_id)
         actions, answer = _read_actions(item, self.actions_field, self.answer_field)
         if plan is None:
-            out = self.perturb(list(actions), random.Random(f"{self.seed}:{trace_id}"))
+            digest = hashlib.sha256(json.dumps(item, sort_keys=True, default=str).encode()).hexdigest()
+            k = self._planned_per_item[digest]
+            self._planned_per_item[digest] += 1
+            out = self.perturb(list(actions), random.Random(f"{self.seed}:{digest}:{k}"))
             if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], list)):
                 raise PolicyError("perturb must return (actions: list, description: str)")
             plan = self._plans[trace_id] = (out[0], str(out[1]))

@@ -37,7 +37,7 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value * 1000:.1f} ms"
 
 
-def _rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _rows(s: Mapping[str, Any], *, detail: bool = True) -> list[tuple[str, str]]:
     t, lr = s["tools"], s["learnability"]
     rows = [
         ("rollouts (graded / discarded)", f"{s['rollouts']} ({s['graded']} / {s['discarded']})"),
@@ -62,7 +62,8 @@ def _rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     if s.get("perturbations"):  # one sub-row per kind, like tools, so wide labels never wrap a cell
         rows.append(("perturbations", str(sum(s["perturbations"].values()))))
-        rows += [(f"  {kind}", str(v)) for kind, v in s["perturbations"].items()]
+        if detail:
+            rows += [(f"  {kind}", str(v)) for kind, v in s["perturbations"].items()]
     return rows
 
 
@@ -87,7 +88,7 @@ def comparison_table(summaries: Mapping[str, Mapping[str, Any]], title: str = "P
     Rows are the union of the summaries' rows (per-tool rows differ between
     runs); a missing row shows ``–``.
     """
-    per = {name: dict(_rows(s)) for name, s in summaries.items()}
+    per = {name: dict(_rows(s, detail=False)) for name, s in summaries.items()}
     keys: list[str] = []
     for rows in per.values():
         keys += [k for k in rows if k not in keys]

@@ -209,3 +209,41 @@ async def test_step_extra_is_kept_for_the_trainer() -> None:
     assert res.steps[0].extra == {"logprobs": [-0.1, -0.2]}
     assert res.to_dict(include_extra=True)["steps"][0]["extra"] == {"logprobs": [-0.1, -0.2]}
     assert res.to_dict()["steps"][0]["extra"] is None
+
+
+async def test_perturbed_replay_is_reproducible_across_random_trace_ids():
+    """Same seed, same items, fresh random trace_ids: the same perturbations per item."""
+    import uuid
+    from collections import Counter
+
+    from local_trainer.emulator import PerturbedReplayPolicy
+
+    items = [{"actions": [{"name": "read", "arguments": {}}] +
+              [{"name": "write", "arguments": {"k": k}} for k in range(5)],
+              "reference_answer": f"done {i}"} for i in range(3)]
+
+    async def plan(seed: int) -> Counter:
+        policy = PerturbedReplayPolicy(write_tools={"write"}, seed=seed)
+        seen: Counter = Counter()
+        for index, item in enumerate(items):
+            for _ in range(4):
+                trace_id = "trace_" + uuid.uuid4().hex
+                calls = []
+                messages = [{"role": "user", "content": "go"}]
+                while True:
+                    step = await policy.act(messages, [], item=item, trace_id=trace_id)
+                    if not step.tool_calls:
+                        break
+                    call = step.tool_calls[0]
+                    calls.append(json.loads(call["arguments"]).get("k"))
+                    messages += [{"role": "assistant", "tool_calls": [{"id": call["call_id"], "type": "function",
+                                  "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+                                 {"role": "tool", "tool_call_id": call["call_id"], "content": "ok"}]
+                policy.end_rollout(trace_id)
+                seen[(index, tuple(calls))] += 1
+        return seen
+
+    first, second = await plan(seed=7), await plan(seed=7)
+    assert first == second
+    # every rollout dropped exactly one of the five writes (the read stays)
+    assert all(len(calls) == 1 + 4 for _, calls in first)
