@@ -33,6 +33,7 @@ from typing import Any
 
 __all__ = [
     "GRADER_NAME",
+    "PARAPHRASES",
     "QUESTION_TEMPLATES",
     "TOOL_NAME",
     "build_items",
@@ -44,8 +45,9 @@ __all__ = [
 
 TOOL_NAME = "get_order_status"
 GRADER_NAME = "order_status"
-QUESTION_TEMPLATES = (
-    "What is the status of order {order_id}?",
+QUESTION_TEMPLATES = ("What is the status of order {order_id}?",)
+# Harder variants (the order id sits at a different offset in each): pass templates=QUESTION_TEMPLATES + PARAPHRASES.
+PARAPHRASES = (
     "Can you check order {order_id} for me?",
     "Status of my order {order_id}, please.",
 )
@@ -137,18 +139,19 @@ def build_items(orders: dict[str, dict[str, Any]] | None = None, *, heldout_frac
 
 
 def order_status_job(base_url: str, *, headers: dict[str, str] | None = None,
-                     max_episode_steps: int = 3) -> dict[str, Any]:
+                     max_episode_steps: int = 3, rate_limit: float = 500.0) -> dict[str, Any]:
     """Hosted job config (``{"method": {"type": "reinforcement", ...}}``) for the retail server at ``base_url``.
 
     Tool URL: ``{base_url}/tools/get_order_status``; grader: ``{base_url}/grade/order_status``
-    (pass_threshold 1.0: the answer is either exact or wrong).
+    (pass_threshold 1.0: the answer is either exact or wrong). ``rate_limit`` (grader calls per
+    second) defaults above the hosted 50/s so local runs against a local server are not throttled.
     """
     base = base_url.rstrip("/")
     hdrs = dict(headers or {})
     return {"method": {"type": "reinforcement", "reinforcement": {
         "tools": [{"name": TOOL_NAME, "server_url": f"{base}/tools/{TOOL_NAME}", "headers": hdrs}],
         "grader": {"type": "endpoint", "name": GRADER_NAME, "url": f"{base}/grade/{GRADER_NAME}",
-                   "headers": hdrs, "rate_limit": 50, "pass_threshold": 1.0},
+                   "headers": hdrs, "rate_limit": rate_limit, "pass_threshold": 1.0},
         "max_episode_steps": max_episode_steps,
         "hyperparameters": {"compute_multiplier": 1.0, "n_epochs": 1, "batch_size": 16}}}}
 

@@ -35,6 +35,7 @@ class TrainConfig:
     sft_lr: float = 3e-3  # AdamW learning rate of SFT
     # --- GRPO -------------------------------------------------------------------
     steps: int = 20  # GRPO steps (one sampling round + update each)
+    max_train_s: float | None = None  # stop GRPO early once this many seconds have passed since train() began
     items_per_step: int = 8  # items per step, drawn without replacement from a shuffled epoch
     group_size: int = 8  # G: rollouts per item (the group of GRPO)
     lr: float = 1e-3  # AdamW learning rate of GRPO

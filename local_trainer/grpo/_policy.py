@@ -80,8 +80,11 @@ class TorchPolicy:
         self._seen.clear()
 
     def prompt_ids(self, messages: list[dict], tools: list[dict]) -> list[int]:
-        """The rendered prompt (see ``_render.render_prompt``)."""
-        return render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars)
+        """The rendered prompt (see ``_render.render_prompt``), cut to its last
+        ``block_size - max_new_tokens`` tokens so prompt + completion fit the model."""
+        ids = render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars)
+        limit = max(1, int(getattr(self.model, "block_size", 1 << 30)) - self.max_new_tokens)
+        return ids[-limit:]
 
     def _generator(self, prompt: list[int]) -> torch.Generator | None:
         if self.temperature == 0:

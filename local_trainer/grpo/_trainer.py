@@ -1,0 +1,263 @@
+"""The training loop: optional SFT warm start, then GRPO through the real endpoints.
+
+Read top to bottom (after nanochat's ``scripts/chat_rl.py``):
+
+1. build the model and a :class:`TorchPolicy` around it;
+2. SFT: replay the gold actions of some train items through the emulator
+   (real tool calls, real grader) and fit the recorded turns;
+3. evaluate held-out items (greedy) — the "before GRPO" number;
+4. per GRPO step: sample ``group_size`` rollouts for each of ``items_per_step``
+   items with the emulator against the job's HTTP endpoints, turn grader
+   scores into group-normalised advantages, and take ``num_iterations`` AdamW
+   steps on the clipped GRPO objective (``kernels.grpo_loss``, TRL loss types,
+   optional KL to the frozen post-SFT reference);
+5. log metrics (JSONL + progress bar), checkpoint, evaluate, plot.
+
+Each rollout turn is one training row: the rendered prompt and the generated
+completion, weighted by the rollout's advantage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from ._advantages import group_advantages
+from ._batch import completion_logits, make_batch
+from ._checkpoint import build_model, save_checkpoint
+from ._config import TrainConfig
+from ._metrics import MetricsLog, plot_rewards
+from ._policy import TorchPolicy
+from ._sft import DemonstrationPolicy, sft_train
+
+__all__ = ["TrainResult", "evaluate", "train"]
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the trained ``model``/``tokenizer``, held-out success after SFT
+    (``eval_before``) and after GRPO (``eval_after``), SFT losses, metrics rows and written files."""
+
+    model: torch.nn.Module
+    tokenizer: Any
+    eval_before: dict[str, float] | None
+    eval_after: dict[str, float] | None
+    sft_losses: list[float] = field(default_factory=list)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def _rollouts(items: list[dict], policy: Any, job: Any, *, samples: int, cfg: TrainConfig) -> list:
+    from local_trainer.emulator import run_rollouts
+
+    return asyncio.run(run_rollouts(items, policy, job, samples_per_item=samples, max_concurrency=cfg.max_concurrency,
+                                    max_episode_steps=cfg.max_episode_steps))
+
+
+def _pass_threshold(job: Any) -> float:
+    from local_trainer.emulator import load_job
+
+    return float(load_job(job).grader.pass_threshold)
+
+
+def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[dict], job: Any, cfg: TrainConfig) -> dict[str, float]:
+    """One rollout per item with ``cfg.eval_temperature`` (0 = greedy) through the job's endpoints.
+
+    Returns ``{"success": fraction with score >= pass_threshold (discarded count as failures),
+    "reward_mean", "tool_calls_per_rollout", "n"}``.
+    """
+    policy = TorchPolicy(model, tokenizer, temperature=cfg.eval_temperature, max_new_tokens=cfg.max_new_tokens,
+                         seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
+    results = _rollouts(items, policy, job, samples=1, cfg=cfg)
+    threshold = _pass_threshold(job)
+    scores = [r.score if r.score is not None else 0.0 for r in results]
+    return {"success": sum(s >= threshold for s in scores) / len(scores), "reward_mean": sum(scores) / len(scores),
+            "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / len(results), "n": len(results)}
+
+
+def _demonstrations(items: list[dict], job: Any, tokenizer: Any, cfg: TrainConfig) -> list[tuple[list[int], list[int]]]:
+    """(prompt, completion) pairs of the gold replays that the grader passes."""
+    results = _rollouts(items, DemonstrationPolicy(tokenizer, max_tool_chars=cfg.max_tool_chars), job,
+                        samples=1, cfg=cfg)
+    threshold = _pass_threshold(job)
+    passed = [r for r in results if r.score is not None and r.score >= threshold]
+    if not passed:
+        raise RuntimeError("no demonstration passed the grader; check the items' actions/reference_answer")
+    return [(s.extra["prompt_ids"], s.extra["completion_ids"]) for r in passed for s in r.steps]
+
+
+def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: list[dict] | None = None,
+          out_dir: str | Path | None = None) -> TrainResult:
+    """Run SFT (if ``cfg.sft_steps``) then ``cfg.steps`` GRPO steps; see the module docstring.
+
+    Args:
+        cfg: the run's :class:`TrainConfig`.
+        job: hosted job config (dict/path/``ReinforcementJob``) naming the tool and grader endpoints.
+        train_items / eval_items: dataset items (dicts with ``messages``, ``tools``, …).
+        out_dir: where ``metrics.jsonl``, ``checkpoint.pt`` and ``reward_curve.png`` go (None = nowhere).
+
+    Raises:
+        ValueError: no train items. RuntimeError: SFT requested but no demonstration passed.
+    """
+    if not train_items:
+        raise ValueError("train() needs at least one train item")
+    out = Path(out_dir) if out_dir is not None else None
+    log = MetricsLog(out / "metrics.jsonl") if out is not None else None
+    rows: list[dict[str, Any]] = []
+
+    def record(row: dict[str, Any]) -> None:
+        rows.append(row)
+        if log is not None:
+            log.write(row)
+
+    # 1. model + policy (seeded)
+    t_start = time.perf_counter()
+    torch.manual_seed(cfg.seed)
+    rng = random.Random(cfg.seed)
+    model, tokenizer = build_model(cfg)
+    policy = TorchPolicy(model, tokenizer, temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens,
+                         seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
+    eval_set = (eval_items or [])[: cfg.eval_items] if cfg.eval_items is not None else list(eval_items or [])
+
+    # 2. SFT warm start on demonstrations gathered through the endpoints
+    sft_losses: list[float] = []
+    if cfg.sft_steps:
+        demo_items = train_items[: cfg.sft_demos] if cfg.sft_demos is not None else train_items
+        pairs = _demonstrations(demo_items, job, tokenizer, cfg)
+        bar = tqdm(total=cfg.sft_steps, desc="SFT", disable=not cfg.progress)
+        sft_losses = sft_train(model, pairs, steps=cfg.sft_steps, batch_size=cfg.sft_batch_size, lr=cfg.sft_lr,
+                               seed=cfg.seed, on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
+        bar.close()
+        record({"phase": "sft", "step": 0, "sft_loss_first": sft_losses[0], "sft_loss_last": sft_losses[-1],
+                "demonstration_turns": len(pairs)})
+
+    # 3. held-out success before GRPO
+    eval_before = evaluate(model, tokenizer, eval_set, job, cfg) if eval_set else None
+    if eval_before is not None:
+        record({"phase": "eval", "step": 0, "eval_success": eval_before["success"],
+                "eval_reward": eval_before["reward_mean"]})
+
+    # 4. GRPO
+    ref_model = copy.deepcopy(model).eval().requires_grad_(False) if cfg.beta > 0 else None
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
+    threshold = _pass_threshold(job) if cfg.steps else 1.0
+    order: list[int] = []
+    bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress)
+    last_step = 0
+    for step in bar:
+        if cfg.max_train_s is not None and time.perf_counter() - t_start > cfg.max_train_s:
+            break  # wall-clock budget spent
+        last_step = step
+        t0 = time.perf_counter()
+        # 4a. items of this step (epochs of a seeded shuffle), G rollouts each through the endpoints
+        batch_items = []
+        for _ in range(min(cfg.items_per_step, len(train_items))):
+            if not order:
+                order = list(range(len(train_items)))
+                rng.shuffle(order)
+            batch_items.append(train_items[order.pop()])
+        policy.set_round(step)
+        results = _rollouts(batch_items, policy, job, samples=cfg.group_size, cfg=cfg)
+        t_sample = time.perf_counter() - t0
+        kept = [r for r in results if not r.discarded and r.score is not None]
+        kept.sort(key=lambda r: (r.item_index, [s.extra["completion_ids"] for s in r.steps if s.extra]))
+
+        # 4b. group-normalised advantages (group = the samples of one item)
+        rewards = [float(r.score) for r in kept]
+        adv = group_advantages(rewards, [r.item_index for r in kept], scale_by_std=cfg.scale_rewards) if kept else torch.zeros(0)
+
+        # 4c. one training row per policy turn, weighted by its rollout's advantage
+        prompts, comps, row_adv = [], [], []
+        for r, a in zip(kept, adv.tolist()):
+            if cfg.skip_zero_advantage and a == 0.0 and cfg.beta == 0:
+                continue
+            for s in r.steps:
+                if s.extra and s.extra.get("completion_ids"):
+                    prompts.append(s.extra["prompt_ids"])
+                    comps.append(s.extra["completion_ids"])
+                    row_adv.append(a)
+
+        # 4d. clipped GRPO objective, AdamW, gradient clipping
+        upd = _update(model, ref_model, opt, prompts, comps, row_adv, tokenizer, cfg) if prompts else {}
+        scores = torch.tensor(rewards) if rewards else torch.zeros(1)
+        row = {"phase": "grpo", "step": step, "reward_mean": float(scores.mean()),
+               "reward_std": float(scores.std()) if len(rewards) > 1 else 0.0,
+               "success_rate": sum(x >= threshold for x in rewards) / max(1, len(results)),
+               "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / max(1, len(results)),
+               "discarded": sum(r.discarded for r in results), "rollouts": len(results),
+               "train_rows": len(prompts), **upd,
+               "sample_s": round(t_sample, 3), "step_s": round(time.perf_counter() - t0, 3)}
+
+        # 5. evaluation, checkpoints
+        if eval_set and cfg.eval_every and step % cfg.eval_every == 0:
+            ev = evaluate(model, tokenizer, eval_set, job, cfg)
+            row.update(eval_success=ev["success"], eval_reward=ev["reward_mean"])
+        record(row)
+        bar.set_postfix(reward=f"{row['reward_mean']:.2f}", loss=f"{row.get('loss', float('nan')):.3f}")
+        if out is not None and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
+            save_checkpoint(out / "checkpoint.pt", model, step=step, config=cfg)
+    bar.close()
+
+    eval_after = None
+    if eval_set and last_step:
+        done = rows[-1] if rows and rows[-1].get("step") == last_step and "eval_success" in rows[-1] else None
+        eval_after = evaluate(model, tokenizer, eval_set, job, cfg) if done is None else \
+            {"success": done["eval_success"], "reward_mean": done["eval_reward"], "n": len(eval_set)}
+        if done is None:
+            record({"phase": "eval", "step": last_step, "eval_success": eval_after["success"],
+                    "eval_reward": eval_after["reward_mean"]})
+    files: dict[str, Path] = {}
+    if out is not None and log is not None:
+        files["metrics"] = log.path
+        files["checkpoint"] = save_checkpoint(out / "checkpoint.pt", model, step=last_step, config=cfg)
+        files["plot"] = plot_rewards(rows, out / "reward_curve.png")
+    return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files)
+
+
+def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torch.optim.Optimizer,
+            prompts: list, comps: list, advantages: list[float], tokenizer: Any, cfg: TrainConfig) -> dict[str, float]:
+    """``num_iterations`` AdamW steps on the GRPO loss of the rows; returns loss/KL/entropy/clip/grad-norm."""
+    from kernels import grpo_loss
+
+    batch = make_batch(prompts, comps, pad_id=tokenizer.pad_id, block_size=getattr(model, "block_size", None))
+    adv = torch.tensor(advantages, dtype=torch.float32)
+    model.train()
+    with torch.no_grad():
+        old_lp = _logprobs(model, batch, cfg.temperature) if cfg.num_iterations > 1 else None
+        ref_lp = _logprobs(ref_model, batch, cfg.temperature) if ref_model is not None else None
+    first: dict[str, float] = {}
+    for it in range(cfg.num_iterations):
+        logits = completion_logits(model, batch)
+        out = grpo_loss(logits, batch.completion_ids, adv, batch.completion_mask, old_lp, ref_lp,
+                        temperature=cfg.temperature, epsilon_low=cfg.epsilon_low, epsilon_high=cfg.epsilon_high,
+                        beta=cfg.beta, loss_type=cfg.loss_type, max_completion_length=cfg.max_new_tokens)
+        opt.zero_grad(set_to_none=True)
+        out.loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        if it == 0:
+            mask = batch.completion_mask
+            with torch.no_grad():
+                logp = torch.log_softmax(logits.detach() / cfg.temperature, dim=-1)
+                entropy = -(logp.exp() * logp).sum(-1)
+            first = {"loss": out.loss.item(), "entropy": float((entropy * mask).sum() / mask.sum()),
+                     "kl": float((out.kl * mask).sum() / mask.sum()) if out.kl is not None else 0.0,
+                     "clip_ratio": float(out.clip_ratio), "grad_norm": float(grad_norm),
+                     "completion_tokens": int(mask.sum())}
+    return first
+
+
+def _logprobs(model: torch.nn.Module, batch: Any, temperature: float) -> torch.Tensor:
+    from kernels import selective_log_softmax
+
+    logits = completion_logits(model, batch)
+    b, t, v = logits.shape
+    return selective_log_softmax(logits.reshape(b * t, v), batch.completion_ids.reshape(b * t), temperature).view(b, t)

@@ -1,0 +1,106 @@
+"""``rft train --config cfg.json --out DIR``: SFT + GRPO against the job's endpoints.
+
+Config file (JSON)::
+
+    {"job": "job.json" | {...hosted job or its "reinforcement" object...},
+     "train_items": "train.jsonl",          # dataset JSONL (or an inline list)
+     "eval_items": "heldout.jsonl",         # optional
+     "training": {...TrainConfig fields...}}  # optional; defaults otherwise
+
+Relative paths are resolved against the config file's folder. The run folder
+receives ``metrics.jsonl``, ``checkpoint.pt``, ``reward_curve.png`` and
+``summary.json``. Exit status 0 on success, 2 on a bad config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "load_run_config", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--config``, ``--out`` and overrides (``--steps``, ``--sft-steps``, ``--seed``) to ``parser``."""
+    parser.add_argument("--config", required=True, help="run config JSON (job, train_items, eval_items, training)")
+    parser.add_argument("--out", required=True, help="run folder for checkpoints, metrics and the plot")
+    parser.add_argument("--steps", type=int, default=None, help="override training.steps (GRPO steps)")
+    parser.add_argument("--sft-steps", type=int, default=None, help="override training.sft_steps")
+    parser.add_argument("--seed", type=int, default=None, help="override training.seed")
+
+
+def _load_items(value: Any, base: Path, key: str) -> list[dict]:
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be a JSONL path or a list of items")
+    path = base / value
+    items = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    items.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from exc
+    return items
+
+
+def load_run_config(path: str | Path) -> tuple[Any, list[dict], list[dict], Any]:
+    """``(job, train_items, eval_items, TrainConfig)`` from a run config file.
+
+    Raises:
+        FileNotFoundError: config or a referenced file missing. ValueError: malformed config.
+    """
+    from ._config import TrainConfig
+
+    path = Path(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or "job" not in data or "train_items" not in data:
+        raise ValueError(f"{path}: the config needs 'job' and 'train_items'")
+    unknown = set(data) - {"job", "train_items", "eval_items", "training"}
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
+    base = path.parent
+    job = data["job"]
+    if isinstance(job, str):
+        job = json.loads((base / job).read_text(encoding="utf-8"))
+    train_items = _load_items(data["train_items"], base, "train_items")
+    eval_items = _load_items(data["eval_items"], base, "eval_items") if data.get("eval_items") else []
+    return job, train_items, eval_items, TrainConfig.from_dict(dict(data.get("training") or {}))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run training as configured; print a one-line summary. Returns the exit status."""
+    from ._trainer import train
+
+    try:
+        job, train_items, eval_items, cfg = load_run_config(args.config)
+        for name in ("steps", "sft_steps", "seed"):
+            value = getattr(args, name, None)
+            if value is not None:
+                setattr(cfg, name, value)
+        cfg.__post_init__()
+    except (OSError, ValueError) as exc:
+        print(f"rft train: {exc}")
+        return 2
+    out = Path(args.out)
+    result = train(cfg, job=job, train_items=train_items, eval_items=eval_items, out_dir=out)
+    summary = {"eval_before": result.eval_before, "eval_after": result.eval_after,
+               "files": {k: str(v) for k, v in result.files.items()}}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(json.dumps(summary))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry: ``python -m local_trainer.grpo.cli --config … --out …``."""
+    parser = argparse.ArgumentParser(prog="rft train", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
