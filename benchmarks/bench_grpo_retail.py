@@ -35,7 +35,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget-s", type=float, default=600.0, help="total wall-clock budget, seconds")
     parser.add_argument("--sft-steps", type=int, default=150, help="SFT steps (short: a partial warm start)")
-    parser.add_argument("--lr", type=float, default=1e-3, help="GRPO learning rate")
+    parser.add_argument("--lr", type=float, default=5e-4, help="GRPO learning rate")
     parser.add_argument("--temperature", type=float, default=0.7, help="GRPO sampling temperature")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="/tmp/bench_grpo", help="run folder (metrics, checkpoint, plot)")
