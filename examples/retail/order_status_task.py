@@ -157,12 +157,19 @@ def order_status_job(base_url: str, *, headers: dict[str, str] | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: write ``train.jsonl`` and ``heldout.jsonl`` under ``--out``."""
+    """CLI: write ``train.jsonl``, ``heldout.jsonl``, ``job.json`` and ``train_config.json`` under ``--out``.
+
+    ``train_config.json`` is ready for ``rft train --config OUT/train_config.json --out RUN``
+    against a retail server at ``--base-url``; its ``training`` block holds the settings of
+    ``benchmarks/bench_grpo_retail.py`` (150 SFT steps, then GRPO for up to 580 s).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--db", default=None, help="path to db.json or db.json.gz")
     parser.add_argument("--heldout-fraction", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--base-url", default="http://127.0.0.1:8000",
+                        help="where the retail server runs (for job.json; default http://127.0.0.1:8000)")
     args = parser.parse_args(argv)
     train, held = build_items(load_orders(args.db), heldout_fraction=args.heldout_fraction, seed=args.seed)
     out = Path(args.out)
@@ -170,7 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, items in (("train.jsonl", train), ("heldout.jsonl", held)):
         with open(out / name, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(it) + "\n" for it in items)
-    print(f"wrote {len(train)} train and {len(held)} held-out items to {out}")
+    (out / "job.json").write_text(json.dumps(order_status_job(args.base_url), indent=2) + "\n", encoding="utf-8")
+    training = {"seed": args.seed, "sft_steps": 150, "steps": 10_000, "max_train_s": 580.0, "items_per_step": 8,
+                "group_size": 8, "lr": 5e-4, "temperature": 0.7, "eval_every": 25}
+    config = {"job": "job.json", "train_items": "train.jsonl", "eval_items": "heldout.jsonl", "training": training}
+    (out / "train_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {len(train)} train and {len(held)} held-out items, job.json and train_config.json to {out}")
     return 0
 
 

@@ -201,7 +201,9 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
             ev = evaluate(model, tokenizer, eval_set, job, cfg)
             row.update(eval_success=ev["success"], eval_reward=ev["reward_mean"])
         record(row)
-        bar.set_postfix(reward=f"{row['reward_mean']:.2f}", loss=f"{row.get('loss', float('nan')):.3f}")
+        # No "loss" when every group scored alike (zero advantages): nothing to learn from this step.
+        bar.set_postfix(reward=f"{row['reward_mean']:.2f}",
+                        loss=f"{row['loss']:.3f}" if "loss" in row else "skipped (all groups tied)")
         if out is not None and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
             save_checkpoint(out / "checkpoint.pt", model, step=step, config=cfg)
     bar.close()
