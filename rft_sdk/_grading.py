@@ -113,10 +113,12 @@ class GraderDefinition:
 
 
 @overload
-def grader(fn: F, /) -> F: ...
+def grader(fn: F, /) -> F:
+    """Bare ``@grader``: returns ``fn`` unchanged."""
 @overload
 def grader(*, name: str | None = None, score_range: tuple[float, float] | None = None,
-           default: bool = False) -> Callable[[F], F]: ...
+           default: bool = False) -> Callable[[F], F]:
+    """``@grader(name=..., score_range=..., default=...)``: returns a decorator."""
 
 
 def grader(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,

@@ -73,9 +73,11 @@ class ToolDefinition:
 
 
 @overload
-def tool(fn: F, /) -> F: ...
+def tool(fn: F, /) -> F:
+    """Bare ``@tool``: returns ``fn`` unchanged."""
 @overload
-def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]: ...
+def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]:
+    """``@tool(name=..., description=...)``: returns a decorator."""
 
 
 def tool(

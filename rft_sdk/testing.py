@@ -1,23 +1,34 @@
 """Helpers for tests and local runs: serve an ASGI app on a real socket.
 
-``run_server`` starts a real uvicorn server on 127.0.0.1 in a background
-thread, waits until it accepts connections, yields its base URL and shuts it
-down on exit. Integration tests, the emulator's checks and the benchmarks use
-it so they talk real HTTP to real endpoints.
+- ``run_server(app)`` starts a real uvicorn server on 127.0.0.1 in a background
+  thread of this process, waits until it accepts connections, yields its base
+  URL and shuts it down on exit.
+- ``serve_process("module:attr")`` runs ``rft serve`` as a child process (its
+  own interpreter and event loop, several workers possible), waits for
+  ``/healthz``, yields its base URL and terminates it on exit.
+
+Integration tests, the emulator's checks, the main job and the benchmarks use
+them so they talk real HTTP to real endpoints.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-__all__ = ["free_port", "run_server"]
+__all__ = ["free_port", "run_server", "serve_process"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -65,3 +76,68 @@ def run_server(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+class _NotReady(Exception):
+    """The child server does not answer its health check yet."""
+
+
+@contextlib.contextmanager
+def serve_process(
+    app: str,
+    *args: str,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    startup_timeout: float = 30.0,
+    health_path: str = "/healthz",
+) -> Iterator[str]:
+    """Run ``python -m rft_sdk serve APP`` as a child process; yield ``"http://host:port"``.
+
+    Args:
+        app: ``"module:attr"`` of a ``ToolServer`` (importable from ``cwd``).
+        *args: extra ``rft serve`` options, e.g. ``"--workers", "2"``.
+        host: interface to bind; keep the default loopback address in tests.
+        port: TCP port; ``None`` picks a free one.
+        cwd: working directory of the child (on its ``sys.path``); default: this one.
+        env: extra environment variables for the child (added to this process's).
+        startup_timeout: seconds to wait until ``GET health_path`` answers 200.
+        health_path: the readiness probe (``ToolServer`` serves ``/healthz``).
+
+    The child is terminated on exit (killed after 10 s if it does not stop).
+
+    Raises:
+        RuntimeError: the child exited, or was not healthy within ``startup_timeout``.
+    """
+    port = port or free_port(host)
+    cmd = [sys.executable, "-m", "rft_sdk", "serve", app, "--host", host, "--port", str(port),
+           "--log-level", "warning", *args]
+    proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **(env or {})})
+    base_url = f"http://{host}:{port}"
+
+    def probe() -> None:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode}: {' '.join(cmd)}")
+        try:
+            if httpx.get(base_url + health_path, timeout=1.0).status_code != 200:
+                raise _NotReady
+        except httpx.TransportError as exc:
+            raise _NotReady from exc
+
+    try:
+        try:
+            for attempt in Retrying(stop=stop_after_delay(startup_timeout), wait=wait_fixed(0.1),
+                                    retry=retry_if_exception_type(_NotReady), reraise=True):
+                with attempt:
+                    probe()
+        except _NotReady:
+            raise RuntimeError(f"server not healthy within {startup_timeout}s: {' '.join(cmd)}") from None
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

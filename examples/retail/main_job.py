@@ -1,6 +1,6 @@
 """The flagship run: ``python -m examples.retail.main_job`` (what ``make demo`` runs).
 
-1. Start the retail tool server as a real process (``uvicorn
+1. Start the retail tool server as a real process (``rft serve
    examples.retail.app:server`` on 127.0.0.1, free port) and wait for ``/healthz``.
 2. Validate the test split by the hosted dataset rules.
 3. Run the local emulator over it, several samples per item, concurrently, with
@@ -19,74 +19,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import subprocess
-import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 from rich.console import Console
 from rich.table import Table
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from rft_sdk.testing import free_port
+from rft_sdk.testing import serve_process
 
 from ._db import DATA_DIR
 from ._perturb import changes_end_state, make_perturb
 from ._tools import WRITE_TOOLS
 
-__all__ = ["main", "perturbation_rows", "serve_subprocess"]
+__all__ = ["main", "perturbation_rows"]
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class _NotReady(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def serve_subprocess(app: str = "examples.retail.app:server", *, startup_timeout_s: float = 30.0) -> Iterator[str]:
-    """Run ``uvicorn APP`` on 127.0.0.1:<free port> as a child process; yield its base URL.
-
-    Raises:
-        RuntimeError: the process exited or ``/healthz`` did not answer 200 within
-            ``startup_timeout_s`` seconds.
-    """
-    port = free_port()
-    cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
-           "--log-level", "warning", "--no-access-log"]
-    proc = subprocess.Popen(cmd, cwd=ROOT)
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        def probe() -> None:
-            if proc.poll() is not None:
-                raise RuntimeError(f"tool server exited with status {proc.returncode}: {' '.join(cmd)}")
-            try:
-                if httpx.get(f"{base_url}/healthz", timeout=1.0).status_code != 200:
-                    raise _NotReady()
-            except httpx.TransportError as exc:
-                raise _NotReady() from exc
-
-        try:
-            for attempt in Retrying(stop=stop_after_delay(startup_timeout_s), wait=wait_fixed(0.1),
-                                    retry=retry_if_exception_type(_NotReady), reraise=True):
-                with attempt:
-                    probe()
-        except _NotReady as exc:
-            raise RuntimeError(f"tool server did not become healthy within {startup_timeout_s}s") from exc
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def perturbation_rows(items: list[dict[str, Any]], results: list[Any]) -> dict[str, dict[str, Any]]:
@@ -206,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = args.runs_dir / time.strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with serve_subprocess() as base_url:
+        with serve_process("examples.retail.app:server", cwd=ROOT) as base_url:
             return asyncio.run(_run(args, base_url, run_dir, console))
     except KeyboardInterrupt:
         console.print("interrupted; tool server stopped")

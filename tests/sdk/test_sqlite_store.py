@@ -21,7 +21,7 @@ import pytest
 import rft_sdk
 from rft_sdk import (GradeRecord, MemoryStore, RolloutStore, SQLiteStore, StoredRollout, StoreError,
                      StoreLockTimeoutError, ToolCallRecord)
-from rft_sdk.testing import free_port
+from rft_sdk.testing import free_port, serve_process
 
 ROOT = Path(rft_sdk.__file__).resolve().parent.parent
 
@@ -166,7 +166,8 @@ async def test_corrupt_record_and_unreadable_file_raise_store_error(tmp_path):
 
 
 async def test_lock_timeout_and_lease_takeover(tmp_path):
-    holder = SQLiteStore(tmp_path / "s.db", lease_s=0.5)
+    # Generous margins: the lease (2 s) must outlast the waiter's timeout (0.2 s) even on a loaded machine.
+    holder = SQLiteStore(tmp_path / "s.db", lease_s=2.0)
     waiter = SQLiteStore(tmp_path / "s.db", lock_timeout_s=0.2)
     with pytest.raises(StoreError, match="taken over"):  # holder's lease ends while it still holds
         async with holder.lock("t1"):
@@ -174,10 +175,10 @@ async def test_lock_timeout_and_lease_takeover(tmp_path):
             with pytest.raises(StoreLockTimeoutError, match="'t1'"):
                 async with waiter.lock("t1"):
                     pytest.fail("acquired a held lock")
-            assert 0.2 <= time.monotonic() - t0 < 0.45
+            assert 0.2 <= time.monotonic() - t0 < 1.5  # waited its timeout, not the holder's lease
             async with waiter.lock("t2"):  # other rollouts are free
                 pass
-            await anyio.sleep(0.35)  # lease (0.5 s) is over now
+            await anyio.sleep(max(0.0, 2.1 - (time.monotonic() - t0)))  # lease (2 s) is over now
             async with waiter.lock("t1"):
                 pass
 
@@ -223,8 +224,10 @@ def test_lock_excludes_across_processes(tmp_path):
         store = SQLiteStore(path, lock_timeout_s=3)
         assert json.loads((await store.load("t1")).state_json) == {"n": processes * increments}
         t0 = time.monotonic()
-        async with store.lock("t2"):  # the dead owner's lock is taken over without waiting its lease
-            assert time.monotonic() - t0 < 1.0
+        # The dead owner's lock is taken over without waiting out its 660 s lease
+        # (lock_timeout_s=3 would raise otherwise).
+        async with store.lock("t2"):
+            assert time.monotonic() - t0 < 3.0
 
     anyio.run(check)
 
@@ -258,18 +261,9 @@ def _serve(tmp_path: Path, app_source: str, *args: str, **popen) -> tuple[subpro
 
 
 def test_serve_two_workers_shares_rollout_state(tmp_path):
-    proc, port = _serve(tmp_path, _SQLITE_APP, "--workers", "2")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{url}/healthz").raise_for_status()
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.1)
+    (tmp_path / "tests_app.py").write_text(textwrap.dedent(_SQLITE_APP))
+    env = {"PYTHONPATH": str(ROOT), "RFT_TEST_DB": str(tmp_path / "rollouts.db")}
+    with serve_process("tests_app:server", "--workers", "2", cwd=tmp_path, env=env) as url:
         traces = [f"trace_{k}" for k in range(4)]
         plan = [(t, f"call_{i}") for t in traces for i in range(15)] + [(traces[0], "call_dup")] * 6
 
@@ -299,13 +293,6 @@ def test_serve_two_workers_shares_rollout_state(tmp_path):
         for trace, rollout in asyncio.run(stored()).items():
             calls = 16 if trace == traces[0] else 15
             assert json.loads(rollout.state_json) == {"n": calls} and len(rollout.trajectory) == calls
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_serve_two_workers_refuses_memory_store(tmp_path):

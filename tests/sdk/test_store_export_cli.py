@@ -89,29 +89,14 @@ def _root():
 def test_cli_serve_runs_uvicorn(tmp_path):
     import httpx
 
-    from rft_sdk.testing import free_port
+    from rft_sdk.testing import serve_process
 
     (tmp_path / "myapp.py").write_text(
         "from rft_sdk import ToolServer\nserver = ToolServer(auth_env_var=None)\n"
         "@server.tool\ndef ping(x: int) -> str:\n    return str(x * 2)\n")
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "rft_sdk", "serve", "myapp:server", "--port", str(port),
-                             "--log-level", "warning"], cwd=tmp_path, env={"PYTHONPATH": str(_root())})
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                r = httpx.post(f"http://127.0.0.1:{port}/tools/ping", json={
-                    "call_id": "call_1", "trace_id": "trace_1", "arguments": "{\"x\": 21}"})
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.1)
-        assert r.json()["output"] == "42"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve_process("myapp:server", cwd=tmp_path, env={"PYTHONPATH": str(_root())}) as url:
+        r = httpx.post(f"{url}/tools/ping", json={"call_id": "call_1", "trace_id": "trace_1", "arguments": "{\"x\": 21}"})
+    assert r.json()["output"] == "42"
 
 
 async def test_server_template_app_serves_and_grades(monkeypatch):
@@ -132,3 +117,13 @@ async def test_server_template_app_serves_and_grades(monkeypatch):
         r = await c.post("/grade", json={"sample": {"output_text": "ok"}, "item": {"expected_titles": ["a", "b"]},
                                           "trace_id": "trace_tmpl"}, headers=auth)
         assert r.json() == {"score": 0.0}
+
+
+def test_serve_process_reports_a_child_that_cannot_start(tmp_path):
+    import pytest
+
+    from rft_sdk.testing import serve_process
+
+    with pytest.raises(RuntimeError, match="exited with status"):
+        with serve_process("no_such_module:server", cwd=tmp_path, startup_timeout=20):
+            pass
