@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import math
 import operator
 from collections import Counter
 from collections.abc import Callable
@@ -156,10 +157,12 @@ _OPS: dict[type, Callable[..., float]] = {
 
 
 def _eval(node: ast.AST) -> float:
+    """Evaluate in floats, never in arbitrary-precision ints (a product of huge
+    literals would cost seconds); overflow shows as ``inf`` or ``OverflowError``."""
     if isinstance(node, ast.Expression):
         return _eval(node.body)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value
+        return float(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         return _OPS[type(node.op)](_eval(node.left), _eval(node.right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
@@ -172,11 +175,17 @@ def calculate(view: RetailView, expression: str) -> str:
         raise RetailError("Invalid characters in expression")
     try:
         value = _eval(ast.parse(expression, mode="eval"))
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        # ValueError: a literal over Python's int-digit limit; RecursionError /
+        # MemoryError: thousands of chained operators or nested parentheses
         raise RetailError("Invalid expression") from exc
     except ZeroDivisionError as exc:
         raise RetailError("Division by zero") from exc
-    return str(round(float(value), 2))
+    except OverflowError as exc:  # a literal too large for a float
+        raise RetailError("Result out of range") from exc
+    if not math.isfinite(value):
+        raise RetailError("Result out of range")
+    return str(round(value, 2))
 
 
 def transfer_to_human_agents(view: RetailView, summary: str) -> str:

@@ -6,8 +6,9 @@ Source: ``shared/spec/hosted-protocol.md`` section 3. Per call:
   "arguments": <JSON string>, "trace_id", "item"}`` (tools) or ``{"sample",
   "item", "trace_id"}`` (grader), with the job's headers forwarded verbatim
   and ``Content-Type: application/json``;
-* 5xx, transport errors and timeouts: retried ``retries`` (3) times after the
-  first try with exponential backoff (tenacity), then :class:`EndpointFailure`;
+* 5xx, transport errors and timeouts (and a grader's 429): retried ``retries``
+  (3) times after the first try with exponential backoff (tenacity), then
+  :class:`EndpointFailure`;
 * tool 4xx without ``output``: the serialized error body becomes the output
   the model sees (the rollout continues);
 * a response over ``max_response_bytes`` (1 MB = 1,000,000 bytes) is read by
@@ -103,7 +104,8 @@ class EndpointFailure(Exception):
 
     Attributes:
         reason: ``server_error`` (5xx), ``timeout``, ``transport_error`` (after
-            retries), ``client_error`` (grader 4xx), ``invalid_response``,
+            retries), ``rate_limited`` (grader 429 after retries),
+            ``client_error`` (other grader 4xx), ``invalid_response``,
             ``response_too_large`` or ``request_too_large`` (grader).
         status: last HTTP status, if any.
         attempts: HTTP attempts made.
@@ -140,6 +142,17 @@ def _decode(body: bytes) -> Any:
         return body.decode("utf-8", errors="replace")
 
 
+def _headers(job_headers: dict[str, str]) -> httpx.Headers:
+    """``Content-Type: application/json`` plus the job's headers, merged case-insensitively.
+
+    A job header of any spelling (``Content-Type``, ``content-type``) replaces
+    the default instead of being sent as a second header.
+    """
+    headers = httpx.Headers({"content-type": "application/json"})
+    headers.update(job_headers)
+    return headers
+
+
 def _error_output(status: int, body: Any) -> str:
     """The serialized error shown to the model: ``{"error": <body>, "status_code": N}``."""
     return json.dumps({"error": body, "status_code": status}, separators=(",", ":"), ensure_ascii=False)
@@ -162,7 +175,7 @@ class EndpointClient:
         #: grader URL -> limiter; pass one dict to several clients so they share the rate limit
         self._limiters: dict[str, RateLimiter] = limiters if limiters is not None else {}
 
-    async def _post_once(self, url: str, headers: dict[str, str], body: bytes) -> _Response:
+    async def _post_once(self, url: str, headers: httpx.Headers, body: bytes) -> _Response:
         limit = self.settings.max_response_bytes
         try:
             with anyio.fail_after(self.settings.timeout_s):
@@ -181,8 +194,8 @@ class EndpointClient:
         except httpx.TransportError as exc:
             raise _Retryable("transport_error", f"{type(exc).__name__}: {exc}") from exc
 
-    async def _post(self, url: str, headers: dict[str, str], body: bytes,
-                    limiter: RateLimiter | None = None) -> tuple[_Response, int]:
+    async def _post(self, url: str, headers: httpx.Headers, body: bytes, limiter: RateLimiter | None = None,
+                    retry_429: bool = False) -> tuple[_Response, int]:
         s = self.settings
         attempts = 0
         retrying = AsyncRetrying(
@@ -198,9 +211,10 @@ class EndpointClient:
                     if limiter is not None:
                         await limiter.acquire()
                     resp = await self._post_once(url, headers, body)
-                    if resp.status >= 500:
+                    if resp.status >= 500 or (retry_429 and resp.status == 429):
                         text = "" if resp.body is None else resp.body[:200].decode("utf-8", "replace")
-                        raise _Retryable("server_error", f"HTTP {resp.status} {text}".strip(), resp.status)
+                        reason = "rate_limited" if resp.status == 429 else "server_error"
+                        raise _Retryable(reason, f"HTTP {resp.status} {text}".strip(), resp.status)
         except _Retryable as exc:
             raise EndpointFailure(exc.reason, f"{exc.detail} (after {attempts} attempts)",
                                   status=exc.status, attempts=attempts) from exc
@@ -234,8 +248,7 @@ class EndpointClient:
                                                f"{self.settings.max_request_bytes} bytes")
             return result
         try:
-            resp, result.attempts = await self._post(
-                tool.server_url, {"content-type": "application/json", **tool.headers}, body)
+            resp, result.attempts = await self._post(tool.server_url, _headers(tool.headers), body)
         except EndpointFailure as exc:
             result.status, result.error, result.attempts = exc.status, exc.reason, exc.attempts
             result.latency_s = time.perf_counter() - t0
@@ -262,6 +275,10 @@ class EndpointClient:
                     trace_id: str) -> GradeResult:
         """POST ``{"sample", "item", "trace_id"}`` to the grader; honour its ``rate_limit``.
 
+        Retried like tool calls (5xx, timeouts, transport errors) and also on
+        429 Too Many Requests (the spec retries grader failures; a rate-limited
+        grader is transient). Other 4xx answers discard at once.
+
         Returns:
             :class:`GradeResult` with the finite float ``score`` and the parsed
             ``x-rft-grade-details`` header (``{"subscores": {...}, "reasons": [...]}``;
@@ -279,8 +296,7 @@ class EndpointClient:
             raise EndpointFailure("request_too_large", f"grading request of {len(body)} bytes exceeds "
                                                        f"{self.settings.max_request_bytes} bytes")
         t0 = time.perf_counter()
-        resp, attempts = await self._post(
-            grader.url, {"content-type": "application/json", **grader.headers}, body, limiter)
+        resp, attempts = await self._post(grader.url, _headers(grader.headers), body, limiter, retry_429=True)
         latency = time.perf_counter() - t0
         if resp.body is None:
             raise EndpointFailure("response_too_large", f"grader response exceeds "

@@ -32,6 +32,22 @@ class EmulationRun:
     paths: dict[str, Path] = field(default_factory=dict)
 
 
+def _warn_replay_truncation(items: Sequence[dict[str, Any]], policy: Policy, steps: int, console: Console) -> None:
+    """Warn when a replay policy's items need more than ``steps`` turns (gold calls + the answer)."""
+    field_name = getattr(policy, "actions_field", None)
+    if not isinstance(field_name, str):
+        return
+    long = [(i, len(item[field_name]) + 1) for i, item in enumerate(items)
+            if isinstance(item.get(field_name), list) and len(item[field_name]) + 1 > steps]
+    if long:
+        shown = ", ".join(str(i) for i, _ in long[:10]) + (" ..." if len(long) > 10 else "")
+        console.print(f"warning: {len(long)} item(s) need more turns than max_episode_steps={steps} "
+                      f"(up to {max(n for _, n in long)}: {field_name} + the final answer); their replays "
+                      f"will be truncated and graded unfinished. Items (0-based): {shown}. Raise "
+                      f"max_episode_steps in the job config or pass --max-episode-steps.",
+                      style="yellow", markup=False, highlight=False)
+
+
 async def emulate(
     dataset: str | Path | Sequence[dict[str, Any]],
     job: ReinforcementJob | dict[str, Any] | str | Path,
@@ -49,6 +65,7 @@ async def emulate(
     label: str | None = None,
     console: Console | None = None,
     min_lines: int = MIN_LINES,
+    max_episode_steps: int | None = None,
 ) -> EmulationRun:
     """Validate, run and report one policy on one dataset, as ``rft emulate`` does.
 
@@ -62,7 +79,14 @@ async def emulate(
         use_eval_samples: use ``hyperparameters.eval_samples`` as samples per item.
         limit: only the first ``limit`` items (after validating all of them).
         progress: show a rich progress bar on ``console``.
+        max_episode_steps: overrides the job's value (``None``: the job's).
         Others: passed to :func:`run_rollouts`.
+
+    A replay policy (one with ``actions_field``) whose items need more turns
+    than ``max_episode_steps`` allows (gold calls + 1 answer) would be cut off
+    and graded on an unfinished episode; a warning naming those items is
+    printed on ``console`` before the run (the run still happens, as the
+    hosted service would run it).
 
     Raises:
         DatasetError, JobConfigError: invalid inputs (nothing is run).
@@ -80,8 +104,11 @@ async def emulate(
             raise ValueError("use_eval_samples: the job has no hyperparameters.eval_samples")
         samples_per_item = job.hyperparameters.eval_samples
     console = console or Console(stderr=True)
+    steps = max_episode_steps if max_episode_steps is not None else job.max_episode_steps
+    _warn_replay_truncation(items, policy, steps, console)
     kwargs: dict[str, Any] = dict(samples_per_item=samples_per_item, max_concurrency=max_concurrency,
-                                  settings=settings, client=client, transport=transport)
+                                  settings=settings, client=client, transport=transport,
+                                  max_episode_steps=max_episode_steps)
     if progress:
         bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                        TextColumn("discarded {task.fields[discarded]}"), TimeElapsedColumn(), console=console)

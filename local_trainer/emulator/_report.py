@@ -41,6 +41,10 @@ def _rows(s: Mapping[str, Any], *, detail: bool = True) -> list[tuple[str, str]]
     t, lr = s["tools"], s["learnability"]
     rows = [
         ("rollouts (graded / discarded)", f"{s['rollouts']} ({s['graded']} / {s['discarded']})"),
+    ]
+    if s.get("truncated"):  # only when it happened, so clean runs print the table they always did
+        rows.append(("truncated at max_episode_steps", str(s["truncated"])))
+    rows += [
         ("reward mean ± std", f"{_fmt(s['reward']['mean'])} ± {_fmt(s['reward']['std'])}"),
         (f"pass rate (score ≥ {s['pass_threshold']})", _fmt(s["pass_rate"])),
         ("tool calls per rollout", _fmt(t["calls_per_rollout"], ".2f")),

@@ -52,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rollouts per item (default: from compute_multiplier)")
     parser.add_argument("--eval", action="store_true", help="use hyperparameters.eval_samples per item")
     parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+    parser.add_argument("--max-episode-steps", type=int, default=None,
+                        help="override the job's max_episode_steps (model turns per rollout)")
     parser.add_argument("--concurrency", type=int, default=64, help="rollouts in flight (default 64)")
     parser.add_argument("--timeout", type=float, default=600.0, help="per tool/grader call limit, seconds")
     parser.add_argument("--retries", type=int, default=3, help="retries on 5xx/transport errors (hosted: 3)")
@@ -113,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
             return await emulate(args.dataset, args.config, policy, out_dir=args.out,
                                  samples_per_item=args.samples_per_item, use_eval_samples=args.eval,
                                  limit=args.limit, max_concurrency=args.concurrency, settings=settings,
-                                 progress=not args.no_progress, label=args.label or args.policy, console=err)
+                                 progress=not args.no_progress, label=args.label or args.policy, console=err,
+                                 max_episode_steps=args.max_episode_steps)
         finally:
             close = getattr(policy, "aclose", None)
             if close is not None:

@@ -33,10 +33,14 @@ def build_model(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
     return model, tok
 
 
-def save_checkpoint(path: str | Path, model: torch.nn.Module, *, step: int, config: TrainConfig) -> Path:
+def save_checkpoint(path: str | Path, model: torch.nn.Module, *, step: int, config: TrainConfig,
+                    tokenizer: Any = None) -> Path:
     """Write ``{"kind", "model_config", "state_dict", "step", "train_config"}`` to ``path``.
 
-    A HF-backed model is also saved with ``save_pretrained`` into ``<path stem>_hf/``.
+    A HF-backed model is also saved with ``save_pretrained`` into ``<path stem>_hf/`` (recorded
+    relative to ``path``, so the run folder can be moved), together with its Hugging Face
+    tokenizer when ``tokenizer`` is an :class:`HFTokenizer` — without it, loading would fall
+    back to the byte tokenizer. Returns ``path``.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,7 +49,10 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, *, step: int, conf
     else:
         hf_dir = path.with_name(path.stem + "_hf")
         model.hf.save_pretrained(hf_dir)  # type: ignore[union-attr]
-        payload = {"kind": "hf", "hf_dir": str(hf_dir)}
+        hf_tok = getattr(tokenizer, "tok", None)
+        if hf_tok is not None:
+            hf_tok.save_pretrained(hf_dir)
+        payload = {"kind": "hf", "hf_dir": hf_dir.name}
     payload.update(step=step, train_config=config.to_dict())
     torch.save(payload, path)
     return path
@@ -66,7 +73,7 @@ def load_checkpoint(path: str | Path) -> tuple[torch.nn.Module, Any]:
     if payload["kind"] == "hf":
         from ._hf import load_hf_model
 
-        return load_hf_model(payload["hf_dir"])
+        return load_hf_model(path.parent / payload["hf_dir"])  # relative to the checkpoint (absolute kept)
     model = TinyGPT(TinyGPTConfig(**payload["model_config"]))
     model.load_state_dict(payload["state_dict"])
     return model, ByteTokenizer()

@@ -10,6 +10,7 @@ and a real grade (demonstrations that do not pass are dropped).
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -47,8 +48,9 @@ class DemonstrationPolicy:
         if turn < len(actions):
             action = actions[turn]
             text = format_call(action["name"], action.get("arguments", {}))
+            args = action.get("arguments", {})
             calls = [{"id": f"fc_demo_{turn}", "call_id": f"call_demo_{turn}", "name": action["name"],
-                      "arguments": action.get("arguments", {})}]
+                      "arguments": args if isinstance(args, str) else json.dumps(args)}]  # wire: a JSON string
             content = None
         else:
             text, calls, content = str(item[self.answer_field]), [], str(item[self.answer_field])

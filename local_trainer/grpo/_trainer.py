@@ -205,7 +205,7 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
         bar.set_postfix(reward=f"{row['reward_mean']:.2f}",
                         loss=f"{row['loss']:.3f}" if "loss" in row else "skipped (all groups tied)")
         if out is not None and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-            save_checkpoint(out / "checkpoint.pt", model, step=step, config=cfg)
+            save_checkpoint(out / "checkpoint.pt", model, step=step, config=cfg, tokenizer=tokenizer)
     bar.close()
 
     eval_after = None
@@ -219,19 +219,25 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
     files: dict[str, Path] = {}
     if out is not None and log is not None:
         files["metrics"] = log.path
-        files["checkpoint"] = save_checkpoint(out / "checkpoint.pt", model, step=last_step, config=cfg)
+        files["checkpoint"] = save_checkpoint(out / "checkpoint.pt", model, step=last_step, config=cfg, tokenizer=tokenizer)
         files["plot"] = plot_rewards(rows, out / "reward_curve.png")
     return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files)
 
 
 def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torch.optim.Optimizer,
             prompts: list, comps: list, advantages: list[float], tokenizer: Any, cfg: TrainConfig) -> dict[str, float]:
-    """``num_iterations`` AdamW steps on the GRPO loss of the rows; returns loss/KL/entropy/clip/grad-norm."""
+    """``num_iterations`` AdamW steps on the GRPO loss of the rows; returns loss/KL/entropy/clip/grad-norm.
+
+    The model runs in ``eval()`` mode (dropout off, as TRL's ``disable_dropout=True``), the mode the
+    policy sampled in: the ``old`` logprobs recomputed here for ``num_iterations > 1`` are then the
+    sampling-time logprobs (the ratio compares against the policy that acted), and with
+    ``num_iterations == 1`` the on-policy ratio is exactly 1 (TRL passes ``old_per_token_logps=None``).
+    """
     from kernels import grpo_loss
 
     batch = make_batch(prompts, comps, pad_id=tokenizer.pad_id, block_size=getattr(model, "block_size", None))
     adv = torch.tensor(advantages, dtype=torch.float32)
-    model.train()
+    model.eval()  # gradients still flow; only dropout (and similar train-mode noise) is switched off
     with torch.no_grad():
         old_lp = _logprobs(model, batch, cfg.temperature) if cfg.num_iterations > 1 else None
         ref_lp = _logprobs(ref_model, batch, cfg.temperature) if ref_model is not None else None

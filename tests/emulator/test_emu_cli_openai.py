@@ -60,6 +60,27 @@ def test_cli_rejects_bad_dataset_naming_line_and_field(tmp_path: Path, base_url:
     assert not (tmp_path / "o").exists()
 
 
+def test_cli_warns_when_replay_needs_more_steps_and_can_override_them(
+        tmp_path: Path, base_url: str, capsys: pytest.CaptureFixture) -> None:
+    """Each item needs 2 turns (1 gold call + the answer): at 1 step every replay is cut short."""
+    dataset, config = write_inputs(tmp_path, base_url, items())
+    base = ["--dataset", str(dataset), "--config", str(config), "--policy", "reference",
+            "--samples-per-item", "1", "--backoff", "0.001", "--no-progress"]
+    assert cli.main([*base, "--out", str(tmp_path / "short"), "--max-episode-steps", "1"]) == 0
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())  # rich wraps long lines
+    assert "warning: 10 item(s) need more turns than max_episode_steps=1 (up to 2" in err
+    summary = json.loads((tmp_path / "short" / "summary.json").read_text())
+    # items 0-8 stop after their lookup with no answer (graded "" -> 0.0); item 9 is discarded first
+    assert summary["truncated"] == 9 and summary["reward"]["mean"] == 0.0
+    assert "truncated at max_episode_steps" in captured.out
+    assert cli.main([*base, "--out", str(tmp_path / "ok"), "--max-episode-steps", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "warning" not in captured.err and "truncated" not in captured.out
+    summary = json.loads((tmp_path / "ok" / "summary.json").read_text())
+    assert summary["truncated"] == 0 and summary["reward"]["mean"] == 1.0
+
+
 def test_cli_parser_contract() -> None:
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)

@@ -51,6 +51,16 @@ async def test_request_body_and_headers_are_exactly_the_spec() -> None:
     assert res.score == 1.0 and not res.discarded and res.tool_calls[0].ok
 
 
+async def test_job_content_type_replaces_the_default_instead_of_doubling_it() -> None:
+    job = make_job(["lookup"], headers={"Content-Type": "application/json; charset=utf-8"})
+    with respx.mock(assert_all_called=False) as mock:
+        tool = mock.post(TOOL_URL.format(name="lookup")).mock(return_value=httpx.Response(200, json={"output": "ok"}))
+        grader = grader_ok(mock)
+        await run_rollouts([make_item()], one_call_then_answer(), job, samples_per_item=1, settings=FAST)
+    for req in (tool.calls.last.request, grader.calls.last.request):
+        assert req.headers.get_list("content-type") == ["application/json; charset=utf-8"]
+
+
 async def test_4xx_without_output_is_shown_to_the_model_and_rollout_continues() -> None:
     seen: list[list[dict]] = []
 
@@ -181,6 +191,29 @@ async def test_grader_failures_discard(response: httpx.Response, calls: int, rea
     assert grader.call_count == calls
     assert res.discarded and res.discard_reason == reason and res.score is None
     assert summarize(results, pass_threshold=1.0)["discards_by_reason"] == {reason: 1}
+
+
+async def test_grader_429_is_retried_then_scored_or_discarded() -> None:
+    policy = ScriptedPolicy([PolicyStep(content="a")])
+    with respx.mock(assert_all_called=False) as mock:
+        grader = mock.post(GRADER_URL)
+        grader.side_effect = [httpx.Response(429), httpx.Response(200, json={"score": 0.75})]
+        [res] = await run_rollouts([make_item()], policy, make_job([]), samples_per_item=1, settings=FAST)
+    assert grader.call_count == 2 and res.score == 0.75 and not res.discarded
+    with respx.mock(assert_all_called=False) as mock:
+        grader = mock.post(GRADER_URL).mock(return_value=httpx.Response(429))
+        [res] = await run_rollouts([make_item()], policy, make_job([]), samples_per_item=1, settings=FAST)
+    assert grader.call_count == 4 and res.discarded and res.discard_reason == "grader_rate_limited"
+
+
+async def test_tool_429_without_output_is_shown_to_the_model_not_retried() -> None:
+    with respx.mock(assert_all_called=False) as mock:
+        tool = mock.post(TOOL_URL.format(name="lookup")).mock(return_value=httpx.Response(429, json={"detail": "slow"}))
+        grader_ok(mock)
+        [res] = await run_rollouts([make_item()], one_call_then_answer(), make_job(["lookup"]),
+                                   samples_per_item=1, settings=FAST)
+    assert tool.call_count == 1 and not res.discarded
+    assert json.loads(res.messages[-2]["content"]) == {"error": {"detail": "slow"}, "status_code": 429}
 
 
 async def test_grade_details_header_is_read() -> None:

@@ -200,6 +200,19 @@ def test_calculate_rejects(base, expr):
         call_tool(base.view(), "calculate", {"expression": expr})
 
 
+@pytest.mark.parametrize(("expr", "message"), [
+    ("9" * 400, "Result out of range"),              # int too large to convert to float
+    ("9" * 400 + " / 1", "Result out of range"),     # integer division result too large for a float
+    ("9" * 200 + " * " + "9" * 200, "Result out of range"),
+    ("1+" * 20_000 + "1", "Invalid expression"),     # parser recursion limit
+    ("1" * 5000, "Invalid expression"),              # over Python's int-digit limit
+], ids=["huge-literal", "huge-division", "huge-product", "20k-operators", "5000-digits"])
+def test_calculate_extreme_input_is_a_model_visible_error(base, expr, message):
+    """Model-written input must never crash the tool (a 500 would discard the rollout)."""
+    with pytest.raises(RetailError, match=message):
+        call_tool(base.view(), "calculate", {"expression": expr})
+
+
 def test_bad_arguments_are_model_visible(base):
     with pytest.raises(RetailError, match="Bad arguments"):
         call_tool(base.view(), "get_order_details", {"order": "#W1"})

@@ -48,3 +48,38 @@ def test_errors(tmp_path):
     transformers.GPT2LMHeadModel(cfg).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="vocab_size"):
         load_hf_model(tmp_path)
+
+
+def test_hf_checkpoint_trains_and_round_trips_with_its_tokenizer(tmp_path):
+    """``hf_checkpoint`` → GRPO update → ``checkpoint.pt`` → reload: same weights, same tokenizer."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from local_trainer.grpo import HFTokenizer, TrainConfig, build_model, load_checkpoint, save_checkpoint
+    from local_trainer.grpo._trainer import _update
+
+    src = tmp_path / "src"
+    words = ["<unk>", "<eos>", "<pad>"] + [f"w{i}" for i in range(40)]
+    wl = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    wl.pre_tokenizer = pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=wl, eos_token="<eos>", pad_token="<pad>",
+                                         unk_token="<unk>").save_pretrained(src)
+    torch.manual_seed(0)
+    hf_cfg = transformers.GPT2Config(vocab_size=len(words), n_positions=64, n_embd=16, n_layer=1, n_head=2)
+    transformers.GPT2LMHeadModel(hf_cfg).save_pretrained(src)
+
+    cfg = TrainConfig(hf_checkpoint=str(src), steps=0, max_new_tokens=4, grad_clip=1e9)
+    model, tok = build_model(cfg)
+    assert isinstance(tok, HFTokenizer) and tok.encode("w5 w7") == [8, 10] and tok.eos_id == 1
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    info = _update(model, None, opt, [tok.encode("w1 w2"), tok.encode("w3")], [[8, 1], [9, 10, 1]],
+                   [1.0, -1.0], tok, cfg)
+    assert info["loss"] == pytest.approx(0.0, abs=1e-6)  # grpo, on-policy: -mean(A) = 0
+    assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())  # it trained
+
+    path = save_checkpoint(tmp_path / "run" / "checkpoint.pt", model, step=1, config=cfg, tokenizer=tok)
+    (tmp_path / "run").rename(tmp_path / "moved")  # the run folder can move
+    loaded, loaded_tok = load_checkpoint(tmp_path / "moved" / path.name)
+    assert isinstance(loaded_tok, HFTokenizer) and loaded_tok.encode("w5 w7") == [8, 10]
+    for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values()):
+        assert torch.equal(a, b), k

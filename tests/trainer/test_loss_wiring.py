@@ -89,3 +89,22 @@ def test_kl_to_reference_is_zero_at_start_and_reported():
     info = _update(model, ref, opt, *ROWS, Tok(), TrainConfig(steps=0, beta=0.1, num_iterations=2))
     assert info["kl"] == pytest.approx(0.0, abs=1e-7)
     assert info["loss"] == pytest.approx(-0.25, abs=1e-6)
+
+
+
+def test_reference_stays_frozen_while_kl_grows():
+    model, ref = Bigram(), Bigram().requires_grad_(False)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.5)
+    cfg = TrainConfig(steps=0, beta=0.1, grad_clip=1e9)
+    first = _update(model, ref, opt, *ROWS, Tok(), cfg)
+    moved = model.table.detach().clone()
+    second = _update(model, ref, opt, *ROWS, Tok(), cfg)
+    assert torch.equal(ref.table, torch.zeros(V, V))  # the reference never moves
+    assert first["kl"] == pytest.approx(0.0, abs=1e-7)
+    # k3 KL by hand, measured in the second update from the table the first update left:
+    # ref logprob = log(1/V) (zero table); mean over the 5 completion tokens of ROWS
+    lp = torch.log_softmax(moved.double(), -1)
+    ctx_tgt = [(2, 3), (3, 4), (0, 2), (2, 2), (2, 1)]  # (previous token, completion token)
+    d = [math.log(1 / V) - lp[c, t].item() for c, t in ctx_tgt]
+    expected = sum(math.exp(x) - x - 1 for x in d) / len(d)
+    assert expected > 1e-3 and second["kl"] == pytest.approx(expected, rel=1e-4)
