@@ -24,13 +24,14 @@ import anyio
 import pydantic
 import pydantic_core
 
+from ._body import loads_strict
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._store import RolloutStore, StoredRollout
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
 
-__all__ = ["error_body", "execute_tool_call"]
+__all__ = ["decode_arguments", "error_body", "execute_tool_call", "request_problems"]
 
 logger = logging.getLogger("rft_sdk")
 
@@ -64,19 +65,15 @@ async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
     arguments, trace_id, item``; unknown fields ignored).
     """
     call_id, trace_id, item_id = body.get("call_id"), body.get("trace_id"), body.get("id")
-    problems = [
-        {"field": f, "problem": "required string"}
-        for f in ("call_id", "trace_id") if not isinstance(body.get(f), str) or not body.get(f)
-    ]
-    if item_id is not None and not isinstance(item_id, str):
-        problems.append({"field": "id", "problem": "must be a string"})
-    item = body.get("item") or {}
-    if not isinstance(item, dict):
-        problems.append({"field": "item", "problem": "must be a JSON object"})
+    problems = request_problems(body)
     if problems:
         metrics.incr("bad_requests")
         return 422, error_body("invalid_request", "invalid tool call request", details=problems,
-                               call_id=call_id, id=item_id)
+                               call_id=call_id if isinstance(call_id, str) else None,
+                               id=item_id if isinstance(item_id, str) else None)
+    item = body.get("item")
+    if item is None:
+        item = {}
 
     async with store.lock(trace_id):
         stored = await store.load(trace_id) or StoredRollout(trace_id=trace_id, item=item)
@@ -88,30 +85,18 @@ async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
             return previous[0], json.loads(previous[1])
 
         started_at, t0 = time.time(), time.perf_counter()
-        raw_args = body.get("arguments", {})
+        raw_args = body.get("arguments")
         state = json.loads(stored.state_json)
         new_state_json: str | None = None
         output: str | None = None
         error: str | None = None
-        arguments: dict[str, Any]
-        if isinstance(raw_args, str):
-            try:
-                raw_args = json.loads(raw_args) if raw_args.strip() else {}
-            except json.JSONDecodeError as exc:
-                raw_args = None
-                arguments = {"_raw": body["arguments"]}
-                status, error = 400, f"arguments are not valid JSON: {exc}"
-                payload = error_body("malformed_arguments", error, call_id=call_id, id=item_id)
-        if raw_args is not None and not isinstance(raw_args, dict):
-            arguments = {"_raw": raw_args}
-            status, error = 422, "arguments must be a JSON object"
-            payload = error_body("invalid_arguments", error, call_id=call_id, id=item_id,
-                                 details=[{"field": "arguments", "problem": error}])
-        elif isinstance(raw_args, dict):
-            arguments = raw_args
+        arguments, status, payload = decode_arguments(raw_args, call_id, item_id)
+        if status == 0:  # decoded to a JSON object: validate and run the tool
             status, payload, output, error, new_state_json = await _run(
-                definition, raw_args, Rollout(trace_id, stored.item, state, stored.trajectory, call_id),
+                definition, arguments, Rollout(trace_id, stored.item, state, stored.trajectory, call_id),
                 call_id, item_id)
+        else:
+            error = payload["error"]["message"]
         if status == 503:
             metrics.incr("tool_retryable_errors")
             return status, payload
@@ -132,6 +117,49 @@ async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
             stored.state_json = new_state_json
         await store.save(stored)
         return status, payload
+
+
+def request_problems(body: dict[str, Any]) -> list[dict[str, str]]:
+    """``[{"field", "problem"}]`` for every hosted tool-call field with a wrong JSON type.
+
+    ``call_id`` and ``trace_id`` are required non-empty strings; ``id``,
+    ``type`` and ``name`` are optional strings; ``item`` an optional object.
+    ``arguments`` is checked later (its problems are model-visible).
+    """
+    problems = [{"field": f, "problem": "required non-empty string"}
+                for f in ("call_id", "trace_id") if not isinstance(body.get(f), str) or not body[f]]
+    problems += [{"field": f, "problem": "must be a string"}
+                 for f in ("id", "type", "name") if body.get(f) is not None and not isinstance(body[f], str)]
+    if body.get("item") is not None and not isinstance(body["item"], dict):
+        problems.append({"field": "item", "problem": "must be a JSON object"})
+    return problems
+
+
+def decode_arguments(raw: Any, call_id: str, item_id: str | None) -> tuple[dict[str, Any], int, dict[str, Any]]:
+    """Decode the hosted ``arguments`` (a JSON string, or an already-decoded object).
+
+    Returns ``(arguments, status, error_payload)``: status ``0`` and an empty
+    payload when ``arguments`` is a JSON object (missing, ``null`` or a blank
+    string count as ``{}``); else 400 ``malformed_arguments`` (not JSON) or
+    422 ``invalid_arguments`` (JSON, but not an object), with ``arguments``
+    ``{"_raw": <what was sent>}`` for the trajectory.
+    """
+    value = raw
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, 0, {}
+        try:
+            value = loads_strict(raw)
+        except ValueError as exc:
+            message = f"arguments are not valid JSON: {exc}"
+            return {"_raw": raw}, 400, error_body("malformed_arguments", message, call_id=call_id, id=item_id)
+    if value is None:
+        return {}, 0, {}
+    if not isinstance(value, dict):
+        message = f"arguments must be a JSON object, got {type(value).__name__}"
+        return {"_raw": raw}, 422, error_body("invalid_arguments", message, call_id=call_id, id=item_id,
+                                              details=[{"field": "arguments", "problem": message}])
+    return value, 0, {}
 
 
 async def _run(definition: ToolDefinition, raw_args: dict[str, Any], rollout: Rollout,

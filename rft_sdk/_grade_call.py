@@ -57,15 +57,22 @@ def encode_details(details: dict[str, Any]) -> str:
 
 async def execute_grade(definition: GraderDefinition, body: dict[str, Any], store: RolloutStore,
                         metrics: Metrics, retention_s: float) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
-    """Grade one request; return ``(status, json_body, details_or_None)``."""
+    """Grade one request; return ``(status, json_body, details_or_None)``.
+
+    ``body`` is the decoded hosted grading request ``{"sample": {...}, "item":
+    {...} | null, "trace_id": str}`` (unknown fields ignored). A missing or
+    non-object ``sample``, a non-string ``sample.output_text``, a non-object
+    ``item`` or a missing ``trace_id`` answers 422 ``invalid_request`` (with
+    ``details``) before anything is read or run.
+    """
     trace_id, sample, item = body.get("trace_id"), body.get("sample"), body.get("item")
     problems = []
     if not isinstance(trace_id, str) or not trace_id:
-        problems.append({"field": "trace_id", "problem": "required string"})
-    if sample is None:
-        sample = {}
+        problems.append({"field": "trace_id", "problem": "required non-empty string"})
     if not isinstance(sample, dict):
-        problems.append({"field": "sample", "problem": "must be a JSON object"})
+        problems.append({"field": "sample", "problem": "required JSON object"})
+    elif sample.get("output_text") is not None and not isinstance(sample["output_text"], str):
+        problems.append({"field": "sample.output_text", "problem": "must be a string"})
     if item is not None and not isinstance(item, dict):
         problems.append({"field": "item", "problem": "must be a JSON object"})
     if problems:

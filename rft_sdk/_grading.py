@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import math
 import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
+from ._body import loads_strict
 from ._rollout import ToolCallRecord
 from .exceptions import GraderDefinitionError, GraderError
 
@@ -197,14 +197,15 @@ def coerce_grade(value: Any, definition: GraderDefinition) -> Grade:
 
 
 def parse_sample(sample: dict[str, Any]) -> dict[str, Any]:
-    """Copy of ``sample`` with ``output_text`` a str and ``output_json`` parsed from it when JSON."""
+    """Copy of ``sample`` with ``output_text`` a str and ``output_json`` parsed from it when it
+    is strict JSON nested at most ``MAX_JSON_DEPTH`` deep (else ``None``), unless sent non-null."""
     out = dict(sample)
     text = out.get("output_text")
     out["output_text"] = text if isinstance(text, str) else ""
     if out.get("output_json") is None and out["output_text"].strip():
         try:
-            out["output_json"] = json.loads(out["output_text"])
-        except json.JSONDecodeError:
+            out["output_json"] = loads_strict(out["output_text"])
+        except ValueError:  # not JSON (or NaN/too deeply nested): plain text
             out["output_json"] = None
     else:
         out.setdefault("output_json", None)

@@ -19,7 +19,8 @@ class ToolCallRecord:
         id: the hosted item ``id`` (``"fc_..."``), or ``None`` if not sent.
         name: tool name.
         arguments: decoded arguments as sent by the model (JSON object), or
-            ``{"_raw": "<text>"}`` when the arguments were not valid JSON.
+            ``{"_raw": <what was sent>}`` when the arguments were not valid
+            JSON or not a JSON object.
         output: the string returned to the model (HTTP 200), else ``None``.
         error: the error message shown to the model (HTTP 4xx), else ``None``.
         status: HTTP status of the answer (200, 400, 404 or 422).

@@ -4,8 +4,13 @@ Rules applied (OpenAI "Structured Outputs / strict function calling", the
 hosted services' tool format): every object has ``additionalProperties:
 false`` and lists *all* its properties in ``required``; a parameter that has a
 default becomes nullable instead of optional (``null`` is mapped back to the
-default by the server); ``title``/``default`` keywords are dropped; schemas
-that strict mode cannot express (free-form dicts, ``Any``) are rejected.
+default by the server); ``title``/``default`` and the unsupported
+``uniqueItems`` (sets: the server still de-duplicates) and ``discriminator``
+keywords are dropped; ``oneOf`` (pydantic's discriminated unions) becomes
+``anyOf``; a ``$ref`` never has sibling keywords (strict mode refuses
+``{"$ref", "description"}``, so it becomes ``{"anyOf": [{"$ref"}],
+"description"}``); schemas that strict mode cannot express (free-form dicts,
+``Any``, tuples' ``prefixItems``, ``allOf``/``not``) are rejected.
 """
 
 from __future__ import annotations
@@ -15,7 +20,12 @@ from typing import Any
 
 __all__ = ["StrictSchemaError", "make_nullable", "strictify"]
 
-_DROP = ("title", "default")
+_DROP = ("title", "default", "uniqueItems", "discriminator")
+_REFUSED = {
+    "prefixItems": "fixed-length tuple cannot be expressed in strict mode; use list[...] or a pydantic model",
+    "allOf": "allOf cannot be expressed in strict mode",
+    "not": "not cannot be expressed in strict mode",
+}
 
 
 class StrictSchemaError(ValueError):
@@ -30,7 +40,8 @@ def strictify(schema: dict[str, Any], where: str) -> dict[str, Any]:
         where: human-readable location used in error messages.
 
     Raises:
-        StrictSchemaError: free-form object or untyped (``Any``) schema.
+        StrictSchemaError: free-form object, untyped (``Any``) schema, tuple,
+            ``allOf`` or ``not``.
     """
     return _walk(copy.deepcopy(schema), where)
 
@@ -40,6 +51,11 @@ def _walk(node: Any, where: str) -> Any:
         return node
     for key in _DROP:
         node.pop(key, None)
+    for key, why in _REFUSED.items():
+        if key in node:
+            raise StrictSchemaError(f"{where}: {why}")
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
     typed = any(k in node for k in ("type", "$ref", "anyOf", "allOf", "oneOf", "enum", "const"))
     if not typed:
         raise StrictSchemaError(f"{where}: untyped value (Any) cannot be expressed in strict mode")
@@ -59,11 +75,10 @@ def _walk(node: Any, where: str) -> Any:
         node["additionalProperties"] = False
     if isinstance(node.get("items"), dict):
         node["items"] = _walk(node["items"], f"{where}[]")
-    for key in ("anyOf", "allOf", "oneOf"):
-        if key in node:
-            node[key] = [_walk(sub, where) for sub in node[key]]
-    if "prefixItems" in node:
-        node["prefixItems"] = [_walk(sub, where) for sub in node["prefixItems"]]
+    if "anyOf" in node:
+        node["anyOf"] = [_walk(sub, where) for sub in node["anyOf"]]
+    if "$ref" in node and len(node) > 1:
+        return {"anyOf": [{"$ref": node.pop("$ref")}], **node}
     return node
 
 

@@ -67,6 +67,23 @@ def _unshared_store(app: Any) -> str | None:
             "(the server template does this when RFT_STORE_PATH is set), or serve with --workers 1")
 
 
+def _print_tools(app: Any, args: argparse.Namespace) -> int:
+    """``rft tools``: print the dataset tools, or with ``--base-url`` the hosted job's ``method``
+    object (hosted protocol §1); exit status 2 with a one-line reason when that cannot be built."""
+    from ._server import ToolServer
+
+    if not isinstance(app, ToolServer):
+        print(f"rft tools: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)
+        return 2
+    try:
+        out = app.job_config(args.base_url) if args.base_url else app.dataset_tools(args.format)
+    except ValueError as exc:
+        print(f"rft tools: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(out, indent=2))
+    return 0
+
+
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rft", description="Tool and grader endpoints for hosted agent RFT.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -113,12 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rft {args.command}: cannot load {args.app!r}: {exc}", file=sys.stderr)
         return 2
     if args.command == "tools":
-        if args.base_url:
-            out = app.job_config(args.base_url)
-        else:
-            out = app.dataset_tools(args.format)
-        print(json.dumps(out, indent=2))
-        return 0
+        return _print_tools(app, args)
+    if not callable(app):
+        print(f"rft serve: {args.app!r} is a {type(app).__name__}, not an ASGI app (e.g. a ToolServer)",
+              file=sys.stderr)
+        return 2
     if args.workers < 1:
         print(f"rft serve: --workers must be >= 1, got {args.workers}", file=sys.stderr)
         return 2

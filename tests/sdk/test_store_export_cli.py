@@ -127,3 +127,64 @@ def test_serve_process_reports_a_child_that_cannot_start(tmp_path):
     with pytest.raises(RuntimeError, match="exited with status"):
         with serve_process("no_such_module:server", cwd=tmp_path, startup_timeout=20):
             pass
+
+
+# The job shape of hosted-protocol §1, copied from the spec (not from the code under test).
+SPEC_JOB = json.loads("""
+{"method": {"type": "reinforcement", "reinforcement": {
+  "tools": [{"name": "search", "server_url": "https://tools.example.com/tools/search",
+             "headers": {"Authorization": "Bearer <token>"}}],
+  "grader": {"type": "endpoint", "name": "holistic", "url": "https://tools.example.com/grade",
+             "headers": {"Authorization": "Bearer <token>"}, "rate_limit": 50,
+             "pass_threshold": 0.8},
+  "max_episode_steps": 10,
+  "hyperparameters": {"compute_multiplier": 1.0, "eval_interval": 3, "eval_samples": 5,
+                      "n_epochs": 1, "batch_size": 16, "reasoning_effort": "medium"}}}}
+""")
+
+
+def _shape(value):
+    """Keys and JSON types, recursively (header names and values are free-form)."""
+    if isinstance(value, dict):
+        return {k: ("headers" if k == "headers" else _shape(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def _write_app(tmp_path, name, grader=True):
+    (tmp_path / f"{name}.py").write_text(
+        "from rft_sdk import ToolServer\nserver = ToolServer(auth_env_var=None)\nnot_a_server = 42\n"
+        "@server.tool\ndef search(query: str) -> str:\n    return query\n"
+        + ("@server.grader\ndef holistic(ctx):\n    return 1.0\n" if grader else ""))
+
+
+def test_cli_tools_base_url_prints_exactly_the_spec_job_shape(tmp_path, monkeypatch, capsys):
+    from rft_sdk.cli import main
+
+    _write_app(tmp_path, "spec_shape_app")
+    monkeypatch.chdir(tmp_path)
+    assert main(["tools", "spec_shape_app:server", "--base-url", "https://tools.example.com"]) == 0
+    job = json.loads(capsys.readouterr().out)
+    assert _shape(job) == _shape(SPEC_JOB)
+    rl = job["method"]["reinforcement"]
+    assert rl["tools"] == [{"name": "search", "server_url": "https://tools.example.com/tools/search",
+                            "headers": {}}]
+    assert rl["grader"]["url"] == "https://tools.example.com/grade" and rl["grader"]["name"] == "holistic"
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["tools", "cli_err_app:server", "--base-url", "https://x"], "has no grader"),
+    (["tools", "cli_err_app:not_a_server"], "is a int, not a ToolServer"),
+    (["serve", "cli_err_app:not_a_server", "--host", "256.0.0.1"], "not an ASGI app"),  # never binds
+    (["serve", "cli_err_app"], "expected MODULE:ATTR"),
+    (["tools", "cli_err_app:missing"], "has no attribute 'missing'"),
+])
+def test_cli_errors_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys, argv, fragment):
+    from rft_sdk.cli import main
+
+    _write_app(tmp_path, "cli_err_app", grader=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err and err.count("\n") == 1

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+import enum
+from typing import Annotated, Any, Literal, Optional, Union
 
 import pydantic
 import pytest
@@ -100,3 +101,114 @@ def test_duplicate_and_bad_names():
         server.add_tool(a)
     with pytest.raises(ToolDefinitionError, match="name"):
         tool(name="has space")(a)
+
+
+# -- strict-mode validity over a variety of signatures ------------------------------------------
+_STRICT_UNSUPPORTED = {"default", "title", "uniqueItems", "prefixItems", "allOf", "oneOf", "not",
+                       "discriminator", "patternProperties", "propertyNames", "if", "then", "else"}
+
+
+def _strict_violations(node, path="$"):
+    """Hand-written check of the OpenAI strict function-calling rules (structured outputs guide):
+    every object closed (additionalProperties false) with all properties required; no $ref
+    siblings; no unsupported keywords; every schema typed."""
+    found = []
+    if isinstance(node, dict):
+        if path.count("properties") or path == "$" or "items" in path or "anyOf" in path or "$defs" in path:
+            if not any(k in node for k in ("type", "$ref", "anyOf", "enum", "const")) and path != "$.$defs":
+                found.append(f"{path}: untyped")
+        if node.get("type") == "object" or "properties" in node:
+            if node.get("additionalProperties") is not False:
+                found.append(f"{path}: additionalProperties is not false")
+            if sorted(node.get("required", [])) != sorted(node.get("properties", {})):
+                found.append(f"{path}: required != properties")
+        if "$ref" in node and len(node) > 1:
+            found.append(f"{path}: $ref has siblings {sorted(set(node) - {'$ref'})}")
+        found += [f"{path}: unsupported keyword {k}" for k in _STRICT_UNSUPPORTED & set(node)]
+        for key, value in node.items():
+            if key in ("properties", "$defs"):
+                for name, sub in value.items():
+                    found += _strict_violations(sub, f"{path}.{key}.{name}")
+            elif key == "items":
+                found += _strict_violations(value, f"{path}.items")
+            elif key == "anyOf":
+                for i, sub in enumerate(value):
+                    found += _strict_violations(sub, f"{path}.anyOf[{i}]")
+    return found
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Priority(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Line(pydantic.BaseModel):
+    """One order line."""
+
+    sku: str
+    qty: int = 1
+    tags: list[str] = []
+
+
+class Order(pydantic.BaseModel):
+    lines: list[Line]
+    gift: Optional[Line] = None
+    colour: Colour = Colour.RED
+
+
+class Cat(pydantic.BaseModel):
+    kind: Literal["cat"]
+    lives: int
+
+
+class Dog(pydantic.BaseModel):
+    kind: Literal["dog"]
+    good: bool
+
+
+def test_variety_of_signatures_is_strict_valid_and_round_trips():
+    jsonschema = pytest.importorskip("jsonschema")
+
+    def place(note: Optional[str], skus: list[str], mode: Literal["fast", "exact"], colour: Colour,
+              order: Order, priority: Priority = Priority.LOW, limit: int = 3, ratio: float = 0.5,
+              extra: Optional[list[Line]] = None, unique: set[str] = frozenset(), flag: bool = False,
+              pet: Annotated[Union[Cat, Dog], pydantic.Field(discriminator="kind")] = None,
+              bounded: Annotated[int, pydantic.Field(ge=0, le=10)] = 5, *, rollout: Rollout) -> str:
+        """Place an order.
+
+        Args:
+            note: Free text or null.
+            order: The order to place.
+            pet: A pet (cat or dog).
+        """
+        return "ok"
+
+    d = get_tool_definition(tool(place))
+    p = d.parameters
+    assert _strict_violations(p) == []
+    jsonschema.Draft202012Validator.check_schema(p)
+    # described $ref fields keep their description next to an anyOf, not next to the $ref
+    assert p["properties"]["order"] == {"anyOf": [{"$ref": "#/$defs/Order"}], "description": "The order to place."}
+    # a value the model may produce under this schema is accepted by the schema and by the server's validator
+    sample = {"note": None, "skus": ["A"], "mode": "fast", "colour": "blue",
+              "order": {"lines": [{"sku": "A", "qty": 2, "tags": []}], "gift": None, "colour": "red"},
+              "priority": None, "limit": None, "ratio": 0.25, "extra": None, "unique": ["x", "x"],
+              "flag": None, "pet": {"kind": "dog", "good": True}, "bounded": 10}
+    jsonschema.validate(sample, p)
+    validated = d.args_model.model_validate({k: v for k, v in sample.items() if not (v is None and k in d.defaults)})
+    assert validated.unique == {"x"} and isinstance(validated.pet, Dog)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**sample, "surprise": 1}, p)
+
+
+def test_tuples_are_refused_with_a_clear_message():
+    def f(pair: tuple[int, str]) -> str:
+        return "x"
+
+    with pytest.raises(ToolDefinitionError, match=r"parameter 'pair'.*tuple.*list\[\.\.\.\]"):
+        tool(f)
