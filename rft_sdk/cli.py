@@ -75,8 +75,20 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     if not isinstance(app, ToolServer):
         print(f"rft tools: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)
         return 2
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            print(f"rft tools: environment variable {args.token_env!r} is unset or empty", file=sys.stderr)
+            return 2
     try:
-        out = app.job_config(args.base_url) if args.base_url else app.dataset_tools(args.format)
+        if args.base_url:
+            out = app.job_config(args.base_url, token=token, grader=args.grader,
+                                 max_episode_steps=args.max_episode_steps,
+                                 compute_multiplier=args.compute_multiplier, rate_limit=args.rate_limit,
+                                 pass_threshold=args.pass_threshold)
+        else:
+            out = app.dataset_tools(args.format)
     except ValueError as exc:
         print(f"rft tools: {exc}", file=sys.stderr)
         return 2
@@ -101,6 +113,15 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     tools.add_argument("app", metavar="MODULE:ATTR")
     tools.add_argument("--format", default="chat_completions", choices=["chat_completions", "responses"])
     tools.add_argument("--base-url", default=None, help="print the whole job config for this public URL instead")
+    job = tools.add_argument_group("job config (with --base-url)")
+    job.add_argument("--token-env", default=None, metavar="VAR",
+                     help="put 'Authorization: Bearer $VAR' in every tool's and the grader's headers "
+                          "(read from the environment, so the token stays out of shell history)")
+    job.add_argument("--grader", default=None, help="grader name (default: the server's default grader)")
+    job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
+    job.add_argument("--compute-multiplier", type=float, default=1.0, help="rollouts per item scale (default 1.0)")
+    job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")
+    job.add_argument("--pass-threshold", type=float, default=1.0, help="score counted as a pass (default 1.0)")
 
     for name, (module, help_text) in _DELEGATED.items():
         child = sub.add_parser(name, help=help_text, add_help=command != name)

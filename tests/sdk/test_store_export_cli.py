@@ -188,3 +188,23 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys, argv,
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_cli_tools_job_options_and_token_from_environment(tmp_path, monkeypatch, capsys):
+    from rft_sdk.cli import main
+
+    _write_app(tmp_path, "job_opts_app")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MY_RFT_TOKEN", "tok-123")
+    assert main(["tools", "job_opts_app:server", "--base-url", "https://t.example", "--token-env", "MY_RFT_TOKEN",
+                 "--max-episode-steps", "14", "--compute-multiplier", "2.5", "--rate-limit", "20",
+                 "--pass-threshold", "0.8"]) == 0
+    rl = json.loads(capsys.readouterr().out)["method"]["reinforcement"]
+    assert rl["max_episode_steps"] == 14 and rl["hyperparameters"]["compute_multiplier"] == 2.5
+    assert rl["grader"]["rate_limit"] == 20 and rl["grader"]["pass_threshold"] == 0.8
+    assert rl["tools"][0]["headers"] == {"Authorization": "Bearer tok-123"}
+    assert rl["grader"]["headers"] == {"Authorization": "Bearer tok-123"}
+
+    monkeypatch.delenv("MY_RFT_TOKEN")
+    assert main(["tools", "job_opts_app:server", "--base-url", "https://t.example", "--token-env", "MY_RFT_TOKEN"]) == 2
+    assert "'MY_RFT_TOKEN' is unset" in capsys.readouterr().err
