@@ -124,4 +124,6 @@ async def execute_grade(definition: GraderDefinition, body: dict[str, Any], stor
         if stored is not None:
             await store.release(trace_id, after_s=retention_s)
         metrics.incr("grades")
+        logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
+                    details.get("subscores", {}), details.get("reasons", []))
         return 200, {"score": score}, details

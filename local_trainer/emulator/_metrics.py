@@ -63,8 +63,10 @@ def summarize(
     "mean_tokens_per_tool_call": {"arguments", "output", "total"}, "token_estimate",
     "latency_s": {"p50", "p95", "p99", "mean"}, "error_count", "errors_by_kind"},
     "learnability": {"items": [...], "mean_best_minus_mean", "share_items_all_same",
-    "items_with_2plus_samples"}, "perturbations"}``. Values are ``None`` where
-    there is nothing to average.
+    "items_with_2plus_samples"}, "subscores": {name: {"mean", "n"}}, "reasons":
+    {reason: count} (the 10 most common), "perturbations"}``. Sub-scores and reasons
+    come from the grader's ``x-rft-grade-details`` header, over graded rollouts that
+    reported them. Values are ``None`` where there is nothing to average.
     """
     count = token_counter or estimate_tokens
     n = len(results)
@@ -91,6 +93,15 @@ def summarize(
         })
     multi = [row for row in item_rows if row["n"] >= 2]
     gaps = [row["best_minus_mean"] for row in item_rows if row["n"] >= 1]
+
+    subscores: dict[str, list[float]] = defaultdict(list)
+    reasons: Counter[str] = Counter()
+    for r in graded:
+        details = r.grade_details or {}
+        for name, value in (details.get("subscores") or {}).items():
+            if isinstance(value, (int, float)):
+                subscores[name].append(float(value))
+        reasons.update(str(x) for x in details.get("reasons") or [])
 
     pert = Counter(r.perturbation for r in results if r.perturbation is not None)
     return {
@@ -132,5 +143,7 @@ def summarize(
             "share_items_all_same": (sum(r["all_same"] for r in multi) / len(multi)) if multi else None,
             "items_with_2plus_samples": len(multi),
         },
+        "subscores": {k: {"mean": _mean(v), "n": len(v)} for k, v in sorted(subscores.items())},
+        "reasons": dict(reasons.most_common(10)),
         "perturbations": dict(sorted(pert.items())),
     }

@@ -64,6 +64,8 @@ def _rows(s: Mapping[str, Any], *, detail: bool = True) -> list[tuple[str, str]]
         ("learnability: mean best-of-n − mean", _fmt(lr["mean_best_minus_mean"])),
         ("items whose samples all score the same", _fmt(lr["share_items_all_same"])),
     ]
+    for name, sub in (s.get("subscores") or {}).items():
+        rows.append((f"sub-score {name} (mean)", _fmt(sub["mean"])))
     if s.get("perturbations"):  # one sub-row per kind, like tools, so wide labels never wrap a cell
         rows.append(("perturbations", str(sum(s["perturbations"].values()))))
         if detail:

@@ -115,3 +115,25 @@ def test_printed_summary_and_comparison(results: list[RolloutResult]) -> None:
     table = comparison_table({"reference": a, "perturbed": b})
     assert [c.header for c in table.columns] == ["metric", "reference", "perturbed"]
     assert "0.500 ± 0.500" in out  # perturbed column: scores 1 and 0
+
+
+def test_subscores_and_reasons_are_aggregated_over_graded_rollouts() -> None:
+    def graded(item: int, score: float | None, details: dict | None, reason: str | None = None) -> RolloutResult:
+        r = rollout(item, score, reason=reason)
+        r.grade_details = details
+        return r
+
+    results = [
+        graded(0, 1.0, {"subscores": {"db_match": 1.0, "info": 1.0}, "reasons": []}),
+        graded(0, 0.0, {"subscores": {"db_match": 0.0, "info": 0.5}, "reasons": ["db differs"]}),
+        graded(1, 0.0, {"subscores": {"db_match": 0.0}, "reasons": ["db differs", "missing 12.50"]}),
+        graded(1, 0.5, None),                                         # grader sent no details
+        graded(2, None, {"subscores": {"db_match": 1.0}}, reason="grader_error"),  # discarded: not counted
+    ]
+    s = summarize(results, pass_threshold=1.0)
+    assert s["subscores"] == {"db_match": {"mean": pytest.approx(1 / 3), "n": 3},
+                              "info": {"mean": pytest.approx(0.75), "n": 2}}
+    assert s["reasons"] == {"db differs": 2, "missing 12.50": 1}
+    out = io.StringIO()
+    print_summary(s, console=Console(file=out, width=120))
+    assert "sub-score db_match (mean)" in out.getvalue() and "0.333" in out.getvalue()

@@ -161,3 +161,21 @@ def test_context_helpers():
     assert [r.call_id for r in ctx.calls("a")] == ["call_0", "call_2"]
     assert ctx.count() == 3 and ctx.count("b") == 1
     assert [r.call_id for r in ctx.errors] == ["call_1", "call_2"]
+
+
+async def test_each_grade_is_logged_with_its_subscores_and_reasons(caplog):
+    import logging
+
+    server = ToolServer(auth_env_var=None)
+
+    @server.grader
+    def layered(ctx: GradingContext) -> Grade:
+        return Grade(0.25, {"db_match": 1.0, "info": 0.5}, ["missing '12.50'"])
+
+    caplog.set_level(logging.INFO, logger="rft_sdk")
+    transport = httpx.ASGITransport(app=server)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        r = await client.post("/grade", json={"sample": {"output_text": "x"}, "item": {}, "trace_id": "trace_log"})
+    assert r.json() == {"score": 0.25}
+    line = next(rec.getMessage() for rec in caplog.records if "trace_log" in rec.getMessage())
+    assert "0.2500" in line and "'db_match': 1.0" in line and "missing '12.50'" in line
