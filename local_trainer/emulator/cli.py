@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import os
 import sys
 from typing import Any
 
@@ -63,14 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load_object(spec: str) -> Any:
-    module, sep, attr = spec.partition(":")
-    if not sep or not module or not attr:
-        raise ValueError(f"--policy {spec!r}: expected reference, perturbed, openai or MODULE:ATTR")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
+    """The policy object named by ``--policy MODULE:ATTR`` (a factory is called once)."""
+    from rft_sdk.cli import load_app
+
+    try:
+        obj = load_app(spec)
+    except ValueError:
+        raise ValueError(f"--policy {spec!r}: expected reference, perturbed, openai or MODULE:ATTR") from None
     if not hasattr(obj, "act") and callable(obj):
         obj = obj()
     if not hasattr(obj, "act"):

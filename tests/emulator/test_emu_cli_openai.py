@@ -130,3 +130,22 @@ async def test_openai_policy_bad_answers_are_policy_errors(response: httpx.Respo
         with pytest.raises(PolicyError):
             await policy.act([{"role": "user", "content": "hi"}], [], item={}, trace_id="trace_x")
         await policy.aclose()
+
+
+def test_policy_module_attr_is_loaded_from_the_cwd(tmp_path, monkeypatch) -> None:
+    from local_trainer.emulator.cli import _load_object
+
+    (tmp_path / "my_policies.py").write_text(
+        "class Echo:\n"
+        "    async def act(self, messages, tools, *, item, trace_id):\n"
+        "        raise NotImplementedError\n"
+        "instance = Echo()\n"
+        "def factory():\n    return Echo()\n"
+        "not_a_policy = 3\n")
+    monkeypatch.chdir(tmp_path)
+    assert type(_load_object("my_policies:instance")).__name__ == "Echo"
+    assert type(_load_object("my_policies:factory")).__name__ == "Echo"  # a factory is called
+    with pytest.raises(ValueError, match="is not a policy"):
+        _load_object("my_policies:not_a_policy")
+    with pytest.raises(ValueError, match="expected reference, perturbed, openai or MODULE:ATTR"):
+        _load_object("my_policies")
