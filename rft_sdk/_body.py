@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 
-__all__ = ["DEFAULT_BODY_LIMIT", "MAX_JSON_DEPTH", "BodyError", "loads_strict", "read_json_body"]
+__all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_BODY_TIMEOUT_S", "MAX_JSON_DEPTH", "BodyError", "loads_strict", "read_json_body"]
 
 DEFAULT_BODY_LIMIT = 1_048_576  # bytes (1 MiB)
+DEFAULT_BODY_TIMEOUT_S = 60.0  # seconds to receive a whole body (a stalled client must not hold a slot forever)
 MAX_JSON_DEPTH = 64  # nested arrays/objects; far above any tool call, far below Python's recursion limit
 
 
@@ -63,7 +65,7 @@ def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
 
 
 class BodyError(Exception):
-    """The body cannot be used. ``status`` is 400 (malformed) or 413 (too large)."""
+    """The body cannot be used. ``status`` is 400 (malformed), 408 (too slow) or 413 (too large)."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
@@ -72,15 +74,20 @@ class BodyError(Exception):
         self.message = message
 
 
-async def read_json_body(request: Request, limit: int = DEFAULT_BODY_LIMIT) -> dict[str, Any]:
+async def read_json_body(request: Request, limit: int = DEFAULT_BODY_LIMIT,
+                         timeout_s: float | None = DEFAULT_BODY_TIMEOUT_S) -> dict[str, Any]:
     """Return the body decoded as a JSON object.
 
     Args:
         request: the Starlette request.
         limit: maximum body size in bytes.
+        timeout_s: seconds allowed to receive the whole body (``None``: no limit).
+            uvicorn has no body-read timeout of its own, so a client that
+            declares more bytes than it sends would otherwise wait forever.
 
     Raises:
-        BodyError: 413 ``body_too_large`` when over ``limit`` bytes; 400
+        BodyError: 413 ``body_too_large`` when over ``limit`` bytes; 408
+            ``body_timeout`` when the body did not arrive within ``timeout_s``; 400
             ``malformed_json`` when not strict JSON (see :func:`loads_strict`);
             400 ``invalid_request`` when the JSON is not an object.
     """
@@ -89,11 +96,14 @@ async def read_json_body(request: Request, limit: int = DEFAULT_BODY_LIMIT) -> d
         raise BodyError(413, "body_too_large", f"request body exceeds {limit} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyError(413, "body_too_large", f"request body exceeds {limit} bytes")
-        chunks.append(chunk)
+    with anyio.move_on_after(timeout_s) as scope:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyError(413, "body_too_large", f"request body exceeds {limit} bytes")
+            chunks.append(chunk)
+    if scope.cancelled_caught:
+        raise BodyError(408, "body_timeout", f"request body not received within {timeout_s} s")
     try:
         data = loads_strict(b"".join(chunks))
     except ValueError as exc:

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ._auth import AUTH_ENV_VAR, BearerAuth
-from ._body import DEFAULT_BODY_LIMIT, BodyError, read_json_body
+from ._body import DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT_S, BodyError, read_json_body
 from ._calls import error_body, execute_tool_call
 from ._export import ExportMixin
 from ._grade_call import DETAILS_HEADER, encode_details, execute_grade
@@ -43,6 +43,7 @@ class ToolServer(ExportMixin):
             comma-separated); none at all disables auth.
         store: rollout store; default ``MemoryStore(ttl_s=3600, max_rollouts=10_000)``.
         body_limit: maximum request body, bytes (protocol: 1 MB).
+        body_timeout_s: seconds a client has to send a whole request body (408 after).
         grade_retention_s: seconds a rollout's state is kept after a
             successful grade (0 releases it at once; a retried identical grade
             request still gets the recorded score).
@@ -62,11 +63,13 @@ class ToolServer(ExportMixin):
         auth_tokens: Iterable[str] | None = None,
         store: RolloutStore | None = None,
         body_limit: int = DEFAULT_BODY_LIMIT,
+        body_timeout_s: float | None = DEFAULT_BODY_TIMEOUT_S,
         grade_retention_s: float = 0.0,
         auth_env_var: str | None = AUTH_ENV_VAR,
     ) -> None:
         self.store: RolloutStore = store if store is not None else MemoryStore()
         self.body_limit = int(body_limit)
+        self.body_timeout_s = body_timeout_s
         self.grade_retention_s = float(grade_retention_s)
         self.metrics_state = Metrics()
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
@@ -165,9 +168,9 @@ class ToolServer(ExportMixin):
 
     async def _read(self, request: Request) -> dict[str, Any] | Response:
         try:
-            return await read_json_body(request, self.body_limit)
+            return await read_json_body(request, self.body_limit, self.body_timeout_s)
         except BodyError as exc:
-            self.metrics_state.incr("body_too_large" if exc.status == 413 else "bad_requests")
+            self.metrics_state.incr({413: "body_too_large", 408: "body_timeouts"}.get(exc.status, "bad_requests"))
             return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
 
     async def _store_unavailable(self, request: Request, exc: Exception) -> Response:

@@ -278,6 +278,26 @@ def test_lying_short_content_length_is_400(live):
     assert _raw_exchange(url, head, body).startswith(b"HTTP/1.1 400")
 
 
+def test_body_that_never_arrives_is_408_after_the_body_timeout():
+    """Content-Length promises 100 bytes, 10 arrive: 408 after body_timeout_s, not a wait forever."""
+    server = ToolServer(auth_env_var=None, body_timeout_s=0.3)
+    ran = []
+
+    @server.tool
+    def add(sku: str) -> str:
+        """Add."""
+        ran.append(sku)
+        return sku
+
+    with run_server(server) as url:
+        head = (b"POST /tools/add HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n")
+        answer = _raw_exchange(url, head, b'{"call_id"')
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b"body_timeout" in answer
+    assert ran == [] and server.metrics["counters"]["body_timeouts"] == 1
+
+
 # -- auth and logs -----------------------------------------------------------------------------
 def test_tokens_never_logged_or_echoed(monkeypatch, caplog):
     monkeypatch.setenv("RFT_AUTH_TOKENS", "env-secret-aaaa, env-secret-bbbb")
