@@ -14,10 +14,11 @@ Three measurements, printed side by side:
    equal to that number, each tool call sleeping ``--delay`` seconds on the
    server. Sustained concurrency shows as peak in-flight rollouts == N and
    wall time close to the ideal ``steps x delay``.
-3. The same over real sockets: this module's app served by uvicorn on
-   127.0.0.1 in a child process. (Not ``rft_sdk.testing.run_server``'s thread:
-   two busy event loops in one process fight over the GIL — the "convoy
-   effect" — and even bare httpx then runs ~5x slower at 50+ concurrent calls.)
+3. The same over real sockets: this module's ``app`` served by ``rft serve``
+   on 127.0.0.1 in a child process (``rft_sdk.testing.serve_process``). (Not
+   ``run_server``'s thread: two busy event loops in one process fight over the
+   GIL — the "convoy effect" — and even bare httpx then runs ~5x slower at 50+
+   concurrent calls.)
 
 Run: ``python3 benchmarks/bench_emulator.py`` (about 30 s on 2 cores);
 ``--quick`` for a smoke run.
@@ -30,10 +31,8 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 from local_trainer.emulator import ClientSettings, PolicyStep, make_tool_call, run_rollouts, turns_taken  # noqa: E402
 from local_trainer.emulator._rollout import ROLLOUTS_PER_CLIENT  # noqa: E402
-from rft_sdk.testing import free_port  # noqa: E402
+from rft_sdk.testing import serve_process  # noqa: E402
 
 BASE = "http://bench.local"
 
@@ -93,36 +92,8 @@ class ToolApp:
         await send({"type": "http.response.body", "body": out})
 
 
-def make_app() -> ToolApp:
-    """uvicorn factory for run [3]; the delay comes from ``$BENCH_DELAY`` (seconds)."""
-    return ToolApp(delay=float(os.environ.get("BENCH_DELAY", "0")))
-
-
-@contextlib.contextmanager
-def serve_subprocess(delay: float) -> Iterator[str]:
-    """``uvicorn bench_emulator:make_app`` on a free port in a child process; yield its URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(Path(__file__).parent), "bench_emulator:make_app",
-           "--factory", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-           "--no-access-log", "--backlog", "4096"]
-    proc = subprocess.Popen(cmd, env={**os.environ, "BENCH_DELAY": str(delay)})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with status {proc.returncode}")
-            try:
-                httpx.post(f"{url}/grade", content=b"{}", timeout=1.0)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("uvicorn did not start within 30 s") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+#: what run [3] serves (``rft serve benchmarks.bench_emulator:app``); delay from ``$BENCH_DELAY`` (seconds)
+app = ToolApp(delay=float(os.environ.get("BENCH_DELAY", "0")))
 
 
 class StepsPolicy:
@@ -219,7 +190,9 @@ async def concurrency(n: int, steps: int, delay: float, real_socket: bool) -> No
     app = ToolApp(delay=delay)
     ideal = steps * delay
     if real_socket:
-        with serve_subprocess(delay) as url:
+        # GET /grade answers 200 like the POST: the readiness probe of this bare ASGI app
+        with serve_process("benchmarks.bench_emulator:app", cwd=ROOT, env={"BENCH_DELAY": str(delay)},
+                           health_path="/grade") as url:
             wall, policy, results = await emulator_run(url, None, n, steps, n)
         where = "real sockets (uvicorn child process)"
         app.calls = n * steps  # counted in the child; every rollout made all its calls (checked)

@@ -11,7 +11,6 @@ perturbed run of calls ends in a database different from the gold one.
 from __future__ import annotations
 
 import copy
-import json
 import random
 from collections.abc import Callable
 from typing import Any
@@ -76,7 +75,5 @@ def changes_end_state(item: dict[str, Any], calls: list[dict[str, Any]], base: B
     view ends in a database different from the item's gold ``actions``."""
     base = base or load_base_db()
     view = base.view()
-    decoded = [{"name": c["name"], "arguments": json.loads(c["arguments"]) if isinstance(c["arguments"], str)
-                else c["arguments"]} for c in calls]
-    apply_actions(view, decoded)
+    apply_actions(view, calls)  # decodes JSON-string arguments itself
     return bool(view.diff(gold_view(item["actions"], base)))

@@ -59,13 +59,16 @@ _ME_AFTER = {
     "offer", "offers", "send", "sends", "let", "lets", "provide", "provides", "show", "shows",
     "about", "than", "remind", "of", "at", "from", "get", "gets", "charge", "refund", "call",
     "contact", "told", "asked", "gave", "offered", "by", "allow", "allows", "assist",
-    "suits", "suit", "like", "guide", "notify", "upon", "against", "tells",
+    "suits", "suit", "like", "guide", "notify", "upon", "against",
 }
 _AGENT_VERBS = {"asks": "ask", "tells": "tell", "says": "say", "mentions": "mention",
                 "gives": "give", "provides": "provide", "confirms": "confirm", "offers": "offer",
                 "doesn't": "don't", "does": "do", "has": "have", "is": "are", "was": "were",
                 "lists": "list", "finds": "find", "needs": "need", "refuses": "refuse",
                 "allows": "allow", "wants": "want", "informs": "inform", "requires": "require"}
+_SIMPLE_PRONOUNS = {"you're": "I'm", "you are": "I am", "you were": "I was", "you've": "I've",
+                    "you'd": "I'd", "you'll": "I'll", "your": "my", "yours": "mine",
+                    "yourself": "myself", "yourselves": "ourselves"}
 _IMPERATIVES = ("Ask", "Insist", "Mention", "Tell", "Make sure", "Provide", "Say", "Respond",
                 "Request", "Check", "Try", "Be", "Get", "Thank", "Explain")
 
@@ -84,11 +87,8 @@ def to_first_person(text: str) -> str:
     def pronoun(match: re.Match[str]) -> str:
         word = match.group(0)
         lower = word.lower()
-        simple = {"you're": "I'm", "you are": "I am", "you were": "I was", "you've": "I've",
-                  "you'd": "I'd", "you'll": "I'll", "your": "my", "yours": "mine",
-                  "yourself": "myself", "yourselves": "ourselves"}
-        if lower in simple:
-            out = simple[lower]
+        if lower in _SIMPLE_PRONOUNS:
+            out = _SIMPLE_PRONOUNS[lower]
         else:
             before = text[:match.start()].rstrip()
             prev = re.findall(r"[A-Za-z']+$", before)
@@ -142,13 +142,13 @@ def _options(options: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in options.items())
 
 
-def _line(view: RetailView, order: dict[str, Any], item_id: str) -> tuple[str, dict[str, Any]]:
+def _line(order: dict[str, Any], item_id: str) -> tuple[str, dict[str, Any]]:
     line = next(x for x in order["items"] if x["item_id"] == item_id)
     return line["name"], line["options"]
 
 
 def _swap(view: RetailView, order: dict[str, Any], old_id: str, new_id: str) -> str:
-    name, old = _line(view, order, old_id)
+    name, old = _line(order, old_id)
     product_id = view.base.item_to_product[new_id]
     new = view.get("products", product_id)["variants"][new_id]["options"]
     changed = {k: v for k, v in new.items() if old.get(k) != v}
@@ -175,7 +175,7 @@ def _describe(view: RetailView, name: str, args: dict[str, Any]) -> str:
         return f"pay for order {oid} with my {_method(view, user_id, args['payment_method_id'])} instead"
     method = _method(view, user_id, args["payment_method_id"])
     if name == "return_delivered_order_items":
-        names = [_line(view, order, i)[0] for i in args["item_ids"]]
+        names = [_line(order, i)[0] for i in args["item_ids"]]
         return f"return the {', '.join(names)} from order {oid}, refunded to my {method}"
     swaps = "; ".join(_swap(view, order, o, n) for o, n in zip(args["item_ids"], args["new_item_ids"]))
     verb = "in pending order" if name == "modify_pending_order_items" else "from delivered order"

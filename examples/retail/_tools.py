@@ -12,6 +12,7 @@ overlay. Money is rounded to cents after every change.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import math
@@ -332,6 +333,12 @@ TOOLS: dict[str, Callable[..., str]] = {
 }
 
 
+@functools.cache
+def _signature(name: str) -> inspect.Signature:
+    """The signature of tool ``name``, computed once (``call_tool`` runs per tool call)."""
+    return inspect.signature(TOOLS[name])
+
+
 def call_tool(view: RetailView, name: str, arguments: dict[str, Any]) -> str:
     """Run tool ``name`` with keyword ``arguments`` on ``view``.
 
@@ -346,7 +353,7 @@ def call_tool(view: RetailView, name: str, arguments: dict[str, Any]) -> str:
         raise RetailError(f"Unknown tool {name!r}")
     if not isinstance(arguments, dict):
         raise RetailError(f"Arguments for {name} must be a JSON object")
-    signature = inspect.signature(func)
+    signature = _signature(name)
     try:
         signature.bind(view, **arguments)
     except TypeError as exc:

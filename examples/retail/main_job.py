@@ -100,31 +100,28 @@ async def _run(args: argparse.Namespace, base_url: str, run_dir: Path, console: 
     from .app import server
 
     dataset = DATA_DIR / f"retail_{args.split}.jsonl"
-    raw = [json.loads(line) for line in dataset.read_text(encoding="utf-8").splitlines()]
-    steps = max(len(item["actions"]) for item in raw) + 1
+    items = load_dataset(dataset, server.tools)  # read and validated once; emulate() gets the items
+    steps = max(len(item["actions"]) for item in items) + 1
     job = server.job_config(base_url, max_episode_steps=steps)
     (run_dir / "job.json").write_text(json.dumps(job, indent=2) + "\n", encoding="utf-8")
-    tool_names = [t["name"] for t in job["method"]["reinforcement"]["tools"]]
-    items = load_dataset(dataset, tool_names)
-    if args.limit:
-        items = items[: args.limit]
-    console.print(f"dataset {dataset.name}: {len(items)} items valid; tool server {base_url}")
+    console.print(f"dataset {dataset.name}: {len(items[: args.limit])} items valid; tool server {base_url}")
+    # emulate() applies ``limit`` itself, after validating every line (the hosted minimum counts them all)
     common = dict(samples_per_item=args.samples, max_concurrency=args.concurrency, limit=args.limit)
 
     if args.model_base_url:
         policy = OpenAICompatiblePolicy(args.model_base_url, args.model, args.api_key)
         try:
-            run = await emulate(dataset, job, policy, out_dir=run_dir / "model", label=args.model, **common)
+            run = await emulate(items, job, policy, out_dir=run_dir / "model", label=args.model, **common)
         finally:
             await policy.aclose()
         print_comparison({args.model: run.summary}, console)
         return 0
 
     t0 = time.perf_counter()
-    ref = await emulate(dataset, job, ReferenceReplayPolicy(), out_dir=run_dir / "reference",
+    ref = await emulate(items, job, ReferenceReplayPolicy(), out_dir=run_dir / "reference",
                         label="reference", **common)
     pert_policy = PerturbedReplayPolicy(WRITE_TOOLS, perturb=make_perturb(), seed=args.seed)
-    pert = await emulate(dataset, job, pert_policy, out_dir=run_dir / "perturbed", label="perturbed", **common)
+    pert = await emulate(items, job, pert_policy, out_dir=run_dir / "perturbed", label="perturbed", **common)
     elapsed = time.perf_counter() - t0
     print_comparison({"reference replay": ref.summary, "perturbed replay": pert.summary}, console)
     rows = perturbation_rows(items, pert.results)

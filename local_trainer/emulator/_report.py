@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -112,7 +113,8 @@ def print_comparison(summaries: Mapping[str, Mapping[str, Any]], console: Consol
     (console or Console()).print(comparison_table(summaries))
 
 
-def _histogram(path: Path, values: Sequence[float], title: str, xlabel: str, integer_bins: bool) -> None:
+def _histogram(path: Path, values: Sequence[float], title: str, xlabel: str, integer_bins: bool) -> bytes:
+    """Write the histogram PNG to ``path`` and return its bytes (embedded in ``report.html``)."""
     fig = Figure(figsize=(5, 3.2), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -129,7 +131,10 @@ def _histogram(path: Path, values: Sequence[float], title: str, xlabel: str, int
     ax.set_xlabel(xlabel)
     ax.set_ylabel("rollouts")
     fig.tight_layout()
-    fig.savefig(path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    path.write_bytes(buf.getvalue())
+    return buf.getvalue()
 
 
 def write_report(out_dir: str | Path, results: Sequence[RolloutResult], summary: Mapping[str, Any],
@@ -152,13 +157,14 @@ def write_report(out_dir: str | Path, results: Sequence[RolloutResult], summary:
         for r in results:
             fh.write(json.dumps(r.to_dict(include_extra), ensure_ascii=False) + "\n")
     scores = [r.score for r in results if r.score is not None]
-    _histogram(paths["score_hist"], scores, "Score per graded rollout", "score", integer_bins=False)
-    _histogram(paths["tool_calls_hist"], [len(r.tool_calls) for r in results],
-               "Tool calls per rollout", "tool calls", integer_bins=True)
-    imgs = "".join(
-        f'<figure><img alt="{key}" src="data:image/png;base64,'
-        f'{base64.b64encode(paths[key].read_bytes()).decode()}"></figure>'
-        for key in ("score_hist", "tool_calls_hist"))
+    pngs = {
+        "score_hist": _histogram(paths["score_hist"], scores, "Score per graded rollout", "score",
+                                 integer_bins=False),
+        "tool_calls_hist": _histogram(paths["tool_calls_hist"], [len(r.tool_calls) for r in results],
+                                      "Tool calls per rollout", "tool calls", integer_bins=True),
+    }
+    imgs = "".join(f'<figure><img alt="{key}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>'
+                   for key, png in pngs.items())
     rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in _rows(summary))
     paths["html"].write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>rft emulate report</title>"

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from local_trainer.emulator import ClientSettings  # noqa: E402
+from local_trainer.emulator import ClientSettings
 
 TOOL_URL = "http://tools.test/tools/{name}"
 GRADER_URL = "http://tools.test/grade"

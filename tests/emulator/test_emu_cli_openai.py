@@ -81,11 +81,12 @@ def test_cli_warns_when_replay_needs_more_steps_and_can_override_them(
     assert summary["truncated"] == 0 and summary["reward"]["mean"] == 1.0
 
 
-def test_cli_parser_contract() -> None:
+def test_cli_parser_contract(capsys: pytest.CaptureFixture) -> None:
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     args = parser.parse_args(["--dataset", "d", "--config", "c", "--out", "o", "--policy", "perturbed"])
     assert cli.run(args) == 2  # perturbed needs --write-tools
+    assert "--policy perturbed needs --write-tools" in capsys.readouterr().err
 
 
 def completion(content=None, tool_calls=None) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -101,6 +102,9 @@ def test_report_files(tmp_path: Path, results: list[RolloutResult]) -> None:
         assert paths[key].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = paths["html"].read_text()
     assert html.count("data:image/png;base64,") == 2 and "0.625" in html
+    # the embedded images are exactly the PNG files written next to the report
+    for key in ("score_hist", "tool_calls_hist"):
+        assert f'alt="{key}" src="data:image/png;base64,{base64.b64encode(paths[key].read_bytes()).decode()}"' in html
 
 
 def test_printed_summary_and_comparison(results: list[RolloutResult]) -> None:

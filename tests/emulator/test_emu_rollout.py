@@ -216,8 +216,6 @@ async def test_perturbed_replay_is_reproducible_across_random_trace_ids():
     import uuid
     from collections import Counter
 
-    from local_trainer.emulator import PerturbedReplayPolicy
-
     items = [{"actions": [{"name": "read", "arguments": {}}] +
               [{"name": "write", "arguments": {"k": k}} for k in range(5)],
               "reference_answer": f"done {i}"} for i in range(3)]
