@@ -28,15 +28,17 @@ def main() -> int:
     import torch
 
     from examples.retail.app import server
-    from examples.retail.order_status_task import build_items, order_status_job
+    from examples.retail.order_status_task import BENCH_TRAINING, build_items, order_status_job
     from local_trainer.grpo import TrainConfig, train
     from rft_sdk.testing import run_server
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget-s", type=float, default=600.0, help="total wall-clock budget, seconds")
-    parser.add_argument("--sft-steps", type=int, default=150, help="SFT steps (short: a partial warm start)")
-    parser.add_argument("--lr", type=float, default=5e-4, help="GRPO learning rate")
-    parser.add_argument("--temperature", type=float, default=0.7, help="GRPO sampling temperature")
+    parser.add_argument("--sft-steps", type=int, default=BENCH_TRAINING["sft_steps"],
+                        help="SFT steps (short: a partial warm start)")
+    parser.add_argument("--lr", type=float, default=BENCH_TRAINING["lr"], help="GRPO learning rate")
+    parser.add_argument("--temperature", type=float, default=BENCH_TRAINING["temperature"],
+                        help="GRPO sampling temperature")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="/tmp/bench_grpo", help="run folder (metrics, checkpoint, plot)")
     args = parser.parse_args()
@@ -44,9 +46,8 @@ def main() -> int:
     torch.set_num_threads(2)
     train_items, heldout = build_items(seed=0)
     # Reserve time for the final held-out evaluation (~10 s) inside the budget.
-    cfg = TrainConfig(seed=args.seed, sft_steps=args.sft_steps, steps=10_000, max_train_s=args.budget_s - 20,
-                      items_per_step=8, group_size=8, lr=args.lr, temperature=args.temperature,
-                      eval_every=25, progress=False)
+    cfg = TrainConfig(**{**BENCH_TRAINING, "seed": args.seed, "sft_steps": args.sft_steps, "lr": args.lr,
+                         "temperature": args.temperature, "max_train_s": args.budget_s - 20, "progress": False})
     t0 = time.perf_counter()
     with run_server(server) as url:
         result = train(cfg, job=order_status_job(url), train_items=train_items, eval_items=heldout, out_dir=args.out)

@@ -6,7 +6,7 @@ import torch
 
 from . import reference
 from ._backend import resolve_backend, triton_module
-from ._common import GRPOLossOutput, check_grpo_inputs, check_selective_inputs, loss_weights
+from ._common import GRPOLossOutput, check_grpo_inputs, check_selective_inputs, loss_weights, masked_clip_ratio
 
 
 def selective_log_softmax(
@@ -47,7 +47,7 @@ def selective_log_softmax(
     """
     check_selective_inputs(logits, token_ids, temperature)
     if resolve_backend(backend, logits.device) == "torch":
-        return reference.selective_log_softmax(logits, token_ids, temperature)
+        return reference._selective_log_softmax(logits, token_ids, temperature)  # inputs checked above
     if logits.dim() not in (2, 3):
         raise ValueError(f"the Triton path takes [N, V] or [B, T, V] logits, got shape {tuple(logits.shape)}")
     mod = triton_module("_selective_log_softmax")
@@ -110,8 +110,8 @@ def grpo_loss(
     """
     check_grpo_inputs(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
                       epsilon_low, epsilon_high, beta, loss_type, max_completion_length, temperature)
-    if resolve_backend(backend, logits.device) == "torch":
-        return reference.grpo_loss(
+    if resolve_backend(backend, logits.device) == "torch":  # inputs checked above
+        return reference._grpo_loss(
             logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
             temperature=temperature, epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta,
             loss_type=loss_type, max_completion_length=max_completion_length,
@@ -122,6 +122,4 @@ def grpo_loss(
         logits, token_ids, advantages, weights, old_logprobs, ref_logprobs, temperature,
         epsilon_low, epsilon_high, beta, inplace_backward=inplace_backward, block_v=block_v, num_warps=num_warps,
     )
-    mask = completion_mask.to(torch.float32)
-    clip_ratio = float((clipped * mask).sum() / mask.sum().clamp(min=1.0))
-    return GRPOLossOutput(loss=loss, logprobs=logprobs, kl=kl, clip_ratio=clip_ratio)
+    return GRPOLossOutput(loss=loss, logprobs=logprobs, kl=kl, clip_ratio=masked_clip_ratio(clipped, completion_mask))

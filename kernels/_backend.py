@@ -13,11 +13,9 @@ import importlib
 import importlib.util
 import os
 from types import ModuleType
-from typing import Literal
 
 import torch
 
-Backend = Literal["auto", "triton", "torch"]
 BACKENDS: tuple[str, ...] = ("auto", "triton", "torch")
 
 

@@ -14,11 +14,9 @@ Loss normalisations follow TRL's ``GRPOTrainer._compute_loss``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
-LossType = Literal["grpo", "dr_grpo", "dapo"]
 LOSS_TYPES: tuple[str, ...] = ("grpo", "dr_grpo", "dapo")
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
 
@@ -126,3 +124,9 @@ def loss_weights(completion_mask: torch.Tensor, loss_type: str, max_completion_l
     if loss_type == "dapo":
         return m / m.sum().clamp(min=1.0)
     raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {loss_type!r}")
+
+
+def masked_clip_ratio(clipped: torch.Tensor, completion_mask: torch.Tensor) -> float:
+    """Fraction (0..1) of completion tokens flagged in ``clipped[B, T]`` (bool or 0/1); 0 when there are none."""
+    mask = completion_mask.to(torch.float32)
+    return float((clipped.to(torch.float32) * mask).sum() / mask.sum().clamp(min=1.0))

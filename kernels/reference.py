@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import GRPOLossOutput, check_grpo_inputs, check_selective_inputs
+from ._common import GRPOLossOutput, check_grpo_inputs, check_selective_inputs, masked_clip_ratio
 
 __all__ = ["grpo_loss", "grpo_per_token_loss", "reduce_loss", "selective_log_softmax"]
 
@@ -34,6 +34,11 @@ def selective_log_softmax(logits: torch.Tensor, token_ids: torch.Tensor, tempera
         TypeError / ValueError: on bad dtypes, shapes, devices, temperature or out-of-range ids.
     """
     check_selective_inputs(logits, token_ids, temperature)
+    return _selective_log_softmax(logits, token_ids, temperature)
+
+
+def _selective_log_softmax(logits: torch.Tensor, token_ids: torch.Tensor, temperature: float) -> torch.Tensor:
+    """:func:`selective_log_softmax` without the input checks (the caller has run them)."""
     x = logits.to(_compute_dtype(logits.dtype))
     if temperature != 1.0:
         x = x / temperature
@@ -131,17 +136,35 @@ def grpo_loss(
     """
     check_grpo_inputs(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
                       epsilon_low, epsilon_high, beta, loss_type, max_completion_length, temperature)
-    lp = selective_log_softmax(logits, token_ids, temperature)
+    return _grpo_loss(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
+                      temperature=temperature, epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta,
+                      loss_type=loss_type, max_completion_length=max_completion_length)
+
+
+def _grpo_loss(
+    logits: torch.Tensor,
+    token_ids: torch.Tensor,
+    advantages: torch.Tensor,
+    completion_mask: torch.Tensor,
+    old_logprobs: torch.Tensor | None,
+    ref_logprobs: torch.Tensor | None,
+    *,
+    temperature: float,
+    epsilon_low: float,
+    epsilon_high: float,
+    beta: float,
+    loss_type: str,
+    max_completion_length: int | None,
+) -> GRPOLossOutput:
+    """:func:`grpo_loss` without the input checks (the caller has run them)."""
+    lp = _selective_log_softmax(logits, token_ids, temperature)
     per_token_loss, kl, clipped = grpo_per_token_loss(
         lp, advantages, old_logprobs, ref_logprobs,
         epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta,
     )
-    loss = reduce_loss(per_token_loss, completion_mask, loss_type, max_completion_length)
-    mask = completion_mask.to(torch.float32)
-    clip_ratio = float((clipped.to(torch.float32) * mask).sum() / mask.sum().clamp(min=1.0))
     return GRPOLossOutput(
-        loss=loss,
+        loss=reduce_loss(per_token_loss, completion_mask, loss_type, max_completion_length),
         logprobs=lp.detach(),
         kl=None if kl is None else kl.detach(),
-        clip_ratio=clip_ratio,
+        clip_ratio=masked_clip_ratio(clipped, completion_mask),
     )

@@ -25,13 +25,16 @@ Run ``python -m examples.retail.order_status_task --out DIR`` to write
 from __future__ import annotations
 
 import argparse
-import gzip
+import copy
 import json
 import random
 from pathlib import Path
 from typing import Any
 
+from ._db import load_base_db
+
 __all__ = [
+    "BENCH_TRAINING",
     "GRADER_NAME",
     "PARAPHRASES",
     "QUESTION_TEMPLATES",
@@ -51,44 +54,35 @@ PARAPHRASES = (
     "Can you check order {order_id} for me?",
     "Status of my order {order_id}, please.",
 )
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_DB_CANDIDATES = (
-    Path(__file__).resolve().parent / "data" / "db.json.gz",
-    _REPO_ROOT.parent / "shared" / "data" / "tau2-retail" / "db.json",
-)
+# The settings of benchmarks/bench_grpo_retail.py, also written to train_config.json by main().
+BENCH_TRAINING: dict[str, Any] = {"sft_steps": 150, "steps": 10_000, "max_train_s": 580.0, "items_per_step": 8,
+                                  "group_size": 8, "lr": 5e-4, "temperature": 0.7, "eval_every": 25}
 
 
 def load_orders(db_path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """The ``orders`` table of the τ²-bench retail ``db.json`` (``{order_id: order}``).
 
-    Looks in ``db_path`` if given, else ``examples/retail/data/db.json.gz``, else
-    ``../shared/data/tau2-retail/db.json`` relative to the repo root. ``.gz`` is gunzipped.
+    Read with :func:`examples.retail.load_base_db` (``db_path``, default
+    ``examples/retail/data/db.json.gz``; ``.gz`` is gunzipped), cached per process and shared
+    with the retail server. Treat the result as read-only.
 
     Raises:
         FileNotFoundError: no database file found.
-        ValueError: the file has no ``orders`` object.
+        ValueError: the file is not a retail database (``products``/``users``/``orders`` tables).
     """
-    candidates = [Path(db_path)] if db_path is not None else list(_DB_CANDIDATES)
-    for path in candidates:
-        if path.is_file():
-            opener = gzip.open if path.suffix == ".gz" else open
-            with opener(path, "rt", encoding="utf-8") as fh:
-                db = json.load(fh)
-            if not isinstance(db.get("orders"), dict):
-                raise ValueError(f"{path} has no 'orders' object")
-            return db["orders"]
-    raise FileNotFoundError(f"retail db.json not found; looked in {', '.join(map(str, candidates))}")
+    return (load_base_db() if db_path is None else load_base_db(str(db_path))).tables["orders"]
 
 
 def order_status_tool() -> dict[str, Any]:
-    """Chat-completions definition of ``get_order_status`` (the dataset's ``tools`` entry)."""
-    return {"type": "function", "function": {
-        "name": TOOL_NAME,
-        "description": "Look up the status of an order (pending, processed, delivered or cancelled).",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["order_id"],
-                       "properties": {"order_id": {"type": "string",
-                                                   "description": "The order id, such as '#W0000000'."}}},
-        "strict": True}}
+    """Chat-completions definition of ``get_order_status`` (the dataset's ``tools`` entry).
+
+    A copy of the retail server's own definition (``server.dataset_tools()``), so the
+    dataset describes exactly the endpoint the job calls.
+    """
+    from .app import server  # needs rft_sdk; imported here so the data layer stays SDK-free
+
+    tool = next(t for t in server.dataset_tools("chat_completions") if t["function"]["name"] == TOOL_NAME)
+    return copy.deepcopy(tool)  # the server's parameters schema must not be shared with the items
 
 
 def split_orders(order_ids: list[str], *, heldout_fraction: float = 0.2, seed: int = 0) -> tuple[list[str], list[str]]:
@@ -107,10 +101,10 @@ def split_orders(order_ids: list[str], *, heldout_fraction: float = 0.2, seed: i
     return ids[n_held:], ids[:n_held]
 
 
-def _item(order: dict[str, Any], template: str) -> dict[str, Any]:
+def _item(order: dict[str, Any], template: str, tool: dict[str, Any]) -> dict[str, Any]:
     oid, status = order["order_id"], order["status"]
     return {"messages": [{"role": "user", "content": template.format(order_id=oid)}],
-            "tools": [order_status_tool()], "order_id": oid, "answer": status,
+            "tools": [tool], "order_id": oid, "answer": status,
             "actions": [{"name": TOOL_NAME, "arguments": {"order_id": oid}}], "reference_answer": status}
 
 
@@ -134,7 +128,8 @@ def build_items(orders: dict[str, dict[str, Any]] | None = None, *, heldout_frac
             raise ValueError(f"order {key!r} lacks 'order_id' or 'status'")
     train_ids, held_ids = split_orders(list(orders), heldout_fraction=heldout_fraction, seed=seed)
     rng = random.Random(seed + 1)
-    build = lambda ids: [_item(orders[i], rng.choice(templates)) for i in ids]  # noqa: E731
+    tool = order_status_tool()
+    build = lambda ids: [_item(orders[i], rng.choice(templates), tool) for i in ids]  # noqa: E731
     return build(train_ids), build(held_ids)
 
 
@@ -146,12 +141,11 @@ def order_status_job(base_url: str, *, headers: dict[str, str] | None = None,
     (pass_threshold 1.0: the answer is either exact or wrong). ``rate_limit`` (grader calls per
     second) defaults above the hosted 50/s so local runs against a local server are not throttled.
     """
-    base = base_url.rstrip("/")
-    hdrs = dict(headers or {})
+    from .app import server
+
     return {"method": {"type": "reinforcement", "reinforcement": {
-        "tools": [{"name": TOOL_NAME, "server_url": f"{base}/tools/{TOOL_NAME}", "headers": hdrs}],
-        "grader": {"type": "endpoint", "name": GRADER_NAME, "url": f"{base}/grade/{GRADER_NAME}",
-                   "headers": hdrs, "rate_limit": rate_limit, "pass_threshold": 1.0},
+        "tools": [t for t in server.job_tools(base_url, headers) if t["name"] == TOOL_NAME],
+        "grader": server.grader_spec(base_url, GRADER_NAME, headers, rate_limit=rate_limit, pass_threshold=1.0),
         "max_episode_steps": max_episode_steps,
         "hyperparameters": {"compute_multiplier": 1.0, "n_epochs": 1, "batch_size": 16}}}}
 
@@ -178,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(out / name, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(it) + "\n" for it in items)
     (out / "job.json").write_text(json.dumps(order_status_job(args.base_url), indent=2) + "\n", encoding="utf-8")
-    training = {"seed": args.seed, "sft_steps": 150, "steps": 10_000, "max_train_s": 580.0, "items_per_step": 8,
-                "group_size": 8, "lr": 5e-4, "temperature": 0.7, "eval_every": 25}
+    training = {"seed": args.seed, **BENCH_TRAINING}
     config = {"job": "job.json", "train_items": "train.jsonl", "eval_items": "heldout.jsonl", "training": training}
     (out / "train_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {len(train)} train and {len(held)} held-out items, job.json and train_config.json to {out}")

@@ -71,10 +71,7 @@ def completion_logits(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor
     attention, so the mask is not needed for correctness; it is passed only to
     models (HF) that want it.
     """
-    logits, _ = model(batch.input_ids, attention_mask=None if _plain(model) else batch.attention_mask)
+    mask = batch.attention_mask if getattr(model, "needs_attention_mask", False) else None
+    logits, _ = model(batch.input_ids, attention_mask=mask)
     v = logits.shape[-1]
     return logits.gather(1, batch.gather_index[..., None].expand(-1, -1, v))
-
-
-def _plain(model: torch.nn.Module) -> bool:
-    return getattr(model, "needs_attention_mask", False) is False

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-__all__ = ["TrainConfig"]
+from kernels import LOSS_TYPES
 
-LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
+__all__ = ["TrainConfig"]
 
 
 @dataclass

@@ -81,8 +81,8 @@ def generate(
     out_ids: list[list[int]] = [[] for _ in range(b)]
     out_lp: list[list[float]] = [[] for _ in range(b)]
     done = torch.zeros(b, dtype=torch.bool)
+    t = temperature if temperature > 0 else 1.0
     for _ in range(max_new_tokens):
-        t = temperature if temperature > 0 else 1.0
         logp = torch.log_softmax(last.float() / t, dim=-1)
         if temperature > 0:
             noise = torch.stack([torch.rand(logp.shape[-1], generator=g) for g in generators])  # type: ignore[union-attr]

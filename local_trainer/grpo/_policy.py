@@ -23,25 +23,12 @@ from typing import Any
 
 import torch
 
+from local_trainer.emulator import PolicyStep
+
 from ._generate import generate
 from ._render import parse_output, render_prompt
 
 __all__ = ["TorchPolicy"]
-
-
-class _PolicyStep:
-    """Fallback with the emulator's ``PolicyStep`` fields, used only if the emulator is not importable."""
-
-    def __init__(self, content: str | None, tool_calls: list[dict], extra: Any = None) -> None:
-        self.content, self.tool_calls, self.extra = content, tool_calls, extra
-
-
-def _policy_step_cls() -> Any:
-    try:
-        from local_trainer.emulator import PolicyStep
-    except ImportError:  # emulator package not built yet / trimmed install
-        return _PolicyStep
-    return PolicyStep
 
 
 class TorchPolicy:
@@ -71,7 +58,6 @@ class TorchPolicy:
         self._seen: Counter[bytes] = Counter()
         self._pending: list[tuple[list[int], torch.Generator | None, asyncio.Future]] = []
         self._flusher: asyncio.Task | None = None
-        self._step_cls = _policy_step_cls()
         self.batches: list[int] = []  # batch sizes sampled so far (diagnostics)
 
     def set_round(self, round_: int) -> None:
@@ -95,7 +81,7 @@ class TorchPolicy:
         h = hashlib.sha256(f"{self.seed}|{self._round}|{n}|".encode() + key).digest()
         return torch.Generator().manual_seed(int.from_bytes(h[:8], "little") & ((1 << 63) - 1))
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> Any:
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
         """Render, sample one assistant turn, parse it. Returns a ``PolicyStep``.
 
         Output that is not a well-formed ``<call>…</call>`` becomes the final answer.
@@ -110,7 +96,7 @@ class TorchPolicy:
         parsed = parse_output(text)
         extra = {"prompt_ids": prompt, "completion_ids": completion.token_ids, "logprobs": completion.logprobs,
                  "text": text, "truncated": completion.truncated}
-        return self._step_cls(content=parsed.content, tool_calls=parsed.tool_calls, extra=extra)
+        return PolicyStep(content=parsed.content, tool_calls=parsed.tool_calls, extra=extra)
 
     async def _flush(self) -> None:
         while self._pending:

@@ -1,61 +1,54 @@
 """SFT warm start: demonstrations gathered through the real endpoints, then cross-entropy.
 
-A :class:`DemonstrationPolicy` replays an item's gold ``actions`` (one call per
-turn) and then its ``reference_answer`` — the replay fields pinned in
-docs/ARCHITECTURE.md — while recording, per turn, the rendered prompt and the
-target completion ids. Run through the emulator it yields the exact
-(prompt, completion) pairs the trained policy will see, with real tool outputs
-and a real grade (demonstrations that do not pass are dropped).
+A :class:`DemonstrationPolicy` is the emulator's ``ReferenceReplayPolicy`` (an
+item's gold ``actions``, one call per turn, then its ``reference_answer`` — the
+replay fields pinned in docs/ARCHITECTURE.md) that also records, per turn, the
+rendered prompt and the target completion ids. Run through the emulator it
+yields the exact (prompt, completion) pairs the trained policy will see, with
+real tool outputs and a real grade (demonstrations that do not pass are dropped).
 """
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from local_trainer.emulator import PolicyStep, ReferenceReplayPolicy
+
 from ._batch import completion_logits, make_batch
-from ._policy import _policy_step_cls
 from ._render import format_call, render_prompt
 
 __all__ = ["DemonstrationPolicy", "sft_train"]
 
 
-class DemonstrationPolicy:
-    """Replays ``item[actions_field]`` then answers ``item[answer_field]``; implements ``Policy``.
+class DemonstrationPolicy(ReferenceReplayPolicy):
+    """``ReferenceReplayPolicy`` that records each turn's tokens; implements ``Policy``.
 
     ``extra`` of each step: ``{"prompt_ids": [int], "completion_ids": [int]}``, the
-    completion being ``format_call(...)`` or the answer text, followed by ``eos_id``.
+    completion being ``format_call(...)`` of the turn's gold call or the answer text,
+    followed by ``eos_id``.
 
     Raises (from ``act``):
-        KeyError: the item lacks the answer field.
+        PolicyError: the item lacks or misshapes the replay fields (the emulator then
+            discards that rollout, so it yields no demonstration).
     """
 
     def __init__(self, tokenizer: Any, *, max_tool_chars: int = 200, actions_field: str = "actions",
                  answer_field: str = "reference_answer") -> None:
+        super().__init__(actions_field=actions_field, answer_field=answer_field)
         self.tokenizer, self.max_tool_chars = tokenizer, max_tool_chars
-        self.actions_field, self.answer_field = actions_field, answer_field
-        self._step_cls = _policy_step_cls()
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> Any:
-        """The next gold turn for ``messages`` (turn index = assistant messages so far)."""
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
-        actions = item.get(self.actions_field) or []
-        prompt = render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars)
-        if turn < len(actions):
-            action = actions[turn]
-            text = format_call(action["name"], action.get("arguments", {}))
-            args = action.get("arguments", {})
-            calls = [{"id": f"fc_demo_{turn}", "call_id": f"call_demo_{turn}", "name": action["name"],
-                      "arguments": args if isinstance(args, str) else json.dumps(args)}]  # wire: a JSON string
-            content = None
-        else:
-            text, calls, content = str(item[self.answer_field]), [], str(item[self.answer_field])
-        extra = {"prompt_ids": prompt, "completion_ids": self.tokenizer.encode(text) + [self.tokenizer.eos_id]}
-        return self._step_cls(content=content, tool_calls=calls, extra=extra)
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+        """The next gold turn for ``messages``, with its prompt and completion ids in ``extra``."""
+        step = await super().act(messages, tools, item=item, trace_id=trace_id)
+        calls = step.tool_calls
+        text = "".join(format_call(c["name"], c["arguments"]) for c in calls) if calls else str(step.content)
+        step.extra = {"prompt_ids": render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars),
+                      "completion_ids": self.tokenizer.encode(text) + [self.tokenizer.eos_id]}
+        return step
 
 
 def sft_train(

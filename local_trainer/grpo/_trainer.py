@@ -30,6 +30,9 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+import kernels
+from local_trainer.emulator import ReinforcementJob, load_job, run_rollouts
+
 from ._advantages import group_advantages
 from ._batch import completion_logits, make_batch
 from ._checkpoint import build_model, save_checkpoint
@@ -55,17 +58,9 @@ class TrainResult:
     files: dict[str, Path] = field(default_factory=dict)
 
 
-def _rollouts(items: list[dict], policy: Any, job: Any, *, samples: int, cfg: TrainConfig) -> list:
-    from local_trainer.emulator import run_rollouts
-
+def _rollouts(items: list[dict], policy: Any, job: ReinforcementJob, *, samples: int, cfg: TrainConfig) -> list:
     return asyncio.run(run_rollouts(items, policy, job, samples_per_item=samples, max_concurrency=cfg.max_concurrency,
                                     max_episode_steps=cfg.max_episode_steps))
-
-
-def _pass_threshold(job: Any) -> float:
-    from local_trainer.emulator import load_job
-
-    return float(load_job(job).grader.pass_threshold)
 
 
 def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[dict], job: Any, cfg: TrainConfig) -> dict[str, float]:
@@ -73,21 +68,26 @@ def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[dict], job: Any
 
     Returns ``{"success": fraction with score >= pass_threshold (discarded count as failures),
     "reward_mean", "tool_calls_per_rollout", "n"}``.
+
+    Raises:
+        JobConfigError: ``job`` is not a valid job config (see ``local_trainer.emulator.load_job``).
     """
+    job = load_job(job)
     policy = TorchPolicy(model, tokenizer, temperature=cfg.eval_temperature, max_new_tokens=cfg.max_new_tokens,
                          seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
     results = _rollouts(items, policy, job, samples=1, cfg=cfg)
-    threshold = _pass_threshold(job)
+    threshold = job.grader.pass_threshold
     scores = [r.score if r.score is not None else 0.0 for r in results]
     return {"success": sum(s >= threshold for s in scores) / len(scores), "reward_mean": sum(scores) / len(scores),
             "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / len(results), "n": len(results)}
 
 
-def _demonstrations(items: list[dict], job: Any, tokenizer: Any, cfg: TrainConfig) -> list[tuple[list[int], list[int]]]:
+def _demonstrations(items: list[dict], job: ReinforcementJob, tokenizer: Any,
+                    cfg: TrainConfig) -> list[tuple[list[int], list[int]]]:
     """(prompt, completion) pairs of the gold replays that the grader passes."""
     results = _rollouts(items, DemonstrationPolicy(tokenizer, max_tool_chars=cfg.max_tool_chars), job,
                         samples=1, cfg=cfg)
-    threshold = _pass_threshold(job)
+    threshold = job.grader.pass_threshold
     passed = [r for r in results if r.score is not None and r.score >= threshold]
     if not passed:
         raise RuntimeError("no demonstration passed the grader; check the items' actions/reference_answer")
@@ -105,10 +105,12 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
         out_dir: where ``metrics.jsonl``, ``checkpoint.pt`` and ``reward_curve.png`` go (None = nowhere).
 
     Raises:
-        ValueError: no train items. RuntimeError: SFT requested but no demonstration passed.
+        ValueError: no train items. JobConfigError (a ValueError): ``job`` is not a valid job config.
+        RuntimeError: SFT requested but no demonstration passed.
     """
     if not train_items:
         raise ValueError("train() needs at least one train item")
+    job = load_job(job)  # validated and parsed once, not per rollout batch
     out = Path(out_dir) if out_dir is not None else None
     log = MetricsLog(out / "metrics.jsonl") if out is not None else None
     rows: list[dict[str, Any]] = []
@@ -125,7 +127,7 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
     model, tokenizer = build_model(cfg)
     policy = TorchPolicy(model, tokenizer, temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens,
                          seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
-    eval_set = (eval_items or [])[: cfg.eval_items] if cfg.eval_items is not None else list(eval_items or [])
+    eval_set = list(eval_items or [])[: cfg.eval_items]
 
     # 2. SFT warm start on demonstrations gathered through the endpoints
     sft_losses: list[float] = []
@@ -148,7 +150,7 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
     # 4. GRPO
     ref_model = copy.deepcopy(model).eval().requires_grad_(False) if cfg.beta > 0 else None
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
-    threshold = _pass_threshold(job) if cfg.steps else 1.0
+    threshold = job.grader.pass_threshold
     order: list[int] = []
     bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress)
     last_step = 0
@@ -233,8 +235,6 @@ def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torc
     sampling-time logprobs (the ratio compares against the policy that acted), and with
     ``num_iterations == 1`` the on-policy ratio is exactly 1 (TRL passes ``old_per_token_logps=None``).
     """
-    from kernels import grpo_loss
-
     batch = make_batch(prompts, comps, pad_id=tokenizer.pad_id, block_size=getattr(model, "block_size", None))
     adv = torch.tensor(advantages, dtype=torch.float32)
     model.eval()  # gradients still flow; only dropout (and similar train-mode noise) is switched off
@@ -244,9 +244,10 @@ def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torc
     first: dict[str, float] = {}
     for it in range(cfg.num_iterations):
         logits = completion_logits(model, batch)
-        out = grpo_loss(logits, batch.completion_ids, adv, batch.completion_mask, old_lp, ref_lp,
-                        temperature=cfg.temperature, epsilon_low=cfg.epsilon_low, epsilon_high=cfg.epsilon_high,
-                        beta=cfg.beta, loss_type=cfg.loss_type, max_completion_length=cfg.max_new_tokens)
+        out = kernels.grpo_loss(logits, batch.completion_ids, adv, batch.completion_mask, old_lp, ref_lp,
+                                temperature=cfg.temperature, epsilon_low=cfg.epsilon_low,
+                                epsilon_high=cfg.epsilon_high, beta=cfg.beta, loss_type=cfg.loss_type,
+                                max_completion_length=cfg.max_new_tokens)
         opt.zero_grad(set_to_none=True)
         out.loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -264,8 +265,4 @@ def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torc
 
 
 def _logprobs(model: torch.nn.Module, batch: Any, temperature: float) -> torch.Tensor:
-    from kernels import selective_log_softmax
-
-    logits = completion_logits(model, batch)
-    b, t, v = logits.shape
-    return selective_log_softmax(logits.reshape(b * t, v), batch.completion_ids.reshape(b * t), temperature).view(b, t)
+    return kernels.selective_log_softmax(completion_logits(model, batch), batch.completion_ids, temperature)

@@ -15,6 +15,7 @@ receives ``metrics.jsonl``, ``checkpoint.pt``, ``reward_curve.png`` and
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -78,11 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         job, train_items, eval_items, cfg = load_run_config(args.config)
-        for name in ("steps", "sft_steps", "seed"):
-            value = getattr(args, name, None)
-            if value is not None:
-                setattr(cfg, name, value)
-        cfg.__post_init__()
+        overrides = {name: getattr(args, name, None) for name in ("steps", "sft_steps", "seed")}
+        cfg = dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})  # re-validates
     except (OSError, ValueError) as exc:
         print(f"rft train: {exc}")
         return 2

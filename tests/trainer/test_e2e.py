@@ -67,6 +67,7 @@ def test_train_end_to_end_then_cli_reproduces_it(tmp_path):
 
         # the checkpoint holds the trained weights
         loaded, _ = load_checkpoint(result.files["checkpoint"])
+        assert loaded.state_dict().keys() == result.model.state_dict().keys()
         for (k, a), b in zip(result.model.state_dict().items(), loaded.state_dict().values()):
             assert torch.equal(a, b), k
 

@@ -81,5 +81,6 @@ def test_hf_checkpoint_trains_and_round_trips_with_its_tokenizer(tmp_path):
     (tmp_path / "run").rename(tmp_path / "moved")  # the run folder can move
     loaded, loaded_tok = load_checkpoint(tmp_path / "moved" / path.name)
     assert isinstance(loaded_tok, HFTokenizer) and loaded_tok.encode("w5 w7") == [8, 10]
+    assert loaded.state_dict().keys() == model.state_dict().keys()
     for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values()):
         assert torch.equal(a, b), k

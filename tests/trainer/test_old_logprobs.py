@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import kernels
-from local_trainer.grpo import ByteTokenizer, TinyGPT, TinyGPTConfig, TorchPolicy, TrainConfig, make_batch
+from local_trainer.grpo import ByteTokenizer, TinyGPT, TinyGPTConfig, TorchPolicy, TrainConfig
 from local_trainer.grpo._trainer import _update
 
 TOK = ByteTokenizer()

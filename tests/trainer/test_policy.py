@@ -1,10 +1,14 @@
 """Sampling: cache consistency, per-row reproducibility, the Policy interface."""
 
 import asyncio
+import json
 
+import pytest
 import torch
 
-from local_trainer.grpo import ByteTokenizer, TinyGPT, TinyGPTConfig, TorchPolicy, completion_logits, generate, make_batch
+from local_trainer.emulator import PolicyError
+from local_trainer.grpo import (ByteTokenizer, DemonstrationPolicy, TinyGPT, TinyGPTConfig, TorchPolicy,
+                                completion_logits, generate, make_batch)
 
 TOK = ByteTokenizer()
 
@@ -75,3 +79,27 @@ def test_policy_batches_and_is_reproducible_whatever_the_arrival_order():
     assert step.extra["prompt_ids"] == [256] + list(b"U:q0\nA:")
     assert len(step.extra["logprobs"]) == len(step.extra["completion_ids"])
     assert step.content == step.extra["text"].strip() and step.tool_calls == []  # random bytes: a final answer
+
+
+def test_demonstration_policy_replays_gold_turns_with_their_tokens():
+    item = {"messages": [{"role": "user", "content": "Status of #W1?"}],
+            "actions": [{"name": "get_order_status", "arguments": {"order_id": "#W1"}}], "reference_answer": "pending"}
+    policy = DemonstrationPolicy(TOK)
+    call = asyncio.run(policy.act(item["messages"], [], item=item, trace_id="t"))
+    assert call.content is None and [c["name"] for c in call.tool_calls] == ["get_order_status"]
+    assert json.loads(call.tool_calls[0]["arguments"]) == {"order_id": "#W1"}
+    assert call.extra["prompt_ids"] == [256] + list(b"U:Status of #W1?\nA:")
+    assert call.extra["completion_ids"] == list(b'<call>get_order_status {"order_id": "#W1"}</call>') + [257]
+
+    answered = item["messages"] + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "function": {"name": "get_order_status", "arguments": call.tool_calls[0]["arguments"]}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "pending"}]
+    answer = asyncio.run(policy.act(answered, [], item=item, trace_id="t"))
+    assert answer.content == "pending" and answer.tool_calls == []
+    assert answer.extra["prompt_ids"][-len(b"R:pending\nA:"):] == list(b"R:pending\nA:")
+    assert answer.extra["completion_ids"] == list(b"pending") + [257]
+
+    no_answer = {k: v for k, v in item.items() if k != "reference_answer"}
+    with pytest.raises(PolicyError, match="reference_answer"):  # the emulator discards such a rollout
+        asyncio.run(policy.act(item["messages"], [], item=no_answer, trace_id="t"))

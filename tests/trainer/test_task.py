@@ -33,7 +33,7 @@ def test_split_is_seeded_and_validated():
 def test_load_orders_from_explicit_gzip(tmp_path):
     path = tmp_path / "db.json.gz"
     with gzip.open(path, "wt") as fh:
-        json.dump({"orders": {"#W1": {"order_id": "#W1", "status": "pending"}}}, fh)
+        json.dump({"products": {}, "users": {}, "orders": {"#W1": {"order_id": "#W1", "status": "pending"}}}, fh)
     assert load_orders(path) == {"#W1": {"order_id": "#W1", "status": "pending"}}
     with pytest.raises(FileNotFoundError):
         load_orders(tmp_path / "missing.json")
