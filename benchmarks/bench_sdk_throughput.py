@@ -1,7 +1,8 @@
 """Throughput and latency of a trivial tool served by ``ToolServer`` over real uvicorn.
 
-The server runs in a separate process (uvicorn, one worker, loopback) so the
-client does not share its GIL. A bare Starlette endpoint that returns the same
+The server runs in a separate process (``rft serve``: uvicorn, one worker,
+loopback, via ``rft_sdk.testing.serve_process``) so the client does not share
+its GIL. A bare Starlette endpoint that returns the same
 JSON without the SDK (no validation, state, lock, trajectory) is measured the
 same way as the baseline; the ratio column is SDK / baseline.
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import statistics
 import sys
 import time
@@ -25,7 +25,9 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 
 def _sdk_app():
@@ -65,11 +67,9 @@ def _baseline_app():
                              Route("/healthz", healthz)])
 
 
-def _serve(kind: str, port: int) -> None:
-    import uvicorn
-
-    app = _sdk_app() if kind == "sdk" else _baseline_app()
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+# Served by ``rft serve benchmarks.bench_sdk_throughput:<name>`` in a child process.
+sdk_app = _sdk_app()
+baseline_app = _baseline_app()
 
 
 async def _drive(url: str, n: int, concurrency: int, rollouts: int) -> tuple[float, list[float]]:
@@ -93,26 +93,11 @@ async def _drive(url: str, n: int, concurrency: int, rollouts: int) -> tuple[flo
 
 
 def _measure(kind: str, n: int, concurrency: int, rollouts: int) -> dict[str, float]:
-    from rft_sdk.testing import free_port
+    from rft_sdk.testing import serve_process
 
-    port = free_port()
-    proc = multiprocessing.get_context("spawn").Process(target=_serve, args=(kind, port), daemon=True)
-    proc.start()
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or not proc.is_alive():
-                    raise RuntimeError(f"{kind} server did not start")
-                time.sleep(0.05)
-        asyncio.run(_drive(f"http://127.0.0.1:{port}", min(200, n), concurrency, rollouts))  # warm-up
-        elapsed, lat = asyncio.run(_drive(f"http://127.0.0.1:{port}", n, concurrency, rollouts))
-    finally:
-        proc.terminate()
-        proc.join(timeout=10)
+    with serve_process(f"benchmarks.bench_sdk_throughput:{kind}_app", cwd=ROOT) as url:
+        asyncio.run(_drive(url, min(200, n), concurrency, rollouts))  # warm-up
+        elapsed, lat = asyncio.run(_drive(url, n, concurrency, rollouts))
     lat_ms = sorted(x * 1000 for x in lat)
     return {"rps": n / elapsed, "p50_ms": statistics.median(lat_ms),
             "p99_ms": lat_ms[min(len(lat_ms) - 1, int(0.99 * len(lat_ms)))]}

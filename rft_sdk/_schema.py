@@ -87,13 +87,9 @@ def make_nullable(prop: dict[str, Any]) -> dict[str, Any]:
     if _accepts_null(prop):
         return prop
     out = dict(prop)
-    if isinstance(out.get("type"), str) and "$ref" not in out:
-        out["type"] = [out["type"], "null"]
-        if "enum" in out:
-            out["enum"] = [*out["enum"], None]
-        return out
-    if isinstance(out.get("type"), list):
-        out["type"] = [*out["type"], "null"]
+    kind = out.get("type")
+    if isinstance(kind, list) or (isinstance(kind, str) and "$ref" not in out):
+        out["type"] = [*kind, "null"] if isinstance(kind, list) else [kind, "null"]
         if "enum" in out:
             out["enum"] = [*out["enum"], None]
         return out

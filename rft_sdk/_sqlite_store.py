@@ -41,7 +41,8 @@ from typing import Any, TypeVar
 import anyio
 import tenacity
 
-from ._store import STATS_KEYS, GradeRecord, KeyedLocks, RolloutStore, StoredRollout, check_bounds
+from ._store import (STATS_KEYS, GradeRecord, KeyedLocks, RolloutStore, StoredRollout, _from_json_object,
+                     check_bounds)
 from .exceptions import StoreError, StoreLockTimeoutError
 
 __all__ = ["SQLiteStore"]
@@ -376,17 +377,13 @@ class SQLiteStore(RolloutStore):
             raise StoreError(f"SQLiteStore {str(self.path)!r}: corrupt record for {trace_id!r}: {exc}") from exc
 
 
-
 def _grades_from_json(text: str) -> dict[str, GradeRecord]:
     """Parse a ``rft_grades.data`` value: JSON object ``grader -> GradeRecord.to_dict()``.
 
     Raises:
         ValueError: not that shape.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"grade records are not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+    data = _from_json_object("rft_grades record", text)
+    if not all(isinstance(v, dict) for v in data.values()):
         raise ValueError("grade records must be a JSON object of objects")
     return {name: GradeRecord.from_dict(record) for name, record in data.items()}

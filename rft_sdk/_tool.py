@@ -63,13 +63,7 @@ class ToolDefinition:
 
     def responses_format(self) -> dict[str, Any]:
         """``{"type": "function", name, description, parameters, strict: true}`` (Responses API)."""
-        return {
-            "type": "function",
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-            "strict": True,
-        }
+        return {"type": "function", **self.chat_completions_format()["function"]}
 
 
 @overload
@@ -175,12 +169,17 @@ def build_definition(
 
     properties: dict[str, Any] = {}
     defs = raw.get("$defs", {})
+    strict_defs: dict[str, Any] = {}  # each $def made strict once, named after the first parameter reaching it
     for pname, prop in raw.get("properties", {}).items():
         where = f"tool {fname}, parameter {pname!r}"
         try:
             strict = strictify(prop, where)
-            for ref in _refs(prop):
-                strictify(defs[ref], f"{where} ({ref})")
+            pending = _refs(prop)
+            while pending:  # direct and nested references ($defs that refer to other $defs)
+                ref = pending.pop(0)
+                if ref not in strict_defs:
+                    strict_defs[ref] = strictify(defs[ref], f"{where} ({ref})")
+                    pending += _refs(defs[ref])
         except StrictSchemaError as exc:
             raise ToolDefinitionError(str(exc)) from exc
         properties[pname] = make_nullable(strict) if pname in defaults else strict
@@ -190,8 +189,8 @@ def build_definition(
         "required": list(properties),
         "additionalProperties": False,
     }
-    if defs:
-        parameters["$defs"] = strictify({"$defs": defs, "type": "object", "properties": {}}, f"tool {fname}")["$defs"]
+    if strict_defs:
+        parameters["$defs"] = {name: strict_defs[name] for name in defs if name in strict_defs}
 
     text = description
     if text is None:
@@ -208,18 +207,19 @@ def build_definition(
     )
 
 
-def _refs(schema: Any) -> set[str]:
-    found: set[str] = set()
+def _refs(schema: Any) -> list[str]:
+    """Names of the ``$defs`` that ``schema`` refers to directly, in document order, once each."""
+    found: dict[str, None] = {}
     if isinstance(schema, dict):
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            found.add(ref.removeprefix("#/$defs/"))
+            found[ref.removeprefix("#/$defs/")] = None
         for value in schema.values():
-            found |= _refs(value)
+            found.update(dict.fromkeys(_refs(value)))
     elif isinstance(schema, list):
         for value in schema:
-            found |= _refs(value)
-    return found
+            found.update(dict.fromkeys(_refs(value)))
+    return list(found)
 
 
 def _first_bad_param(fields: dict[str, Any]) -> str | None:

@@ -22,6 +22,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ._server import ToolServer
+from ._store import RolloutStore
+
 __all__ = ["load_app", "main"]
 
 _DELEGATED = {
@@ -56,8 +59,6 @@ def _unshared_store(app: Any) -> str | None:
     of one rollout reaching different workers would silently see different
     state. Apps that are not a ``ToolServer`` (no ``store``) are not inspected.
     """
-    from ._store import RolloutStore
-
     store = getattr(app, "store", None)
     if not isinstance(store, RolloutStore) or store.multiprocess_safe:
         return None
@@ -70,8 +71,6 @@ def _unshared_store(app: Any) -> str | None:
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
     """``rft tools``: print the dataset tools, or with ``--base-url`` the hosted job's ``method``
     object (hosted protocol §1); exit status 2 with a one-line reason when that cannot be built."""
-    from ._server import ToolServer
-
     if not isinstance(app, ToolServer):
         print(f"rft tools: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)
         return 2

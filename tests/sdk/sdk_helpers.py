@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from pathlib import Path
 
+import rft_sdk
 from rft_sdk import Rollout, RetryableToolError, ToolError, ToolServer
+
+ROOT = Path(rft_sdk.__file__).resolve().parent.parent  # repository root, for a child's PYTHONPATH
 
 
 def make_server(**kwargs) -> ToolServer:
@@ -68,5 +72,3 @@ def call_body(name: str, arguments, *, trace_id: str, call_id: str | None = None
 
 def new_trace() -> str:
     return "trace_" + uuid.uuid4().hex
-
-

@@ -8,22 +8,20 @@ import json
 import multiprocessing
 import os
 import sqlite3
-import subprocess
-import sys
 import textwrap
 import time
-from pathlib import Path
 
 import anyio
 import httpx
 import pytest
+import uvicorn
 
 import rft_sdk
 from rft_sdk import (GradeRecord, MemoryStore, RolloutStore, SQLiteStore, StoredRollout, StoreError,
                      StoreLockTimeoutError, ToolCallRecord)
-from rft_sdk.testing import free_port, serve_process
-
-ROOT = Path(rft_sdk.__file__).resolve().parent.parent
+from rft_sdk.cli import main
+from rft_sdk.testing import serve_process
+from sdk_helpers import ROOT
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -160,6 +158,13 @@ async def test_corrupt_record_and_unreadable_file_raise_store_error(tmp_path):
         conn.execute("UPDATE rft_rollouts SET data = '{\"trace_id\": \"t1\"}'")
     with pytest.raises(StoreError, match="corrupt record for 't1'"):
         await store.load("t1")
+    await store.save_grade(GradeRecord("t1", "exact", "f" * 64, 1.0, {}))
+    for data, problem in (("[1]", "must be a JSON object"), ('{"exact": 1}', "JSON object of objects"),
+                          ("{oops", "not valid JSON")):
+        with sqlite3.connect(tmp_path / "s.db") as conn:
+            conn.execute("UPDATE rft_grades SET data = ?", (data,))
+        with pytest.raises(StoreError, match=f"corrupt record for 't1'.*{problem}"):
+            await store.load_grades("t1")
     (tmp_path / "junk.db").write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="junk.db"):
         await SQLiteStore(tmp_path / "junk.db").load("t1")
@@ -251,15 +256,6 @@ async def increment(*, rollout: Rollout) -> dict:
 '''
 
 
-def _serve(tmp_path: Path, app_source: str, *args: str, **popen) -> tuple[subprocess.Popen, int]:
-    (tmp_path / "tests_app.py").write_text(textwrap.dedent(app_source))
-    port = free_port()
-    env = {"PYTHONPATH": str(ROOT), "RFT_TEST_DB": str(tmp_path / "rollouts.db"), "PATH": os.environ["PATH"]}
-    proc = subprocess.Popen([sys.executable, "-m", "rft_sdk", "serve", "tests_app:server", "--port", str(port),
-                             "--log-level", "warning", *args], cwd=tmp_path, env=env, **popen)
-    return proc, port
-
-
 def test_serve_two_workers_shares_rollout_state(tmp_path):
     (tmp_path / "tests_app.py").write_text(textwrap.dedent(_SQLITE_APP))
     env = {"PYTHONPATH": str(ROOT), "RFT_TEST_DB": str(tmp_path / "rollouts.db")}
@@ -295,17 +291,13 @@ def test_serve_two_workers_shares_rollout_state(tmp_path):
             assert json.loads(rollout.state_json) == {"n": calls} and len(rollout.trajectory) == calls
 
 
-def test_serve_two_workers_refuses_memory_store(tmp_path):
-    app = ("from rft_sdk import MemoryStore, ToolServer\n"
-           "server = ToolServer(auth_env_var=None, store=MemoryStore())\n")
-    proc, _ = _serve(tmp_path, app, "--workers", "2", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 2
+def test_serve_two_workers_refuses_memory_store(tmp_path, monkeypatch, capsys):
+    (tmp_path / "memory_app.py").write_text("from rft_sdk import MemoryStore, ToolServer\n"
+                                            "server = ToolServer(auth_env_var=None, store=MemoryStore())\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("served despite the refusal"))
+    assert main(["serve", "memory_app:server", "--workers", "2"]) == 2
+    err = capsys.readouterr().err
     assert "--workers 2 refused" in err and "MemoryStore" in err and "SQLiteStore" in err
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import rft_sdk
-from sdk_helpers import make_server
+from sdk_helpers import ROOT, make_server
 from rft_sdk import MemoryStore, StoredRollout
 
 
@@ -72,18 +72,12 @@ def test_cli_tools_and_lazy_delegates(tmp_path):
     code = ("import sys; from rft_sdk.cli import main; rc = main(sys.argv[1:]); "
             "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(rc)")
     out = subprocess.run([sys.executable, "-c", code, "tools", "myapp:server"], cwd=tmp_path,
-                         capture_output=True, text=True, env={"PYTHONPATH": str(_root())}, timeout=60)
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)[0]["function"]["name"] == "ping"
     out = subprocess.run([sys.executable, "-c", code, "tools", "nosuch:server"], cwd=tmp_path,
-                         capture_output=True, text=True, env={"PYTHONPATH": str(_root())}, timeout=60)
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}, timeout=60)
     assert out.returncode == 2 and "cannot load" in out.stderr
-
-
-def _root():
-    from pathlib import Path
-
-    return Path(rft_sdk.__file__).resolve().parent.parent
 
 
 def test_cli_serve_runs_uvicorn(tmp_path):
@@ -94,7 +88,7 @@ def test_cli_serve_runs_uvicorn(tmp_path):
     (tmp_path / "myapp.py").write_text(
         "from rft_sdk import ToolServer\nserver = ToolServer(auth_env_var=None)\n"
         "@server.tool\ndef ping(x: int) -> str:\n    return str(x * 2)\n")
-    with serve_process("myapp:server", cwd=tmp_path, env={"PYTHONPATH": str(_root())}) as url:
+    with serve_process("myapp:server", cwd=tmp_path, env={"PYTHONPATH": str(ROOT)}) as url:
         r = httpx.post(f"{url}/tools/ping", json={"call_id": "call_1", "trace_id": "trace_1", "arguments": "{\"x\": 21}"})
     assert r.json()["output"] == "42"
 
@@ -120,8 +114,6 @@ async def test_server_template_app_serves_and_grades(monkeypatch):
 
 
 def test_serve_process_reports_a_child_that_cannot_start(tmp_path):
-    import pytest
-
     from rft_sdk.testing import serve_process
 
     with pytest.raises(RuntimeError, match="exited with status"):

@@ -66,7 +66,12 @@ def test_decorator_options_and_formats():
     (cc,) = server.dataset_tools("chat_completions")
     (rs,) = server.dataset_tools("responses")
     assert cc["type"] == "function" and cc["function"]["name"] == "lookup-v2" and cc["function"]["strict"] is True
-    assert rs == {"type": "function", **cc["function"]}
+    parameters = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"],
+                  "additionalProperties": False}
+    assert cc == {"type": "function", "function": {"name": "lookup-v2", "description": "Look things up.",
+                                                   "parameters": parameters, "strict": True}}
+    assert rs == {"type": "function", "name": "lookup-v2", "description": "Look things up.",
+                  "parameters": parameters, "strict": True}
     with pytest.raises(ValueError):
         server.dataset_tools("xml")
 
@@ -211,4 +216,36 @@ def test_tuples_are_refused_with_a_clear_message():
         return "x"
 
     with pytest.raises(ToolDefinitionError, match=r"parameter 'pair'.*tuple.*list\[\.\.\.\]"):
+        tool(f)
+
+
+def test_make_nullable_widens_every_schema_form_once():
+    from rft_sdk._schema import make_nullable
+
+    assert make_nullable({"type": "string", "enum": ["a", "b"]}) == {"type": ["string", "null"],
+                                                                     "enum": ["a", "b", None]}
+    assert make_nullable({"type": ["integer", "string"]}) == {"type": ["integer", "string", "null"]}
+    assert make_nullable({"anyOf": [{"type": "integer"}]}) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    ref = {"$ref": "#/$defs/Line", "type": "object"}
+    assert make_nullable(ref) == {"anyOf": [ref, {"type": "null"}]}
+    assert make_nullable({"anyOf": [{"$ref": "#/$defs/Line"}], "description": "d"}) == {
+        "anyOf": [{"$ref": "#/$defs/Line"}, {"type": "null"}], "description": "d"}
+    already = {"type": ["string", "null"]}
+    assert make_nullable(already) is already
+
+
+class _FreeForm(pydantic.BaseModel):
+    counts: dict[str, int]
+
+
+class _Wrapper(pydantic.BaseModel):
+    inner: _FreeForm
+
+
+def test_nested_model_refusal_is_a_definition_error_naming_the_parameter():
+    """A model reached only through another model's field is checked like a direct one."""
+    def f(wrapped: _Wrapper) -> str:
+        return "x"
+
+    with pytest.raises(ToolDefinitionError, match=r"parameter 'wrapped' \(_FreeForm\)\.counts: free-form object"):
         tool(f)
