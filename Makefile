@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# CPU build of torch first, so the `train` extra does not pull the multi-GB CUDA build.
 	$(PY) -m pip install -q "torch==2.13.0"
-	$(PY) -m pip install -q -e ".[train,dev]"
+	$(PY) -m pip install -q -e ".[dev]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from local_trainer.emulator import ClientSettings, PolicyStep, make_tool_call, run_rollouts, turns_taken  # noqa: E402
-from local_trainer.emulator._rollout import ROLLOUTS_PER_CLIENT  # noqa: E402
+from rft_sdk.emulator import ClientSettings, PolicyStep, make_tool_call, run_rollouts, turns_taken  # noqa: E402
+from rft_sdk.emulator._rollout import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.testing import serve_process  # noqa: E402
 
 BASE = "http://bench.local"

@@ -29,7 +29,7 @@ def main() -> int:
 
     from examples.retail.app import server
     from examples.retail.order_status_task import BENCH_TRAINING, build_items, order_status_job
-    from local_trainer.grpo import TrainConfig, train
+    from rft_sdk.train import TrainConfig, train
     from rft_sdk.testing import run_server
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

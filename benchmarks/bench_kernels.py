@@ -120,7 +120,7 @@ def time_cpu(fn: Callable[[], object], repeats: int, warmup: int) -> tuple[float
 
 def methods(logits: torch.Tensor, ids: torch.Tensor, args: argparse.Namespace, backward: bool) -> dict:
     """Name → zero-argument callable running that method (forward, or forward + backward)."""
-    import kernels
+    from rft_sdk import kernels
 
     def run(f: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[], object]:
         def call() -> object:
@@ -182,7 +182,7 @@ def bench_shape(n: int, vocab: int, device: str, args: argparse.Namespace, timer
     g = torch.Generator(device=device).manual_seed(0)
     logits = (torch.randn(n, vocab, generator=g, device=device, dtype=torch.float32) * 3).to(torch.bfloat16)
     ids = torch.randint(0, vocab, (n,), generator=g, device=device)
-    from kernels import reference
+    from rft_sdk.kernels import reference
 
     with torch.no_grad():  # fp64 gold, 1024 rows at a time to bound memory
         gold = torch.cat([reference.selective_log_softmax(c.double(), i)

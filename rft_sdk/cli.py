@@ -1,15 +1,18 @@
 """The ``rft`` command line.
 
-Sub-commands:
+Core sub-commands (this module, no extras needed):
     rft serve MODULE:ATTR [--host --port --workers --log-level]   serve a ToolServer with uvicorn
                        (--workers N > 1 is refused unless the ToolServer's store is
                        multiprocess_safe, e.g. SQLiteStore; exit status 2)
     rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
-    rft emulate ...    delegated to ``local_trainer.emulator.cli`` (imported only when used)
-    rft train ...      delegated to ``local_trainer.grpo.cli`` (imported only when used; needs torch)
+    rft --version                                                  print the installed version
 
-Delegated modules expose ``add_arguments(parser)`` and ``run(args) -> int``
-(docs/ARCHITECTURE.md, "CLI").
+Every other sub-command is declared by the package that implements it, as an
+entry point in the ``rft_sdk.commands`` group (``pyproject.toml``): the value
+is a module exposing ``HELP: str``, ``add_arguments(parser)`` and
+``run(args) -> int``. This module never imports those packages by name, so the
+import order stays one-way (``docs/ARCHITECTURE.md``); a command whose extra is
+not installed is listed with the ``pip install`` line that enables it.
 """
 
 from __future__ import annotations
@@ -20,17 +23,18 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
 from typing import Any
 
 from ._server import ToolServer
 from ._store import RolloutStore
+from ._version import __version__
 
-__all__ = ["load_app", "main"]
+__all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
-_DELEGATED = {
-    "emulate": ("local_trainer.emulator.cli", "run a job offline against the local hosted-side emulator"),
-    "train": ("local_trainer.grpo.cli", "train a small policy with GRPO against your endpoints (needs torch)"),
-}
+#: Entry-point group through which packages declare ``rft`` sub-commands.
+COMMANDS_GROUP = "rft_sdk.commands"
 
 
 def load_app(target: str) -> Any:
@@ -95,9 +99,27 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _plugin_commands() -> dict[str, EntryPoint]:
+    """Sub-commands declared in the ``rft_sdk.commands`` entry-point group, by name."""
+    return {ep.name: ep for ep in entry_points(group=COMMANDS_GROUP)}
+
+
+def _load_command(ep: EntryPoint) -> ModuleType | str:
+    """Import a declared command module, or say why it is unavailable (missing extra)."""
+    try:
+        module = ep.load()
+    except ImportError as exc:
+        # Convention (pyproject.toml): a command that needs an extra is named like it.
+        return f"unavailable ({exc}); install it with: pip install \"rft-sdk[{ep.name}]\""
+    if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "run")):
+        return f"unavailable: {ep.value} does not define HELP, add_arguments and run"
+    return module  # type: ignore[no-any-return]
+
+
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rft", description="Tool and grader endpoints for hosted agent RFT.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"rft-sdk {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="serve a ToolServer (uvicorn)")
     serve.add_argument("app", metavar="MODULE:ATTR", help="e.g. examples.retail.app:server")
@@ -122,18 +144,19 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")
     job.add_argument("--pass-threshold", type=float, default=1.0, help="score counted as a pass (default 1.0)")
 
-    for name, (module, help_text) in _DELEGATED.items():
-        child = sub.add_parser(name, help=help_text, add_help=command != name)
-        if command == name:  # import lazily, only for the sub-command being run
-            try:
-                delegate = importlib.import_module(module)
-            except ImportError as exc:
-                raise SystemExit(f"rft {name}: cannot import {module} ({exc}); "
-                                 "is the project installed with its extras?") from exc
-            delegate.add_arguments(child)
-            child.set_defaults(_delegate=delegate)
-        else:
+    # Declared commands are imported only when run, or when the top-level help lists them.
+    for name, ep in sorted(_plugin_commands().items()):
+        if command is not None and command != name:
+            continue
+        loaded = _load_command(ep)
+        if isinstance(loaded, str):
+            child = sub.add_parser(name, help=loaded, description=loaded)
+            child.set_defaults(_unavailable=loaded)
             child.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            continue
+        child = sub.add_parser(name, help=loaded.HELP, description=loaded.HELP)
+        loaded.add_arguments(child)
+        child.set_defaults(_delegate=loaded)
     return parser
 
 
@@ -141,7 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rft``; returns the process exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
-    args = _build_parser(command).parse_args(args_list)
+    try:
+        args = _build_parser(command).parse_args(args_list)
+    except SystemExit as exc:  # --help / --version exit 0, usage errors exit 2
+        return exc.code if isinstance(exc.code, int) else 2
+    if getattr(args, "_unavailable", None):
+        print(f"rft {args.command}: {args._unavailable}", file=sys.stderr)
+        return 2
     if getattr(args, "_delegate", None) is not None:
         return int(args._delegate.run(args) or 0)
     try:

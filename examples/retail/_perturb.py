@@ -1,7 +1,7 @@
 """Domain-aware perturbations of a gold action list, and their effect on end state.
 
 :func:`make_perturb` builds the ``perturb(actions, rng) -> (actions, description)``
-callback of ``local_trainer.emulator.PerturbedReplayPolicy``: one write call of
+callback of ``rft_sdk.emulator.PerturbedReplayPolicy``: one write call of
 the plan is either dropped or altered the way a careless agent would (wrong
 variant, wrong refund method, a typo in the address, the other cancel reason).
 :func:`changes_end_state` tells, independently of the server, whether a

@@ -94,7 +94,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def _run(args: argparse.Namespace, base_url: str, run_dir: Path, console: Console) -> int:
-    from local_trainer.emulator import (OpenAICompatiblePolicy, PerturbedReplayPolicy, ReferenceReplayPolicy,
+    from rft_sdk.emulator import (OpenAICompatiblePolicy, PerturbedReplayPolicy, ReferenceReplayPolicy,
                                         emulate, load_dataset, print_comparison)
 
     from .app import server

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from local_trainer.emulator import ClientSettings
+from rft_sdk.emulator import ClientSettings
 
 TOOL_URL = "http://tools.test/tools/{name}"
 GRADER_URL = "http://tools.test/grade"

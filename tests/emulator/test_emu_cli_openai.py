@@ -11,8 +11,8 @@ import pytest
 import respx
 
 from emu_helpers import FAST, GRADER_URL, make_item, make_job
-from local_trainer.emulator import OpenAICompatiblePolicy, PolicyError, run_rollouts
-from local_trainer.emulator import cli
+from rft_sdk.emulator import OpenAICompatiblePolicy, PolicyError, run_rollouts
+from rft_sdk.emulator import cli
 from rft_sdk.testing import run_server
 from test_emu_integration import TOKEN, build_server, items
 
@@ -134,7 +134,7 @@ async def test_openai_policy_bad_answers_are_policy_errors(response: httpx.Respo
 
 
 def test_policy_module_attr_is_loaded_from_the_cwd(tmp_path, monkeypatch) -> None:
-    from local_trainer.emulator.cli import _load_object
+    from rft_sdk.emulator.cli import _load_object
 
     (tmp_path / "my_policies.py").write_text(
         "class Echo:\n"

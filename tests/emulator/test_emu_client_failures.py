@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from local_trainer.emulator import ClientSettings, PolicyStep, ScriptedPolicy, run_rollouts, summarize
+from rft_sdk.emulator import ClientSettings, PolicyStep, ScriptedPolicy, run_rollouts, summarize
 
 from emu_helpers import FAST, GRADER_URL, TOOL_URL, make_item, make_job
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from emu_helpers import make_item, make_job, tool_spec
-from local_trainer.emulator import (
+from rft_sdk.emulator import (
     DatasetError,
     JobConfigError,
     load_dataset,

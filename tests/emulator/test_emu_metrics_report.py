@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from local_trainer.emulator import (
+from rft_sdk.emulator import (
     RolloutResult,
     ToolCallResult,
     comparison_table,

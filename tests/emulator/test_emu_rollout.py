@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from emu_helpers import FAST, GRADER_URL, make_item, make_job
-from local_trainer.emulator import (
+from rft_sdk.emulator import (
     ClientSettings,
     PerturbedReplayPolicy,
     PolicyError,

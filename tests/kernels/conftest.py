@@ -20,5 +20,5 @@ _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-for _name in ("kernels._grpo_loss", "kernels._selective_log_softmax"):
+for _name in ("rft_sdk.kernels._grpo_loss", "rft_sdk.kernels._selective_log_softmax"):
     sys.modules.pop(_name, None)

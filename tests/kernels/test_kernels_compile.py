@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import kernels
+from rft_sdk import kernels
 
 CODE = r"""
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, compile
-from kernels import _grpo_loss as G, _selective_log_softmax as S
+from rft_sdk.kernels import _grpo_loss as G, _selective_log_softmax as S
 
 ROW = {"inner": "i32", "stride_outer": "i64", "stride_inner": "i32", "stride_v": "i32"}
 for arch, dt in ((90, "*bf16"), (80, "*fp32")):

@@ -11,10 +11,10 @@ import pytest
 import torch
 from kernels_testutil import FWD_TOL, assert_grad_close
 
-import kernels
-from kernels import _api
-from kernels import reference as R
-from kernels._backend import resolve_backend
+from rft_sdk import kernels
+from rft_sdk.kernels import _api
+from rft_sdk.kernels import reference as R
+from rft_sdk.kernels._backend import resolve_backend
 
 
 def test_auto_uses_reference_on_cpu_even_under_the_interpreter(monkeypatch):

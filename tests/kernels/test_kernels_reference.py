@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-import kernels
-from kernels import reference as R
+from rft_sdk import kernels
+from rft_sdk.kernels import reference as R
 
 
 def test_selective_log_softmax_hand_values():
@@ -141,7 +141,7 @@ def test_import_and_cpu_path_work_without_triton():
         "        if name == 'triton' or name.startswith('triton.'):\n"
         "            raise ImportError('triton blocked')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import torch, kernels\n"
+        "import torch\nfrom rft_sdk import kernels\n"
         "assert not kernels.triton_available()\n"
         "x = torch.zeros(1, 4, requires_grad=True)\n"
         "lp = kernels.selective_log_softmax(x, torch.tensor([1]))\n"

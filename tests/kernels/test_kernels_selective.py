@@ -10,8 +10,8 @@ import pytest
 import torch
 from kernels_testutil import DTYPES, FWD_TOL, assert_grad_close, slow
 
-import kernels
-from kernels import reference as R
+from rft_sdk import kernels
+from rft_sdk.kernels import reference as R
 
 
 def _run(logits, ids, temperature, **kw):

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from local_trainer.grpo import group_advantages
+from rft_sdk.train import group_advantages
 
 
 def test_one_group_std_scaled():

@@ -12,8 +12,8 @@ import torch
 
 from examples.retail.app import server as retail_server
 from examples.retail.order_status_task import build_items
-from local_trainer.grpo import TrainConfig, load_checkpoint, train
-from local_trainer.grpo import cli
+from rft_sdk.train import TrainConfig, load_checkpoint, train
+from rft_sdk.train import cli
 from rft_sdk import ToolServer, grader
 from rft_sdk.testing import run_server
 

@@ -7,7 +7,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from local_trainer.grpo import ByteTokenizer, TorchPolicy, completion_logits, load_hf_model, make_batch  # noqa: E402
+from rft_sdk.train import ByteTokenizer, TorchPolicy, completion_logits, load_hf_model, make_batch  # noqa: E402
 
 
 @pytest.fixture()
@@ -54,8 +54,8 @@ def test_hf_checkpoint_trains_and_round_trips_with_its_tokenizer(tmp_path):
     """``hf_checkpoint`` → GRPO update → ``checkpoint.pt`` → reload: same weights, same tokenizer."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    from local_trainer.grpo import HFTokenizer, TrainConfig, build_model, load_checkpoint, save_checkpoint
-    from local_trainer.grpo._trainer import _update
+    from rft_sdk.train import HFTokenizer, TrainConfig, build_model, load_checkpoint, save_checkpoint
+    from rft_sdk.train._trainer import _update
 
     src = tmp_path / "src"
     words = ["<unk>", "<eos>", "<pad>"] + [f"w{i}" for i in range(40)]

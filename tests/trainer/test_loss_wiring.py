@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from local_trainer.grpo import TinyGPT, TinyGPTConfig, TrainConfig, completion_logits, make_batch
-from local_trainer.grpo._trainer import _update
+from rft_sdk.train import TinyGPT, TinyGPTConfig, TrainConfig, completion_logits, make_batch
+from rft_sdk.train._trainer import _update
 
 V = 5
 

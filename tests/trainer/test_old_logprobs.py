@@ -12,9 +12,9 @@ import asyncio
 import pytest
 import torch
 
-import kernels
-from local_trainer.grpo import ByteTokenizer, TinyGPT, TinyGPTConfig, TorchPolicy, TrainConfig
-from local_trainer.grpo._trainer import _update
+from rft_sdk import kernels
+from rft_sdk.train import ByteTokenizer, TinyGPT, TinyGPTConfig, TorchPolicy, TrainConfig
+from rft_sdk.train._trainer import _update
 
 TOK = ByteTokenizer()
 T = 0.7

@@ -6,8 +6,8 @@ import json
 import pytest
 import torch
 
-from local_trainer.emulator import PolicyError
-from local_trainer.grpo import (ByteTokenizer, DemonstrationPolicy, TinyGPT, TinyGPTConfig, TorchPolicy,
+from rft_sdk.emulator import PolicyError
+from rft_sdk.train import (ByteTokenizer, DemonstrationPolicy, TinyGPT, TinyGPTConfig, TorchPolicy,
                                 completion_logits, generate, make_batch)
 
 TOK = ByteTokenizer()

@@ -2,7 +2,7 @@
 
 import json
 
-from local_trainer.grpo import ByteTokenizer, format_call, parse_output, render_prompt, render_tools
+from rft_sdk.train import ByteTokenizer, format_call, parse_output, render_prompt, render_tools
 
 TOK = ByteTokenizer()
 TOOL = {"type": "function", "function": {"name": "get_order_status", "parameters": {

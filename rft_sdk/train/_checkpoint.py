@@ -69,7 +69,7 @@ def load_checkpoint(path: str | Path) -> tuple[torch.nn.Module, Any]:
         raise FileNotFoundError(f"no checkpoint at {path}")
     payload = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(payload, dict) or payload.get("kind") not in ("tinygpt", "hf"):
-        raise ValueError(f"{path} is not a checkpoint written by local_trainer.grpo")
+        raise ValueError(f"{path} is not a checkpoint written by rft_sdk.train")
     if payload["kind"] == "hf":
         from ._hf import load_hf_model
 

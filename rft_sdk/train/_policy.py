@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from local_trainer.emulator import PolicyStep
+from rft_sdk.emulator import PolicyStep
 
 from ._generate import generate
 from ._render import parse_output, render_prompt
@@ -32,7 +32,7 @@ __all__ = ["TorchPolicy"]
 
 
 class TorchPolicy:
-    """Sample actions from a causal LM; implements ``local_trainer.emulator.Policy``.
+    """Sample actions from a causal LM; implements ``rft_sdk.emulator.Policy``.
 
     Args:
         model: a :class:`TinyGPT` or an HF adapter (same call convention).

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from kernels import LOSS_TYPES
+from rft_sdk.kernels import LOSS_TYPES
 
 __all__ = ["TrainConfig"]
 
 
 @dataclass
 class TrainConfig:
-    """Configuration of :func:`local_trainer.grpo.train` (JSON: the same keys, see ``from_dict``)."""
+    """Configuration of :func:`rft_sdk.train.train` (JSON: the same keys, see ``from_dict``)."""
 
     seed: int = 0  # seeds torch, item sampling and every sampled token: same seed, same run
     # --- model -----------------------------------------------------------------

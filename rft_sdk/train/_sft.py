@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from local_trainer.emulator import PolicyStep, ReferenceReplayPolicy
+from rft_sdk.emulator import PolicyStep, ReferenceReplayPolicy
 
 from ._batch import completion_logits, make_batch
 from ._render import format_call, render_prompt

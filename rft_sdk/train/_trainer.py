@@ -30,8 +30,8 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-import kernels
-from local_trainer.emulator import ReinforcementJob, load_job, run_rollouts
+from rft_sdk import kernels
+from rft_sdk.emulator import ReinforcementJob, load_job, run_rollouts
 
 from ._advantages import group_advantages
 from ._batch import completion_logits, make_batch
@@ -70,7 +70,7 @@ def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[dict], job: Any
     "reward_mean", "tool_calls_per_rollout", "n"}``.
 
     Raises:
-        JobConfigError: ``job`` is not a valid job config (see ``local_trainer.emulator.load_job``).
+        JobConfigError: ``job`` is not a valid job config (see ``rft_sdk.emulator.load_job``).
     """
     job = load_job(job)
     policy = TorchPolicy(model, tokenizer, temperature=cfg.eval_temperature, max_new_tokens=cfg.max_new_tokens,

@@ -20,7 +20,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "load_run_config", "run"]
+__all__ = ["HELP", "add_arguments", "load_run_config", "main", "run"]
+
+#: One-line help shown by ``rft --help``.
+HELP = "train a small policy with SFT + GRPO against your endpoints (needs the train extra)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry: ``python -m local_trainer.grpo.cli --config … --out …``."""
+    """Standalone entry: ``python -m rft_sdk.train.cli --config … --out …``."""
     parser = argparse.ArgumentParser(prog="rft train", description=__doc__.splitlines()[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))

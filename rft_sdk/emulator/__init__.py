@@ -8,7 +8,7 @@ and ``docs/ARCHITECTURE.md``.
 
 Typical use::
 
-    from local_trainer.emulator import ReferenceReplayPolicy, emulate, print_summary
+    from rft_sdk.emulator import ReferenceReplayPolicy, emulate, print_summary
     run = await emulate("train.jsonl", "job.json", ReferenceReplayPolicy(), out_dir="runs/ref")
     print_summary(run.summary)
 """

@@ -8,7 +8,8 @@ Usage::
     rft emulate ... --policy perturbed --write-tools cancel_order,modify_order
     rft emulate ... --policy my_pkg.policies:make_policy      # any object/factory with async act()
 
-``rft_sdk.cli`` owns the ``rft`` entry point and delegates here through
+Declared as the ``emulate`` entry point of the ``rft_sdk.commands`` group
+(``pyproject.toml``); ``rft_sdk.cli`` finds it there and calls
 :func:`add_arguments` and :func:`run` (``docs/ARCHITECTURE.md``, "CLI").
 Exit codes: 0 done, 2 invalid dataset/config/arguments.
 """
@@ -30,7 +31,10 @@ from ._openai import OpenAICompatiblePolicy
 from ._policy import PerturbedReplayPolicy, Policy, ReferenceReplayPolicy
 from ._report import print_summary
 
-__all__ = ["add_arguments", "main", "run"]
+__all__ = ["HELP", "add_arguments", "main", "make_policy", "run"]
+
+#: One-line help shown by ``rft --help``.
+HELP = "run a job offline against the local emulator of the hosted service"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -130,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry point: ``python -m local_trainer.emulator.cli ...``."""
+    """Standalone entry point: ``python -m rft_sdk.emulator.cli ...``."""
     parser = argparse.ArgumentParser(prog="rft emulate", description=__doc__.splitlines()[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))
