@@ -3,7 +3,7 @@ copy-on-write overlay per rollout.
 
 Data: the retail domain of τ²-bench (MIT licence, Sierra Research; see
 ``data/LICENSE``), stored gzipped as ``data/db.json.gz``. Its shape (from
-``../shared/spec/retail-domain.md``)::
+``docs/retail-domain.md``)::
 
     {"products": {product_id: {"name", "product_id",
                                "variants": {item_id: {"item_id", "options", "available", "price"}}}},

@@ -1,6 +1,6 @@
 """Holistic grading of a retail rollout by its end state, as pure functions.
 
-Rule (from ``../shared/spec/retail-domain.md``, τ²-bench's database check):
+Rule (from ``docs/retail-domain.md``, τ²-bench's database check):
 apply the item's gold actions to a fresh view of the base database, and
 compare the rollout's final database (base + its overlay) with that result;
 read calls never matter, only end state. On top of that gate, every

@@ -1,6 +1,6 @@
 """The 15 retail tools (plus ``get_order_status``) as pure functions of a view.
 
-Semantics and error conditions follow ``../shared/spec/retail-domain.md``;
+Semantics and error conditions follow ``docs/retail-domain.md``;
 the implementation and the wording of messages are this project's own. Every
 function takes a :class:`~examples.retail._db.RetailView` first, returns the
 string the model sees, and raises :class:`RetailError` (a model-visible error,

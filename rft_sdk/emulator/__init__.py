@@ -3,7 +3,7 @@
 Validates a dataset and job config by the hosted rules, rolls a policy out
 against the customer's real tool and grader endpoints over HTTP (retries,
 discards, size and time limits as the service applies them), and reports
-reward, tool metrics and learnability. See ``shared/spec/hosted-protocol.md``
+reward, tool metrics and learnability. See ``docs/hosted-protocol.md``
 and ``docs/ARCHITECTURE.md``.
 
 Typical use::

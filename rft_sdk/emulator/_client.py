@@ -1,6 +1,6 @@
 """HTTP calls to the customer's tool and grader endpoints, as the hosted service makes them.
 
-Source: ``shared/spec/hosted-protocol.md`` section 3. Per call:
+Source: ``docs/hosted-protocol.md`` section 3. Per call:
 
 * request body exactly ``{"type": "function_call", "id", "call_id", "name",
   "arguments": <JSON string>, "trace_id", "item"}`` (tools) or ``{"sample",

@@ -1,6 +1,6 @@
 """Dataset JSONL validation by the hosted rules.
 
-Source: ``shared/spec/hosted-protocol.md`` section 2 ("The dataset"): one JSON
+Source: ``docs/hosted-protocol.md`` section 2 ("The dataset"): one JSON
 object per line, at least 10 lines, ``messages`` required, per-line ``tools``
 in chat-completions function format whose names must match the job-level
 tools, ``parameters`` a JSON Schema object. Other fields are free-form and

@@ -1,6 +1,6 @@
 """Job config models: the hosted reinforcement job shape the emulator accepts.
 
-Source: ``shared/spec/hosted-protocol.md`` section 1 ("The job") and
+Source: ``docs/hosted-protocol.md`` section 1 ("The job") and
 ``docs/ARCHITECTURE.md`` ("Job config accepted by the emulator"). The emulator
 accepts either the full shape ``{"method": {"type": "reinforcement",
 "reinforcement": {...}}}`` (other top-level job fields such as ``model`` or

@@ -1,6 +1,6 @@
 """Summary metrics of an emulator run.
 
-Sources: ``shared/spec/hosted-protocol.md`` section 4 (reward mean and the four
+Sources: ``docs/hosted-protocol.md`` section 4 (reward mean and the four
 tool metrics the hosted service reports) and the seeds' principle 3 (a task
 is learnable only if samples of one item score differently).
 

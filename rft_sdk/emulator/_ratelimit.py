@@ -1,6 +1,6 @@
 """Request spacing for the grader's ``rate_limit`` (requests per second).
 
-Source: ``shared/spec/hosted-protocol.md`` section 1 (``grader.rate_limit``).
+Source: ``docs/hosted-protocol.md`` section 1 (``grader.rate_limit``).
 The emulator starts at most ``rate`` requests in any one-second window by
 spacing request starts ``1 / rate`` seconds apart (no bursts), which is the
 strictest reading of the limit.

@@ -1,6 +1,6 @@
 """The rollout loop: the hosted service's side of one rollout, run concurrently.
 
-Source: ``shared/spec/hosted-protocol.md`` section 3 and ``docs/ARCHITECTURE.md``
+Source: ``docs/hosted-protocol.md`` section 3 and ``docs/ARCHITECTURE.md``
 ("Emulator ↔ trainer seam"). Per rollout: mint ``trace_id = "trace_" +
 uuid4().hex``; copy the item's ``messages``; each turn ask the policy, append
 its assistant message, dispatch that turn's tool calls concurrently and append
