@@ -29,8 +29,8 @@ def main() -> int:
 
     from examples.retail.app import server
     from examples.retail.order_status_task import BENCH_TRAINING, build_items, order_status_job
-    from rft_sdk.train import TrainConfig, train
     from rft_sdk.testing import run_server
+    from rft_sdk.train import TrainConfig, train
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget-s", type=float, default=600.0, help="total wall-clock budget, seconds")

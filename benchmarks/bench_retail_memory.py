@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.retail import call_tool, load_base_db, overlay_size_bytes  # noqa: E402
+from examples.retail import call_tool, load_base_db, overlay_size_bytes
 
 ROLLOUTS = 200
 

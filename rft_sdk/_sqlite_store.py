@@ -41,8 +41,7 @@ from typing import Any, TypeVar
 import anyio
 import tenacity
 
-from ._store import (STATS_KEYS, GradeRecord, KeyedLocks, RolloutStore, StoredRollout, _from_json_object,
-                     check_bounds)
+from ._store import STATS_KEYS, GradeRecord, KeyedLocks, RolloutStore, StoredRollout, _from_json_object, check_bounds
 from .exceptions import StoreError, StoreLockTimeoutError
 
 __all__ = ["SQLiteStore"]

@@ -94,8 +94,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def _run(args: argparse.Namespace, base_url: str, run_dir: Path, console: Console) -> int:
-    from rft_sdk.emulator import (OpenAICompatiblePolicy, PerturbedReplayPolicy, ReferenceReplayPolicy,
-                                        emulate, load_dataset, print_comparison)
+    from rft_sdk.emulator import (
+        OpenAICompatiblePolicy,
+        PerturbedReplayPolicy,
+        ReferenceReplayPolicy,
+        emulate,
+        load_dataset,
+        print_comparison,
+    )
 
     from .app import server
 

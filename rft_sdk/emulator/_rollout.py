@@ -25,7 +25,8 @@ import anyio
 import httpx
 
 from ._client import ClientSettings, EndpointClient, EndpointFailure, ToolCallResult
-from ._job import ReinforcementJob, load_job, samples_per_item as _samples_for
+from ._job import ReinforcementJob, load_job
+from ._job import samples_per_item as _samples_for
 from ._policy import Policy, PolicyError, PolicyStep, check_step
 
 if sys.version_info < (3, 11):  # pragma: no cover - anyio depends on the backport there

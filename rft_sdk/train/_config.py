@@ -73,7 +73,7 @@ class TrainConfig:
         self.adam_betas = tuple(self.adam_betas)  # type: ignore[assignment]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         """Build from a JSON object. Raises ValueError on unknown keys."""
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known

@@ -16,7 +16,7 @@ def _readme_namespace() -> dict:
     assert len(blocks) >= 2, "README lost its Python examples"
     namespace: dict = {"__name__": "readme"}
     for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own docs
+        exec(compile(block, str(README), "exec"), namespace)
     return namespace
 
 

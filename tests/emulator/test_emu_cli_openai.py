@@ -9,12 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
-
 from emu_helpers import FAST, GRADER_URL, make_item, make_job
-from rft_sdk.emulator import OpenAICompatiblePolicy, PolicyError, run_rollouts
-from rft_sdk.emulator import cli
-from rft_sdk.testing import run_server
 from test_emu_integration import TOKEN, build_server, items
+
+from rft_sdk.emulator import OpenAICompatiblePolicy, PolicyError, cli, run_rollouts
+from rft_sdk.testing import run_server
 
 
 @pytest.fixture(scope="module")

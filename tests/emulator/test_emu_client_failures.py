@@ -8,10 +8,9 @@ import re
 import httpx
 import pytest
 import respx
+from emu_helpers import FAST, GRADER_URL, TOOL_URL, make_item, make_job
 
 from rft_sdk.emulator import ClientSettings, PolicyStep, ScriptedPolicy, run_rollouts, summarize
-
-from emu_helpers import FAST, GRADER_URL, TOOL_URL, make_item, make_job
 
 CALL = {"id": "fc_1", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "puffer"}'}
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from emu_helpers import make_item, make_job, tool_spec
+
 from rft_sdk.emulator import (
     DatasetError,
     JobConfigError,

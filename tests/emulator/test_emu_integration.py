@@ -12,10 +12,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
 from emu_helpers import make_item
-from rft_sdk.emulator import ClientSettings, PolicyStep, emulate, run_rollouts, turns_taken
+
 from rft_sdk import Grade, GradingContext, RetryableToolError, Rollout, ToolError, ToolServer
+from rft_sdk.emulator import ClientSettings, PolicyStep, emulate, run_rollouts, turns_taken
 from rft_sdk.testing import run_server
 
 TOKEN = "s3cret"

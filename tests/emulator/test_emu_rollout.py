@@ -9,12 +9,12 @@ import time
 import httpx
 import pytest
 import respx
+from emu_helpers import FAST, GRADER_URL, make_item, make_job
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from emu_helpers import FAST, GRADER_URL, make_item, make_job
 from rft_sdk.emulator import (
     ClientSettings,
     PerturbedReplayPolicy,

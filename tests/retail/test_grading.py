@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from examples.retail import (WRITE_TOOLS, apply_actions, grade_retail, mentions, normalize_text,
-                             reference_answer)
+from examples.retail import WRITE_TOOLS, apply_actions, grade_retail, mentions, normalize_text, reference_answer
 
 
 def _item(task):

@@ -60,8 +60,8 @@ def test_cancel_preconditions(base, status, reason, message):
 
 def test_modify_items_charges_difference_and_happens_once(base):
     order = _pick(base, lambda o: o["status"] == "pending" and any(
-        len(base.tables["products"][l["product_id"]]["variants"]) > 2 for l in o["items"]))
-    line = next(l for l in order["items"] if len(base.tables["products"][l["product_id"]]["variants"]) > 2)
+        len(base.tables["products"][ln["product_id"]]["variants"]) > 2 for ln in o["items"]))
+    line = next(ln for ln in order["items"] if len(base.tables["products"][ln["product_id"]]["variants"]) > 2)
     variants = base.tables["products"][line["product_id"]]["variants"]
     new_id = next(i for i, v in variants.items() if i != line["item_id"] and v["available"])
     user = base.tables["users"][order["user_id"]]
@@ -78,7 +78,7 @@ def test_modify_items_charges_difference_and_happens_once(base):
     assert after["status"] == "pending (item modified)"
     assert after["payment_history"][-1] == {"transaction_type": "payment" if diff > 0 else "refund",
                                             "amount": abs(diff), "payment_method_id": method["id"]}
-    changed = [l for l in after["items"] if l["item_id"] == new_id]
+    changed = [ln for ln in after["items"] if ln["item_id"] == new_id]
     assert changed and changed[0]["price"] == variants[new_id]["price"]
     assert changed[0]["options"] == variants[new_id]["options"]
     with pytest.raises(RetailError, match="Non-pending"):
@@ -126,7 +126,7 @@ def test_modify_payment_moves_money_between_methods(base):
 
 def test_return_and_exchange(base):
     order = _pick(base, lambda o: o["status"] == "delivered" and len(o["items"]) >= 2)
-    ids = [l["item_id"] for l in order["items"]][:2]
+    ids = [ln["item_id"] for ln in order["items"]][:2]
     original = order["payment_history"][0]["payment_method_id"]
     view = base.view()
     non_gift_other = [m for m in base.tables["users"][order["user_id"]]["payment_methods"].values()

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 import rft_sdk
-from rft_sdk import Rollout, RetryableToolError, ToolError, ToolServer
+from rft_sdk import RetryableToolError, Rollout, ToolError, ToolServer
 
 ROOT = Path(rft_sdk.__file__).resolve().parent.parent  # repository root, for a child's PYTHONPATH
 

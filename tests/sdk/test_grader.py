@@ -7,8 +7,8 @@ import math
 
 import httpx
 import pytest
-
 from sdk_helpers import call_body, make_server, new_trace
+
 from rft_sdk import Grade, GraderDefinitionError, GradingContext, ToolServer, grader
 from rft_sdk.testing import run_server
 

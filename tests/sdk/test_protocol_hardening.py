@@ -10,10 +10,10 @@ import socket
 
 import httpx
 import pytest
+from sdk_helpers import call_body, new_trace
 
 from rft_sdk import Grade, GradingContext, RetryableToolError, Rollout, ToolError, ToolServer
 from rft_sdk.testing import run_server
-from sdk_helpers import call_body, new_trace
 
 BAD_SCORES = {  # case -> (value returned by the grader, fragment of the 500 message)
     "nan": (math.nan, "non-finite"), "inf": (math.inf, "non-finite"), "-inf": (-math.inf, "non-finite"),

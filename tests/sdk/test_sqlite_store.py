@@ -15,13 +15,21 @@ import anyio
 import httpx
 import pytest
 import uvicorn
+from sdk_helpers import ROOT
 
 import rft_sdk
-from rft_sdk import (GradeRecord, MemoryStore, RolloutStore, SQLiteStore, StoredRollout, StoreError,
-                     StoreLockTimeoutError, ToolCallRecord)
+from rft_sdk import (
+    GradeRecord,
+    MemoryStore,
+    RolloutStore,
+    SQLiteStore,
+    StoredRollout,
+    StoreError,
+    StoreLockTimeoutError,
+    ToolCallRecord,
+)
 from rft_sdk.cli import main
 from rft_sdk.testing import serve_process
-from sdk_helpers import ROOT
 
 
 @pytest.fixture(params=["memory", "sqlite"])

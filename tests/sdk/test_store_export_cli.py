@@ -8,9 +8,9 @@ import sys
 import time
 
 import pytest
+from sdk_helpers import ROOT, make_server
 
 import rft_sdk
-from sdk_helpers import ROOT, make_server
 from rft_sdk import MemoryStore, StoredRollout
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from sdk_helpers import call_body, make_server, new_trace
 
 

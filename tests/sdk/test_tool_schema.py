@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
@@ -31,7 +31,7 @@ class Address(pydantic.BaseModel):
 def test_strict_schema_shape_and_docstring():
     @tool
     def search(query: str, top_k: int = 3, mode: Literal["fast", "exact"] = "fast",
-               address: Optional[Address] = None, *, rollout: Rollout) -> list:
+               address: Address | None = None, *, rollout: Rollout) -> list:
         """Search the catalogue.
 
         More details here.
@@ -162,7 +162,7 @@ class Line(pydantic.BaseModel):
 
 class Order(pydantic.BaseModel):
     lines: list[Line]
-    gift: Optional[Line] = None
+    gift: Line | None = None
     colour: Colour = Colour.RED
 
 
@@ -179,10 +179,10 @@ class Dog(pydantic.BaseModel):
 def test_variety_of_signatures_is_strict_valid_and_round_trips():
     jsonschema = pytest.importorskip("jsonschema")
 
-    def place(note: Optional[str], skus: list[str], mode: Literal["fast", "exact"], colour: Colour,
+    def place(note: str | None, skus: list[str], mode: Literal["fast", "exact"], colour: Colour,
               order: Order, priority: Priority = Priority.LOW, limit: int = 3, ratio: float = 0.5,
-              extra: Optional[list[Line]] = None, unique: set[str] = frozenset(), flag: bool = False,
-              pet: Annotated[Union[Cat, Dog], pydantic.Field(discriminator="kind")] = None,
+              extra: list[Line] | None = None, unique: set[str] = frozenset(), flag: bool = False,
+              pet: Annotated[Cat | Dog, pydantic.Field(discriminator="kind")] = None,
               bounded: Annotated[int, pydantic.Field(ge=0, le=10)] = 5, *, rollout: Rollout) -> str:
         """Place an order.
 

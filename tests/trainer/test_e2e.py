@@ -12,10 +12,9 @@ import torch
 
 from examples.retail.app import server as retail_server
 from examples.retail.order_status_task import build_items
-from rft_sdk.train import TrainConfig, load_checkpoint, train
-from rft_sdk.train import cli
 from rft_sdk import ToolServer, grader
 from rft_sdk.testing import run_server
+from rft_sdk.train import TrainConfig, cli, load_checkpoint, train
 
 
 @grader(name="similarity")

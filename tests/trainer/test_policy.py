@@ -7,8 +7,16 @@ import pytest
 import torch
 
 from rft_sdk.emulator import PolicyError
-from rft_sdk.train import (ByteTokenizer, DemonstrationPolicy, TinyGPT, TinyGPTConfig, TorchPolicy,
-                                completion_logits, generate, make_batch)
+from rft_sdk.train import (
+    ByteTokenizer,
+    DemonstrationPolicy,
+    TinyGPT,
+    TinyGPTConfig,
+    TorchPolicy,
+    completion_logits,
+    generate,
+    make_batch,
+)
 
 TOK = ByteTokenizer()
 

@@ -5,8 +5,13 @@ import json
 
 import pytest
 
-from examples.retail.order_status_task import (build_items, load_orders, order_status_job, order_status_tool,
-                                                split_orders)
+from examples.retail.order_status_task import (
+    build_items,
+    load_orders,
+    order_status_job,
+    order_status_tool,
+    split_orders,
+)
 
 
 def test_items_match_database_and_split_is_disjoint():
