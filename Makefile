@@ -1,5 +1,8 @@
 # Two commands a newcomer needs:  `make demo` (the main job) and `make test`.
-# Both set up .venv first (once; `make clean` to start over).
+# Both set up .venv first (once; `make clean` to start over). `make test` also
+# installs redis-server from the system's packages when it is missing (the
+# store conformance suite runs against a real Redis) and runs ruff and mypy
+# before the tests.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -14,13 +17,24 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# A real redis-server for the store tests (Debian/Ubuntu package; needs root or sudo).
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+	@redis-server --version
+
 demo: $(VENV)/.installed
 	$(PY) -m examples.retail.main_job
 
-test: $(VENV)/.installed
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: $(VENV)/.installed redis-server lint
 	$(PY) -m pytest -q
 
 clean:
 	rm -rf $(VENV) runs
 
-.PHONY: install demo test clean
+.PHONY: install redis-server demo lint test clean

@@ -12,6 +12,7 @@ from ._server import ToolServer
 from ._sqlite_store import SQLiteStore
 from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
 from ._tool import ToolDefinition, tool
+from ._version import __version__
 from .exceptions import (
     GraderDefinitionError,
     GraderError,

@@ -164,13 +164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rft``; returns the process exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
+    parser = _build_parser(command)
     try:
-        args = _build_parser(command).parse_args(args_list)
+        args, unknown = parser.parse_known_args(args_list)
+        if getattr(args, "_unavailable", None):  # its extra is missing: say what to install
+            print(f"rft {args.command}: {args._unavailable}", file=sys.stderr)
+            return 2
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help / --version exit 0, usage errors exit 2
         return exc.code if isinstance(exc.code, int) else 2
-    if getattr(args, "_unavailable", None):
-        print(f"rft {args.command}: {args._unavailable}", file=sys.stderr)
-        return 2
     if getattr(args, "_delegate", None) is not None:
         return int(args._delegate.run(args) or 0)
     try:
