@@ -152,7 +152,7 @@ def build_grader(fn: Callable[..., Any], *, name: str | None = None,
     if not callable(fn):
         raise GraderDefinitionError(f"grader must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
-    gname = name or getattr(fn, "__name__", "")
+    gname: str = name or str(getattr(fn, "__name__", ""))
     if not _NAME_RE.match(gname):
         raise GraderDefinitionError(f"grader {fname}: name {gname!r} must match ^[A-Za-z0-9_-]{{1,64}}$")
     params = [p for p in inspect.signature(fn).parameters.values()

@@ -119,7 +119,7 @@ def build_definition(
     if not callable(fn):
         raise ToolDefinitionError(f"tool must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
-    tool_name = name or getattr(fn, "__name__", "")
+    tool_name: str = name or str(getattr(fn, "__name__", ""))
     if not _NAME_RE.match(tool_name):
         raise ToolDefinitionError(
             f"tool {fname}: name {tool_name!r} must match ^[A-Za-z0-9_-]{{1,64}}$"

@@ -84,6 +84,7 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
         if not token:
             print(f"rft tools: environment variable {args.token_env!r} is unset or empty", file=sys.stderr)
             return 2
+    out: dict[str, Any] | list[dict[str, Any]]
     try:
         if args.base_url:
             out = app.job_config(args.base_url, token=token, grader=args.grader,
