@@ -13,8 +13,19 @@ Status codes (documented choice for "errors a model can learn from"):
 * 503 ``retryable``: the tool raised ``RetryableToolError``; raised as an
   :class:`EndpointError`, not recorded, state rolled back, the hosted side retries.
 
+* 413 ``output_too_large``: the answer would exceed the response limit
+  (hosted: 1 MB, larger answers reach the model as a 413 error). Recorded as
+  what the model saw: status 413, no output (the tool did run: its state
+  changes are kept).
+
 Text the tool returns or raises is cleaned of lone surrogates (U+FFFD), so
 the answer, the trajectory and the store always encode.
+
+Dialect: a body on ``POST /tools/{name}`` that is the bare arguments object
+(``{"query": "Urban Puffer", "top_k": 1}``, how Azure's docs test a tool;
+recognised by having none of ``call_id``, ``trace_id``, ``arguments`` and no
+``"type": "function_call"``) runs one stateless call: no trace_id, so a fresh
+empty state, nothing recorded or replayed.
 """
 
 from __future__ import annotations
@@ -35,19 +46,65 @@ from ._rollout import Rollout, ToolCallRecord
 from ._store import RolloutStore, StoredRollout
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
-from .protocol import ToolCallRequest
+from .protocol import MAX_BODY_BYTES, ToolCallRequest
 
-__all__ = ["decode_arguments", "execute_tool_call", "run_tool"]
+__all__ = ["decode_arguments", "execute_stateless_call", "execute_tool_call", "is_bare_arguments", "run_tool"]
+
+_HOSTED_KEYS = ("call_id", "trace_id", "arguments")
 
 logger = logging.getLogger("rft_sdk")
 
 
+def is_bare_arguments(data: dict[str, Any]) -> bool:
+    """Whether a decoded ``/tools/{name}`` body is the bare arguments rather than a hosted tool call."""
+    return data.get("type") != "function_call" and not any(key in data for key in _HOSTED_KEYS)
+
+
+def _answer(status: int, payload: dict[str, Any], limit: int,
+            echo: dict[str, str | None]) -> tuple[int, dict[str, Any], bytes, str | None]:
+    """Encode an answer; an oversize 200 becomes the 413 the model would see.
+    Returns ``(status, payload, body, error_message_or_None)``."""
+    body = encode_json(payload)
+    if len(body) <= limit:
+        return status, payload, body, None
+    message = (f"tool output of {len(body)} bytes exceeds the {limit}-byte response limit "
+               "(a larger response reaches the model as a 413 error)")
+    payload = EndpointError(413, "output_too_large", message).body(echo)
+    return 413, payload, encode_json(payload), message
+
+
+async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str, Any], metrics: Metrics,
+                                 response_limit: int) -> tuple[int, bytes]:
+    """Run one call whose body was the bare ``arguments`` (no trace_id: empty state, nothing stored).
+
+    Returns ``(status, encoded JSON body)``; ``call_id`` and ``id`` are ``null``
+    in a 200 answer.
+
+    Raises:
+        EndpointError: 503 ``retryable``.
+    """
+    rollout = Rollout("", {}, {}, (), None)
+    metrics.incr("stateless_calls")
+    try:
+        output = await run_tool(definition, arguments, rollout)
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": None, "id": None, "output": output}
+        status = 200
+    except EndpointError as exc:
+        if exc.status >= 500:
+            metrics.incr("tool_retryable_errors")
+            raise
+        status, payload = exc.status, exc.body()
+    status, _, body, _ = _answer(status, payload, response_limit, {})
+    return status, body
+
+
 async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
-                            metrics: Metrics) -> tuple[int, bytes]:
+                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES) -> tuple[int, bytes]:
     """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
 
     A ``call_id`` already answered in this rollout is replayed (same status,
-    same bytes) without running again.
+    same bytes) without running again. An answer over ``response_limit`` bytes
+    is answered and recorded as a 413 ``output_too_large`` without output.
 
     Raises:
         EndpointError: 503 ``retryable`` (nothing recorded, state rolled back).
@@ -69,6 +126,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         output: str | None = None
         error: str | None = None
         new_state_json: str | None = None
+        echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
         try:
             arguments = decode_arguments(request.arguments)
             rollout = Rollout(trace_id, stored.item, json.loads(stored.state_json), stored.trajectory, call_id)
@@ -85,9 +143,12 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                 metrics.incr("tool_retryable_errors")
                 raise
             output, new_state_json = None, None
-            status, payload, error = exc.status, exc.body({"call_id": call_id, "id": request.id}), exc.message
+            status, payload, error = exc.status, exc.body(echo), exc.message
 
-        body = encode_json(payload)
+        status, payload, body, too_large = _answer(status, payload, response_limit, echo)
+        if too_large is not None:
+            metrics.incr("outputs_too_large")
+            output, error = None, too_large
         latency_s = time.perf_counter() - t0
         record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
                                 output=output, error=error, status=status, started_at=started_at,

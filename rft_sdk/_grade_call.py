@@ -9,6 +9,8 @@ Flow, under the rollout's lock (so grading waits for in-flight tool calls):
    SHA-256 of the canonical request JSON) gets the recorded answer; a
    different request gets 409 (the state it would need is gone).
 3. Never seen: the model used no tools; grade with an empty trajectory.
+4. No ``trace_id`` in the request (Azure's grader tests): grade with an empty
+   trajectory and ``ctx.traced = False``; nothing is locked, stored or replayed.
 
 Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
 raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
@@ -23,7 +25,7 @@ import logging
 from typing import Any
 
 from ._endpoint import EndpointError, clean_text, clean_value
-from ._grading import GraderDefinition, GradingContext, coerce_grade, parse_sample
+from ._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
 from ._invoke import invoke
 from ._metrics import Metrics
 from ._store import GradeRecord, RolloutStore
@@ -71,6 +73,12 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
         StoreError: the store failed (answered 503 by the server).
     """
     trace_id, item = request.trace_id, request.item
+    if trace_id is None:
+        ctx = GradingContext(sample=parse_sample(request.sample.model_dump()), item=item or {}, trace_id="",
+                             grader=definition.name, traced=False)
+        grade = await _run_grader(definition, ctx)
+        metrics.incr("grades")
+        return float(grade.score), clean_value(grade.details())
     async with store.lock(trace_id):
         stored = await store.load(trace_id)
         if stored is None:
@@ -91,15 +99,7 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
             state=json.loads(stored.state_json) if stored else {},
             grader=definition.name,
         )
-        try:
-            grade = coerce_grade(await invoke(definition.fn, definition.is_async, ctx), definition)
-        except GraderError as exc:
-            logger.error("grader %s failed for %s: %s", definition.name, trace_id, exc)
-            raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc
-        except Exception as exc:
-            logger.exception("grader %s raised for %s", definition.name, trace_id)
-            message = f"grader {definition.name!r} raised {type(exc).__name__}: {exc}"
-            raise EndpointError(500, "grader_error", clean_text(message), counter="grader_errors") from exc
+        grade = await _run_grader(definition, ctx)
         details = clean_value(grade.details())  # header, store and log always encode
         score = float(grade.score)
         await store.save_grade(GradeRecord(trace_id, definition.name, request_fingerprint, score, details))
@@ -109,3 +109,20 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
         logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
                     details.get("subscores", {}), details.get("reasons", []))
         return score, details
+
+
+async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grade:
+    """Call the grader and check its value.
+
+    Raises:
+        EndpointError: 500 ``grader_error`` naming the grader and what went wrong.
+    """
+    try:
+        return coerce_grade(await invoke(definition.fn, definition.is_async, ctx), definition)
+    except GraderError as exc:
+        logger.error("grader %s failed for %s: %s", definition.name, ctx.trace_id, exc)
+        raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc
+    except Exception as exc:
+        logger.exception("grader %s raised for %s", definition.name, ctx.trace_id)
+        message = f"grader {definition.name!r} raised {type(exc).__name__}: {exc}"
+        raise EndpointError(500, "grader_error", clean_text(message), counter="grader_errors") from exc

@@ -1,13 +1,16 @@
 """``ToolServer``: the ASGI app serving tools and graders over the hosted protocol.
 
-Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``GET /tools``,
-``GET /healthz`` (never authenticated), ``POST /grade``, ``POST /grade/{name}``,
-``GET /metrics`` (JSON counters).
+Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
+every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
+``GET /tools``, ``GET /healthz`` (never authenticated), ``POST /grade``,
+``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
+service that cannot send headers), ``GET /metrics`` (JSON counters).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,9 +21,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ._auth import AUTH_ENV_VAR, AuthMiddleware, BearerAuth
+from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._body import decode_object, parse_model, read_body
-from ._calls import execute_tool_call
+from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments
 from ._endpoint import EndpointError, encode_json, error_response, json_response
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
@@ -50,7 +53,14 @@ class ToolServer(ExportMixin):
         grade_retention_s: seconds a rollout's state is kept after a
             successful grade (0 releases it at once; a retried identical grade
             request still gets the recorded score).
-        auth_env_var: environment variable with extra tokens (``None``: ignore env).
+        auth_env_var: environment variable with extra tokens (``None``: ignore the
+            environment, also for ``grader_secret``).
+        grader_secret: serve the graders also at ``POST /grade/s/<grader_secret>[/{name}]``
+            without any header (at least 16 URL-safe characters; default
+            ``$RFT_GRADER_SECRET``). For a grader that cannot send auth headers
+            (Azure's endpoint grader); exported by ``job_config``.
+        response_limit: largest tool answer, bytes (default ``protocol.MAX_BODY_BYTES``).
+            A larger output reaches the model as a 413 error, and is recorded as such.
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
@@ -69,11 +79,17 @@ class ToolServer(ExportMixin):
         body_timeout_s: float | None = BODY_TIMEOUT_S,
         grade_retention_s: float = 0.0,
         auth_env_var: str | None = AUTH_ENV_VAR,
+        grader_secret: str | None = None,
+        response_limit: int = MAX_BODY_BYTES,
     ) -> None:
         self.store: RolloutStore = store if store is not None else MemoryStore()
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
         self.grade_retention_s = float(grade_retention_s)
+        self.response_limit = int(response_limit)
+        if grader_secret is None and auth_env_var is not None:
+            grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
+        self._grader_secret = check_grader_secret(grader_secret)
         self.metrics_state = Metrics()
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
@@ -87,12 +103,16 @@ class ToolServer(ExportMixin):
             routes=[
                 Route("/healthz", self._healthz, methods=["GET"]),
                 Route("/tools", self._list_tools, methods=["GET"]),
+                Route("/tools", self._call_tool, methods=["POST"]),
                 Route("/tools/{name}", self._call_tool, methods=["POST"]),
                 Route("/grade", self._grade, methods=["POST"]),
                 Route("/grade/{name}", self._grade, methods=["POST"]),
+                Route("/grade/s/{secret}", self._grade, methods=["POST"]),  # secret checked by AuthMiddleware
+                Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
                 Route("/metrics", self._metrics, methods=["GET"]),
             ],
-            middleware=[Middleware(AuthMiddleware, auth=self._auth, metrics=self.metrics_state)],
+            middleware=[Middleware(AuthMiddleware, auth=self._auth, metrics=self.metrics_state,
+                                   grader_secret=self._grader_secret)],
             exception_handlers={EndpointError: error_response, StoreError: error_response,
                                 Exception: error_response},
         )
@@ -159,6 +179,19 @@ class ToolServer(ExportMixin):
         """Name of the grader serving ``POST /grade`` (``None`` when there is none)."""
         return self._default_grader
 
+    def exposure_warning(self, host: str) -> str | None:
+        """A loud warning when serving on ``host`` leaves routes unprotected, else ``None``.
+
+        Unprotected: no token configured while ``host`` is reachable from other
+        machines (not loopback). ``rft serve`` prints it at startup; the server
+        also logs it (WARNING) on its first request from a non-loopback bind.
+        """
+        if self._auth.enabled or is_loopback(host):
+            return None
+        graders = " (graders too; or serve them behind grader_secret)" if self._graders else ""
+        return (f"WARNING: serving {len(self._tools)} tool(s){graders} on {host} WITHOUT authentication: anyone "
+                f"who can reach it can call them. Set {AUTH_ENV_VAR} (or ToolServer(auth_tokens=...)).")
+
     @property
     def metrics(self) -> dict[str, Any]:
         """Snapshot of counters, see :class:`rft_sdk._metrics.Metrics` (JSON shape)."""
@@ -190,14 +223,29 @@ class ToolServer(ExportMixin):
         return JSONResponse(self.metrics)
 
     async def _call_tool(self, request: Request) -> Response:
-        name = request.path_params["name"]
+        name = request.path_params.get("name")
+        if name is not None:  # POST /tools/{name}: unknown names are refused before the body is read
+            definition = self._tool_named(name)
+        data = await self._read(request)
+        if name is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
+            named = data.get("name")
+            if not isinstance(named, str):
+                raise EndpointError(422, "invalid_request", "invalid tool call request", counter="bad_requests",
+                                    details=[{"field": "name", "problem": "required on POST /tools (the tool name)"}])
+            definition = self._tool_named(named)
+        elif is_bare_arguments(data):  # the body is the arguments themselves: one stateless call
+            status, body = await execute_stateless_call(definition, data, self.metrics_state, self.response_limit)
+            return json_response(body, status)
+        call = parse_model(ToolCallRequest, data, "invalid tool call request")
+        status, body = await execute_tool_call(definition, call, self.store, self.metrics_state, self.response_limit)
+        return json_response(body, status)
+
+    def _tool_named(self, name: str) -> ToolDefinition:
         definition = self._tools.get(name)
         if definition is None:
             raise EndpointError(404, "unknown_tool", f"no tool named {name!r}; available: {sorted(self._tools)}",
                                 counter="unknown_tool")
-        call = parse_model(ToolCallRequest, await self._read(request), "invalid tool call request")
-        status, body = await execute_tool_call(definition, call, self.store, self.metrics_state)
-        return json_response(body, status)
+        return definition
 
     async def _grade(self, request: Request) -> Response:
         name = request.path_params.get("name", self._default_grader)

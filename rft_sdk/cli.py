@@ -191,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1 and (problem := _unshared_store(app)):
         print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
         return 2
+    if isinstance(app, ToolServer) and (warning := app.exposure_warning(args.host)):
+        print(f"rft serve: {warning}", file=sys.stderr)
     import uvicorn
 
     if args.workers > 1:  # uvicorn needs an import string to spawn workers

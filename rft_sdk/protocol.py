@@ -130,12 +130,16 @@ class Sample(BaseModel):
 
 
 class GradeRequest(BaseModel):
-    """``POST /grade[/{name}]`` body: ``{"sample": {...}, "item": {...} | null, "trace_id": str}``."""
+    """``POST /grade[/{name}]`` body: ``{"sample": {...}, "item": {...} | null, "trace_id": str}``.
+
+    ``trace_id`` may be absent (Azure's grader test bodies): the grade then sees
+    an empty trajectory and ``GradingContext.traced`` is ``False``.
+    """
 
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
     sample: Sample
-    trace_id: str = Field(min_length=1)
+    trace_id: str | None = Field(default=None, min_length=1)
     item: dict[str, Any] | None = None
 
 
