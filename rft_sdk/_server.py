@@ -17,7 +17,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -213,14 +213,14 @@ class ToolServer(ExportMixin):
         return data
 
     async def _healthz(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)})
+        return json_response(encode_json({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)}))
 
     async def _list_tools(self, request: Request) -> Response:
-        return JSONResponse({"tools": self.dataset_tools("chat_completions"),
-                             "graders": sorted(self._graders), "default_grader": self._default_grader})
+        return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
+                                          "graders": sorted(self._graders), "default_grader": self._default_grader}))
 
     async def _metrics(self, request: Request) -> Response:
-        return JSONResponse(self.metrics)
+        return json_response(encode_json(self.metrics))
 
     async def _call_tool(self, request: Request) -> Response:
         name = request.path_params.get("name")
