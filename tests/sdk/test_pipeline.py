@@ -302,3 +302,14 @@ def test_every_sub_command_help_exits_0(command, capsys):
 def test_version_exits_0(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("rft-sdk ")
+
+
+# -- one protocol module -------------------------------------------------------------------------
+def test_server_and_emulator_share_the_protocol_constants():
+    from rft_sdk.emulator import _client
+
+    settings = _client.ClientSettings()
+    assert settings.max_response_bytes == settings.max_request_bytes == MAX_BODY_BYTES == 1_000_000
+    server = ToolServer(auth_env_var=None)
+    assert server.body_limit == server.response_limit == MAX_BODY_BYTES
+    assert _client.GRADE_DETAILS_HEADER is GRADE_DETAILS_HEADER
