@@ -1,29 +1,35 @@
-"""Read a JSON request body with a hard size limit, streaming.
+"""Read a request body and parse it, once, into a protocol model.
 
-Hosted protocol §3: request and response bodies are limited to 1 MB. The body
-is read chunk by chunk and reading stops as soon as the limit is passed (or
-at once when ``Content-Length`` already says so), so an oversized body never
-sits in memory whole.
+Hosted protocol §3: request and response bodies are limited to
+``protocol.MAX_BODY_BYTES``. The body is read chunk by chunk and reading stops
+as soon as the limit is passed (or at once when ``Content-Length`` already
+says so), so an oversized body never sits in memory whole.
 
 The decoded JSON must be strict RFC 8259 JSON (``NaN``/``Infinity`` literals
-are refused) and nest at most ``MAX_JSON_DEPTH`` arrays/objects deep, so a
+are refused), nest at most ``protocol.MAX_JSON_DEPTH`` arrays/objects deep (a
 hostile body cannot exhaust the interpreter's recursion limit here or later
-when the rollout is serialised.
+when the rollout is serialised) and hold no lone UTF-16 surrogate (it could
+not be stored or echoed as UTF-8). Every failure is an :class:`EndpointError`
+raised before anything runs.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import logging
+from typing import Any, TypeVar
 
 import anyio
-from starlette.requests import Request
+import pydantic
+from starlette.requests import ClientDisconnect, Request
 
-__all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_BODY_TIMEOUT_S", "MAX_JSON_DEPTH", "BodyError", "loads_strict", "read_json_body"]
+from ._endpoint import EndpointError, find_surrogate
+from .protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES, MAX_JSON_DEPTH
 
-DEFAULT_BODY_LIMIT = 1_048_576  # bytes (1 MiB)
-DEFAULT_BODY_TIMEOUT_S = 60.0  # seconds to receive a whole body (a stalled client must not hold a slot forever)
-MAX_JSON_DEPTH = 64  # nested arrays/objects; far above any tool call, far below Python's recursion limit
+__all__ = ["decode_object", "loads_strict", "parse_model", "problems", "read_body"]
+
+logger = logging.getLogger("rft_sdk")
+M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -32,11 +38,11 @@ def _refuse_constant(name: str) -> Any:
 
 def _depth_ok(value: Any, limit: int) -> bool:
     """Whether ``value`` nests at most ``limit`` containers deep (iterative, no recursion)."""
-    stack = [(value, 1)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, dict):
-            children = node.values()
+            children: Any = node.values()
         elif isinstance(node, list):
             children = node
         else:
@@ -64,50 +70,81 @@ def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     return data
 
 
-class BodyError(Exception):
-    """The body cannot be used. ``status`` is 400 (malformed), 408 (too slow) or 413 (too large)."""
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
+                    timeout_s: float | None = BODY_TIMEOUT_S) -> bytes:
+    """The raw request body, at most ``limit`` bytes, received within ``timeout_s`` seconds.
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-
-
-async def read_json_body(request: Request, limit: int = DEFAULT_BODY_LIMIT,
-                         timeout_s: float | None = DEFAULT_BODY_TIMEOUT_S) -> dict[str, Any]:
-    """Return the body decoded as a JSON object.
-
-    Args:
-        request: the Starlette request.
-        limit: maximum body size in bytes.
-        timeout_s: seconds allowed to receive the whole body (``None``: no limit).
-            uvicorn has no body-read timeout of its own, so a client that
-            declares more bytes than it sends would otherwise wait forever.
+    uvicorn has no body-read timeout of its own, so a client that declares
+    more bytes than it sends would otherwise hold the connection forever.
 
     Raises:
-        BodyError: 413 ``body_too_large`` when over ``limit`` bytes; 408
-            ``body_timeout`` when the body did not arrive within ``timeout_s``; 400
-            ``malformed_json`` when not strict JSON (see :func:`loads_strict`);
-            400 ``invalid_request`` when the JSON is not an object.
+        EndpointError: 413 ``body_too_large`` over ``limit`` bytes (declared or
+            streamed); 408 ``body_timeout`` not received within ``timeout_s``
+            (``None``: no limit); 400 ``client_disconnected`` when the client
+            went away mid-body (logged at INFO, nobody reads the answer).
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyError(413, "body_too_large", f"request body exceeds {limit} bytes")
+        raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large")
     chunks: list[bytes] = []
     size = 0
-    with anyio.move_on_after(timeout_s) as scope:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise BodyError(413, "body_too_large", f"request body exceeds {limit} bytes")
-            chunks.append(chunk)
-    if scope.cancelled_caught:
-        raise BodyError(408, "body_timeout", f"request body not received within {timeout_s} s")
     try:
-        data = loads_strict(b"".join(chunks))
+        with anyio.move_on_after(timeout_s) as scope:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
+                                        counter="body_too_large")
+                chunks.append(chunk)
+    except ClientDisconnect:
+        logger.info("client disconnected after %d body bytes on %s", size, request.url.path)
+        raise EndpointError(400, "client_disconnected", "client disconnected before sending the whole body",
+                            counter="client_disconnects") from None
+    if scope.cancelled_caught:
+        raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s} s",
+                            counter="body_timeouts")
+    return b"".join(chunks)
+
+
+def decode_object(raw: bytes) -> dict[str, Any]:
+    """Decode ``raw`` as one strict JSON object free of lone surrogates.
+
+    Raises:
+        EndpointError: 400 ``malformed_json`` (not strict JSON, too deep, or a
+            lone UTF-16 surrogate, naming its field); 400 ``invalid_request``
+            (JSON, but not an object).
+    """
+    try:
+        data = loads_strict(raw)
     except ValueError as exc:
-        raise BodyError(400, "malformed_json", f"request body is not valid JSON: {exc}") from None
+        raise EndpointError(400, "malformed_json", f"request body is not valid JSON: {exc}",
+                            counter="bad_requests") from None
     if not isinstance(data, dict):
-        raise BodyError(400, "invalid_request", "request body must be a JSON object")
+        raise EndpointError(400, "invalid_request", "request body must be a JSON object", counter="bad_requests")
+    where = find_surrogate(raw, data)
+    if where is not None:
+        message = f"request body holds a lone UTF-16 surrogate in {where!r}; text must be valid Unicode"
+        raise EndpointError(400, "malformed_json", message, details=[{"field": where, "problem": message}],
+                            counter="bad_requests")
     return data
+
+
+def parse_model(model: type[M], data: dict[str, Any], message: str) -> M:
+    """Validate decoded ``data`` against a protocol ``model`` (pydantic, strict types).
+
+    Raises:
+        EndpointError: 422 ``invalid_request`` with ``details`` naming each
+            wrong field (``{"field": "sample.output_text", "problem": ...}``).
+    """
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        details = problems(exc)
+        raise EndpointError(422, "invalid_request", message, details=details, counter="bad_requests") from None
+
+
+def problems(exc: pydantic.ValidationError) -> list[dict[str, str]]:
+    """``[{"field", "problem"}]`` of a validation error, one entry per pydantic error, in order;
+    ``field`` is the dotted location (``"sample.output_text"``), ``"arguments"`` for the whole value."""
+    return [{"field": ".".join(str(p) for p in error["loc"]) or "arguments", "problem": error["msg"]}
+            for error in exc.errors(include_url=False)]

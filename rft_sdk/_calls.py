@@ -4,13 +4,28 @@ Status codes (documented choice for "errors a model can learn from"):
 
 * 200 ``{"type": "function_call_output", "call_id", "id", "output"}``.
 * 400 ``tool_error``: the tool raised (``ToolError`` or any other exception) or
-  left non-JSON state; 400 ``malformed_arguments``: ``arguments`` is not JSON;
-  422 ``invalid_arguments``: schema violation, ``details`` lists
-  ``{"field", "problem"}``. These 4xx bodies carry no ``output``, so the hosted
-  service shows the serialized body to the model and the rollout continues.
-  They are recorded in the trajectory and replayed for a repeated ``call_id``.
-* 503 ``retryable``: the tool raised ``RetryableToolError``; not recorded, state
-  rolled back, the hosted side retries.
+  left non-JSON state; 400 ``malformed_arguments``: ``arguments`` is not JSON
+  (or holds a lone UTF-16 surrogate); 422 ``invalid_arguments``: schema
+  violation, ``details`` lists ``{"field", "problem"}``. These 4xx bodies carry
+  no ``output``, so the hosted service shows the serialized body to the model
+  and the rollout continues. They are recorded in the trajectory and replayed
+  (the same bytes) for a repeated ``call_id``.
+* 503 ``retryable``: the tool raised ``RetryableToolError``; raised as an
+  :class:`EndpointError`, not recorded, state rolled back, the hosted side retries.
+
+* 413 ``output_too_large``: the answer would exceed the response limit
+  (hosted: 1 MB, larger answers reach the model as a 413 error). Recorded as
+  what the model saw: status 413, no output (the tool did run: its state
+  changes are kept).
+
+Text the tool returns or raises is cleaned of lone surrogates (U+FFFD), so
+the answer, the trajectory and the store always encode.
+
+Dialect: a body on ``POST /tools/{name}`` that is the bare arguments object
+(``{"query": "Urban Puffer", "top_k": 1}``, how Azure's docs test a tool;
+recognised by having none of ``call_id``, ``trace_id``, ``arguments`` and no
+``"type": "function_call"``) runs one stateless call: no trace_id, so a fresh
+empty state, nothing recorded or replayed.
 """
 
 from __future__ import annotations
@@ -20,61 +35,83 @@ import logging
 import time
 from typing import Any
 
-import anyio
 import pydantic
 import pydantic_core
 
-from ._body import loads_strict
+from ._body import loads_strict, problems
+from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find_surrogate
+from ._invoke import invoke
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._store import RolloutStore, StoredRollout
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
+from .protocol import MAX_BODY_BYTES, ToolCallRequest
 
-__all__ = ["decode_arguments", "error_body", "execute_tool_call", "request_problems"]
+__all__ = ["decode_arguments", "execute_stateless_call", "execute_tool_call", "is_bare_arguments", "run_tool"]
+
+_HOSTED_KEYS = ("call_id", "trace_id", "arguments")
 
 logger = logging.getLogger("rft_sdk")
 
 
-def error_body(code: str, message: str, *, details: list[dict[str, Any]] | None = None,
-               call_id: Any = None, id: Any = None) -> dict[str, Any]:
-    """The JSON error body shape used by every non-2xx answer (no ``output`` key)."""
-    body: dict[str, Any] = {"type": "error", "error": {"code": code, "message": message}}
-    if details:
-        body["error"]["details"] = details
-    if call_id is not None:
-        body["call_id"] = call_id
-    if id is not None:
-        body["id"] = id
-    return body
+def is_bare_arguments(data: dict[str, Any]) -> bool:
+    """Whether a decoded ``/tools/{name}`` body is the bare arguments rather than a hosted tool call."""
+    return data.get("type") != "function_call" and not any(key in data for key in _HOSTED_KEYS)
 
 
-def _to_output(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return pydantic_core.to_json(value).decode()
+def _answer(status: int, payload: dict[str, Any], limit: int,
+            echo: dict[str, str | None]) -> tuple[int, dict[str, Any], bytes, str | None]:
+    """Encode an answer; an oversize 200 becomes the 413 the model would see.
+    Returns ``(status, payload, body, error_message_or_None)``."""
+    body = encode_json(payload)
+    if len(body) <= limit:
+        return status, payload, body, None
+    message = (f"tool output of {len(body)} bytes exceeds the {limit}-byte response limit "
+               "(a larger response reaches the model as a 413 error)")
+    payload = EndpointError(413, "output_too_large", message).body(echo)
+    return 413, payload, encode_json(payload), message
 
 
-async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
-                            store: RolloutStore, metrics: Metrics) -> tuple[int, dict[str, Any]]:
-    """Run one call under the rollout's lock; return ``(status, json_body)``.
+async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str, Any], metrics: Metrics,
+                                 response_limit: int) -> tuple[int, bytes]:
+    """Run one call whose body was the bare ``arguments`` (no trace_id: empty state, nothing stored).
 
-    ``body`` is the decoded hosted request (``type, id, call_id, name,
-    arguments, trace_id, item``; unknown fields ignored).
+    Returns ``(status, encoded JSON body)``; ``call_id`` and ``id`` are ``null``
+    in a 200 answer.
+
+    Raises:
+        EndpointError: 503 ``retryable``.
     """
-    call_id, trace_id, item_id = body.get("call_id"), body.get("trace_id"), body.get("id")
-    problems = request_problems(body)
-    if problems:
-        metrics.incr("bad_requests")
-        return 422, error_body("invalid_request", "invalid tool call request", details=problems,
-                               call_id=call_id if isinstance(call_id, str) else None,
-                               id=item_id if isinstance(item_id, str) else None)
-    item = body.get("item")
-    if item is None:
-        item = {}
+    rollout = Rollout("", {}, {}, (), None)
+    metrics.incr("stateless_calls")
+    try:
+        output = await run_tool(definition, arguments, rollout)
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": None, "id": None, "output": output}
+        status = 200
+    except EndpointError as exc:
+        if exc.status >= 500:
+            metrics.incr("tool_retryable_errors")
+            raise
+        status, payload = exc.status, exc.body()
+    status, _, body, _ = _answer(status, payload, response_limit, {})
+    return status, body
 
+
+async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
+                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES) -> tuple[int, bytes]:
+    """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
+
+    A ``call_id`` already answered in this rollout is replayed (same status,
+    same bytes) without running again. An answer over ``response_limit`` bytes
+    is answered and recorded as a 413 ``output_too_large`` without output.
+
+    Raises:
+        EndpointError: 503 ``retryable`` (nothing recorded, state rolled back).
+        StoreError: the store failed (answered 503 by the server).
+    """
+    call_id, trace_id = request.call_id, request.trace_id
+    item = request.item or {}
     async with store.lock(trace_id):
         stored = await store.load(trace_id) or StoredRollout(trace_id=trace_id, item=item)
         if not stored.item and item:  # first call carried no item; later ones do
@@ -82,27 +119,38 @@ async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
         previous = stored.responses.get(call_id)
         if previous is not None:
             metrics.incr("replayed_calls")
-            return previous[0], json.loads(previous[1])
+            return int(previous[0]), str(previous[1]).encode("utf-8")
 
         started_at, t0 = time.time(), time.perf_counter()
-        raw_args = body.get("arguments")
-        state = json.loads(stored.state_json)
-        new_state_json: str | None = None
+        arguments: dict[str, Any] = {"_raw": request.arguments}
         output: str | None = None
         error: str | None = None
-        arguments, status, payload = decode_arguments(raw_args, call_id, item_id)
-        if status == 0:  # decoded to a JSON object: validate and run the tool
-            status, payload, output, error, new_state_json = await _run(
-                definition, arguments, Rollout(trace_id, stored.item, state, stored.trajectory, call_id),
-                call_id, item_id)
-        else:
-            error = payload["error"]["message"]
-        if status == 503:
-            metrics.incr("tool_retryable_errors")
-            return status, payload
+        new_state_json: str | None = None
+        echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+        try:
+            arguments = decode_arguments(request.arguments)
+            rollout = Rollout(trace_id, stored.item, json.loads(stored.state_json), stored.trajectory, call_id)
+            output = await run_tool(definition, arguments, rollout)
+            try:
+                new_state_json = json.dumps(rollout.state)
+            except (TypeError, ValueError) as exc:
+                raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
+            status = 200
+            payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
+                                       "output": output}
+        except EndpointError as exc:
+            if exc.status >= 500:
+                metrics.incr("tool_retryable_errors")
+                raise
+            output, new_state_json = None, None
+            status, payload, error = exc.status, exc.body(echo), exc.message
 
+        status, payload, body, too_large = _answer(status, payload, response_limit, echo)
+        if too_large is not None:
+            metrics.incr("outputs_too_large")
+            output, error = None, too_large
         latency_s = time.perf_counter() - t0
-        record = ToolCallRecord(call_id=call_id, id=item_id, name=definition.name, arguments=arguments,
+        record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
                                 output=output, error=error, status=status, started_at=started_at,
                                 latency_s=latency_s)
         metrics.incr("tool_calls")
@@ -112,90 +160,84 @@ async def execute_tool_call(definition: ToolDefinition, body: dict[str, Any],
             metrics.incr("tool_errors")
         metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s)
         stored.trajectory = [*stored.trajectory, record]
-        stored.responses = {**stored.responses, call_id: [status, json.dumps(payload)]}
+        stored.responses = {**stored.responses, call_id: [status, body.decode("utf-8")]}
         if new_state_json is not None:
             stored.state_json = new_state_json
         await store.save(stored)
-        return status, payload
+        return status, body
 
 
-def request_problems(body: dict[str, Any]) -> list[dict[str, str]]:
-    """``[{"field", "problem"}]`` for every hosted tool-call field with a wrong JSON type.
-
-    ``call_id`` and ``trace_id`` are required non-empty strings; ``id``,
-    ``type`` and ``name`` are optional strings; ``item`` an optional object.
-    ``arguments`` is checked later (its problems are model-visible).
-    """
-    problems = [{"field": f, "problem": "required non-empty string"}
-                for f in ("call_id", "trace_id") if not isinstance(body.get(f), str) or not body[f]]
-    problems += [{"field": f, "problem": "must be a string"}
-                 for f in ("id", "type", "name") if body.get(f) is not None and not isinstance(body[f], str)]
-    if body.get("item") is not None and not isinstance(body["item"], dict):
-        problems.append({"field": "item", "problem": "must be a JSON object"})
-    return problems
-
-
-def decode_arguments(raw: Any, call_id: str, item_id: str | None) -> tuple[dict[str, Any], int, dict[str, Any]]:
+def decode_arguments(raw: Any) -> dict[str, Any]:
     """Decode the hosted ``arguments`` (a JSON string, or an already-decoded object).
 
-    Returns ``(arguments, status, error_payload)``: status ``0`` and an empty
-    payload when ``arguments`` is a JSON object (missing, ``null`` or a blank
-    string count as ``{}``); else 400 ``malformed_arguments`` (not JSON) or
-    422 ``invalid_arguments`` (JSON, but not an object), with ``arguments``
-    ``{"_raw": <what was sent>}`` for the trajectory.
+    Missing, ``null`` or a blank string count as ``{}``.
+
+    Raises:
+        EndpointError: 400 ``malformed_arguments`` (not strict JSON, or a lone
+            UTF-16 surrogate inside); 422 ``invalid_arguments`` (JSON, but not
+            an object). Both model-visible.
     """
     value = raw
     if isinstance(raw, str):
         if not raw.strip():
-            return {}, 0, {}
+            return {}
         try:
             value = loads_strict(raw)
         except ValueError as exc:
-            message = f"arguments are not valid JSON: {exc}"
-            return {"_raw": raw}, 400, error_body("malformed_arguments", message, call_id=call_id, id=item_id)
+            raise EndpointError(400, "malformed_arguments", f"arguments are not valid JSON: {exc}") from None
+        where = find_surrogate(raw.encode("utf-8"), value)
+        if where is not None:
+            raise EndpointError(400, "malformed_arguments",
+                                f"arguments hold a lone UTF-16 surrogate in {where!r}; text must be valid Unicode")
     if value is None:
-        return {}, 0, {}
+        return {}
     if not isinstance(value, dict):
         message = f"arguments must be a JSON object, got {type(value).__name__}"
-        return {"_raw": raw}, 422, error_body("invalid_arguments", message, call_id=call_id, id=item_id,
-                                              details=[{"field": "arguments", "problem": message}])
-    return value, 0, {}
+        raise EndpointError(422, "invalid_arguments", message, details=[{"field": "arguments", "problem": message}])
+    return value
 
 
-async def _run(definition: ToolDefinition, raw_args: dict[str, Any], rollout: Rollout,
-               call_id: str, item_id: str | None) -> tuple[int, dict[str, Any], str | None, str | None, str | None]:
-    """Validate and call; returns ``(status, payload, output, error, new_state_json)``."""
-    args = {k: v for k, v in raw_args.items() if not (v is None and k in definition.defaults)}
+def _to_output(value: Any) -> str:
+    """The output string shown to the model: a str as is, else compact JSON (pydantic), no lone surrogates."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if value is None:
+        return ""
+    try:
+        return pydantic_core.to_json(value).decode()
+    except pydantic_core.PydanticSerializationError:  # lone surrogates inside: replace, then retry once
+        return pydantic_core.to_json(clean_value(value)).decode()
+
+
+async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollout: Rollout) -> str:
+    """Validate ``arguments`` against the tool's model, call the tool and return its output string.
+
+    ``null`` for a parameter with a default means the default. The rollout's
+    ``state`` may be changed by the tool (the caller persists it on success).
+
+    Raises:
+        EndpointError: 422 ``invalid_arguments`` (schema violation, ``details``
+            per field); 400 ``tool_error`` (``ToolError`` or any other
+            exception, logged with its traceback); 503 ``retryable``
+            (``RetryableToolError``).
+    """
+    args = {k: v for k, v in arguments.items() if not (v is None and k in definition.defaults)}
     try:
         validated = definition.args_model.model_validate(args)
     except pydantic.ValidationError as exc:
-        details = [
-            {"field": ".".join(str(p) for p in e["loc"]) or "arguments", "problem": e["msg"]}
-            for e in exc.errors(include_url=False)
-        ]
+        details = problems(exc)
         message = "invalid arguments: " + "; ".join(f"{d['field']}: {d['problem']}" for d in details)
-        return 422, error_body("invalid_arguments", message, details=details,
-                               call_id=call_id, id=item_id), None, message, None
+        raise EndpointError(422, "invalid_arguments", clean_text(message), details=clean_value(details)) from None
     kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     if definition.rollout_param:
         kwargs[definition.rollout_param] = rollout
     try:
-        if definition.is_async:
-            result = await definition.fn(**kwargs)
-        else:
-            result = await anyio.to_thread.run_sync(lambda: definition.fn(**kwargs))
-        output = _to_output(result)
-        new_state_json = json.dumps(rollout.state)
+        return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
     except RetryableToolError as exc:
-        logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, call_id, exc)
-        return 503, error_body("retryable", str(exc) or "temporary failure, retry",
-                               call_id=call_id, id=item_id), None, None, None
+        logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
+        raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc
     except ToolError as exc:
-        message = str(exc)
-        return 400, error_body("tool_error", message, call_id=call_id, id=item_id), None, message, None
+        raise EndpointError(400, "tool_error", clean_text(str(exc))) from exc
     except Exception as exc:  # model-visible; never crash the worker
-        logger.exception("tool %s raised (call_id=%s)", definition.name, call_id)
-        message = f"{type(exc).__name__}: {exc}"
-        return 400, error_body("tool_error", message, call_id=call_id, id=item_id), None, message, None
-    payload = {"type": "function_call_output", "call_id": call_id, "id": item_id, "output": output}
-    return 200, payload, output, None, new_state_json
+        logger.exception("tool %s raised (call_id=%s)", definition.name, rollout.call_id)
+        raise EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}")) from exc

@@ -17,6 +17,7 @@ class ExportMixin:
     _tools: dict[str, ToolDefinition]
     _graders: dict[str, GraderDefinition]
     _default_grader: str | None
+    _grader_secret: str | None
 
     def job_tools(self, base_url: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
         """The job's ``tools``: ``[{"name", "server_url": base_url + "/tools/{name}", "headers"}]``."""
@@ -45,17 +46,24 @@ class ExportMixin:
         """The job's endpoint grader: ``{"type": "endpoint", "name", "url", "headers",
         "rate_limit", "pass_threshold"}``. ``name=None`` means the default grader
         (``url`` = ``base_url + "/grade"``); a name gives ``base_url + "/grade/{name}"``.
+        With a ``grader_secret`` the URL is ``base_url + "/grade/s/<secret>[/{name}]"``,
+        served without headers (the exported config then holds the secret: keep it private).
 
         Raises:
             ValueError: no such grader (or no grader at all).
         """
         base = base_url.rstrip("/")
+        if self._grader_secret:
+            base = f"{base}/grade/s/{self._grader_secret}"
+            default_url, named = base, f"{base}/{{}}"
+        else:
+            default_url, named = f"{base}/grade", f"{base}/grade/{{}}"
         if name is None:
             if self._default_grader is None:
                 raise ValueError("this server has no grader; register one with @server.grader")
-            gname, url = self._default_grader, f"{base}/grade"
+            gname, url = self._default_grader, default_url
         elif name in self._graders:
-            gname, url = name, f"{base}/grade/{name}"
+            gname, url = name, named.format(name)
         else:
             raise ValueError(f"no grader named {name!r}; available: {sorted(self._graders)}")
         return {"type": "endpoint", "name": gname, "url": url, "headers": dict(headers or {}),
@@ -74,14 +82,18 @@ class ExportMixin:
                                     "n_epochs", "batch_size", "reasoning_effort"}}}}
 
         ``token`` adds ``Authorization: Bearer <token>`` to every tool's and the
-        grader's headers (on top of ``headers``).
+        grader's headers (on top of ``headers``); a grader behind a ``grader_secret``
+        path gets no token (its URL is its credential).
         """
         sent = dict(headers or {})
+        grader_headers = dict(sent)
         if token:
             sent["Authorization"] = f"Bearer {token}"
+            if not self._grader_secret:
+                grader_headers = sent
         return {"method": {"type": "reinforcement", "reinforcement": {
             "tools": self.job_tools(base_url, sent),
-            "grader": self.grader_spec(base_url, grader, sent, rate_limit, pass_threshold),
+            "grader": self.grader_spec(base_url, grader, grader_headers, rate_limit, pass_threshold),
             "max_episode_steps": int(max_episode_steps),
             "hyperparameters": {"compute_multiplier": float(compute_multiplier), "eval_interval": eval_interval,
                                 "eval_samples": eval_samples, "n_epochs": n_epochs, "batch_size": batch_size,

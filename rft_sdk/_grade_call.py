@@ -9,10 +9,12 @@ Flow, under the rollout's lock (so grading waits for in-flight tool calls):
    SHA-256 of the canonical request JSON) gets the recorded answer; a
    different request gets 409 (the state it would need is gone).
 3. Never seen: the model used no tools; grade with an empty trajectory.
+4. No ``trace_id`` in the request (Azure's grader tests): grade with an empty
+   trajectory and ``ctx.traced = False``; nothing is locked, stored or replayed.
 
-Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; 500
-``grader_error`` with a readable body when the grader raises or returns an
-invalid score.
+Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
+raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
+when the grader raises or returns an invalid score, 409 ``already_graded``.
 """
 
 from __future__ import annotations
@@ -22,108 +24,105 @@ import json
 import logging
 from typing import Any
 
-import anyio
-
-from ._calls import error_body
-from ._grading import GraderDefinition, GradingContext, coerce_grade, parse_sample
+from ._endpoint import EndpointError, clean_text, clean_value
+from ._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
+from ._invoke import invoke
 from ._metrics import Metrics
 from ._store import GradeRecord, RolloutStore
 from .exceptions import GraderError
+from .protocol import GRADE_DETAILS_MAX_CHARS, GradeRequest
 
-__all__ = ["DETAILS_HEADER", "encode_details", "execute_grade"]
+__all__ = ["encode_details", "execute_grade", "fingerprint"]
 
 logger = logging.getLogger("rft_sdk")
-DETAILS_HEADER = "x-rft-grade-details"
-_MAX_HEADER_CHARS = 8_000  # keep well under common 16 KiB response-header limits (h11)
 
 
 def encode_details(details: dict[str, Any]) -> str:
-    """Compact ASCII JSON for the details header; reasons are trimmed (and
-    ``"truncated": true`` added) when it would exceed 8,000 characters."""
+    """Compact ASCII JSON for the details header (lone surrogates come out as ``\\udXXX``
+    escapes); reasons are trimmed (and ``"truncated": true`` added) when it would exceed
+    ``GRADE_DETAILS_MAX_CHARS`` characters."""
     text = json.dumps(details, separators=(",", ":"), sort_keys=True)
-    if len(text) <= _MAX_HEADER_CHARS:
+    if len(text) <= GRADE_DETAILS_MAX_CHARS:
         return text
     trimmed = {"subscores": details.get("subscores", {}), "reasons": list(details.get("reasons", [])),
                "truncated": True}
     while True:
         text = json.dumps(trimmed, separators=(",", ":"), sort_keys=True)
-        if len(text) <= _MAX_HEADER_CHARS or not trimmed["reasons"]:
+        if len(text) <= GRADE_DETAILS_MAX_CHARS or not trimmed["reasons"]:
             break
         trimmed["reasons"].pop()
-    if len(text) > _MAX_HEADER_CHARS:
+    if len(text) > GRADE_DETAILS_MAX_CHARS:
         text = json.dumps({"subscores": {}, "reasons": [], "truncated": True}, separators=(",", ":"))
     return text
 
 
-async def execute_grade(definition: GraderDefinition, body: dict[str, Any], store: RolloutStore,
-                        metrics: Metrics, retention_s: float) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
-    """Grade one request; return ``(status, json_body, details_or_None)``.
+def fingerprint(body: dict[str, Any]) -> str:
+    """SHA-256 hex of the canonical JSON of a grading request's ``sample``, ``item`` and ``trace_id``."""
+    canonical = {"sample": body.get("sample"), "item": body.get("item"), "trace_id": body.get("trace_id")}
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
-    ``body`` is the decoded hosted grading request ``{"sample": {...}, "item":
-    {...} | null, "trace_id": str}`` (unknown fields ignored). A missing or
-    non-object ``sample``, a non-string ``sample.output_text``, a non-object
-    ``item`` or a missing ``trace_id`` answers 422 ``invalid_request`` (with
-    ``details``) before anything is read or run.
+
+async def execute_grade(definition: GraderDefinition, request: GradeRequest, request_fingerprint: str,
+                        store: RolloutStore, metrics: Metrics,
+                        retention_s: float) -> tuple[float, dict[str, Any]]:
+    """Grade one validated request; return ``(score, details)``.
+
+    Raises:
+        EndpointError: 500 ``grader_error`` (grader raised or returned an invalid
+            score; state kept for a retry); 409 ``already_graded``.
+        StoreError: the store failed (answered 503 by the server).
     """
-    trace_id, sample, item = body.get("trace_id"), body.get("sample"), body.get("item")
-    problems = []
-    if not isinstance(trace_id, str) or not trace_id:
-        problems.append({"field": "trace_id", "problem": "required non-empty string"})
-    if not isinstance(sample, dict):
-        problems.append({"field": "sample", "problem": "required JSON object"})
-    elif sample.get("output_text") is not None and not isinstance(sample["output_text"], str):
-        problems.append({"field": "sample.output_text", "problem": "must be a string"})
-    if item is not None and not isinstance(item, dict):
-        problems.append({"field": "item", "problem": "must be a JSON object"})
-    if problems:
-        metrics.incr("bad_requests")
-        return 422, error_body("invalid_request", "invalid grading request", details=problems), None
-
-    fingerprint = hashlib.sha256(
-        json.dumps({"sample": sample, "item": item, "trace_id": trace_id}, sort_keys=True,
-                   separators=(",", ":")).encode()).hexdigest()
+    trace_id, item = request.trace_id, request.item
+    if trace_id is None:
+        ctx = GradingContext(sample=parse_sample(request.sample.model_dump()), item=item or {}, trace_id="",
+                             grader=definition.name, traced=False)
+        grade = await _run_grader(definition, ctx)
+        metrics.incr("grades")
+        return float(grade.score), clean_value(grade.details())
     async with store.lock(trace_id):
         stored = await store.load(trace_id)
         if stored is None:
             records = await store.load_grades(trace_id)
             previous = records.get(definition.name)
-            if previous is not None and previous.fingerprint == fingerprint:
+            if previous is not None and previous.fingerprint == request_fingerprint:
                 metrics.incr("grades_replayed")
-                return 200, {"score": previous.score}, previous.details
+                return previous.score, previous.details
             if records:
-                metrics.incr("grader_errors")
                 message = (f"rollout {trace_id} was already graded (by {sorted(records)}) and its state "
                            "released; raise ToolServer(grade_retention_s=...) to grade it again")
-                return 409, error_body("already_graded", message), None
+                raise EndpointError(409, "already_graded", message, counter="grader_errors")
         ctx = GradingContext(
-            sample=parse_sample(sample),
+            sample=parse_sample(request.sample.model_dump()),
             item=item if item is not None else (stored.item if stored else {}),
             trace_id=trace_id,
             trajectory=tuple(stored.trajectory) if stored else (),
             state=json.loads(stored.state_json) if stored else {},
             grader=definition.name,
         )
-        try:
-            if definition.is_async:
-                value = await definition.fn(ctx)
-            else:
-                value = await anyio.to_thread.run_sync(definition.fn, ctx)
-            grade = coerce_grade(value, definition)
-        except GraderError as exc:
-            metrics.incr("grader_errors")
-            logger.error("grader %s failed for %s: %s", definition.name, trace_id, exc)
-            return 500, error_body("grader_error", str(exc)), None
-        except Exception as exc:
-            metrics.incr("grader_errors")
-            logger.exception("grader %s raised for %s", definition.name, trace_id)
-            return 500, error_body("grader_error",
-                                   f"grader {definition.name!r} raised {type(exc).__name__}: {exc}"), None
-        details = grade.details()
+        grade = await _run_grader(definition, ctx)
+        details = clean_value(grade.details())  # header, store and log always encode
         score = float(grade.score)
-        await store.save_grade(GradeRecord(trace_id, definition.name, fingerprint, score, details))
+        await store.save_grade(GradeRecord(trace_id, definition.name, request_fingerprint, score, details))
         if stored is not None:
             await store.release(trace_id, after_s=retention_s)
         metrics.incr("grades")
         logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
                     details.get("subscores", {}), details.get("reasons", []))
-        return 200, {"score": score}, details
+        return score, details
+
+
+async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grade:
+    """Call the grader and check its value.
+
+    Raises:
+        EndpointError: 500 ``grader_error`` naming the grader and what went wrong.
+    """
+    try:
+        return coerce_grade(await invoke(definition.fn, definition.is_async, ctx), definition)
+    except GraderError as exc:
+        logger.error("grader %s failed for %s: %s", definition.name, ctx.trace_id, exc)
+        raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc
+    except Exception as exc:
+        logger.exception("grader %s raised for %s", definition.name, ctx.trace_id)
+        message = f"grader {definition.name!r} raised {type(exc).__name__}: {exc}"
+        raise EndpointError(500, "grader_error", clean_text(message), counter="grader_errors") from exc

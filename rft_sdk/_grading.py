@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import math
 import numbers
 import re
@@ -60,6 +61,9 @@ class GradingContext:
             called no tools: an unknown trace_id is not an error).
         state: the rollout's final state (``{}`` when no tool ran).
         grader: name of the grader being run.
+        traced: ``False`` when the grading request carried no ``trace_id``
+            (Azure's grader tests): ``trajectory`` and ``state`` are then
+            unknown, not "no tools called"; ``trace_id`` is ``""``.
     """
 
     sample: dict[str, Any]
@@ -68,6 +72,7 @@ class GradingContext:
     trajectory: tuple[ToolCallRecord, ...] = ()
     state: dict[str, Any] = dataclasses.field(default_factory=dict)
     grader: str = "default"
+    traced: bool = True
 
     @property
     def output_text(self) -> str:
@@ -152,7 +157,7 @@ def build_grader(fn: Callable[..., Any], *, name: str | None = None,
     if not callable(fn):
         raise GraderDefinitionError(f"grader must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
-    gname = name or getattr(fn, "__name__", "")
+    gname: str = name or str(getattr(fn, "__name__", ""))
     if not _NAME_RE.match(gname):
         raise GraderDefinitionError(f"grader {fname}: name {gname!r} must match ^[A-Za-z0-9_-]{{1,64}}$")
     params = [p for p in inspect.signature(fn).parameters.values()
@@ -198,9 +203,13 @@ def coerce_grade(value: Any, definition: GraderDefinition) -> Grade:
 
 def parse_sample(sample: dict[str, Any]) -> dict[str, Any]:
     """Copy of ``sample`` with ``output_text`` a str and ``output_json`` parsed from it when it
-    is strict JSON nested at most ``MAX_JSON_DEPTH`` deep (else ``None``), unless sent non-null."""
+    is strict JSON nested at most ``MAX_JSON_DEPTH`` deep (else ``None``), unless sent non-null.
+    A sample with only ``output_json`` (some Azure grader tests) gets ``output_text`` = its
+    compact JSON text."""
     out = dict(sample)
     text = out.get("output_text")
+    if not isinstance(text, str) and out.get("output_json") is not None:
+        text = json.dumps(out["output_json"], ensure_ascii=False, separators=(",", ":"))
     out["output_text"] = text if isinstance(text, str) else ""
     if out.get("output_json") is None and out["output_text"].strip():
         try:

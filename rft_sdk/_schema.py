@@ -43,7 +43,8 @@ def strictify(schema: dict[str, Any], where: str) -> dict[str, Any]:
         StrictSchemaError: free-form object, untyped (``Any``) schema, tuple,
             ``allOf`` or ``not``.
     """
-    return _walk(copy.deepcopy(schema), where)
+    strict: dict[str, Any] = _walk(copy.deepcopy(schema), where)
+    return strict
 
 
 def _walk(node: Any, where: str) -> Any:

@@ -1,32 +1,38 @@
 """``ToolServer``: the ASGI app serving tools and graders over the hosted protocol.
 
-Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``GET /tools``,
-``GET /healthz`` (never authenticated), ``POST /grade``, ``POST /grade/{name}``,
-``GET /metrics`` (JSON counters).
+Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
+every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
+``GET /tools``, ``GET /healthz`` (never authenticated), ``POST /grade``,
+``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
+service that cannot send headers), ``GET /metrics`` (JSON counters).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ._auth import AUTH_ENV_VAR, BearerAuth
-from ._body import DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT_S, BodyError, read_json_body
-from ._calls import error_body, execute_tool_call
+from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
+from ._body import decode_object, parse_model, read_body
+from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments
+from ._endpoint import EndpointError, encode_json, error_response, json_response
 from ._export import ExportMixin
-from ._grade_call import DETAILS_HEADER, encode_details, execute_grade
+from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
 from ._store import MemoryStore, RolloutStore
 from ._tool import ToolDefinition, build_definition, get_tool_definition
 from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
+from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
 
 __all__ = ["ToolServer"]
 
@@ -42,12 +48,19 @@ class ToolServer(ExportMixin):
         auth_tokens: accepted bearer tokens (also read from ``$RFT_AUTH_TOKENS``,
             comma-separated); none at all disables auth.
         store: rollout store; default ``MemoryStore(ttl_s=3600, max_rollouts=10_000)``.
-        body_limit: maximum request body, bytes (protocol: 1 MB).
+        body_limit: maximum request body, bytes (default ``protocol.MAX_BODY_BYTES``, the hosted 1 MB).
         body_timeout_s: seconds a client has to send a whole request body (408 after).
         grade_retention_s: seconds a rollout's state is kept after a
             successful grade (0 releases it at once; a retried identical grade
             request still gets the recorded score).
-        auth_env_var: environment variable with extra tokens (``None``: ignore env).
+        auth_env_var: environment variable with extra tokens (``None``: ignore the
+            environment, also for ``grader_secret``).
+        grader_secret: serve the graders also at ``POST /grade/s/<grader_secret>[/{name}]``
+            without any header (at least 16 URL-safe characters; default
+            ``$RFT_GRADER_SECRET``). For a grader that cannot send auth headers
+            (Azure's endpoint grader); exported by ``job_config``.
+        response_limit: largest tool answer, bytes (default ``protocol.MAX_BODY_BYTES``).
+            A larger output reaches the model as a 413 error, and is recorded as such.
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
@@ -62,15 +75,21 @@ class ToolServer(ExportMixin):
         *,
         auth_tokens: Iterable[str] | None = None,
         store: RolloutStore | None = None,
-        body_limit: int = DEFAULT_BODY_LIMIT,
-        body_timeout_s: float | None = DEFAULT_BODY_TIMEOUT_S,
+        body_limit: int = MAX_BODY_BYTES,
+        body_timeout_s: float | None = BODY_TIMEOUT_S,
         grade_retention_s: float = 0.0,
         auth_env_var: str | None = AUTH_ENV_VAR,
+        grader_secret: str | None = None,
+        response_limit: int = MAX_BODY_BYTES,
     ) -> None:
         self.store: RolloutStore = store if store is not None else MemoryStore()
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
         self.grade_retention_s = float(grade_retention_s)
+        self.response_limit = int(response_limit)
+        if grader_secret is None and auth_env_var is not None:
+            grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
+        self._grader_secret = check_grader_secret(grader_secret)
         self.metrics_state = Metrics()
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
@@ -80,14 +99,24 @@ class ToolServer(ExportMixin):
             self.add_tool(fn)
         for fn in graders:
             self.add_grader(fn)
-        self._app = Starlette(routes=[
-            Route("/healthz", self._healthz, methods=["GET"]),
-            Route("/tools", self._list_tools, methods=["GET"]),
-            Route("/tools/{name}", self._call_tool, methods=["POST"]),
-            Route("/grade", self._grade, methods=["POST"]),
-            Route("/grade/{name}", self._grade, methods=["POST"]),
-            Route("/metrics", self._metrics, methods=["GET"]),
-        ], exception_handlers={StoreError: self._store_unavailable})
+        self._app = Starlette(
+            routes=[
+                Route("/healthz", self._healthz, methods=["GET"]),
+                Route("/tools", self._list_tools, methods=["GET"]),
+                Route("/tools", self._call_tool, methods=["POST"]),
+                Route("/tools/{name}", self._call_tool, methods=["POST"]),
+                Route("/grade", self._grade, methods=["POST"]),
+                Route("/grade/{name}", self._grade, methods=["POST"]),
+                Route("/grade/s/{secret}", self._grade, methods=["POST"]),  # secret checked by AuthMiddleware
+                Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
+                Route("/metrics", self._metrics, methods=["GET"]),
+            ],
+            middleware=[Middleware(AuthMiddleware, auth=self._auth, metrics=self.metrics_state,
+                                   grader_secret=self._grader_secret)],
+            exception_handlers={EndpointError: error_response, StoreError: error_response,
+                                Exception: error_response},
+        )
+        self._app.state.metrics = self.metrics_state
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -150,79 +179,82 @@ class ToolServer(ExportMixin):
         """Name of the grader serving ``POST /grade`` (``None`` when there is none)."""
         return self._default_grader
 
+    def exposure_warning(self, host: str) -> str | None:
+        """A loud warning when serving on ``host`` leaves routes unprotected, else ``None``.
+
+        Unprotected: no token configured while ``host`` is reachable from other
+        machines (not loopback). ``rft serve`` prints it at startup; the server
+        also logs it (WARNING) on its first request from a non-loopback bind.
+        """
+        if self._auth.enabled or is_loopback(host):
+            return None
+        graders = " (graders too; or serve them behind grader_secret)" if self._graders else ""
+        return (f"WARNING: serving {len(self._tools)} tool(s){graders} on {host} WITHOUT authentication: anyone "
+                f"who can reach it can call them. Set {AUTH_ENV_VAR} (or ToolServer(auth_tokens=...)).")
+
     @property
     def metrics(self) -> dict[str, Any]:
         """Snapshot of counters, see :class:`rft_sdk._metrics.Metrics` (JSON shape)."""
         return self.metrics_state.snapshot(self.store.stats())
 
-    # -- ASGI -----------------------------------------------------------------------
+    # -- ASGI: the request path, top to bottom ----------------------------------------
+    # AuthMiddleware (401) -> route -> read_body (413/408) -> decode_object (400) ->
+    # parse_model (422) -> execute_* under the rollout lock -> encoded JSON answer.
+    # Any EndpointError / StoreError on the way is answered by error_response.
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
 
-    def _denied(self, request: Request) -> Response | None:
-        if self._auth.check(request.headers.get("authorization")):
-            return None
-        self.metrics_state.incr("auth_failures")
-        return JSONResponse(error_body("unauthorized", "unauthorized"), status_code=401,
-                            headers={"WWW-Authenticate": "Bearer"})
-
-    async def _read(self, request: Request) -> dict[str, Any] | Response:
-        try:
-            return await read_json_body(request, self.body_limit, self.body_timeout_s)
-        except BodyError as exc:
-            self.metrics_state.incr({413: "body_too_large", 408: "body_timeouts"}.get(exc.status, "bad_requests"))
-            return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
-
-    async def _store_unavailable(self, request: Request, exc: Exception) -> Response:
-        # The store failed (lock timeout, database error) before anything was
-        # committed: answer 503 so the hosted side retries the call; a call_id
-        # that did complete is replayed, not run again, on the retry.
-        self.metrics_state.incr("store_errors")
-        logger.warning("rollout store unavailable on %s: %s", request.url.path, exc)
-        return JSONResponse(error_body("store_unavailable", str(exc)), status_code=503)
+    async def _read(self, request: Request) -> dict[str, Any]:
+        """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
+        the request's ``call_id``/``id`` are kept in ``request.state.echo`` for every answer."""
+        data = decode_object(await read_body(request, self.body_limit, self.body_timeout_s))
+        request.state.echo = {key: value for key in ("call_id", "id")
+                              if isinstance(value := data.get(key), str)}
+        return data
 
     async def _healthz(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)})
+        return json_response(encode_json({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)}))
 
     async def _list_tools(self, request: Request) -> Response:
-        if (denied := self._denied(request)) is not None:
-            return denied
-        return JSONResponse({"tools": self.dataset_tools("chat_completions"),
-                             "graders": sorted(self._graders), "default_grader": self._default_grader})
+        return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
+                                          "graders": sorted(self._graders), "default_grader": self._default_grader}))
 
     async def _metrics(self, request: Request) -> Response:
-        if (denied := self._denied(request)) is not None:
-            return denied
-        return JSONResponse(self.metrics)
+        return json_response(encode_json(self.metrics))
 
     async def _call_tool(self, request: Request) -> Response:
-        if (denied := self._denied(request)) is not None:
-            return denied
-        name = request.path_params["name"]
+        name = request.path_params.get("name")
+        if name is not None:  # POST /tools/{name}: unknown names are refused before the body is read
+            definition = self._tool_named(name)
+        data = await self._read(request)
+        if name is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
+            named = data.get("name")
+            if not isinstance(named, str):
+                raise EndpointError(422, "invalid_request", "invalid tool call request", counter="bad_requests",
+                                    details=[{"field": "name", "problem": "required on POST /tools (the tool name)"}])
+            definition = self._tool_named(named)
+        elif is_bare_arguments(data):  # the body is the arguments themselves: one stateless call
+            status, body = await execute_stateless_call(definition, data, self.metrics_state, self.response_limit)
+            return json_response(body, status)
+        call = parse_model(ToolCallRequest, data, "invalid tool call request")
+        status, body = await execute_tool_call(definition, call, self.store, self.metrics_state, self.response_limit)
+        return json_response(body, status)
+
+    def _tool_named(self, name: str) -> ToolDefinition:
         definition = self._tools.get(name)
         if definition is None:
-            self.metrics_state.incr("unknown_tool")
-            return JSONResponse(error_body("unknown_tool", f"no tool named {name!r}; available: "
-                                           f"{sorted(self._tools)}"), status_code=404)
-        body = await self._read(request)
-        if isinstance(body, Response):
-            return body
-        status, payload = await execute_tool_call(definition, body, self.store, self.metrics_state)
-        return JSONResponse(payload, status_code=status)
+            raise EndpointError(404, "unknown_tool", f"no tool named {name!r}; available: {sorted(self._tools)}",
+                                counter="unknown_tool")
+        return definition
 
     async def _grade(self, request: Request) -> Response:
-        if (denied := self._denied(request)) is not None:
-            return denied
         name = request.path_params.get("name", self._default_grader)
         definition = self._graders.get(name) if name else None
         if definition is None:
-            self.metrics_state.incr("unknown_grader")
-            return JSONResponse(error_body("unknown_grader", f"no grader named {name!r}; available: "
-                                           f"{sorted(self._graders)}"), status_code=404)
-        body = await self._read(request)
-        if isinstance(body, Response):
-            return body
-        status, payload, details = await execute_grade(definition, body, self.store, self.metrics_state,
-                                                       self.grade_retention_s)
-        headers = {DETAILS_HEADER: encode_details(details)} if details is not None else None
-        return JSONResponse(payload, status_code=status, headers=headers)
+            raise EndpointError(404, "unknown_grader", f"no grader named {name!r}; available: "
+                                f"{sorted(self._graders)}", counter="unknown_grader")
+        data = await self._read(request)
+        grade_request = parse_model(GradeRequest, data, "invalid grading request")
+        score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
+                                             self.metrics_state, self.grade_retention_s)
+        return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import re
@@ -12,6 +13,7 @@ from typing import Any, TypeVar, overload
 import docstring_parser
 import pydantic
 from pydantic import ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
 
 from ._rollout import Rollout
 from ._schema import StrictSchemaError, make_nullable, strictify
@@ -117,7 +119,7 @@ def build_definition(
     if not callable(fn):
         raise ToolDefinitionError(f"tool must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
-    tool_name = name or getattr(fn, "__name__", "")
+    tool_name: str = name or str(getattr(fn, "__name__", ""))
     if not _NAME_RE.match(tool_name):
         raise ToolDefinitionError(
             f"tool {fname}: name {tool_name!r} must match ^[A-Za-z0-9_-]{{1,64}}$"
@@ -152,7 +154,15 @@ def build_definition(
         field_kwargs: dict[str, Any] = {}
         if param_docs.get(param.name):
             field_kwargs["description"] = param_docs[param.name]
-        if param.default is not param.empty:
+        if isinstance(param.default, FieldInfo):
+            # ``= Field(5, ge=1, le=10)``: keep its limits; ``null`` maps to its default
+            info = copy.copy(param.default)
+            if info.description is None and "description" in field_kwargs:
+                info.description = field_kwargs["description"]
+            if not info.is_required():
+                defaults.add(param.name)
+            fields[param.name] = (annotation, info)
+        elif param.default is not param.empty:
             defaults.add(param.name)
             fields[param.name] = (annotation, Field(param.default, **field_kwargs))
         else:

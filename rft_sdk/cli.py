@@ -84,6 +84,7 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
         if not token:
             print(f"rft tools: environment variable {args.token_env!r} is unset or empty", file=sys.stderr)
             return 2
+    out: dict[str, Any] | list[dict[str, Any]]
     try:
         if args.base_url:
             out = app.job_config(args.base_url, token=token, grader=args.grader,
@@ -193,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1 and (problem := _unshared_store(app)):
         print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
         return 2
+    if isinstance(app, ToolServer) and (warning := app.exposure_warning(args.host)):
+        print(f"rft serve: {warning}", file=sys.stderr)
     import uvicorn
 
     if args.workers > 1:  # uvicorn needs an import string to spawn workers

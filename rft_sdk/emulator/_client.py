@@ -11,7 +11,7 @@ Source: ``docs/hosted-protocol.md`` section 3. Per call:
   :class:`EndpointFailure`;
 * tool 4xx without ``output``: the serialized error body becomes the output
   the model sees (the rollout continues);
-* a response over ``max_response_bytes`` (1 MB = 1,000,000 bytes) is read by
+* a response over ``max_response_bytes`` (``rft_sdk.protocol.MAX_BODY_BYTES``, 1 MB = 1,000,000 bytes) is read by
   streaming only up to the limit and reaches the model as a 413 error;
 * ``timeout_s`` (600 s) bounds each attempt end to end.
 """
@@ -28,13 +28,11 @@ import anyio
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from ..protocol import GRADE_DETAILS_HEADER, MAX_BODY_BYTES, RETRIES, TOOL_TIMEOUT_S, is_retried
 from ._job import EndpointGrader, JobTool
 from ._ratelimit import RateLimiter
 
 __all__ = ["ClientSettings", "EndpointClient", "EndpointFailure", "GradeResult", "ToolCallResult"]
-
-GRADE_DETAILS_HEADER = "x-rft-grade-details"
-
 
 @dataclass(frozen=True)
 class ClientSettings:
@@ -49,12 +47,12 @@ class ClientSettings:
         max_request_bytes: larger request bodies are not sent (hosted: 1 MB).
     """
 
-    retries: int = 3
+    retries: int = RETRIES
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 8.0
-    timeout_s: float = 600.0
-    max_response_bytes: int = 1_000_000
-    max_request_bytes: int = 1_000_000
+    timeout_s: float = TOOL_TIMEOUT_S
+    max_response_bytes: int = MAX_BODY_BYTES
+    max_request_bytes: int = MAX_BODY_BYTES
 
 
 @dataclass
@@ -211,7 +209,7 @@ class EndpointClient:
                     if limiter is not None:
                         await limiter.acquire()
                     resp = await self._post_once(url, headers, body)
-                    if resp.status >= 500 or (retry_429 and resp.status == 429):
+                    if is_retried(resp.status) or (retry_429 and resp.status == 429):
                         text = "" if resp.body is None else resp.body[:200].decode("utf-8", "replace")
                         reason = "rate_limited" if resp.status == 429 else "server_error"
                         raise _Retryable(reason, f"HTTP {resp.status} {text}".strip(), resp.status)

@@ -1,0 +1,177 @@
+"""The hosted wire contract in one place: limits, header names, status meanings, JSON shapes.
+
+Both sides of the protocol import this module: the tool server
+(``rft_sdk.ToolServer``) and the offline copy of the hosted service
+(``rft_sdk.emulator``). Source of every rule: ``docs/hosted-protocol.md``
+(§3 "Tool call" and "Grading"); a constant is defined here once and nowhere else.
+
+Limits:
+    ``MAX_BODY_BYTES`` = 1,000,000. The hosted documentation (OpenAI agent RFT
+    guide; Azure AI Foundry agentic RFT: "Max input payload 1 MB", "Max return
+    payload 1 MB (413 error if exceeded)") says "1 MB" without defining it.
+    We read it as the SI megabyte, 1,000,000 bytes, the stricter of the two
+    readings (1 MiB is 1,048,576): a body that fits here fits under either
+    reading, so nothing that passes offline is refused by the service.
+
+Shapes (pydantic models, validated once per request):
+    :class:`ToolCallRequest`, :class:`ToolCallOutput`, :class:`GradeRequest`,
+    :class:`GradeResponse`, :class:`ErrorBody` (every non-2xx answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BODY_TIMEOUT_S",
+    "ErrorBody",
+    "ErrorDetail",
+    "ErrorInfo",
+    "GRADE_DETAILS_HEADER",
+    "GRADE_DETAILS_MAX_CHARS",
+    "GradeRequest",
+    "GradeResponse",
+    "MAX_BODY_BYTES",
+    "MAX_JSON_DEPTH",
+    "RETRIES",
+    "STATUS_MEANINGS",
+    "Sample",
+    "TOOL_TIMEOUT_S",
+    "ToolCallOutput",
+    "ToolCallRequest",
+    "is_model_visible",
+    "is_retried",
+]
+
+#: Maximum request and response body, bytes ("1 MB", read as 10**6; see the module docstring).
+MAX_BODY_BYTES = 1_000_000
+#: Seconds the service waits for a tool or grader response (hosted: 10 minutes).
+TOOL_TIMEOUT_S = 600.0
+#: Retries after a failed first try on 5xx / timeout (hosted: 3, then the rollout is discarded).
+RETRIES = 3
+#: Seconds a client has to send a whole request body before the server answers 408 (SDK choice:
+#: uvicorn has no body-read timeout, and a stalled client must not hold a slot forever).
+BODY_TIMEOUT_S = 60.0
+#: Nesting limit of request JSON (arrays/objects): far above any tool call, far below Python's
+#: recursion limit, so a hostile body cannot exhaust it while decoding or storing.
+MAX_JSON_DEPTH = 64
+#: Response header of a grade with sub-scores and reasons: compact JSON
+#: ``{"subscores": {str: float}, "reasons": [str], "truncated"?: true}`` (SDK extension;
+#: the hosted service reads only the body ``{"score": float}``).
+GRADE_DETAILS_HEADER = "x-rft-grade-details"
+#: Longest value of :data:`GRADE_DETAILS_HEADER`, characters (well under the 16 KiB
+#: response-header limit of common HTTP stacks, e.g. h11).
+GRADE_DETAILS_MAX_CHARS = 8_000
+
+#: What each status the SDK answers means to the hosted service (hosted protocol §3).
+STATUS_MEANINGS: dict[int, str] = {
+    200: "ok: the body's output goes into the model's context",
+    400: "model-visible error: malformed JSON/arguments or the tool raised; the body is shown to the model",
+    401: "missing or wrong credentials",
+    404: "unknown tool or grader",
+    408: "the request body did not arrive within the body timeout",
+    409: "conflict: the rollout was already graded and its state released",
+    413: "body over MAX_BODY_BYTES; a tool response this large reaches the model as a 413 error",
+    422: "invalid request fields or arguments (details name each field); shown to the model",
+    500: "grader failed or returned an invalid score; retried, then the rollout is discarded",
+    503: "transient failure (RetryableToolError, store unavailable); retried with the same call_id",
+}
+
+
+def is_retried(status: int) -> bool:
+    """Whether the hosted service retries an answer with this status (any 5xx, hosted protocol §3)."""
+    return status >= 500
+
+
+def is_model_visible(status: int) -> bool:
+    """Whether a tool answer's body is shown to the model and the rollout continues (2xx and 4xx)."""
+    return 200 <= status < 500
+
+
+class ToolCallRequest(BaseModel):
+    """``POST /tools/{name}`` body: ``{"type": "function_call", "id", "call_id", "name",
+    "arguments", "trace_id", "item"}``; unknown fields are ignored.
+
+    ``call_id`` and ``trace_id`` are required non-empty strings; ``id``, ``type``
+    and ``name`` optional strings; ``item`` an optional JSON object. ``arguments``
+    is a JSON text or an already-decoded value; its problems are model-visible
+    (checked by the tool call, not here). Strict types: ``7`` is not a string.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    call_id: str = Field(min_length=1)
+    trace_id: str = Field(min_length=1)
+    id: str | None = None
+    type: str | None = None
+    name: str | None = None
+    item: dict[str, Any] | None = None
+    arguments: Any = None
+
+
+class ToolCallOutput(BaseModel):
+    """200 answer to a tool call: ``{"type": "function_call_output", "call_id", "id", "output"}``."""
+
+    type: Literal["function_call_output"] = "function_call_output"
+    call_id: str
+    id: str | None
+    output: str
+
+
+class Sample(BaseModel):
+    """The graded ``sample``: chat-completions style output of the final step. Only
+    ``output_text`` can be relied on (a string when present); other fields are kept."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    output_text: str | None = None
+
+
+class GradeRequest(BaseModel):
+    """``POST /grade[/{name}]`` body: ``{"sample": {...}, "item": {...} | null, "trace_id": str}``.
+
+    ``trace_id`` may be absent (Azure's grader test bodies): the grade then sees
+    an empty trajectory and ``GradingContext.traced`` is ``False``.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    sample: Sample
+    trace_id: str | None = Field(default=None, min_length=1)
+    item: dict[str, Any] | None = None
+
+
+class GradeResponse(BaseModel):
+    """200 answer of a grader: exactly ``{"score": float}``."""
+
+    score: float
+
+
+class ErrorDetail(BaseModel):
+    """One problem of a request: ``{"field": "a.b", "problem": "..."}``."""
+
+    field: str
+    problem: str
+
+
+class ErrorInfo(BaseModel):
+    """``{"code": str, "message": str, "details"?: [ErrorDetail]}``."""
+
+    code: str
+    message: str
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorBody(BaseModel):
+    """Every non-2xx answer: ``{"type": "error", "error": {...}, "call_id"?, "id"?}``.
+
+    It never has an ``output`` key, so the hosted service serializes the whole
+    body into the model's context (4xx) or retries (5xx).
+    """
+
+    type: Literal["error"] = "error"
+    error: ErrorInfo
+    call_id: str | None = None
+    id: str | None = None
