@@ -2,7 +2,7 @@
 
 Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``GET /tools``,
 ``GET /healthz`` (never authenticated), ``POST /grade``, ``POST /grade/{name}``,
-``GET /metrics`` (JSON counters).
+``GET /metrics`` (Prometheus text; JSON with ``?format=json``, docs/observability.md).
 """
 
 from __future__ import annotations
@@ -193,7 +193,10 @@ class ToolServer(ExportMixin):
     async def _metrics(self, request: Request) -> Response:
         if (denied := self._denied(request)) is not None:
             return denied
-        return JSONResponse(self.metrics)
+        # observe (#15): Prometheus text by default; JSON with ?format=json or Accept: application/json
+        body, media_type = self.metrics_state.exposition(request.headers.get("accept"),
+                                                         request.query_params.get("format"), self.store.stats())
+        return Response(body, media_type=media_type)
 
     async def _call_tool(self, request: Request) -> Response:
         if (denied := self._denied(request)) is not None:
@@ -207,7 +210,9 @@ class ToolServer(ExportMixin):
         body = await self._read(request)
         if isinstance(body, Response):
             return body
-        status, payload = await execute_tool_call(definition, body, self.store, self.metrics_state)
+        with self.metrics_state.observe_call(name, body) as observed:  # observe (#15): span + metrics
+            status, payload = await execute_tool_call(definition, body, self.store, self.metrics_state)
+            observed.result(status, payload)  # observe (#15)
         return JSONResponse(payload, status_code=status)
 
     async def _grade(self, request: Request) -> Response:
@@ -222,7 +227,9 @@ class ToolServer(ExportMixin):
         body = await self._read(request)
         if isinstance(body, Response):
             return body
-        status, payload, details = await execute_grade(definition, body, self.store, self.metrics_state,
-                                                       self.grade_retention_s)
+        with self.metrics_state.observe_grade(definition.name, body) as observed:  # observe (#15): span + metrics
+            status, payload, details = await execute_grade(definition, body, self.store, self.metrics_state,
+                                                           self.grade_retention_s)
+            observed.result(status, payload, details)  # observe (#15)
         headers = {DETAILS_HEADER: encode_details(details)} if details is not None else None
         return JSONResponse(payload, status_code=status, headers=headers)
