@@ -84,8 +84,9 @@ class ToolCallObservation(_Observation):
         m = self.metrics
         args_bytes, out_bytes = _text_bytes(self.body.get("arguments")), _text_bytes(payload.get("output"))
         if self.tool_s is not None:  # the tool was executed (not replayed, not rejected before)
-            m.args_bytes.labels(self.name).observe(args_bytes)
-            m.output_bytes.labels(self.name).observe(out_bytes)
+            children = m.tool_children(self.name)
+            children[3].observe(args_bytes)
+            children[4].observe(out_bytes)
         span, self.span = self.span, None
         if span is None:
             return
@@ -209,8 +210,20 @@ class Metrics:
         self.grade_latency = Histogram("rft_grade_latency_seconds", "Grading request time of successful, "
                                        "non-replayed grades, seconds", ["grader"], registry=r,
                                        buckets=_LATENCY_BUCKETS)
+        self._tool_children: dict[str, tuple[Any, Any, Any, Any, Any]] = {}
         self.grade_score = Histogram("rft_grade_score", "Scores of successful, non-replayed grades",
                                      ["grader"], registry=r, buckets=_SCORE_BUCKETS)
+
+    def tool_children(self, tool: str) -> tuple[Any, Any, Any, Any, Any]:
+        """Labelled metrics of ``tool`` (latency, ok, error, arguments bytes, output bytes), cached:
+        ``labels()`` takes a lock and a dict lookup that the per-call path need not repeat."""
+        children = self._tool_children.get(tool)
+        if children is None:
+            children = (self.tool_latency.labels(tool), self.tool_outcomes.labels(tool, "ok"),
+                        self.tool_outcomes.labels(tool, "error"), self.args_bytes.labels(tool),
+                        self.output_bytes.labels(tool))
+            self._tool_children[tool] = children
+        return children
 
     # -- counters (called by the pipeline) -----------------------------------------------
     def incr(self, name: str, by: int = 1) -> None:
@@ -225,8 +238,9 @@ class Metrics:
         stats["calls"] += 1
         stats["errors"] += int(error)
         stats["latency_s_sum"] += latency_s
-        self.tool_latency.labels(name).observe(latency_s)
-        self.tool_outcomes.labels(name, "error" if error else "ok").inc()
+        children = self.tool_children(name)
+        children[0].observe(latency_s)
+        children[2 if error else 1].inc()
         if (obs := _current.get()) is not None:
             obs.tool_s = latency_s
 

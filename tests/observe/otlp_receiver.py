@@ -1,8 +1,9 @@
 """A minimal OTLP/HTTP trace receiver for tests and benchmarks (decodes with ``opentelemetry-proto``).
 
 ``receiver_app()`` returns ``(app, spans)``: a Starlette app answering
-``POST /v1/traces`` (protobuf ``ExportTraceServiceRequest``, gzip or not) and
-the list it appends one flat dict per received span to::
+``POST /v1/traces`` (protobuf ``ExportTraceServiceRequest``, gzip or not),
+``GET /healthz`` and ``GET /count`` (``{"spans": n}``), and the list it
+appends one flat dict per received span to::
 
     {"trace_id": hex32, "span_id": hex16, "parent_span_id": hex16 | "", "name": str,
      "kind": int, "start_ns": int, "end_ns": int, "status_code": int,
@@ -21,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 
@@ -64,4 +65,11 @@ def receiver_app() -> tuple[Starlette, list[dict[str, Any]]]:
         spans.extend(decode(await request.body(), request.headers.get("content-encoding", "")))
         return Response(ExportTraceServiceResponse().SerializeToString(), media_type="application/x-protobuf")
 
-    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])]), spans
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def count(request: Request) -> Response:
+        return JSONResponse({"spans": len(spans)})
+
+    routes = [Route("/v1/traces", traces, methods=["POST"]), Route("/healthz", healthz), Route("/count", count)]
+    return Starlette(routes=routes), spans

@@ -1,0 +1,175 @@
+"""Overhead of OpenTelemetry tracing on a ``ToolServer``: tracing off vs on, side by side in one run.
+
+Targets (issue #15): < 10 % fewer requests/s with tracing on (exporting every
+span over OTLP/HTTP to a receiver on 127.0.0.1); ~0 with tracing off.
+
+Two measurements:
+
+1. Throughput over real sockets: this module's ``app`` (one ``echo`` tool,
+   per-rollout state) served by ``rft serve`` in a child process, loaded by
+   ``wrk`` (one thread, ``--connections`` connections, unique ``call_id``s,
+   8 calls per rollout). Configurations, interleaved ``--rounds`` times,
+   median reported: *off* (no ``OTEL_*`` variables), *on* (``OTEL_EXPORTER_OTLP_ENDPOINT``
+   pointing at an OTLP/HTTP receiver in another child process, which decodes
+   every span with ``opentelemetry-proto``; its span count is printed).
+2. In-process cost of the per-call hook (``Metrics.observe_call`` +
+   ``result`` + ``tool_call``), tracing off and on (spans built and handed to a
+   batch processor with a no-op exporter), microseconds per call.
+
+Run: ``python3 benchmarks/bench_tracing.py`` (about 1 minute on 2 cores);
+``--quick`` for a smoke run. Needs ``wrk`` (apt) and ``rft-sdk[observe]`` +
+``opentelemetry-proto``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "tests" / "observe"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from rft_sdk import Rollout, ToolServer  # noqa: E402
+from rft_sdk.testing import serve_process  # noqa: E402
+
+app = ToolServer(auth_env_var=None)
+
+
+@app.tool
+def echo(text: str, *, rollout: Rollout) -> str:
+    """Echo the text and count calls in the rollout state.
+
+    Args:
+        text: anything.
+    """
+    rollout.state["n"] = rollout.state.get("n", 0) + 1
+    return text
+
+
+def __getattr__(name: str):  # the receiver app is built only when `rft serve` asks for it
+    if name == "receiver":
+        from otlp_receiver import receiver_app
+
+        return receiver_app()[0]
+    raise AttributeError(name)
+
+
+WRK_SCRIPT = r"""
+local counter = 0
+local thread_id = 0
+local next_id = 0
+function setup(thread)
+  next_id = next_id + 1
+  thread:set("tid", next_id)
+end
+function init(args)
+  thread_id = tid
+end
+request = function()
+  counter = counter + 1
+  local trace = string.format("trace_%d_%d", thread_id, math.floor(counter / 8))
+  local body = string.format('{"type":"function_call","call_id":"call_%d_%d","name":"echo",' ..
+    '"arguments":"{\\"text\\":\\"hello %d\\"}","trace_id":"%s"}', thread_id, counter, counter, trace)
+  return wrk.format("POST", "/tools/echo", {["Content-Type"] = "application/json"}, body)
+end
+"""
+
+
+def _wrk(url: str, seconds: float, connections: int, script: str) -> float:
+    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", script, url],
+                         capture_output=True, text=True, check=True).stdout
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if non2xx:
+        raise RuntimeError(f"{non2xx.group(1)} failed requests:\n{out}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: "" for k in os.environ if k.startswith("OTEL_")} | {"PYTHONPATH": str(ROOT)}
+
+
+def throughput(seconds: float, connections: int, rounds: int) -> None:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
+        fh.write(WRK_SCRIPT)
+    env = _clean_env()
+    rps: dict[str, list[float]] = {"off": [], "on": []}
+    with serve_process("benchmarks.bench_tracing:receiver", cwd=ROOT, env=env) as receiver:
+        on_env = env | {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver, "OTEL_SERVICE_NAME": "bench-tracing"}
+        with serve_process("benchmarks.bench_tracing:app", cwd=ROOT, env=env) as off, \
+                serve_process("benchmarks.bench_tracing:app", cwd=ROOT, env=on_env) as on:
+            for url in (off, on):
+                _wrk(url, 1, connections, fh.name)  # warm-up
+            for _ in range(rounds):
+                for name, url in (("off", off), ("on", on)):
+                    rps[name].append(_wrk(url, seconds, connections, fh.name))
+            served = httpx.get(on + "/metrics?format=json").json()["counters"]["tool_calls"]
+            deadline = time.monotonic() + 10  # the batch processor exports every 5 s or 512 spans
+            while httpx.get(receiver + "/count").json()["spans"] < served and time.monotonic() < deadline:
+                time.sleep(0.2)
+        spans = httpx.get(receiver + "/count").json()["spans"]
+    os.unlink(fh.name)
+    off_rps, on_rps = statistics.median(rps["off"]), statistics.median(rps["on"])
+    print(f"throughput: wrk 1 thread, {connections} connections, {seconds:g} s x {rounds} rounds interleaved "
+          "(median), rft serve 1 worker on 127.0.0.1")
+    print(f"{'':>24} {'tracing off':>12} {'tracing on':>12} {'on/off':>7}")
+    print(f"{'requests/s':>24} {off_rps:>12.1f} {on_rps:>12.1f} {on_rps / off_rps:>7.3f}")
+    print(f"{'all rounds':>24} {' '.join(f'{x:.0f}' for x in rps['off']):>12} "
+          f"{' '.join(f'{x:.0f}' for x in rps['on']):>12}")
+    print(f"spans received by the OTLP/HTTP receiver: {spans} (tool calls served with tracing on: {served})")
+
+
+def hook_cost(n: int) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from rft_sdk._metrics import Metrics
+    from rft_sdk._tracing import Tracing
+
+    class Discard(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider(id_generator=Tracing.id_generator())
+    provider.add_span_processor(BatchSpanProcessor(Discard()))
+    body = {"call_id": "call_1", "trace_id": "trace_bench", "arguments": '{"text": "hello"}'}
+    payload = {"type": "function_call_output", "call_id": "call_1", "output": "hello"}
+    results = {}
+    for name, metrics in (("off", Metrics(tracing=None)), ("on", Metrics(tracing=Tracing(provider)))):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            with metrics.observe_call("echo", body) as observed:
+                metrics.incr("tool_calls")
+                metrics.tool_call("echo", error=False, latency_s=0.0001)
+                observed.result(200, payload)
+        results[name] = (time.perf_counter() - t0) / n * 1e6
+    provider.shutdown()
+    print(f"per-call hook (observe_call + tool_call + result), {n} calls in-process: "
+          f"tracing off {results['off']:.1f} µs, tracing on {results['on']:.1f} µs")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="wrk duration per round")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1 s x 1 round, 2,000 hook calls")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.rounds = 1.0, 1
+    hook_cost(2_000 if args.quick else 20_000)
+    throughput(args.seconds, args.connections, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
