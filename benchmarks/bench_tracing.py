@@ -11,7 +11,9 @@ Two measurements:
    8 calls per rollout). Configurations, interleaved ``--rounds`` times,
    median reported: *off* (no ``OTEL_*`` variables), *on* (``OTEL_EXPORTER_OTLP_ENDPOINT``
    pointing at an OTLP/HTTP receiver in another child process, which decodes
-   every span with ``opentelemetry-proto``; its span count is printed).
+   every span with ``opentelemetry-proto``; its span count is printed) and
+   *on, 10 % sampled* (``OTEL_TRACES_SAMPLER=traceidratio``, ``_ARG=0.1``:
+   whole rollouts kept or dropped by their derived trace id).
 2. In-process cost of the per-call hook (``Metrics.observe_call`` +
    ``result`` + ``tool_call``), tracing off and on (spans built and handed to a
    batch processor with a no-op exporter), microseconds per call.
@@ -74,12 +76,12 @@ function setup(thread)
   thread:set("tid", next_id)
 end
 function init(args)
-  thread_id = tid
+  thread_id = args[1] .. "_" .. tid
 end
 request = function()
   counter = counter + 1
-  local trace = string.format("trace_%d_%d", thread_id, math.floor(counter / 8))
-  local body = string.format('{"type":"function_call","call_id":"call_%d_%d","name":"echo",' ..
+  local trace = string.format("trace_%s_%d", thread_id, math.floor(counter / 8))
+  local body = string.format('{"type":"function_call","call_id":"call_%s_%d","name":"echo",' ..
     '"arguments":"{\\"text\\":\\"hello %d\\"}","trace_id":"%s"}', thread_id, counter, counter, trace)
   return wrk.format("POST", "/tools/echo", {["Content-Type"] = "application/json"}, body)
 end
@@ -87,7 +89,9 @@ end
 
 
 def _wrk(url: str, seconds: float, connections: int, script: str) -> float:
-    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", script, url],
+    """Requests/s of one wrk run; call ids are unique across runs (a fresh prefix each time)."""
+    prefix = os.urandom(4).hex()
+    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", script, url, "--", prefix],
                          capture_output=True, text=True, check=True).stdout
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if non2xx:
@@ -103,30 +107,36 @@ def throughput(seconds: float, connections: int, rounds: int) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
         fh.write(WRK_SCRIPT)
     env = _clean_env()
-    rps: dict[str, list[float]] = {"off": [], "on": []}
+    configs = ("off", "on", "on, 10 % sampled")
+    rps: dict[str, list[float]] = {name: [] for name in configs}
     with serve_process("benchmarks.bench_tracing:receiver", cwd=ROOT, env=env) as receiver:
         on_env = env | {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver, "OTEL_SERVICE_NAME": "bench-tracing"}
+        sampled_env = on_env | {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}
         with serve_process("benchmarks.bench_tracing:app", cwd=ROOT, env=env) as off, \
-                serve_process("benchmarks.bench_tracing:app", cwd=ROOT, env=on_env) as on:
-            for url in (off, on):
+                serve_process("benchmarks.bench_tracing:app", cwd=ROOT, env=on_env) as on, \
+                serve_process("benchmarks.bench_tracing:app", cwd=ROOT, env=sampled_env) as sampled:
+            urls = dict(zip(configs, (off, on, sampled)))
+            for url in urls.values():
                 _wrk(url, 1, connections, fh.name)  # warm-up
             for _ in range(rounds):
-                for name, url in (("off", off), ("on", on)):
+                for name, url in urls.items():
                     rps[name].append(_wrk(url, seconds, connections, fh.name))
-            served = httpx.get(on + "/metrics?format=json").json()["counters"]["tool_calls"]
+            served = {name: httpx.get(url + "/metrics?format=json").json()["counters"]["tool_calls"]
+                      for name, url in urls.items()}
             deadline = time.monotonic() + 10  # the batch processor exports every 5 s or 512 spans
-            while httpx.get(receiver + "/count").json()["spans"] < served and time.monotonic() < deadline:
+            while httpx.get(receiver + "/count").json()["spans"] < served["on"] and time.monotonic() < deadline:
                 time.sleep(0.2)
         spans = httpx.get(receiver + "/count").json()["spans"]
     os.unlink(fh.name)
-    off_rps, on_rps = statistics.median(rps["off"]), statistics.median(rps["on"])
+    median = {name: statistics.median(v) for name, v in rps.items()}
     print(f"throughput: wrk 1 thread, {connections} connections, {seconds:g} s x {rounds} rounds interleaved "
-          "(median), rft serve 1 worker on 127.0.0.1")
-    print(f"{'':>24} {'tracing off':>12} {'tracing on':>12} {'on/off':>7}")
-    print(f"{'requests/s':>24} {off_rps:>12.1f} {on_rps:>12.1f} {on_rps / off_rps:>7.3f}")
-    print(f"{'all rounds':>24} {' '.join(f'{x:.0f}' for x in rps['off']):>12} "
-          f"{' '.join(f'{x:.0f}' for x in rps['on']):>12}")
-    print(f"spans received by the OTLP/HTTP receiver: {spans} (tool calls served with tracing on: {served})")
+          f"(median), rft serve 1 worker on 127.0.0.1, {os.cpu_count()} CPUs")
+    print(f"{'':>18}" + "".join(f"{name:>18}" for name in configs))
+    print(f"{'requests/s':>18}" + "".join(f"{median[name]:>18.1f}" for name in configs))
+    print(f"{'vs off':>18}" + "".join(f"{median[name] / median['off']:>18.3f}" for name in configs))
+    print(f"{'all rounds':>18}" + "".join(f"{' '.join(f'{x:.0f}' for x in rps[name]):>18}" for name in configs))
+    print(f"spans received by the OTLP/HTTP receiver: {spans} (tool calls served: on {served['on']}, "
+          f"10 % sampled {served['on, 10 % sampled']}; expected ~{served['on'] + served['on, 10 % sampled'] // 10})")
 
 
 def hook_cost(n: int) -> None:

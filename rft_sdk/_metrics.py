@@ -91,13 +91,14 @@ class ToolCallObservation(_Observation):
         if span is None:
             return
         total_s = time.perf_counter() - self.t0
-        span.set_attribute("http.response.status_code", status)
-        span.set_attribute("rft.tool.arguments_bytes", args_bytes)
-        span.set_attribute("rft.tool.output_bytes", out_bytes)
-        span.set_attribute("rft.replayed", self.replayed)
+        attributes: dict[str, Any] = {"http.response.status_code": status, "rft.tool.arguments_bytes": args_bytes,
+                                      "rft.tool.output_bytes": out_bytes}
+        if self.replayed:
+            attributes["rft.replayed"] = True
         if self.tool_s is not None:
-            span.set_attribute("rft.tool.duration_s", self.tool_s)
-            span.set_attribute("rft.store.duration_s", max(total_s - self.tool_s, 0.0))
+            attributes["rft.tool.duration_s"] = self.tool_s
+            attributes["rft.store.duration_s"] = max(total_s - self.tool_s, 0.0)
+        span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
         if status != 200:
             error = payload.get("error")
             code = error.get("code") if isinstance(error, dict) else None
@@ -120,7 +121,8 @@ class GradeObservation(_Observation):
         if span is None:
             return
         span.set_attribute("http.response.status_code", status)
-        span.set_attribute("rft.replayed", self.replayed)
+        if self.replayed:
+            span.set_attribute("rft.replayed", True)
         if isinstance(payload.get("score"), (int, float)):
             span.set_attribute("rft.grade.score", float(payload["score"]))
         for key, value in ((details or {}).get("subscores") or {}).items():
@@ -266,9 +268,8 @@ class Metrics:
         if self.tracing is not None:
             trace_id, call_id = body.get("trace_id"), body.get("call_id")
             obs.span = self.tracing.start_span(f"execute_tool {tool}", trace_id if isinstance(trace_id, str) else None, {
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, "gen_ai.tool.type": "function",
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
                 "gen_ai.tool.call.id": call_id if isinstance(call_id, str) else "",
-                "http.request.method": "POST", "http.route": "/tools/{name}",
                 "rft.trace_id": trace_id if isinstance(trace_id, str) else ""})
         return obs
 
@@ -282,8 +283,7 @@ class Metrics:
         if self.tracing is not None:
             trace_id = body.get("trace_id")
             obs.span = self.tracing.start_span(f"grade {grader}", trace_id if isinstance(trace_id, str) else None, {
-                "rft.grader.name": grader, "http.request.method": "POST", "http.route": "/grade",
-                "rft.trace_id": trace_id if isinstance(trace_id, str) else ""})
+                "rft.grader.name": grader, "rft.trace_id": trace_id if isinstance(trace_id, str) else ""})
         return obs
 
     # -- views ---------------------------------------------------------------------------
