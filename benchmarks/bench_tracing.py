@@ -13,7 +13,12 @@ Two measurements:
    pointing at an OTLP/HTTP receiver in another child process, which decodes
    every span with ``opentelemetry-proto``; its span count is printed) and
    *on, 10 % sampled* (``OTEL_TRACES_SAMPLER=traceidratio``, ``_ARG=0.1``:
-   whole rollouts kept or dropped by their derived trace id).
+   whole rollouts kept or dropped by their derived trace id). Besides wall-clock
+   requests/s (noisy on a shared machine), the server's own CPU time per
+   request (``time.process_time`` of the server process, all threads, read
+   through a tool before and after each round) gives the capacity ratio
+   independent of other load; the receiver's CPU is not counted (in production
+   the collector runs elsewhere).
 2. In-process cost of the per-call hook (``Metrics.observe_call`` +
    ``result`` + ``tool_call``), tracing off and on (spans built and handed to a
    batch processor with a no-op exporter), microseconds per call.
@@ -59,6 +64,12 @@ def echo(text: str, *, rollout: Rollout) -> str:
     return text
 
 
+@app.tool
+def cpu_seconds() -> str:
+    """CPU time of this server process, all threads (the span export thread included), seconds."""
+    return repr(time.process_time())
+
+
 def __getattr__(name: str):  # the receiver app is built only when `rft serve` asks for it
     if name == "receiver":
         from otlp_receiver import receiver_app
@@ -88,15 +99,24 @@ end
 """
 
 
-def _wrk(url: str, seconds: float, connections: int, script: str) -> float:
-    """Requests/s of one wrk run; call ids are unique across runs (a fresh prefix each time)."""
+def _cpu(url: str) -> float:
+    body = {"call_id": "cpu_" + os.urandom(6).hex(), "trace_id": "bench_cpu", "arguments": "{}"}
+    return float(httpx.post(url + "/tools/cpu_seconds", json=body).json()["output"])
+
+
+def _wrk(url: str, seconds: float, connections: int, script: str) -> tuple[float, float]:
+    """``(requests/s, server CPU seconds per request)`` of one wrk run; call ids are unique across
+    runs (a fresh prefix each time)."""
     prefix = os.urandom(4).hex()
+    cpu0 = _cpu(url)
     out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", script, url, "--", prefix],
                          capture_output=True, text=True, check=True).stdout
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if non2xx:
         raise RuntimeError(f"{non2xx.group(1)} failed requests:\n{out}")
-    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    cpu = _cpu(url) - cpu0
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), cpu / requests
 
 
 def _clean_env() -> dict[str, str]:
@@ -109,6 +129,7 @@ def throughput(seconds: float, connections: int, rounds: int) -> None:
     env = _clean_env()
     configs = ("off", "on", "on, 10 % sampled")
     rps: dict[str, list[float]] = {name: [] for name in configs}
+    cpu: dict[str, list[float]] = {name: [] for name in configs}
     with serve_process("benchmarks.bench_tracing:receiver", cwd=ROOT, env=env) as receiver:
         on_env = env | {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver, "OTEL_SERVICE_NAME": "bench-tracing"}
         sampled_env = on_env | {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}
@@ -120,7 +141,9 @@ def throughput(seconds: float, connections: int, rounds: int) -> None:
                 _wrk(url, 1, connections, fh.name)  # warm-up
             for _ in range(rounds):
                 for name, url in urls.items():
-                    rps[name].append(_wrk(url, seconds, connections, fh.name))
+                    r, c = _wrk(url, seconds, connections, fh.name)
+                    rps[name].append(r)
+                    cpu[name].append(c * 1e6)
             served = {name: httpx.get(url + "/metrics?format=json").json()["counters"]["tool_calls"]
                       for name, url in urls.items()}
             deadline = time.monotonic() + 10  # the batch processor exports every 5 s or 512 spans
@@ -129,12 +152,17 @@ def throughput(seconds: float, connections: int, rounds: int) -> None:
         spans = httpx.get(receiver + "/count").json()["spans"]
     os.unlink(fh.name)
     median = {name: statistics.median(v) for name, v in rps.items()}
+    cpu_med = {name: statistics.median(v) for name, v in cpu.items()}
     print(f"throughput: wrk 1 thread, {connections} connections, {seconds:g} s x {rounds} rounds interleaved "
           f"(median), rft serve 1 worker on 127.0.0.1, {os.cpu_count()} CPUs")
-    print(f"{'':>18}" + "".join(f"{name:>18}" for name in configs))
-    print(f"{'requests/s':>18}" + "".join(f"{median[name]:>18.1f}" for name in configs))
-    print(f"{'vs off':>18}" + "".join(f"{median[name] / median['off']:>18.3f}" for name in configs))
-    print(f"{'all rounds':>18}" + "".join(f"{' '.join(f'{x:.0f}' for x in rps[name]):>18}" for name in configs))
+    print(f"{'':>28}" + "".join(f"{name:>18}" for name in configs))
+    print(f"{'requests/s (wall clock)':>28}" + "".join(f"{median[name]:>18.1f}" for name in configs))
+    print(f"{'  vs off':>28}" + "".join(f"{median[name] / median['off']:>18.3f}" for name in configs))
+    print(f"{'server CPU µs per request':>28}" + "".join(f"{cpu_med[name]:>18.1f}" for name in configs))
+    print(f"{'  capacity vs off (CPU)':>28}" + "".join(f"{cpu_med['off'] / cpu_med[name]:>18.3f}" for name in configs))
+    for name in configs:
+        print(f"  {name}: req/s per round {' '.join(f'{x:.0f}' for x in rps[name])}; "
+              f"CPU µs/request {' '.join(f'{x:.0f}' for x in cpu[name])}")
     print(f"spans received by the OTLP/HTTP receiver: {spans} (tool calls served: on {served['on']}, "
           f"10 % sampled {served['on, 10 % sampled']}; expected ~{served['on'] + served['on, 10 % sampled'] // 10})")
 

@@ -31,6 +31,7 @@ spans of one rollout land in one trace without any shared state:
 from __future__ import annotations
 
 import contextvars
+import functools
 import hashlib
 import logging
 import os
@@ -91,6 +92,8 @@ class Tracing:
         self._span_context, self._non_recording = SpanContext, NonRecordingSpan
         self._sampled = TraceFlags(TraceFlags.SAMPLED)
         self.SERVER, self.INTERNAL = SpanKind.SERVER, SpanKind.INTERNAL
+        # the parent context of a rollout's spans is immutable: build it once per trace_id (bounded cache)
+        self._parent = functools.lru_cache(maxsize=4096)(self._make_parent)
 
     @staticmethod
     def id_generator() -> Any:
@@ -110,7 +113,7 @@ class Tracing:
 
         return RolloutIdGenerator()
 
-    def _parent(self, trace_id: str) -> Any:
+    def _make_parent(self, trace_id: str) -> Any:
         otel_trace, root_span = otel_ids(trace_id)
         ctx = self._span_context(otel_trace, root_span, is_remote=True, trace_flags=self._sampled)
         return self._trace.set_span_in_context(self._non_recording(ctx))
