@@ -173,8 +173,9 @@ class Metrics:
     """Counters, histograms and trace spans of one server process (not shared between workers).
 
     Args:
-        tracing: span factory; default: :func:`rft_sdk._tracing.tracing_from_env`
-            (``None`` when the ``OTEL_*`` variables ask for no traces).
+        tracing: span factory; ``True`` (default): this process's
+            :func:`rft_sdk._tracing.tracing_from_env` (off when the ``OTEL_*``
+            variables ask for no traces); ``None`` or ``False``: no spans.
 
     ``snapshot()`` shape (the JSON view)::
 

@@ -96,3 +96,13 @@ def test_without_rich_it_says_what_to_install() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert res.returncode == 2 and 'pip install "rft-sdk[observe]"' in res.stderr
+
+
+def test_help_exits_0_and_names_the_options(capsys) -> None:
+    parser = argparse.ArgumentParser(prog="rft top", description=top_cli.HELP)
+    top_cli.add_arguments(parser)
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--token-env" in out and "--interval" in out and "--once" in out
