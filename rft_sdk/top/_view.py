@@ -25,7 +25,7 @@ def render_frame(frame: Frame, url: str) -> Any:
     """A rich renderable: header line, per-tool table, rollouts table, score distribution, events."""
     window = (f"rates over the last {frame.window_s:.1f} s (percentiles and errors too, when calls came in it)"
               if frame.window_s else "since the server started")
-    header = Text.assemble(("rft top ", "bold"), url, f"  ·  {window}  ·  rollouts in flight: ",
+    header = Text.assemble(("rft top ", "bold"), url, f"  ·  {window}\nrollouts in flight: ",
                            (str("–" if frame.rollouts_in_flight is None else frame.rollouts_in_flight), "bold cyan"))
     tools = Table(title="Tool calls", title_justify="left", expand=False)
     for col in ("tool", "calls", "calls/s", "errors %", "p50 ms", "p95 ms", "p99 ms"):
