@@ -158,7 +158,8 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
             metrics.incr("invalid_arguments")
         elif status != 200:
             metrics.incr("tool_errors")
-        metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s)
+        metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
+                          output_bytes=len(output.encode("utf-8")) if output else 0)
         stored.trajectory = [*stored.trajectory, record]
         stored.responses = {**stored.responses, call_id: [status, body.decode("utf-8")]}
         if new_state_json is not None:

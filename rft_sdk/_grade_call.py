@@ -106,6 +106,7 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
         if stored is not None:
             await store.release(trace_id, after_s=retention_s)
         metrics.incr("grades")
+        metrics.graded(definition.name, score=score, trajectory=ctx.trajectory)  # observe (#15)
         logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
                     details.get("subscores", {}), details.get("reasons", []))
         return score, details

@@ -4,7 +4,8 @@ Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL 
 every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
 ``GET /tools``, ``GET /healthz`` (never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
-service that cannot send headers), ``GET /metrics`` (JSON counters).
+service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
+``?format=json``, docs/observability.md).
 """
 
 from __future__ import annotations
@@ -220,7 +221,10 @@ class ToolServer(ExportMixin):
                                           "graders": sorted(self._graders), "default_grader": self._default_grader}))
 
     async def _metrics(self, request: Request) -> Response:
-        return json_response(encode_json(self.metrics))
+        # Prometheus text by default; JSON with ?format=json or Accept: application/json
+        body, media_type = self.metrics_state.exposition(request.headers.get("accept"),
+                                                         request.query_params.get("format"), self.store.stats())
+        return Response(body, media_type=media_type)
 
     async def _call_tool(self, request: Request) -> Response:
         name = request.path_params.get("name")
@@ -237,7 +241,10 @@ class ToolServer(ExportMixin):
             status, body = await execute_stateless_call(definition, data, self.metrics_state, self.response_limit)
             return json_response(body, status)
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
-        status, body = await execute_tool_call(definition, call, self.store, self.metrics_state, self.response_limit)
+        with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
+            status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
+                                                   self.response_limit)
+            observed.result(status, body)
         return json_response(body, status)
 
     def _tool_named(self, name: str) -> ToolDefinition:
@@ -255,6 +262,8 @@ class ToolServer(ExportMixin):
                                 f"{sorted(self._graders)}", counter="unknown_grader")
         data = await self._read(request)
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
-        score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
-                                             self.metrics_state, self.grade_retention_s)
+        with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
+            score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
+                                                 self.metrics_state, self.grade_retention_s)
+            observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})

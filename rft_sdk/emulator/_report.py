@@ -2,7 +2,11 @@
 
 ``write_report(out_dir, results, summary)`` writes ``summary.json``,
 ``rollouts.jsonl`` (one line per rollout), ``score_hist.png``,
-``tool_calls_hist.png`` and ``report.html`` (PNGs embedded as base64).
+``tool_calls_hist.png`` and ``report.html`` (PNGs embedded as base64). Given a
+step number per rollout (``steps=``: a training step or eval round) and at
+least two distinct steps, it adds ``over_time.png`` and a per-step table (see
+:func:`step_stats`): the distribution of tool calls per rollout and the p95
+tool latency per step, the charts that show a policy's tool use settling.
 Plots use matplotlib's Agg canvas directly, so no global backend is switched.
 """
 
@@ -16,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from rich.console import Console
@@ -23,7 +28,7 @@ from rich.table import Table
 
 from ._rollout import RolloutResult
 
-__all__ = ["comparison_table", "print_comparison", "print_summary", "summary_table", "write_report"]
+__all__ = ["comparison_table", "print_comparison", "print_summary", "step_stats", "summary_table", "write_report"]
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:
@@ -137,16 +142,96 @@ def _histogram(path: Path, values: Sequence[float], title: str, xlabel: str, int
     return buf.getvalue()
 
 
+def step_stats(results: Sequence[RolloutResult], steps: Sequence[int]) -> list[dict[str, Any]]:
+    """Per-step figures, one dict per distinct step in ascending order.
+
+    ``steps[i]`` is the step number of ``results[i]``. Shape::
+
+        {"step": int, "rollouts": int, "tool_calls": [int per rollout],
+         "calls_per_rollout": {"mean", "p50", "p95"}, "latency_p95_s": float | None,
+         "reward_mean": float | None}
+
+    Percentiles are numpy's default (linear, as :func:`summarize`); latency is
+    over the step's calls that were sent (``attempts > 0``), seconds.
+
+    Raises:
+        ValueError: ``steps`` and ``results`` differ in length.
+    """
+    if len(steps) != len(results):
+        raise ValueError(f"steps has {len(steps)} entries but there are {len(results)} results; give one "
+                         "step number per result, in the same order")
+    rows = []
+    for step in sorted(set(steps)):
+        group = [r for r, s in zip(results, steps) if s == step]
+        calls = [len(r.tool_calls) for r in group]
+        latencies = [c.latency_s for r in group for c in r.tool_calls if c.attempts > 0]
+        scores = [r.score for r in group if r.score is not None]
+        rows.append({
+            "step": int(step), "rollouts": len(group), "tool_calls": calls,
+            "calls_per_rollout": {"mean": float(np.mean(calls)), "p50": float(np.percentile(calls, 50)),
+                                  "p95": float(np.percentile(calls, 95))},
+            "latency_p95_s": float(np.percentile(latencies, 95)) if latencies else None,
+            "reward_mean": float(np.mean(scores)) if scores else None,
+        })
+    return rows
+
+
+def _over_time(path: Path, rows: Sequence[Mapping[str, Any]]) -> bytes:
+    """Two panels: box plot of tool calls per rollout per step, p95 tool latency per step."""
+    fig = Figure(figsize=(10, 3.4), dpi=100)
+    FigureCanvasAgg(fig)
+    calls_ax, lat_ax = fig.subplots(1, 2)
+    xs = [row["step"] for row in rows]
+    width = 0.6 * min((b - a for a, b in zip(xs, xs[1:])), default=1)
+    calls_ax.boxplot([row["tool_calls"] for row in rows], positions=xs, widths=width, showfliers=True)
+    calls_ax.plot(xs, [row["calls_per_rollout"]["mean"] for row in rows], "o-", color="#C44E52", label="mean")
+    calls_ax.set_title("Tool calls per rollout")
+    calls_ax.set_xlabel("step")
+    calls_ax.set_ylabel("tool calls")
+    calls_ax.legend(loc="upper right")
+    points = [(row["step"], row["latency_p95_s"] * 1000) for row in rows if row["latency_p95_s"] is not None]
+    if points:
+        lat_ax.plot(*zip(*points), "o-", color="#4C72B0")
+    else:
+        lat_ax.text(0.5, 0.5, "no tool calls", ha="center", va="center", transform=lat_ax.transAxes)
+    lat_ax.set_title("p95 tool latency")
+    lat_ax.set_xlabel("step")
+    lat_ax.set_ylabel("ms")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    path.write_bytes(buf.getvalue())
+    return buf.getvalue()
+
+
+def _step_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    head = "<tr><th>step</th><th>rollouts</th><th>calls/rollout mean</th><th>p50</th><th>p95</th>" \
+           "<th>p95 latency</th><th>reward mean</th></tr>"
+    body = "".join(
+        f"<tr><td>{r['step']}</td><td>{r['rollouts']}</td><td>{_fmt(r['calls_per_rollout']['mean'], '.2f')}</td>"
+        f"<td>{_fmt(r['calls_per_rollout']['p50'], '.1f')}</td><td>{_fmt(r['calls_per_rollout']['p95'], '.1f')}</td>"
+        f"<td>{_ms(r['latency_p95_s'])}</td><td>{_fmt(r['reward_mean'])}</td></tr>" for r in rows)
+    return f"<h2>Over time</h2><table>{head}{body}</table>"
+
+
 def write_report(out_dir: str | Path, results: Sequence[RolloutResult], summary: Mapping[str, Any],
-                 include_extra: bool = False) -> dict[str, Path]:
+                 include_extra: bool = False, *, steps: Sequence[int] | None = None) -> dict[str, Path]:
     """Write the run's files into ``out_dir`` (created if missing).
 
+    Args:
+        steps: optional step number (training step or eval round) of each
+            result, same order; with two or more distinct steps the report adds
+            ``over_time.png`` and a per-step table (:func:`step_stats`).
+
     Returns:
-        ``{"summary", "rollouts", "score_hist", "tool_calls_hist", "html"}`` → paths.
+        ``{"summary", "rollouts", "score_hist", "tool_calls_hist", "html"}`` → paths,
+        plus ``"over_time"`` when drawn.
 
     Raises:
         OSError: the directory or a file cannot be written.
+        ValueError: ``steps`` does not have one entry per result.
     """
+    rows = step_stats(results, steps) if steps is not None else []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"summary": out / "summary.json", "rollouts": out / "rollouts.jsonl",
@@ -163,14 +248,19 @@ def write_report(out_dir: str | Path, results: Sequence[RolloutResult], summary:
         "tool_calls_hist": _histogram(paths["tool_calls_hist"], [len(r.tool_calls) for r in results],
                                       "Tool calls per rollout", "tool calls", integer_bins=True),
     }
+    over_time = ""
+    if len(rows) >= 2:
+        paths["over_time"] = out / "over_time.png"
+        pngs["over_time"] = _over_time(paths["over_time"], rows)
+        over_time = _step_table(rows)
     imgs = "".join(f'<figure><img alt="{key}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>'
                    for key, png in pngs.items())
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in _rows(summary))
+    table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in _rows(summary))
     paths["html"].write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>rft emulate report</title>"
         "<style>body{font-family:sans-serif;margin:2em}td{padding:2px 12px}"
         "figure{display:inline-block;margin:0 1em}</style></head><body>"
         f"<h1>rft emulate report{' – ' + html.escape(str(summary['label'])) if summary.get('label') else ''}</h1>"
-        f"<table>{rows}</table>{imgs}<p>Raw data: summary.json, rollouts.jsonl.</p></body></html>\n",
+        f"<table>{table}</table>{imgs}{over_time}<p>Raw data: summary.json, rollouts.jsonl.</p></body></html>\n",
         encoding="utf-8")
     return paths
