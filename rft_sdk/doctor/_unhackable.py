@@ -42,6 +42,8 @@ ADVICE = {
                            "instructions) and check outcomes rather than claims",
     "no_tool_calls": "a claim of success without any tool call earns reward: check the state the tools "
                      "changed, or require the calls the task needs",
+    "copied_answer": "the right words without the work earn reward: grade what the tools did (end state, "
+                     "calls made), not only the answer text",
     "read_only": "reading without acting earns reward: grade the end state the writes must produce",
     "tool_spam": "calls far past the needed budget are not penalised: cap or penalise calls beyond a budget",
     "noop_write": "a write that changes nothing earns reward: grade the end state, not that a tool was called",
