@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from rft_sdk.emulator import ReinforcementJob, RolloutResult, load_dataset, load_job
+from rft_sdk.emulator import ReinforcementJob, RolloutResult, load_dataset, load_job, validate_items
 
 __all__ = ["TARGETS", "check_target", "has_reference", "load_inputs", "message_text", "percentiles", "scores_by_item"]
 
@@ -30,16 +30,16 @@ def check_target(target: str) -> str:
 
 def load_inputs(dataset: str | Path | Sequence[Mapping[str, Any]],
                 config: str | Path | Mapping[str, Any] | ReinforcementJob) -> tuple[list[dict[str, Any]], ReinforcementJob]:
-    """The validated dataset items and job (a path is read; items already loaded are used as given).
+    """The validated dataset items and job (a path is read; loaded items are validated the same way).
 
     Raises:
-        DatasetError, JobConfigError: from the emulator's validators.
+        DatasetError, JobConfigError: from the emulator's validators (hosted rules, 10 lines at least).
     """
     job = load_job(config)
     if isinstance(dataset, (str, Path)):
         items = load_dataset(dataset, job.tool_names)
     else:
-        items = [dict(i) for i in dataset]
+        items = validate_items([dict(i) for i in dataset], job.tool_names)
     return items, job
 
 

@@ -33,8 +33,19 @@ def _psi(expected: np.ndarray, actual: np.ndarray) -> float:
     return float(np.sum((a - e) * np.log(a / e)))
 
 
+def _bin(values: np.ndarray, cuts: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    idx = np.searchsorted(cuts, values, side="right") + 1
+    idx[values < lo] = 0
+    idx[values > hi] = len(cuts) + 2
+    return np.bincount(idx, minlength=len(cuts) + 3).astype(float)
+
+
 def psi_numeric(expected: Sequence[float], actual: Sequence[float], bins: int = 10) -> float:
-    """PSI of two samples of a number, binned at the reference (``expected``) quantiles.
+    """PSI of two samples of a number, binned at the reference (``expected``) deciles.
+
+    Bins: the reference's distinct interior quantiles cut its range, plus one
+    bin below its minimum and one above its maximum, so a shift outside the
+    reference range counts even when the reference is constant.
 
     Raises:
         ValueError: either sample is empty.
@@ -42,11 +53,9 @@ def psi_numeric(expected: Sequence[float], actual: Sequence[float], bins: int = 
     if not len(expected) or not len(actual):
         raise ValueError("PSI needs two non-empty samples")
     e = np.asarray(expected, dtype=float)
-    edges = np.unique(np.quantile(e, np.linspace(0, 1, bins + 1)[1:-1]))
-    e_counts = np.bincount(np.searchsorted(edges, e, side="right"), minlength=len(edges) + 1)
-    a_counts = np.bincount(np.searchsorted(edges, np.asarray(actual, dtype=float), side="right"),
-                           minlength=len(edges) + 1)
-    return _psi(e_counts.astype(float), a_counts.astype(float))
+    cuts = np.unique(np.quantile(e, np.linspace(0, 1, bins + 1)[1:-1]))
+    lo, hi = float(e.min()), float(e.max())
+    return _psi(_bin(e, cuts, lo, hi), _bin(np.asarray(actual, dtype=float), cuts, lo, hi))
 
 
 def psi_categorical(expected: Iterable[Hashable], actual: Iterable[Hashable]) -> float:

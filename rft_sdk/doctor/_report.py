@@ -119,6 +119,7 @@ def _plots(report: DoctorReport) -> dict[str, bytes]:
                color=["#C44E52" if feats[n]["out_of_bounds"] else "#4C72B0" for n in names])
         ax.plot(names, [feats[n]["bound"] for n in names], "k_", markersize=20, label="bound")
         ax.set_ylabel("PSI / JS distance")
+        ax.tick_params(axis="x", labelrotation=20)
         ax.set_title("Production-like: drift per feature")
         out["production"] = _png(fig)
     return out
