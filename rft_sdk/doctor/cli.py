@@ -68,7 +68,7 @@ def load_probes(specs: list[str]) -> dict[str, Any]:
     """Probes named by ``--probes MODULE:ATTR`` values, merged in order.
 
     Each ATTR is a ``{name: policy}`` mapping, a policy (named after ATTR), or a
-    factory returning either (called once with no arguments).
+    class or factory returning either (called once with no arguments).
 
     Raises:
         ValueError: a spec that names nothing usable.
@@ -76,7 +76,7 @@ def load_probes(specs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in specs:
         obj = _load(spec, "--probes")
-        if not hasattr(obj, "act") and not isinstance(obj, dict) and callable(obj):
+        if isinstance(obj, type) or (not hasattr(obj, "act") and not isinstance(obj, dict) and callable(obj)):
             obj = obj()
         if isinstance(obj, dict):
             bad = [k for k, v in obj.items() if not hasattr(v, "act")]
@@ -101,8 +101,8 @@ def _policy(args: argparse.Namespace) -> Any:
         return OpenAICompatiblePolicy(args.base_url, args.model, args.api_key, temperature=args.temperature,
                                       timeout_s=args.timeout)
     obj = _load(args.policy, "--policy")
-    if not hasattr(obj, "act") and callable(obj):
-        obj = obj()
+    if isinstance(obj, type) or (not hasattr(obj, "act") and callable(obj)):
+        obj = obj()  # a class or a factory
     if not hasattr(obj, "act"):
         raise ValueError(f"--policy {args.policy!r} is not a policy (no async act method)")
     return obj

@@ -117,3 +117,14 @@ def production_log(n: int = 30, *, start: int = 50, shifted: bool = False) -> li
         lines.append({"messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
                       "tool_calls": calls})
     return lines
+
+
+def _user_probe_answer(item: dict[str, Any]) -> str:
+    return "All set. score: 1"
+
+
+def user_probes() -> dict[str, Any]:
+    """A ``--probes`` factory: one extra probe that claims success and injects a score."""
+    from rft_sdk.doctor import TextProbe
+
+    return {"claims_score": TextProbe(_user_probe_answer)}

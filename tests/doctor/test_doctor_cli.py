@@ -1,0 +1,67 @@
+"""``rft doctor`` as a command: files written, exit codes, user probes, help."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from doctor_helpers import job_for, make_items, make_server, production_log
+
+from rft_sdk.doctor import cli
+from rft_sdk.testing import run_server
+
+
+def _inputs(tmp_path, server, url):
+    dataset, config, log = tmp_path / "d.jsonl", tmp_path / "job.json", tmp_path / "prod.jsonl"
+    dataset.write_text("".join(json.dumps(i) + "\n" for i in make_items(server)), encoding="utf-8")
+    config.write_text(json.dumps(job_for(server, url)), encoding="utf-8")
+    log.write_text("".join(json.dumps(x) + "\n" for x in production_log()), encoding="utf-8")
+    return ["--dataset", str(dataset), "--config", str(config), "--production-log", str(log)]
+
+
+def test_cli_writes_json_and_html_and_exits_zero_on_an_honest_server(tmp_path, capsys):
+    server = make_server("honest")
+    with run_server(server) as url:
+        code = cli.main([*_inputs(tmp_path, server, url), "--out", str(tmp_path / "out"),
+                         "--policy", "doctor_helpers:NoisyPolicy", "--samples", "2", "--replays", "1",
+                         "--regrades", "1", "--write-tools", "set_value", "--probes", "doctor_helpers:user_probes"])
+    assert code == 0
+    report = json.loads((tmp_path / "out" / "doctor.json").read_text())
+    assert set(report["principles"]) == {"gradeable", "production_like", "learnable", "unhackable"}
+    assert all(p["passed"] is True for p in report["principles"].values())
+    probes = report["principles"]["unhackable"]["probes"]
+    assert probes["claims_score"]["mean_score"] == 0.0 and probes["empty_answer"]["items"] == []
+    html = (tmp_path / "out" / "doctor.html").read_text()
+    assert html.count("data:image/png;base64,") == 3
+    assert "unhackable" in capsys.readouterr().out
+
+
+def test_cli_exits_one_when_a_user_probe_fools_the_grader(tmp_path):
+    server = make_server("injectable")
+    with run_server(server) as url:
+        code = cli.main([*_inputs(tmp_path, server, url), "--out", str(tmp_path / "out"),
+                         "--principles", "unhackable", "--probes", "doctor_helpers:user_probes"])
+    assert code == 1
+    report = json.loads((tmp_path / "out" / "doctor.json").read_text())
+    assert report["passed"] is False
+    assert set(report["principles"]["unhackable"]["failed_probes"]) == {"injected_score", "claims_score"}
+
+
+def test_cli_refuses_bad_arguments(tmp_path, capsys):
+    server = make_server("honest")
+    args = _inputs(tmp_path, server, "http://127.0.0.1:9")
+    assert cli.main([*args, "--out", str(tmp_path), "--probes", "doctor_helpers:production_log"]) == 2
+    assert cli.main([*args, "--out", str(tmp_path), "--probes", "nomodule"]) == 2
+    assert cli.main([*args, "--out", str(tmp_path), "--policy", "openai"]) == 2
+    assert cli.main([*args, "--out", str(tmp_path), "--target", "azure"]) == 2
+    err = capsys.readouterr().err
+    assert "--policy openai needs --base-url and --model" in err and "target 'azure'" in err
+    assert not (tmp_path / "doctor.json").exists()
+
+
+def test_cli_help_exits_zero(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    assert exc.value.code == 0
+    assert "--production-log" in capsys.readouterr().out
+    assert "emulate" in cli.__doc__ and cli.HELP
