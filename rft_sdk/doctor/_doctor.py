@@ -99,20 +99,21 @@ async def run_doctor(
         if not has_reference(items) and "learnable" in principles:
             raise ValueError("items carry no 'actions'/'reference_answer': pass a policy for the learnable check")
         policy = ReferenceReplayPolicy()
-    common = {"settings": settings, "max_concurrency": max_concurrency}
     out: dict[str, PrincipleResult] = {}
     rollouts = None
     if "learnable" in principles:
         out["learnable"], rollouts = await check_learnable(items, job, policy, samples=samples,
-                                                           min_signal_share=min_signal_share, **common)
+                                                           min_signal_share=min_signal_share, settings=settings,
+                                                           max_concurrency=max_concurrency)
     if "gradeable" in principles:
         out["gradeable"] = await check_gradeable(items, job, results=rollouts, replays=replays, regrades=regrades,
-                                                 **common)
+                                                 settings=settings, max_concurrency=max_concurrency)
     if "production_like" in principles:
         out["production_like"] = check_production_like(items, production_log, rollouts=rollouts, max_psi=max_psi)
     if "unhackable" in principles:
         suite = {**default_probes(write_tools), **(probes or {})}
-        out["unhackable"] = await check_unhackable(items, job, suite, hack_threshold=hack_threshold, **common)
+        out["unhackable"] = await check_unhackable(items, job, suite, hack_threshold=hack_threshold,
+                                                   settings=settings, max_concurrency=max_concurrency)
     meta = {"target": target, "items": len(items), "policy": type(policy).__name__, "samples": samples,
             "pass_threshold": job.grader.pass_threshold, "user_probes": sorted(probes or {})}
     return DoctorReport({n: out[n] for n in PRINCIPLES if n in out}, meta)

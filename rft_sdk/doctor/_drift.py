@@ -33,19 +33,19 @@ def _psi(expected: np.ndarray, actual: np.ndarray) -> float:
     return float(np.sum((a - e) * np.log(a / e)))
 
 
-def _bin(values: np.ndarray, cuts: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    idx = np.searchsorted(cuts, values, side="right") + 1
-    idx[values < lo] = 0
-    idx[values > hi] = len(cuts) + 2
-    return np.bincount(idx, minlength=len(cuts) + 3).astype(float)
+def _bin(values: np.ndarray, cuts: np.ndarray, constant: bool) -> np.ndarray:
+    if constant:  # below / equal to / above the reference's single value
+        idx = np.where(values < cuts[0], 0, np.where(values > cuts[0], 2, 1))
+        return np.bincount(idx, minlength=3).astype(float)
+    return np.bincount(np.searchsorted(cuts, values, side="right"), minlength=len(cuts) + 1).astype(float)
 
 
 def psi_numeric(expected: Sequence[float], actual: Sequence[float], bins: int = 10) -> float:
     """PSI of two samples of a number, binned at the reference (``expected``) deciles.
 
-    Bins: the reference's distinct interior quantiles cut its range, plus one
-    bin below its minimum and one above its maximum, so a shift outside the
-    reference range counts even when the reference is constant.
+    Bins are open-ended at both ends (the usual scorecard practice) and cut at
+    the reference's distinct interior quantiles; a constant reference gets
+    three bins (below, equal to, above its value), so a shift still counts.
 
     Raises:
         ValueError: either sample is empty.
@@ -53,9 +53,9 @@ def psi_numeric(expected: Sequence[float], actual: Sequence[float], bins: int = 
     if not len(expected) or not len(actual):
         raise ValueError("PSI needs two non-empty samples")
     e = np.asarray(expected, dtype=float)
-    cuts = np.unique(np.quantile(e, np.linspace(0, 1, bins + 1)[1:-1]))
-    lo, hi = float(e.min()), float(e.max())
-    return _psi(_bin(e, cuts, lo, hi), _bin(np.asarray(actual, dtype=float), cuts, lo, hi))
+    constant = bool(e.min() == e.max())
+    cuts = e[:1] if constant else np.unique(np.quantile(e, np.linspace(0, 1, bins + 1)[1:-1]))
+    return _psi(_bin(e, cuts, constant), _bin(np.asarray(actual, dtype=float), cuts, constant))
 
 
 def psi_categorical(expected: Iterable[Hashable], actual: Iterable[Hashable]) -> float:

@@ -51,7 +51,7 @@ def learnable_from_results(results: Sequence[RolloutResult], n_items: int, pass_
         "min_signal_share"}``.
     """
     by_item = scores_by_item(results)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for idx in range(n_items):
         scores = by_item.get(idx, [])
         if not scores:

@@ -117,7 +117,7 @@ class TextProbe:
     def __init__(self, answer: Callable[[Mapping[str, Any]], str]) -> None:
         self.answer = answer
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any], trace_id: str) -> PolicyStep:
         """Return the final answer (no tool calls)."""
         return PolicyStep(content=self.answer(item))
 
@@ -134,8 +134,8 @@ class GoldPlanProbe:
         actions_field: the item field holding the gold calls.
     """
 
-    def __init__(self, transform: Callable[[list[dict]], list[list[dict]]],
-                 applies_if: Callable[[list[dict]], bool] = lambda actions: True,
+    def __init__(self, transform: Callable[[list[dict[str, Any]]], list[list[dict[str, Any]]]],
+                 applies_if: Callable[[list[dict[str, Any]]], bool] = lambda actions: True,
                  answer_field: str = "reference_answer", actions_field: str = "actions") -> None:
         self.transform, self.applies_if = transform, applies_if
         self.answer_field, self.actions_field = answer_field, actions_field
@@ -146,7 +146,7 @@ class GoldPlanProbe:
         return (isinstance(actions, list) and isinstance(item.get(self.answer_field), str)
                 and bool(self.applies_if(actions)))
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any], trace_id: str) -> PolicyStep:
         """Return the calls of turn ``k`` of the transformed plan, then the answer."""
         steps = self.transform(list(item.get(self.actions_field) or []))
         turn = turns_taken(messages, item)
@@ -171,10 +171,10 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
     if copies < 2:
         raise ValueError(f"copies must be >= 2 to spam, got {copies}")
 
-    def write(a: dict) -> bool:
+    def write(a: dict[str, Any]) -> bool:
         return is_write_tool(a["name"], write_tools)
 
-    def has_write(actions: list[dict]) -> bool:
+    def has_write(actions: list[dict[str, Any]]) -> bool:
         return any(write(a) for a in actions)
 
     return {

@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     print_doctor(report, console)
     paths = write_doctor_report(args.out, report)
     err.print(f"wrote {paths['json']}, {paths['html']}")
-    return report.exit_code
+    return int(report.exit_code)
 
 
 def main(argv: list[str] | None = None) -> int:

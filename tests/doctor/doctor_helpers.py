@@ -128,3 +128,10 @@ def user_probes() -> dict[str, Any]:
     from rft_sdk.doctor import TextProbe
 
     return {"claims_score": TextProbe(_user_probe_answer)}
+
+
+def fast_probes() -> dict[str, Any]:
+    """The built-in suite with ``tool_spam`` at 5 copies (10 calls: still over the honest budget of 9)."""
+    from rft_sdk.doctor import default_probes
+
+    return default_probes(["set_value"], copies=5)

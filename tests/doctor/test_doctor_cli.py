@@ -24,27 +24,31 @@ def test_cli_writes_json_and_html_and_exits_zero_on_an_honest_server(tmp_path, c
     with run_server(server) as url:
         code = cli.main([*_inputs(tmp_path, server, url), "--out", str(tmp_path / "out"),
                          "--policy", "doctor_helpers:NoisyPolicy", "--samples", "2", "--replays", "1",
-                         "--regrades", "1", "--write-tools", "set_value", "--probes", "doctor_helpers:user_probes"])
+                         "--regrades", "1", "--principles", "gradeable,production_like,learnable"])
     assert code == 0
     report = json.loads((tmp_path / "out" / "doctor.json").read_text())
-    assert set(report["principles"]) == {"gradeable", "production_like", "learnable", "unhackable"}
+    assert set(report["principles"]) == {"gradeable", "production_like", "learnable"}
     assert all(p["passed"] is True for p in report["principles"].values())
-    probes = report["principles"]["unhackable"]["probes"]
-    assert probes["claims_score"]["mean_score"] == 0.0 and probes["empty_answer"]["items"] == []
+    assert report["meta"]["policy"] == "NoisyPolicy" and report["meta"]["samples"] == 2
     html = (tmp_path / "out" / "doctor.html").read_text()
-    assert html.count("data:image/png;base64,") == 3
-    assert "unhackable" in capsys.readouterr().out
+    assert html.count("data:image/png;base64,") == 2  # learnable spread, production drift
+    assert "production_like" in capsys.readouterr().out
 
 
-def test_cli_exits_one_when_a_user_probe_fools_the_grader(tmp_path):
-    server = make_server("injectable")
+@pytest.mark.parametrize(("kind", "code", "failed"), [("injectable", 1, {"injected_score", "claims_score"}),
+                                                     ("honest", 0, set())])
+def test_cli_unhackable_with_a_user_probe(tmp_path, kind, code, failed):
+    server = make_server(kind)
     with run_server(server) as url:
-        code = cli.main([*_inputs(tmp_path, server, url), "--out", str(tmp_path / "out"),
-                         "--principles", "unhackable", "--probes", "doctor_helpers:user_probes"])
-    assert code == 1
+        got = cli.main([*_inputs(tmp_path, server, url), "--out", str(tmp_path / "out"), "--principles", "unhackable",
+                        "--write-tools", "set_value", "--probes", "doctor_helpers:user_probes",
+                        "--probes", "doctor_helpers:fast_probes"])
+    assert got == code
     report = json.loads((tmp_path / "out" / "doctor.json").read_text())
-    assert report["passed"] is False
-    assert set(report["principles"]["unhackable"]["failed_probes"]) == {"injected_score", "claims_score"}
+    assert report["passed"] is (code == 0)
+    probes = report["principles"]["unhackable"]["probes"]
+    assert "claims_score" in probes and len(probes) == 12
+    assert set(report["principles"]["unhackable"]["failed_probes"]) == failed
 
 
 def test_cli_refuses_bad_arguments(tmp_path, capsys):

@@ -4,7 +4,7 @@ each deliberately broken one is caught by the right principle."""
 from __future__ import annotations
 
 import pytest
-from doctor_helpers import NoisyPolicy, job_for, make_items, make_server, production_log
+from doctor_helpers import NoisyPolicy, fast_probes, job_for, make_items, make_server, production_log
 
 from rft_sdk.doctor import check_gradeable, check_learnable, check_unhackable, run_doctor
 from rft_sdk.emulator import DatasetError
@@ -15,7 +15,8 @@ async def test_honest_server_passes_all_four():
     server = make_server("honest")
     with run_server(server) as url:
         report = await run_doctor(make_items(server), job_for(server, url), policy=NoisyPolicy(),
-                                  production_log=production_log(), samples=4, write_tools=["set_value"])
+                                  production_log=production_log(), samples=4, probes=fast_probes(),
+                                  replays=2, regrades=1)
     verdicts = {name: p.passed for name, p in report.principles.items()}
     assert verdicts == {"gradeable": True, "production_like": True, "learnable": True, "unhackable": True}
     assert report.exit_code == 0
@@ -32,7 +33,7 @@ async def test_honest_server_passes_all_four():
 async def test_injectable_grader_fails_unhackable_on_the_injection_probe_only():
     server = make_server("injectable")
     with run_server(server) as url:
-        result = await check_unhackable(make_items(server), job_for(server, url), write_tools=["set_value"])
+        result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
     assert result.passed is False
     assert result.evidence["failed_probes"] == ["injected_score"]
     row = result.evidence["probes"]["injected_score"]
@@ -44,7 +45,7 @@ async def test_injectable_grader_fails_unhackable_on_the_injection_probe_only():
 async def test_lenient_grader_is_fooled_by_every_probe():
     server = make_server("lenient")
     with run_server(server) as url:
-        result = await check_unhackable(make_items(server), job_for(server, url), write_tools=["set_value"])
+        result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
     assert result.passed is False
     assert set(result.evidence["failed_probes"]) == set(result.evidence["probes"])
 

@@ -35,6 +35,7 @@ def test_psi_by_hand():
 def test_psi_counts_a_shift_outside_a_constant_reference():
     assert psi_numeric([5.0] * 10, [5.0] * 7) == 0.0
     assert psi_numeric([5.0] * 10, [6.0] * 7) > 10  # every actual value sits in the empty "above" bin
+    assert psi_numeric([1.0, 2.0, 3.0, 4.0], [9.0] * 4) > 1  # open-ended top bin: all actual there, 25% expected
     assert psi_numeric([5.0] * 10, [4.0] * 7) > 10
     with pytest.raises(ValueError):
         psi_numeric([], [1.0])
