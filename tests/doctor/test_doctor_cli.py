@@ -69,3 +69,13 @@ def test_cli_help_exits_zero(capsys):
     assert exc.value.code == 0
     assert "--production-log" in capsys.readouterr().out
     assert "emulate" in cli.__doc__ and cli.HELP
+
+
+
+def test_declared_as_the_doctor_command():
+    from pathlib import Path
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    section = pyproject.split('[project.entry-points."rft_sdk.commands"]')[1].split("\n[")[0]
+    assert 'doctor = "rft_sdk.doctor.cli"' in section
+    assert all(hasattr(cli, attr) for attr in ("HELP", "add_arguments", "run"))
