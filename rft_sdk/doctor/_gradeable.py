@@ -132,13 +132,14 @@ async def check_gradeable(
                                  max_concurrency=max_concurrency, settings=settings)
         recorded += ref
         errors += [f"item {r.item_index}: {r.discard_reason}: {r.discard_detail}" for r in ref if r.discarded]
-        for idx, scores in sorted(scores_by_item(ref).items()):
+        by_item = scores_by_item(ref)
+        for idx, scores in sorted(by_item.items()):
             if max(scores) - min(scores) > SCORE_TOLERANCE:
                 nondet.add(idx)
                 examples.append({"item": idx, "replay_scores": scores})
             if max(scores) < threshold:
                 gold_bad.append(idx)
-        gold_bad += sorted(i for i in range(len(items)) if i not in scores_by_item(ref))
+        gold_bad = sorted([*gold_bad, *(i for i in range(len(items)) if i not in by_item)])  # all discarded
     else:
         findings.append(Finding("warn", "items carry no 'actions' + 'reference_answer': gold solutions not replayed",
                                 "add the gold tool calls and answer to each item so the grader can be checked "
