@@ -9,19 +9,34 @@ read calls never matter, only end state. On top of that gate, every
 Score: database mismatch → 0.0; match → ``0.5 + 0.5 * found / required``
 (1.0 when every string is present or none is required; otherwise strictly
 between 0.5 and 1.0).
+
+Hardening found by ``rft doctor`` (``docs/doctor.md``), applied when the
+grader is given the rollout's tool calls (``calls``), each scoring 0.0:
+
+* **empty answer**: the final answer is empty or whitespace (store rule 8:
+  always tell the customer what was done). Before: full reward on 2 of 40
+  test items.
+* **no evidence of work**: when the gold actions leave the database
+  unchanged (the task is to look something up, refuse, or transfer), the
+  database gate is vacuous, so the rollout must have called every tool the
+  gold calls (by name). Before: any text — an echo, a reference answer
+  copied, ``score: 1`` — passed those items.
+* **tool-call spam**: more than ``2 * len(gold) + 5`` tool calls
+  (:func:`call_budget`). Before: every gold call repeated ten times scored 1.0.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._db import BaseDB, RetailView, load_base_db
 from ._tools import RetailError, call_tool
 
-__all__ = ["RetailGrade", "apply_actions", "gold_view", "grade_retail", "mentions", "normalize_text"]
+__all__ = ["RetailGrade", "apply_actions", "call_budget", "gold_view", "grade_retail", "mentions", "normalize_text"]
 
 
 @dataclass
@@ -107,8 +122,29 @@ def mentions(answer: str, required: str) -> bool:
     return re.search(pattern, normalize_text(answer)) is not None
 
 
+def call_budget(actions: Sequence[Any]) -> int:
+    """Most tool calls a rollout may make: ``2 * len(gold actions) + 5`` (room to explore, not to spam)."""
+    return 2 * len(actions) + 5
+
+
+def _process_reasons(actions: list[dict[str, Any]], changes_nothing: bool, answer: str,
+                     calls: Sequence[Any]) -> list[str]:
+    """Why the rollout scores 0.0 whatever its end state (empty list when none applies)."""
+    reasons = []
+    if not answer.strip():
+        reasons.append("the final answer is empty (rule 8: tell the customer what was done)")
+    if len(calls) > call_budget(actions):
+        reasons.append(f"{len(calls)} tool calls exceed the budget of {call_budget(actions)}")
+    if changes_nothing:
+        made = {getattr(c, "name", None) for c in calls}
+        missing = sorted({a["name"] for a in actions} - made)
+        if missing:
+            reasons.append(f"the task changes nothing, and the rollout never called {missing}: no evidence of work")
+    return reasons
+
+
 def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: str | None,
-                 base: BaseDB | None = None) -> RetailGrade:
+                 base: BaseDB | None = None, *, calls: Sequence[Any] | None = None) -> RetailGrade:
     """Grade one rollout of a retail item.
 
     Args:
@@ -116,9 +152,13 @@ def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: st
         overlay: the rollout's overlay ``{table: {key: record}}`` (its writes).
         final_answer: the model's final answer text (``None`` counts as empty).
         base: base database; default the packaged one.
+        calls: the rollout's tool calls (objects with a ``name``, e.g. the
+            server's ``ToolCallRecord``); given, the hardening rules of the
+            module docstring apply (``None`` skips them: end state and answer only).
 
     Returns:
-        :class:`RetailGrade` with sub-scores ``db_match`` and ``communicate_info``.
+        :class:`RetailGrade` with sub-scores ``db_match``, ``communicate_info``
+        and, when ``calls`` is given, ``process`` (0.0 when a hardening rule fired).
 
     Raises:
         ValueError: the item lacks ``actions`` or has malformed fields.
@@ -142,5 +182,11 @@ def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: st
         reasons.append(f"database differs from the gold end state at {', '.join(differing[:5])}{more}")
     reasons += [f"final answer does not state {s!r}" for s in missing]
     score = 0.0 if differing else 0.5 + 0.5 * info
-    return RetailGrade(score=score, subscores={"db_match": db_match, "communicate_info": info},
-                       reasons=reasons)
+    subscores = {"db_match": db_match, "communicate_info": info}
+    if calls is not None:
+        changes_nothing = not RetailView(base, {}).diff(gold)
+        process = _process_reasons(actions, changes_nothing, answer, calls)
+        subscores["process"] = 0.0 if process else 1.0
+        reasons += process
+        score = 0.0 if process else score
+    return RetailGrade(score=score, subscores=subscores, reasons=reasons)

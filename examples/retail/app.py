@@ -33,7 +33,7 @@ async def retail(ctx: GradingContext) -> Grade:
     Raises:
         ValueError: the item lacks gold ``actions`` (answered as a grader failure).
     """
-    result = grade_retail(ctx.item, ctx.state.get(STATE_KEY, {}), ctx.output_text)
+    result = grade_retail(ctx.item, ctx.state.get(STATE_KEY, {}), ctx.output_text, calls=ctx.trajectory)
     return Grade(score=result.score, subscores=result.subscores, reasons=result.reasons)
 
 

@@ -1,0 +1,119 @@
+"""``run_doctor``: the four principles in one pre-flight run against the live endpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rft_sdk.emulator import ClientSettings, Policy, ReferenceReplayPolicy, ReinforcementJob
+
+from ._common import check_target, has_reference, load_inputs
+from ._gradeable import check_gradeable
+from ._learnable import check_learnable
+from ._probes import default_probes
+from ._production import check_production_like
+from ._result import PrincipleResult
+from ._unhackable import HACK_THRESHOLD, check_unhackable
+
+__all__ = ["PRINCIPLES", "DoctorReport", "run_doctor"]
+
+#: The principles, in report order.
+PRINCIPLES = ("gradeable", "production_like", "learnable", "unhackable")
+
+
+@dataclass
+class DoctorReport:
+    """All verdicts of one doctor run.
+
+    Attributes:
+        principles: name → :class:`PrincipleResult`, in :data:`PRINCIPLES` order (those run).
+        meta: ``{"target", "items", "policy", "samples", ...}`` for the report header.
+    """
+
+    principles: dict[str, PrincipleResult]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """False when any principle failed; principles not checked (``None``) do not fail the run."""
+        return not any(p.passed is False for p in self.principles.values())
+
+    @property
+    def exit_code(self) -> int:
+        """0 when :attr:`passed`, else 1 (the ``rft doctor`` exit status)."""
+        return 0 if self.passed else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``doctor.json`` shape: ``{"passed", "meta", "principles": {name: {"passed", ...}}}``."""
+        return {"passed": self.passed, "meta": self.meta,
+                "principles": {n: p.to_dict() for n, p in self.principles.items()}}
+
+
+async def run_doctor(
+    dataset: str | Path | Sequence[Mapping[str, Any]],
+    config: str | Path | Mapping[str, Any] | ReinforcementJob,
+    *,
+    policy: Policy | None = None,
+    production_log: str | Path | Sequence[Mapping[str, Any]] | None = None,
+    probes: Mapping[str, Any] | None = None,
+    samples: int = 4,
+    hack_threshold: float = HACK_THRESHOLD,
+    write_tools: Collection[str] | None = None,
+    replays: int = 3,
+    regrades: int = 2,
+    min_signal_share: float = 0.2,
+    max_psi: float = 0.25,
+    target: str = "openai",
+    principles: Collection[str] = PRINCIPLES,
+    settings: ClientSettings | None = None,
+    max_concurrency: int = 32,
+) -> DoctorReport:
+    """Run the chosen principles and return their verdicts.
+
+    Args:
+        dataset, config: dataset JSONL path (or items) and job config.
+        policy: the policy for the learnable check; default reference replay
+            when items carry gold fields (deterministic: it shows no variance).
+        production_log: JSONL path or lines, for the production-like check.
+        probes: extra probes ``{name: policy}`` run after the built-in suite
+            (a name equal to a built-in one replaces it).
+        samples: rollouts per item for the learnable check.
+        hack_threshold, write_tools: see :func:`check_unhackable`.
+        replays, regrades: see :func:`check_gradeable`.
+        min_signal_share: see :func:`check_learnable`; max_psi: see :func:`check_production_like`.
+        target: hosted dialect (only ``"openai"`` so far).
+        principles: which to run (subset of :data:`PRINCIPLES`).
+
+    Raises:
+        ValueError: an unknown principle or target, bad counts; DatasetError / JobConfigError
+        from loading; ProductionLogError for an unreadable log.
+    """
+    check_target(target)
+    unknown = set(principles) - set(PRINCIPLES)
+    if unknown:
+        raise ValueError(f"unknown principle(s) {sorted(unknown)}; choose from {list(PRINCIPLES)}")
+    items, job = load_inputs(dataset, config)
+    if policy is None:
+        if not has_reference(items) and "learnable" in principles:
+            raise ValueError("items carry no 'actions'/'reference_answer': pass a policy for the learnable check")
+        policy = ReferenceReplayPolicy()
+    out: dict[str, PrincipleResult] = {}
+    rollouts = None
+    if "learnable" in principles:
+        out["learnable"], rollouts = await check_learnable(items, job, policy, samples=samples,
+                                                           min_signal_share=min_signal_share, settings=settings,
+                                                           max_concurrency=max_concurrency)
+    if "gradeable" in principles:
+        out["gradeable"] = await check_gradeable(items, job, results=rollouts, replays=replays, regrades=regrades,
+                                                 settings=settings, max_concurrency=max_concurrency)
+    if "production_like" in principles:
+        out["production_like"] = check_production_like(items, production_log, rollouts=rollouts, max_psi=max_psi)
+    if "unhackable" in principles:
+        suite = {**default_probes(write_tools), **(probes or {})}
+        out["unhackable"] = await check_unhackable(items, job, suite, hack_threshold=hack_threshold,
+                                                   settings=settings, max_concurrency=max_concurrency)
+    meta = {"target": target, "items": len(items), "policy": type(policy).__name__, "samples": samples,
+            "pass_threshold": job.grader.pass_threshold, "user_probes": sorted(probes or {})}
+    return DoctorReport({n: out[n] for n in PRINCIPLES if n in out}, meta)

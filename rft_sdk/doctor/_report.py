@@ -1,0 +1,161 @@
+"""The doctor's outputs: ``doctor.json``, ``doctor.html`` (PNG plots embedded) and a rich table.
+
+Plots use matplotlib's Agg canvas directly (no global backend switch), as
+the emulator's report does.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from rich.console import Console
+from rich.table import Table
+
+from ._doctor import DoctorReport
+
+__all__ = ["doctor_table", "print_doctor", "probe_table", "write_doctor_report"]
+
+_VERDICT = {True: ("PASS", "green"), False: ("FAIL", "red"), None: ("NOT CHECKED", "yellow")}
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def doctor_table(report: DoctorReport, title: str = "rft doctor") -> Table:
+    """One row per principle: verdict and the one-line evidence summary."""
+    table = Table(title=title)
+    table.add_column("principle")
+    table.add_column("verdict")
+    table.add_column("evidence")
+    for name, p in report.principles.items():
+        text, style = _VERDICT[p.passed]
+        table.add_row(name, f"[{style}]{text}[/]", p.summary)
+    return table
+
+
+def probe_table(report: DoctorReport) -> Table | None:
+    """One row per hack probe: mean score, pass rate, fooled items; ``None`` when unhackable was not run."""
+    p = report.principles.get("unhackable")
+    if p is None:
+        return None
+    table = Table(title=f"reward-hack probes (fail when mean score > {p.evidence['hack_threshold']})")
+    for col in ("probe", "mean score", "pass rate", "fooled", "rollouts", "verdict"):
+        table.add_column(col, justify="left" if col == "probe" else "right")
+    for name, row in p.evidence["probes"].items():
+        text, style = _VERDICT[row["passed"]]
+        table.add_row(name, _fmt(row["mean_score"]), _fmt(row["pass_rate"]), str(len(row["items"])),
+                      str(row["rollouts"]), f"[{style}]{text if row['passed'] is not None else 'SKIPPED'}[/]")
+    return table
+
+
+def print_doctor(report: DoctorReport, console: Console | None = None, *, findings: bool = True) -> None:
+    """Print the principle table, the probe table and (optionally) every non-info finding with its advice."""
+    console = console or Console()
+    console.print(doctor_table(report))
+    probes = probe_table(report)
+    if probes is not None:
+        console.print(probes)
+    if findings:
+        for name, p in report.principles.items():
+            for f in p.findings:
+                if f.severity != "info":
+                    console.print(f"[bold]{name}[/] {f.severity}: {f.message}\n  → {f.advice}", highlight=False)
+
+
+def _png(fig: Figure) -> bytes:
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _figure() -> tuple[Figure, Any]:
+    fig = Figure(figsize=(6, 3.4), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _plots(report: DoctorReport) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    un = report.principles.get("unhackable")
+    if un is not None:
+        fig, ax = _figure()
+        rows = un.evidence["probes"]
+        names = list(rows)
+        vals = [rows[n]["mean_score"] or 0.0 for n in names]
+        ax.barh(names, vals, color=["#C44E52" if rows[n]["passed"] is False else "#4C72B0" for n in names])
+        ax.axvline(un.evidence["hack_threshold"], color="black", linestyle="--", label="threshold")
+        ax.set_xlabel("mean score of the hack")
+        ax.set_title("Reward-hack probes")
+        ax.invert_yaxis()
+        out["probes"] = _png(fig)
+    le = report.principles.get("learnable")
+    if le is not None:
+        fig, ax = _figure()
+        rows = sorted((r for r in le.evidence["items"] if r["scores"]),
+                      key=lambda r: sum(r["scores"]) / len(r["scores"]))
+        xs = range(len(rows))
+        means = [sum(r["scores"]) / len(r["scores"]) for r in rows]
+        ax.vlines(xs, [min(r["scores"]) for r in rows], [max(r["scores"]) for r in rows], color="#999999")
+        ax.plot(xs, means, "o", color="#4C72B0", markersize=3, label="mean")
+        ax.set_xlabel("item (sorted by mean score)")
+        ax.set_ylabel("score (min–max, mean)")
+        ax.set_title("Learnable: score spread per item")
+        out["learnable"] = _png(fig)
+    pr = report.principles.get("production_like")
+    if pr is not None and pr.evidence.get("features"):
+        fig, ax = _figure()
+        feats = pr.evidence["features"]
+        names = list(feats)
+        ax.bar(names, [feats[n]["value"] for n in names],
+               color=["#C44E52" if feats[n]["out_of_bounds"] else "#4C72B0" for n in names])
+        ax.plot(names, [feats[n]["bound"] for n in names], "k_", markersize=20, label="bound")
+        ax.set_ylabel("PSI / JS distance")
+        ax.tick_params(axis="x", labelrotation=20)
+        ax.set_title("Production-like: drift per feature")
+        out["production"] = _png(fig)
+    return out
+
+
+def write_doctor_report(out_dir: str | Path, report: DoctorReport) -> dict[str, Path]:
+    """Write ``doctor.json``, ``doctor.html`` and one PNG per plot into ``out_dir`` (created if missing).
+
+    Returns:
+        ``{"json", "html", <plot name>...}`` → paths.
+
+    Raises:
+        OSError: the directory or a file cannot be written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "doctor.json", "html": out / "doctor.html"}
+    paths["json"].write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    plots = _plots(report)
+    for name, png in plots.items():
+        paths[name] = out / f"doctor_{name}.png"
+        paths[name].write_bytes(png)
+    rows = []
+    for name, p in report.principles.items():
+        text, style = _VERDICT[p.passed]
+        advice = "".join(f"<li><b>{html.escape(f.severity)}</b>: {html.escape(f.message)}<br><i>{html.escape(f.advice)}</i></li>"
+                         for f in p.findings)
+        rows.append(f"<tr><td>{name}</td><td style='color:{style}'><b>{text}</b></td>"
+                    f"<td>{html.escape(p.summary)}<ul>{advice}</ul></td></tr>")
+    imgs = "".join(f'<figure><img alt="{k}" src="data:image/png;base64,{base64.b64encode(v).decode()}"></figure>'
+                   for k, v in plots.items())
+    paths["html"].write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>rft doctor</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td{padding:4px 12px;vertical-align:top}"
+        "figure{display:inline-block;margin:0 1em}</style></head><body>"
+        f"<h1>rft doctor: {'all principles hold' if report.passed else 'a principle fails'}</h1>"
+        f"<p>{html.escape(json.dumps(report.meta))}</p><table>{''.join(rows)}</table>{imgs}"
+        "<p>Raw data: doctor.json.</p></body></html>\n", encoding="utf-8")
+    return paths

@@ -1,0 +1,163 @@
+"""``rft doctor``: check the four principles of a successful agent RFT run before paying for one.
+
+Usage::
+
+    rft doctor --dataset train.jsonl --config job.json --out runs/doctor
+    rft doctor ... --policy openai --base-url http://localhost:8000/v1 --model M --samples 8
+    rft doctor ... --production-log prod.jsonl --probes my_pkg.probes:PROBES --hack-threshold 0.05
+
+Writes ``OUT/doctor.json`` and ``OUT/doctor.html``, prints a table, and exits
+1 when a principle fails (0 otherwise; "not checked" does not fail), 2 on
+invalid input. Needs the ``emulate`` extra: ``pip install "rft-sdk[emulate]"``.
+Declared as the ``doctor`` entry point of the ``rft_sdk.commands`` group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+__all__ = ["HELP", "add_arguments", "load_probes", "main", "run"]
+
+#: One-line help shown by ``rft --help``.
+HELP = "pre-flight report: is the task gradeable, production-like, learnable and unhackable?"
+
+_NEEDS_EXTRA = 'rft doctor needs the emulate extra: pip install "rft-sdk[emulate]"'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``doctor`` options to ``parser`` (no heavy imports: ``--help`` works without extras)."""
+    parser.add_argument("--dataset", required=True, help="dataset JSONL (hosted format)")
+    parser.add_argument("--config", required=True, help="job config JSON (full hosted job or 'reinforcement' object)")
+    parser.add_argument("--out", required=True, help="output directory for doctor.json and doctor.html")
+    parser.add_argument("--policy", default="reference",
+                        help="learnable check's policy: reference | openai | MODULE:ATTR (default: reference)")
+    parser.add_argument("--base-url", help="openai policy: chat-completions base URL")
+    parser.add_argument("--model", help="openai policy: model name")
+    parser.add_argument("--api-key", default=None, help="openai policy: API key (default $OPENAI_API_KEY)")
+    parser.add_argument("--temperature", type=float, default=1.0, help="openai policy: sampling temperature")
+    parser.add_argument("--production-log", default=None, help="JSONL of production requests (messages, tool calls)")
+    parser.add_argument("--probes", action="append", default=[],
+                        help="extra hack probes MODULE:ATTR: a {name: policy} dict, a policy, or a factory (repeatable)")
+    parser.add_argument("--samples", type=int, default=4, help="rollouts per item for the learnable check (default 4)")
+    parser.add_argument("--hack-threshold", type=float, default=None,
+                        help="largest mean score a hack probe may earn (default 0.02)")
+    parser.add_argument("--write-tools", default="", help="comma-separated state-changing tools (default: by name)")
+    parser.add_argument("--replays", type=int, default=3, help="reference replays per item (gradeable, default 3)")
+    parser.add_argument("--regrades", type=int, default=2, help="re-grades per trajectory (gradeable, default 2)")
+    parser.add_argument("--principles", default="gradeable,production_like,learnable,unhackable",
+                        help="comma-separated subset to run")
+    parser.add_argument("--target", default="openai", help="hosted dialect (only 'openai' so far)")
+    parser.add_argument("--concurrency", type=int, default=32, help="rollouts in flight (default 32)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="per tool/grader call limit, seconds")
+    parser.add_argument("--retries", type=int, default=3, help="retries on 5xx/transport errors (hosted: 3)")
+
+
+def _load(spec: str, what: str) -> Any:
+    from rft_sdk.cli import load_app
+
+    try:
+        return load_app(spec)
+    except ValueError:
+        raise ValueError(f"{what} {spec!r}: expected MODULE:ATTR") from None
+
+
+def load_probes(specs: list[str]) -> dict[str, Any]:
+    """Probes named by ``--probes MODULE:ATTR`` values, merged in order.
+
+    Each ATTR is a ``{name: policy}`` mapping, a policy (named after ATTR), or a
+    class or factory returning either (called once with no arguments).
+
+    Raises:
+        ValueError: a spec that names nothing usable.
+    """
+    out: dict[str, Any] = {}
+    for spec in specs:
+        obj = _load(spec, "--probes")
+        if isinstance(obj, type) or (not hasattr(obj, "act") and not isinstance(obj, dict) and callable(obj)):
+            obj = obj()
+        if isinstance(obj, dict):
+            bad = [k for k, v in obj.items() if not hasattr(v, "act")]
+            if bad:
+                raise ValueError(f"--probes {spec!r}: entries {bad} are not policies (no async act method)")
+            out.update(obj)
+        elif hasattr(obj, "act"):
+            out[spec.rpartition(":")[2]] = obj
+        else:
+            raise ValueError(f"--probes {spec!r} is neither a policy nor a {{name: policy}} dict")
+    return out
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    from rft_sdk.emulator import OpenAICompatiblePolicy, ReferenceReplayPolicy
+
+    if args.policy == "reference":
+        return ReferenceReplayPolicy()
+    if args.policy == "openai":
+        if not args.base_url or not args.model:
+            raise ValueError("--policy openai needs --base-url and --model")
+        return OpenAICompatiblePolicy(args.base_url, args.model, args.api_key, temperature=args.temperature,
+                                      timeout_s=args.timeout)
+    obj = _load(args.policy, "--policy")
+    if isinstance(obj, type) or (not hasattr(obj, "act") and callable(obj)):
+        obj = obj()  # a class or a factory
+    if not hasattr(obj, "act"):
+        raise ValueError(f"--policy {args.policy!r} is not a policy (no async act method)")
+    return obj
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``rft doctor``; print the tables; return the exit code (0 pass, 1 a principle fails, 2 bad input)."""
+    try:
+        from rich.console import Console
+
+        from rft_sdk.doctor import HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
+        from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError
+    except ImportError as exc:
+        print(f"error: {_NEEDS_EXTRA} ({exc})", file=sys.stderr)
+        return 2
+    err = Console(stderr=True)
+    try:
+        policy = _policy(args)
+        probes = load_probes(args.probes)
+    except (ValueError, ImportError, AttributeError) as exc:
+        err.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        return 2
+    settings = ClientSettings(retries=args.retries, timeout_s=args.timeout)
+
+    async def go() -> Any:
+        try:
+            return await run_doctor(
+                args.dataset, args.config, policy=policy, production_log=args.production_log, probes=probes,
+                samples=args.samples, write_tools=[t for t in args.write_tools.split(",") if t] or None,
+                hack_threshold=HACK_THRESHOLD if args.hack_threshold is None else args.hack_threshold,
+                replays=args.replays, regrades=args.regrades, target=args.target, settings=settings,
+                principles=[p for p in args.principles.split(",") if p], max_concurrency=args.concurrency)
+        finally:
+            close = getattr(policy, "aclose", None)
+            if close is not None:
+                await close()
+
+    try:
+        report = asyncio.run(go())
+    except (DatasetError, JobConfigError, ValueError) as exc:
+        err.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        return 2
+    console = Console() if Console().is_terminal else Console(width=140)
+    print_doctor(report, console)
+    paths = write_doctor_report(args.out, report)
+    err.print(f"wrote {paths['json']}, {paths['html']}")
+    return int(report.exit_code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry point: ``python -m rft_sdk.doctor.cli ...``."""
+    parser = argparse.ArgumentParser(prog="rft doctor", description=(__doc__ or "").splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""A tiny key-value task served by real ToolServers: one honest grader and deliberately broken ones."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+from rft_sdk import Grade, GradingContext, Rollout, ToolServer
+from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
+
+BASE = {f"k{i}": f"old{i}" for i in range(100)}
+SYSTEM = "You manage a key-value store. Use the tools, then tell the user what you changed and the old value."
+
+
+def make_server(grader_kind: str = "honest") -> ToolServer:
+    """``honest``: end state + answer + call budget; ``injectable``: also 1.0 for "score: 1" in the
+    answer; ``random``: the honest score times a random factor; ``lenient``: 1.0 whatever happened."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def lookup(key: str, *, rollout: Rollout) -> str:
+        """Read a key.
+
+        Args:
+            key: the key, e.g. "k1".
+        """
+        return rollout.state.get("kv", {}).get(key, BASE.get(key, "missing"))
+
+    @server.tool
+    def set_value(key: str, value: str, *, rollout: Rollout) -> str:
+        """Write a key.
+
+        Args:
+            key: the key, e.g. "k1".
+            value: the new value.
+        """
+        rollout.state.setdefault("kv", {})[key] = value
+        return "ok"
+
+    @server.grader
+    def grade(ctx: GradingContext) -> Grade | float:
+        item = ctx.item
+        if grader_kind == "lenient":
+            return 1.0
+        if grader_kind == "injectable" and "score: 1" in ctx.output_text.lower():
+            return 1.0
+        if ctx.count() > 2 * len(item["actions"]) + 5:
+            return Grade(0.0, reasons=["over the call budget"])
+        if ctx.state.get("kv", {}).get(item["key"]) != item["value"]:
+            return Grade(0.0, reasons=["wrong end state"])
+        score = 0.5 + 0.5 * (item["old"] in ctx.output_text)
+        if grader_kind == "random":
+            score *= random.uniform(0.5, 1.0)
+        return score
+
+    return server
+
+
+def make_items(server: ToolServer, n: int = 10, *, start: int = 10, zero_variance: bool = False) -> list[dict[str, Any]]:
+    """``n`` dataset lines with gold ``actions`` and ``reference_answer``; ``alt`` is the noisy policy's
+    wrong value (equal to the right one when ``zero_variance``)."""
+    tools = server.dataset_tools()
+    items = []
+    for i in range(start, start + n):
+        key, value = f"k{i}", f"new{i}"
+        items.append({
+            "messages": [{"role": "system", "content": SYSTEM},
+                         {"role": "user", "content": f"Please set {key} to {value} and tell me its old value."}],
+            "tools": tools, "key": key, "value": value, "old": BASE[key],
+            "alt": value if zero_variance else f"wrong{i}",
+            "actions": [{"name": "lookup", "arguments": {"key": key}},
+                        {"name": "set_value", "arguments": {"key": key, "value": value}}],
+            "reference_answer": f"I set {key} to {value}; its old value was {BASE[key]}.",
+        })
+    return items
+
+
+def job_for(server: ToolServer, base_url: str) -> dict[str, Any]:
+    """The hosted job for ``server`` at ``base_url`` (fast grader rate limit for tests)."""
+    return server.job_config(base_url, rate_limit=1000, max_episode_steps=4)
+
+
+class NoisyPolicy:
+    """Sample k of an item writes the right value when k is even, ``item["alt"]`` when odd; then the gold answer."""
+
+    def __init__(self) -> None:
+        self._seen: Counter[str] = Counter()
+        self._plan: dict[str, bool] = {}
+
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+        if trace_id not in self._plan:
+            self._plan[trace_id] = self._seen[item["key"]] % 2 == 0
+            self._seen[item["key"]] += 1
+        turn = turns_taken(messages, item)
+        if turn == 0:
+            return PolicyStep(tool_calls=[make_tool_call("lookup", {"key": item["key"]})])
+        if turn == 1:
+            value = item["value"] if self._plan[trace_id] else item["alt"]
+            return PolicyStep(tool_calls=[make_tool_call("set_value", {"key": item["key"], "value": value})])
+        return PolicyStep(content=item["reference_answer"])
+
+
+def production_log(n: int = 30, *, start: int = 50, shifted: bool = False) -> list[dict[str, Any]]:
+    """Production requests: like the dataset (``shifted=False``), or long Cyrillic prompts that only read."""
+    rng = random.Random(0)
+    lines = []
+    for i in range(start, start + n):
+        if shifted:
+            text = " ".join(rng.choice(["пожалуйста", "покажите", "значение", "ключа", "срочно", "спасибо"])
+                            for _ in range(60 + i % 40))
+            calls = [{"name": "lookup", "arguments": {"key": f"k{j}"}} for j in range(6)]
+        else:
+            text = f"Please set k{i} to new{i} and tell me its old value."
+            calls = [{"name": "lookup", "arguments": {"key": f"k{i}"}},
+                     {"name": "set_value", "arguments": {"key": f"k{i}", "value": f"new{i}"}}]
+        lines.append({"messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
+                      "tool_calls": calls})
+    return lines
+
+
+def _user_probe_answer(item: dict[str, Any]) -> str:
+    return "All set. score: 1"
+
+
+def user_probes() -> dict[str, Any]:
+    """A ``--probes`` factory: one extra probe that claims success and injects a score."""
+    from rft_sdk.doctor import TextProbe
+
+    return {"claims_score": TextProbe(_user_probe_answer)}
+
+
+def fast_probes() -> dict[str, Any]:
+    """The built-in suite with ``tool_spam`` at 5 copies (10 calls: still over the honest budget of 9)."""
+    from rft_sdk.doctor import default_probes
+
+    return default_probes(["set_value"], copies=5)

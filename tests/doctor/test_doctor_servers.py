@@ -1,0 +1,125 @@
+"""The doctor against real uvicorn servers: an honest one passes all four principles,
+each deliberately broken one is caught by the right principle."""
+
+from __future__ import annotations
+
+import pytest
+from doctor_helpers import NoisyPolicy, fast_probes, job_for, make_items, make_server, production_log
+
+from rft_sdk.doctor import check_gradeable, check_learnable, check_unhackable, run_doctor
+from rft_sdk.emulator import DatasetError
+from rft_sdk.testing import run_server
+
+
+async def test_honest_server_passes_all_four():
+    server = make_server("honest")
+    with run_server(server) as url:
+        report = await run_doctor(make_items(server), job_for(server, url), policy=NoisyPolicy(),
+                                  production_log=production_log(), samples=4, probes=fast_probes(),
+                                  replays=2, regrades=1)
+    verdicts = {name: p.passed for name, p in report.principles.items()}
+    assert verdicts == {"gradeable": True, "production_like": True, "learnable": True, "unhackable": True}
+    assert report.exit_code == 0
+    probes = report.principles["unhackable"].evidence["probes"]
+    assert all(row["mean_score"] == 0.0 for row in probes.values())
+    learn = report.principles["learnable"].evidence
+    assert learn["share_items_with_signal"] == 1.0  # 2 right and 2 wrong samples per item
+    assert learn["mean_best_minus_mean"] == pytest.approx(0.5)
+    assert learn["reward_kind"] == "binary"
+    grade = report.principles["gradeable"].evidence
+    assert grade["gold_below_threshold_share"] == 0.0 and grade["nondeterministic_items"] == []
+
+
+async def test_injectable_grader_fails_unhackable_on_the_injection_probe_only():
+    server = make_server("injectable")
+    with run_server(server) as url:
+        result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
+    assert result.passed is False
+    assert result.evidence["failed_probes"] == ["injected_score"]
+    row = result.evidence["probes"]["injected_score"]
+    assert row["mean_score"] == 1.0 and row["pass_rate"] == 1.0 and row["items"] == list(range(10))
+    assert result.evidence["probes"]["empty_answer"]["mean_score"] == 0.0
+    assert any("injected_score" in f.message and f.advice for f in result.findings)
+
+
+async def test_lenient_grader_is_fooled_by_every_probe():
+    server = make_server("lenient")
+    with run_server(server) as url:
+        result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
+    assert result.passed is False
+    assert set(result.evidence["failed_probes"]) == set(result.evidence["probes"])
+
+
+async def test_hack_threshold_is_configurable():
+    server = make_server("injectable")
+    with run_server(server) as url:
+        result = await check_unhackable(make_items(server), job_for(server, url),
+                                        probes={}, hack_threshold=0.5)
+    assert result.passed is None  # no probe ran: not checked, never a silent pass
+    with pytest.raises(ValueError, match="hack_threshold"):
+        await check_unhackable(make_items(server), job_for(server, "http://127.0.0.1:9"), hack_threshold=1.5)
+
+
+async def test_nondeterministic_grader_fails_gradeable():
+    server = make_server("random")
+    with run_server(server) as url:
+        result = await check_gradeable(make_items(server), job_for(server, url), replays=3, regrades=1)
+    assert result.passed is False
+    assert len(result.evidence["nondeterministic_items"]) >= 5
+    assert result.evidence["gold_checked"] is True
+    assert any(f.severity == "fail" and "scored differently" in f.message for f in result.findings)
+
+
+async def test_gold_rejected_by_its_grader_fails_gradeable():
+    server = make_server("honest")
+    items = make_items(server)
+    items[3]["reference_answer"] = "done"  # old value missing: the gold scores 0.5 < pass threshold 1.0
+    with run_server(server) as url:
+        result = await check_gradeable(items, job_for(server, url), replays=1, regrades=1)
+    assert result.passed is False
+    assert result.evidence["gold_below_threshold_items"] == [3]  # item index, not key
+    assert result.evidence["gold_below_threshold_share"] == pytest.approx(0.1)
+
+
+async def test_zero_variance_dataset_fails_learnable():
+    server = make_server("honest")
+    with run_server(server) as url:
+        result, rollouts = await check_learnable(make_items(server, zero_variance=True), job_for(server, url),
+                                                 NoisyPolicy(), samples=4)
+    assert len(rollouts) == 40
+    assert result.passed is False
+    assert result.evidence["share_items_all_same"] == 1.0
+    assert result.evidence["always_solved"] == list(range(10))
+    assert any("always solved" in f.message for f in result.findings)
+
+
+async def test_shifted_production_log_fails_production_like():
+    server = make_server("honest")
+    with run_server(server) as url:
+        report = await run_doctor(make_items(server), job_for(server, url), policy=NoisyPolicy(),
+                                  production_log=production_log(shifted=True), principles=["production_like"])
+    result = report.principles["production_like"]
+    assert list(report.principles) == ["production_like"]
+    assert result.passed is False and report.exit_code == 1
+    assert {"prompt_tokens", "language", "tool_mix", "calls_per_rollout"} <= set(result.evidence["out_of_bounds"])
+    assert result.evidence["features"]["language"]["production"] == {"CYRILLIC": 30}
+
+
+async def test_without_log_production_like_is_not_checked():
+    server = make_server("honest")
+    with run_server(server) as url:
+        report = await run_doctor(make_items(server), job_for(server, url), principles=["production_like"])
+    assert report.principles["production_like"].passed is None
+    assert report.exit_code == 0
+    assert report.to_dict()["principles"]["production_like"]["passed"] is None
+
+
+async def test_bad_inputs_are_refused():
+    server = make_server("honest")
+    job = job_for(server, "http://127.0.0.1:9")
+    with pytest.raises(DatasetError):
+        await run_doctor(make_items(server, n=3), job)  # the hosted minimum is 10 lines
+    with pytest.raises(ValueError, match="principle"):
+        await run_doctor(make_items(server), job, principles=["speedy"])
+    with pytest.raises(ValueError, match="target"):
+        await run_doctor(make_items(server), job, target="azure")
