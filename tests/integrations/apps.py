@@ -1,0 +1,29 @@
+"""ASGI apps the integration tests serve with ``rft serve`` (``serve_process``).
+
+- ``retail_with_mcp``: the retail example's server with its hosted routes and
+  ``/mcp`` (auth tokens from ``$RFT_AUTH_TOKENS``, read when this module is imported).
+- ``retail_recorded``: the retail tools and graders on a ``SQLiteStore`` at
+  ``$RFT_TEST_STORE`` that keeps graded rollouts for an hour, so a test can read
+  back every trajectory and grade the server recorded.
+"""
+
+from __future__ import annotations
+
+import os
+
+from examples.retail._server_tools import SERVED_TOOLS, get_order_status
+from examples.retail.app import order_status, retail, server
+from rft_sdk import SQLiteStore, ToolServer
+from rft_sdk.mcp import with_mcp
+
+retail_with_mcp = with_mcp(server)
+
+
+def _recorded() -> ToolServer:
+    path = os.environ.get("RFT_TEST_STORE")
+    store = SQLiteStore(path) if path else None
+    return ToolServer(tools=[*SERVED_TOOLS, get_order_status], graders=[retail, order_status], store=store,
+                      grade_retention_s=3600.0)
+
+
+retail_recorded = _recorded()
