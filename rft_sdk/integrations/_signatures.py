@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import types
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -45,7 +46,7 @@ def python_type(schema: dict[str, Any]) -> Any:
         hint = python_type({**schema, "type": non_null[0]}) if len(non_null) == 1 else Any
         return Optional[hint] if "null" in kind else hint  # noqa: UP045
     if kind == "array":
-        return list[python_type(schema.get("items", {}))] if schema.get("items") else list
+        return types.GenericAlias(list, (python_type(schema["items"]),)) if schema.get("items") else list
     if kind is None:
         return Any
     if kind not in _SCALARS:

@@ -6,8 +6,11 @@ import json
 
 import anyio
 import httpx
-import httpx2
 import pytest
+
+pytest.importorskip("mcp")
+
+import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

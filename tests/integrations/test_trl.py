@@ -16,9 +16,9 @@ import pytest
 
 pytest.importorskip("trl")
 
-from examples.retail.train_trl import train  # noqa: E402
-from rft_sdk import SQLiteStore  # noqa: E402
-from rft_sdk.testing import serve_process  # noqa: E402
+from examples.retail.train_trl import train
+from rft_sdk import SQLiteStore
+from rft_sdk.testing import serve_process
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
