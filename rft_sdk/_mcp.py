@@ -67,9 +67,9 @@ def trace_id_for_session(session_id: str) -> str:
     return f"trace_{session_id}"
 
 
-def _local_client(server: ToolServer) -> httpx.AsyncClient:
-    """An httpx client whose requests reach ``server`` in process (no socket)."""
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url=_LOCAL_BASE, timeout=None)
+def _local_client(app: ASGIApp) -> httpx.AsyncClient:
+    """An httpx client whose requests reach ``app`` (the hosted routes) in process (no socket)."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=_LOCAL_BASE, timeout=None)
 
 
 def _forwarded(headers: Headers | None) -> dict[str, str]:
@@ -154,9 +154,9 @@ class _AuthAndTrace:
         await self.app(scope, receive, send_with_trace)
 
 
-def _build(server: ToolServer, name: str | None, json_response: bool,
+def _build(server: ToolServer, hosted: ASGIApp | None, name: str | None, json_response: bool,
            transport_security: TransportSecuritySettings | None) -> tuple[ASGIApp, StreamableHTTPSessionManager]:
-    client = _local_client(server)
+    client = _local_client(hosted if hosted is not None else server)
     handlers = _Handlers(server, client)
     mcp_server: Server[Any] = Server(name or "rft-sdk", on_list_tools=handlers.list_tools,
                                      on_call_tool=handlers.call_tool)
@@ -165,13 +165,16 @@ def _build(server: ToolServer, name: str | None, json_response: bool,
     return _AuthAndTrace(StreamableHTTPASGIApp(manager), client), manager
 
 
-def mcp_app(server: ToolServer, *, path: str = "/mcp", name: str | None = None, json_response: bool = False,
+def mcp_app(server: ToolServer, *, path: str = "/mcp", hosted: ASGIApp | None = None, name: str | None = None,
+            json_response: bool = False,
             transport_security: TransportSecuritySettings | None = None) -> Starlette:
     """A Starlette app serving ``server``'s tools over MCP streamable HTTP at ``path``.
 
     Args:
         server: the ``ToolServer`` whose tools (and store, auth, metrics) are served.
         path: the MCP endpoint path.
+        hosted: the ASGI app answering the hosted routes (default: ``server``); a
+            ``ToolServer`` wiring MCP into itself passes its inner hosted app here.
         name: the MCP server name announced at initialize (default ``"rft-sdk"``).
         json_response: answer POSTs with JSON instead of SSE streams.
         transport_security: ``mcp`` DNS-rebinding settings (``None``: no Host/Origin check).
@@ -179,7 +182,7 @@ def mcp_app(server: ToolServer, *, path: str = "/mcp", name: str | None = None, 
     The app's lifespan runs the MCP session manager: serve it with a server
     that runs ASGI lifespan (uvicorn does) or mount it with ``lifespan=`` forwarded.
     """
-    endpoint, manager = _build(server, name, json_response, transport_security)
+    endpoint, manager = _build(server, hosted, name, json_response, transport_security)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -189,19 +192,21 @@ def mcp_app(server: ToolServer, *, path: str = "/mcp", name: str | None = None, 
     return Starlette(routes=[Route(path, endpoint=endpoint)], lifespan=lifespan)
 
 
-def with_mcp(server: ToolServer, *, path: str = "/mcp", name: str | None = None, json_response: bool = False,
-             transport_security: TransportSecuritySettings | None = None) -> Starlette:
+def with_mcp(server: ToolServer, *, path: str = "/mcp", hosted: ASGIApp | None = None, name: str | None = None,
+            json_response: bool = False,
+            transport_security: TransportSecuritySettings | None = None) -> Starlette:
     """One ASGI app with both surfaces: the hosted routes of ``server`` and MCP at ``path``.
 
     Same arguments as :func:`mcp_app`. ``rft serve mymodule:app`` with
     ``app = with_mcp(server)`` serves ``/tools/{name}``, ``/grade``, ``/healthz``,
     ``/metrics`` and ``/mcp`` from one process and one store.
     """
-    endpoint, manager = _build(server, name, json_response, transport_security)
+    endpoint, manager = _build(server, hosted, name, json_response, transport_security)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Route(path, endpoint=endpoint), Mount("/", app=server)], lifespan=lifespan)
+    inner = hosted if hosted is not None else server
+    return Starlette(routes=[Route(path, endpoint=endpoint), Mount("/", app=inner)], lifespan=lifespan)

@@ -87,3 +87,31 @@ def test_two_sessions_isolated_state_and_grading(base_url):
     metrics = httpx.get(base_url + "/metrics", headers=auth).json()
     assert metrics["tools"]["cancel_pending_order"]["calls"] == 1
     assert metrics["counters"]["grades"] == 1
+
+
+def test_mcp_only_surface_hides_the_hosted_routes():
+    from rft_sdk import ToolServer
+    from rft_sdk.mcp import mcp_app
+    from rft_sdk.testing import run_server
+
+    def echo(text: str) -> str:
+        """Echo the text back.
+
+        Args:
+            text: what to echo.
+        """
+        return text
+
+    tool_server = ToolServer(tools=[echo], auth_env_var=None)
+
+    async def scenario(url):
+        async with streamable_http_client(url + "/mcp") as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            assert [t.input_schema for t in listed.tools] == [tool_server.dataset_tools()[0]["function"]["parameters"]]
+            result = await session.call_tool("echo", {"text": "hi"})
+            assert not result.is_error and _text(result) == "hi"
+
+    with run_server(mcp_app(tool_server)) as url:
+        assert httpx.get(url + "/tools").status_code == 404
+        anyio.run(scenario, url)
