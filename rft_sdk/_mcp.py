@@ -81,8 +81,7 @@ def _forwarded(headers: Headers | None) -> dict[str, str]:
 class _Handlers:
     """The MCP request handlers of one app: each one a hosted request to the ``ToolServer``."""
 
-    def __init__(self, server: ToolServer, client: httpx.AsyncClient) -> None:
-        self.server = server
+    def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
 
     async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -157,7 +156,7 @@ class _AuthAndTrace:
 def _build(server: ToolServer, hosted: ASGIApp | None, name: str | None, json_response: bool,
            transport_security: TransportSecuritySettings | None) -> tuple[ASGIApp, StreamableHTTPSessionManager]:
     client = _local_client(hosted if hosted is not None else server)
-    handlers = _Handlers(server, client)
+    handlers = _Handlers(client)
     mcp_server: Server[Any] = Server(name or "rft-sdk", on_list_tools=handlers.list_tools,
                                      on_call_tool=handlers.call_tool)
     manager = StreamableHTTPSessionManager(app=mcp_server, json_response=json_response,
