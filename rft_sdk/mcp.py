@@ -1,0 +1,27 @@
+"""The same tools over the Model Context Protocol: ``pip install "rft-sdk[mcp]"``.
+
+``with_mcp(server)`` serves the hosted routes and ``/mcp`` (streamable HTTP) from
+one app; ``mcp_app(server)`` serves ``/mcp`` alone. One MCP session is one
+rollout (``trace_id = "trace_" + Mcp-Session-Id``, sent back in the
+``x-rft-trace-id`` header and each tool result's ``_meta["rft/trace_id"]``),
+recorded and gradeable with ``POST /grade`` like a hosted rollout. See
+``docs/mcp.md``.
+"""
+
+from __future__ import annotations
+
+try:
+    from ._mcp import (
+        SESSION_HEADER,
+        TRACE_HEADER,
+        TRACE_META_KEY,
+        mcp_app,
+        trace_id_for_session,
+        with_mcp,
+    )
+except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installed extras
+    if exc.name is None or not exc.name.startswith(("mcp", "mcp_types")):
+        raise
+    raise ImportError('rft_sdk.mcp needs the official MCP SDK: pip install "rft-sdk[mcp]"') from exc
+
+__all__ = ["SESSION_HEADER", "TRACE_HEADER", "TRACE_META_KEY", "mcp_app", "trace_id_for_session", "with_mcp"]
