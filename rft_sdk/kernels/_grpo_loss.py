@@ -62,6 +62,9 @@ def _grpo_fwd_kernel(
         tl.store(kl_ptr + row, kl)
     if WITH_ENTROPY:
         tl.store(entropy_ptr + row, entropy)
+    bad = lp != lp  # NaN logprob (an id outside [0, V) or NaN logits): keep it visible in the loss
+    loss_tok = tl.where(bad, float("nan"), loss_tok)
+    dloss = tl.where(bad, float("nan"), dloss)
     clipped = ((ratio < 1.0 - eps_low) & (adv < 0.0)) | ((ratio > 1.0 + eps_high) & (adv > 0.0))
     active = w != 0.0  # masked tokens contribute exactly 0, even if their loss is inf/nan
     tl.store(lse_ptr + row, lse)
