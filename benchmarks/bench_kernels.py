@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import inspect
 import os
 import re
 import statistics
@@ -179,6 +180,16 @@ def measure(rows: list[Row], timer, args, section: str, shape: str, method: str,
     rows.append(dict(section=section, shape=shape, method=method, seconds=seconds, extra=extra, floor=floor, err=err))
 
 
+def liger_grpo_loss(lg: SimpleNamespace, x: torch.Tensor, common: tuple, inplace: bool) -> torch.Tensor:
+    """Liger's ``triton_grpo_loss`` on full ``[B, L+1, V]`` logits, DAPO-reduced (its own reduction when it has one)."""
+    ids, adv, mask, old, ref = common
+    kw = dict(temperature=1.0, beta=BETA, eps_low=0.2, eps_high=0.2, inplace=inplace, loss_type="dapo")
+    if "reduce" in inspect.signature(lg.grpo).parameters:
+        return lg.grpo(x, old, ref, ids, adv, mask, reduce=True, **kw)[0]
+    per_token = lg.grpo(x, old, ref, ids, adv, mask, **kw)[0]  # older releases: per-token loss
+    return (per_token * mask).sum() / mask.sum().clamp(min=1)
+
+
 def grad_of(f: Callable[[torch.Tensor], torch.Tensor], logits: torch.Tensor) -> Callable[[], torch.Tensor]:
     """fwd+bwd closure: ``f(x)`` is a scalar loss; returns the loss (the gradient is computed and dropped)."""
     def call() -> torch.Tensor:
@@ -252,10 +263,8 @@ def logits_rows(n: int, device: str, args: argparse.Namespace, timer, lg, peak: 
         if isinstance(lg, str):
             rows.append(dict(section=sec, shape=shape, method="liger-inplace" if inplace else "liger", note=lg))
             continue
-        measure(rows, timer, args, sec, shape, "liger-inplace" if inplace else "liger", grad_of(
-            lambda x, ip=inplace: lg.grpo(x, old, ref, ids, adv, mask, temperature=1.0, beta=BETA, eps_low=0.2,
-                                          eps_high=0.2, inplace=ip, loss_type="dapo", reduce=True)[0], logits),
-            bwd_floor, gl)
+        measure(rows, timer, args, sec, shape, "liger-inplace" if inplace else "liger",
+                grad_of(lambda x, ip=inplace: liger_grpo_loss(lg, x, common, ip), logits), bwd_floor, gl)
     logits = make_logits()
     measure(rows, timer, args, sec, shape, "torch", grad_of(
         lambda x: kernels.grpo_loss(x[:, :-1], *common, beta=BETA, loss_type="dapo", backend="torch").loss, logits),

@@ -160,3 +160,24 @@ def test_unchecked_bad_ids_give_nan_not_a_wild_read():
 def test_bad_offset_raises(call):
     with pytest.raises(ValueError, match="logits_offset|token_ids shape"):
         call(torch.randn(2, 5, 11), torch.randint(0, 11, (2, 3)))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (sync debug mode)")
+def test_cuda_loss_paths_never_synchronise():
+    b, t, vocab, h = 2, 64, 4096, 64
+    logits = torch.randn(b, t + 1, vocab, device="cuda", requires_grad=True)
+    ids = torch.randint(0, vocab, (b, t), device="cuda")
+    adv, mask = torch.randn(b, device="cuda"), torch.ones(b, t, device="cuda")
+    lp = torch.randn(b, t, device="cuda") - 8
+    hidden = torch.randn(b, t, h, device="cuda", requires_grad=True)
+    weight = torch.randn(vocab, h, device="cuda", requires_grad=True)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        out = kernels.grpo_loss(logits, ids, adv, mask, lp, lp, beta=0.04, logits_offset=0, return_entropy=True)
+        out.loss.backward()
+        fused = kernels.fused_linear_grpo_loss(hidden, weight, ids, adv, mask, lp, lp, beta=0.04, chunk_size=32)
+        fused.loss.backward()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert torch.isfinite(out.loss) and torch.isfinite(fused.loss)
