@@ -243,11 +243,15 @@ def logits_rows(n: int, device: str, args: argparse.Namespace, timer, lg, peak: 
     else:
         measure(rows, timer, args, sec, shape, "liger", nograd(lambda: lg.selective(logits, ids, 1.0)), fwd_floor,
                 gold_lp)
-    flat, flat_ids = logits[:, :-1].reshape(-1, vocab), ids.reshape(-1)  # reshape copies: outside the timing
-    measure(rows, timer, args, sec, shape, "eager", nograd(lambda: eager_selective_log_softmax(flat, flat_ids)),
-            fwd_floor, gold_lp.reshape(-1))
-    measure(rows, timer, args, sec, shape, "trl", nograd(lambda: trl_selective_log_softmax(flat, flat_ids, seq)),
-            fwd_floor, gold_lp.reshape(-1))
+
+    def flat_rows() -> None:  # [N, V] copy made outside the timing, freed before the GRPO rows
+        flat, flat_ids = logits[:, :-1].reshape(-1, vocab), ids.reshape(-1)
+        measure(rows, timer, args, sec, shape, "eager", nograd(lambda: eager_selective_log_softmax(flat, flat_ids)),
+                fwd_floor, gold_lp.reshape(-1))
+        measure(rows, timer, args, sec, shape, "trl", nograd(lambda: trl_selective_log_softmax(flat, flat_ids, seq)),
+                fwd_floor, gold_lp.reshape(-1))
+
+    flat_rows()
     if args.no_grpo:
         return rows
     sec, gl = "grpo fwd+bwd", gold_loss
