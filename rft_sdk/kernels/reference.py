@@ -1,4 +1,4 @@
-"""Pure-torch reference maths: the CPU path of :mod:`kernels` and the oracle of its tests.
+"""Pure-torch reference maths: the CPU path of :mod:`rft_sdk.kernels` and the oracle of its tests.
 
 Everything here is plain autograd-able torch, written to mirror the formulas in
 TRL's ``GRPOTrainer`` (``trl/trainer/grpo_trainer.py``: ``selective_log_softmax``,
@@ -12,7 +12,8 @@ import torch
 
 from ._common import GRPOLossOutput, check_grpo_inputs, check_selective_inputs, masked_clip_ratio
 
-__all__ = ["grpo_loss", "grpo_per_token_loss", "reduce_loss", "selective_log_softmax"]
+__all__ = ["fused_linear_grpo_loss", "grpo_loss", "grpo_per_token_loss", "reduce_loss", "selective_log_softmax",
+           "token_entropy"]
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -44,6 +45,22 @@ def _selective_log_softmax(logits: torch.Tensor, token_ids: torch.Tensor, temper
         x = x / temperature
     picked = torch.gather(x, -1, token_ids.long().unsqueeze(-1)).squeeze(-1)
     return picked - torch.logsumexp(x, dim=-1)
+
+
+def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """Per-row entropy ``-Σ_v p log p`` (nats) of ``p = softmax(logits / temperature)``, detached.
+
+    Args:
+        logits: ``[..., V]`` float tensor; ``-inf`` entries count as ``p = 0`` (``0 · log 0 = 0``).
+
+    Returns:
+        ``[...]`` float32 (float64 for float64 logits), no gradient.
+    """
+    with torch.no_grad():
+        x = logits.to(_compute_dtype(logits.dtype))
+        logp = torch.log_softmax(x / temperature if temperature != 1.0 else x, dim=-1)
+        p = logp.exp()
+        return -(p * torch.where(p > 0, logp, torch.zeros_like(logp))).sum(-1)
 
 
 def grpo_per_token_loss(
@@ -128,17 +145,24 @@ def grpo_loss(
     beta: float = 0.0,
     loss_type: str = "grpo",
     max_completion_length: int | None = None,
+    logits_offset: int | None = None,
+    return_entropy: bool = False,
 ) -> GRPOLossOutput:
-    """Reference GRPO loss from logits ``[B, T, V]``; same contract as :func:`kernels.grpo_loss`.
+    """Reference GRPO loss from logits ``[B, T, V]`` (or ``[B, L, V]`` + ``logits_offset``).
+
+    Same contract as :func:`rft_sdk.kernels.grpo_loss`; the window is an autograd slice here,
+    so its gradient is a full-size zero tensor with the window's rows copied in.
 
     Raises:
         TypeError / ValueError: on inconsistent shapes, devices, dtypes or parameters.
     """
-    check_grpo_inputs(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
-                      epsilon_low, epsilon_high, beta, loss_type, max_completion_length, temperature)
-    return _grpo_loss(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
-                      temperature=temperature, epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta,
-                      loss_type=loss_type, max_completion_length=max_completion_length)
+    offset = check_grpo_inputs(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
+                               epsilon_low, epsilon_high, beta, loss_type, max_completion_length, temperature,
+                               logits_offset)
+    return _grpo_loss(logits.narrow(1, offset, token_ids.shape[1]), token_ids, advantages, completion_mask,
+                      old_logprobs, ref_logprobs, temperature=temperature, epsilon_low=epsilon_low,
+                      epsilon_high=epsilon_high, beta=beta, loss_type=loss_type,
+                      max_completion_length=max_completion_length, return_entropy=return_entropy)
 
 
 def _grpo_loss(
@@ -155,8 +179,9 @@ def _grpo_loss(
     beta: float,
     loss_type: str,
     max_completion_length: int | None,
+    return_entropy: bool = False,
 ) -> GRPOLossOutput:
-    """:func:`grpo_loss` without the input checks (the caller has run them)."""
+    """:func:`grpo_loss` on aligned ``[B, T, V]`` logits without the input checks (the caller has run them)."""
     lp = _selective_log_softmax(logits, token_ids, temperature)
     per_token_loss, kl, clipped = grpo_per_token_loss(
         lp, advantages, old_logprobs, ref_logprobs,
@@ -167,4 +192,41 @@ def _grpo_loss(
         logprobs=lp.detach(),
         kl=None if kl is None else kl.detach(),
         clip_ratio=masked_clip_ratio(clipped, completion_mask),
+        entropy=token_entropy(logits, temperature) if return_entropy else None,
     )
+
+
+def fused_linear_grpo_loss(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    token_ids: torch.Tensor,
+    advantages: torch.Tensor,
+    completion_mask: torch.Tensor,
+    old_logprobs: torch.Tensor | None = None,
+    ref_logprobs: torch.Tensor | None = None,
+    *,
+    bias: torch.Tensor | None = None,
+    temperature: float = 1.0,
+    epsilon_low: float = 0.2,
+    epsilon_high: float = 0.2,
+    beta: float = 0.0,
+    loss_type: str = "grpo",
+    max_completion_length: int | None = None,
+    return_entropy: bool = False,
+) -> GRPOLossOutput:
+    """Eager LM head + GRPO loss: ``logits = hidden @ weight.T (+ bias)`` in full, then :func:`grpo_loss`.
+
+    The oracle of :func:`rft_sdk.kernels.fused_linear_grpo_loss` (which never materialises the
+    ``[B, T, V]`` logits). Computes in ``hidden``'s dtype; pass float64 tensors for a gold value.
+
+    Args:
+        hidden: ``[B, T, H]``; weight: ``[V, H]``; bias: ``[V]`` or ``None``; the rest as :func:`grpo_loss`.
+
+    Raises:
+        TypeError / ValueError: on inconsistent shapes, devices, dtypes or parameters.
+    """
+    logits = torch.nn.functional.linear(hidden, weight, bias)
+    return grpo_loss(logits, token_ids, advantages, completion_mask, old_logprobs, ref_logprobs,
+                     temperature=temperature, epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta,
+                     loss_type=loss_type, max_completion_length=max_completion_length,
+                     return_entropy=return_entropy)

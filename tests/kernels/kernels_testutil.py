@@ -29,3 +29,17 @@ def assert_grad_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch
     assert actual.dtype == dtype
     scale = float(expected.abs().max()) if expected.numel() else 0.0
     torch.testing.assert_close(actual.double(), expected.double(), atol=GRAD_REL[dtype] * scale + 1e-7, rtol=0)
+
+
+def big_allocations(fn, min_bytes: int) -> list[tuple[str, int]]:
+    """Run ``fn()`` under the CPU profiler; return ``(op, bytes)`` of each allocation of ≥ ``min_bytes``.
+
+    The CPU stand-in of ``torch.cuda.max_memory_allocated`` checks: it counts the buffers torch
+    allocates (the Triton interpreter's own numpy copies are not torch allocations and do not
+    exist on a GPU), by the op that allocated them (``self_cpu_memory_usage``).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    return [(e.name, e.self_cpu_memory_usage) for e in prof.events() if e.self_cpu_memory_usage >= min_bytes]
