@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -32,7 +32,7 @@ from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
 from ._store import MemoryStore, RolloutStore
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
+from .exceptions import GraderDefinitionError, RFTError, StoreError, ToolDefinitionError
 from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
 
 __all__ = ["ToolServer"]
@@ -62,9 +62,16 @@ class ToolServer(ExportMixin):
             (Azure's endpoint grader); exported by ``job_config``.
         response_limit: largest tool answer, bytes (default ``protocol.MAX_BODY_BYTES``).
             A larger output reaches the model as a 413 error, and is recorded as such.
+        surfaces: which surfaces this deployment exposes: ``"hosted"`` (the hosted
+            RFT routes) and/or ``"mcp"`` (the same tools over MCP streamable HTTP at
+            ``/mcp``, needs ``rft-sdk[mcp]``); default ``$RFT_SURFACES`` (comma-separated)
+            or ``("hosted",)``. With ``"mcp"`` alone the hosted routes answer only
+            in process, for the MCP sessions.
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
+        ValueError: unknown or no ``surfaces``.
+        RFTError: ``"mcp"`` asked for without the ``mcp`` extra installed.
 
     Usage: ``uvicorn app:server`` or ``Starlette(routes=[Mount("/rft", server)])``.
     """
@@ -82,6 +89,7 @@ class ToolServer(ExportMixin):
         auth_env_var: str | None = AUTH_ENV_VAR,
         grader_secret: str | None = None,
         response_limit: int = MAX_BODY_BYTES,
+        surfaces: Collection[str] | None = None,
     ) -> None:
         self.store: RolloutStore = store if store is not None else MemoryStore()
         self.body_limit = int(body_limit)
@@ -118,6 +126,19 @@ class ToolServer(ExportMixin):
                                 Exception: error_response},
         )
         self._app.state.metrics = self.metrics_state
+        self.surfaces = _check_surfaces(surfaces if surfaces is not None
+                                        else os.environ.get(SURFACES_ENV_VAR, "hosted").split(","))
+        if "mcp" in self.surfaces:  # MCP calls reach the hosted routes in process (docs/mcp.md)
+            try:
+                from ._mcp import mcp_app, with_mcp
+            except ImportError as exc:
+                raise RFTError(f"surfaces={sorted(self.surfaces)} needs the MCP SDK ({exc}); "
+                               'install it with: pip install "rft-sdk[mcp]"') from exc
+            if "hosted" in self.surfaces:
+                self._app = with_mcp(self, hosted=self._app)
+            else:  # MCP alone still answers the readiness probe
+                self._app = mcp_app(self, hosted=self._app)
+                self._app.router.routes.append(Route("/healthz", self._healthz, methods=["GET"]))
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -267,3 +288,16 @@ class ToolServer(ExportMixin):
                                                  self.metrics_state, self.grade_retention_s)
             observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
+
+
+#: Environment variable naming the surfaces a ``ToolServer`` exposes when none are passed in code.
+SURFACES_ENV_VAR = "RFT_SURFACES"
+_SURFACES = frozenset({"hosted", "mcp"})
+
+
+def _check_surfaces(surfaces: Iterable[str]) -> frozenset[str]:
+    """The set of surfaces, checked (``ValueError`` names the unknown ones and the choices)."""
+    chosen = frozenset(s.strip() for s in surfaces if s.strip())
+    if not chosen or chosen - _SURFACES:
+        raise ValueError(f"surfaces must be a non-empty subset of {sorted(_SURFACES)}, got {sorted(chosen)}")
+    return chosen

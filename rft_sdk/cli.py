@@ -27,7 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
 
-from ._server import ToolServer
+from ._server import SURFACES_ENV_VAR, ToolServer
 from ._store import RolloutStore
 from ._version import __version__
 
@@ -129,6 +129,9 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1,
                        help="worker processes (default 1); more than 1 needs a store shared by the "
                             "processes, e.g. ToolServer(store=SQLiteStore(path))")
+    serve.add_argument("--surfaces", default=None, metavar="LIST",
+                       help="surfaces a ToolServer exposes: hosted, mcp or hosted,mcp (sets $RFT_SURFACES "
+                            "before the app is imported; default: the app's own choice, else hosted)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
     tools = sub.add_parser("tools", help="print the dataset tools (or job config) of a ToolServer as JSON")
@@ -177,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "_delegate", None) is not None:
         return int(args._delegate.run(args) or 0)
+    if getattr(args, "surfaces", None):  # read by ToolServer() when the app module is imported (and by workers)
+        os.environ[SURFACES_ENV_VAR] = args.surfaces
     try:
         app = load_app(args.app)
     except (ValueError, ImportError, AttributeError) as exc:

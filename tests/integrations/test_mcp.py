@@ -84,7 +84,7 @@ def test_two_sessions_isolated_state_and_grading(base_url):
     assert graded.json() == {"score": 1.0}
     details = json.loads(graded.headers["x-rft-grade-details"])
     assert details["subscores"] == {"correct": 1.0, "called_lookup": 1.0}
-    metrics = httpx.get(base_url + "/metrics", headers=auth).json()
+    metrics = httpx.get(base_url + "/metrics?format=json", headers=auth).json()
     assert metrics["tools"]["cancel_pending_order"]["calls"] == 1
     assert metrics["counters"]["grades"] == 1
 
@@ -115,3 +115,23 @@ def test_mcp_only_surface_hides_the_hosted_routes():
     with run_server(mcp_app(tool_server)) as url:
         assert httpx.get(url + "/tools").status_code == 404
         anyio.run(scenario, url)
+
+
+@pytest.mark.parametrize(("surfaces", "hosted_status"), [("hosted,mcp", 200), ("mcp", 404)])
+def test_rft_serve_surfaces_flag_chooses_what_is_exposed(surfaces, hosted_status):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {TOKEN}"}
+    with serve_process("examples.retail.app:server", "--surfaces", surfaces, env={"RFT_AUTH_TOKENS": TOKEN}) as url:
+        ok = httpx.post(url + "/mcp", json=init, headers=headers)
+        assert ok.status_code == 200 and ok.headers[TRACE_HEADER].startswith("trace_")
+        assert httpx.get(url + "/tools", headers=headers).status_code == hosted_status
+
+
+def test_unknown_surface_is_refused_with_the_choices():
+    from rft_sdk import ToolServer
+
+    with pytest.raises(ValueError, match=r"subset of \['hosted', 'mcp'\], got \['grpc'\]"):
+        ToolServer(surfaces=["grpc"])
+    with pytest.raises(ValueError, match="non-empty"):
+        ToolServer(surfaces=[])
