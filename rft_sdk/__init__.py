@@ -12,7 +12,7 @@ from ._server import ToolServer
 from ._sqlite_store import SQLiteStore
 from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
 from ._tool import ToolDefinition, tool
-from ._version import __version__
+from ._version import __version__ as __version__  # re-exported (rft --version)
 from .exceptions import (
     GraderDefinitionError,
     GraderError,
