@@ -8,6 +8,7 @@ See ``docs/ARCHITECTURE.md`` for the public API contract.
 
 from ._grading import Grade, GraderDefinition, GradingContext, grader
 from ._rollout import Rollout, ToolCallRecord
+from ._sandbox import Sandbox, SandboxLimits, SandboxPool
 from ._server import ToolServer
 from ._sqlite_store import SQLiteStore
 from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
@@ -37,6 +38,9 @@ __all__ = [
     "Rollout",
     "RolloutStore",
     "SQLiteStore",
+    "Sandbox",
+    "SandboxLimits",
+    "SandboxPool",
     "StoreError",
     "StoreLockTimeoutError",
     "StoredRollout",

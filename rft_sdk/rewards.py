@@ -13,6 +13,12 @@ gate, then secondary criteria; Kodo-style tool budget; Cognition-style F1)::
                                  weights={"f1": 0.7, "answer": 0.3})
         g = rewards.apply_penalty(g, "tool_budget", rewards.budget_penalty(ctx.count(), budget=8, cost_per_call=0.05))
         return rewards.gate(g, passed=ctx.state.get("tests_pass", False), name="tests_pass")
+
+LLM judge behind a strict gate (the judge is only called, and can only add,
+when the gate passed)::
+
+    judge = rewards.LLMJudge("http://localhost:8000/v1", "judge-model", rubric="1 if ... else 0")
+    g = await rewards.gated_judge(0.8, passed=tests_pass, judge=judge, content={...}, bonus=0.2)
 """
 
 from __future__ import annotations
@@ -22,12 +28,18 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 
 from ._grading import Grade
+from ._judge import Judge, JudgeError, JudgeVerdict, LLMJudge, gated_judge
 
 __all__ = [
     "PRF",
+    "Judge",
+    "JudgeError",
+    "JudgeVerdict",
+    "LLMJudge",
     "apply_penalty",
     "budget_penalty",
     "gate",
+    "gated_judge",
     "numeric_match",
     "precision_recall_f1",
     "weighted_sum",

@@ -1,0 +1,62 @@
+"""Sandbox costs: creating a per-rollout sandbox from the more-itertools tree
+(copy vs hard-link farm vs ``cp --reflink=auto``) and running a command in it
+(plain process group vs user/net/pid namespaces), measured side by side.
+
+``python benchmarks/bench_sandbox.py [--n 20]`` prints milliseconds per
+operation and ratios against the plain copy / the plain process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from examples._repos import mainline, template
+
+from rft_sdk.sandbox import LocalBackend, SandboxLimits, SandboxPool
+
+
+def _ms(fn, n: int) -> float:
+    times = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        fn(i)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    """Print the figures; returns 0."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--n", type=int, default=20)
+    n = p.parse_args().n
+    src = template(mainline()[-1]["commit"])
+    files = sum(1 for f in src.rglob("*") if f.is_file())
+    print(f"template: {files} files, {sum(f.stat().st_size for f in src.rglob('*') if f.is_file()) / 1e6:.1f} MB")
+    with tempfile.TemporaryDirectory() as root:
+        create = {}
+        for mode in ("copy", "auto", "hardlink"):
+            pool = SandboxPool(Path(root) / mode, copy=mode)
+            create[mode] = _ms(lambda i, pool=pool: pool.create(f"t{i}", src), n)
+        base = create["copy"]
+        for mode, ms in create.items():
+            print(f"create ({mode:8}): {ms:7.2f} ms  ({base / ms:.1f}x vs copy)")
+        run = {}
+        for label, backend in (("process group", LocalBackend(isolate_network=False)),
+                               ("namespaces", LocalBackend())):
+            pool = SandboxPool(Path(root) / label.replace(" ", "_"), backend=backend, limits=SandboxLimits())
+            box = pool.create("r")
+            run[label] = _ms(lambda i, box=box: box.run(["true"]), n)
+        for label, ms in run.items():
+            print(f"run `true` ({label:13}): {ms:6.2f} ms  ({ms / run['process group']:.2f}x vs process group)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
