@@ -9,8 +9,18 @@ See ``docs/ARCHITECTURE.md`` for the public API contract.
 from ._grading import Grade, GraderDefinition, GradingContext, grader
 from ._rollout import Rollout, ToolCallRecord
 from ._server import ToolServer
-from ._sqlite_store import SQLiteStore
-from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
+from ._stores import (
+    FakeClock,
+    GradeRecord,
+    MemoryStore,
+    RedisStore,
+    RolloutStore,
+    RolloutTooLargeError,
+    SQLiteStore,
+    StoredRollout,
+    default_store,
+    store_from_url,
+)
 from ._tool import ToolDefinition, tool
 from .exceptions import (
     GraderDefinitionError,
@@ -24,6 +34,7 @@ from .exceptions import (
 )
 
 __all__ = [
+    "FakeClock",
     "Grade",
     "GradeRecord",
     "GraderDefinition",
@@ -32,9 +43,11 @@ __all__ = [
     "GradingContext",
     "MemoryStore",
     "RFTError",
+    "RedisStore",
     "RetryableToolError",
     "Rollout",
     "RolloutStore",
+    "RolloutTooLargeError",
     "SQLiteStore",
     "StoreError",
     "StoreLockTimeoutError",
@@ -44,6 +57,8 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolServer",
+    "default_store",
     "grader",
+    "store_from_url",
     "tool",
 ]
