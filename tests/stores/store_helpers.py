@@ -18,6 +18,7 @@ from rft_sdk import FakeClock, MemoryStore, RedisStore, RolloutStore, SQLiteStor
 from rft_sdk.testing import free_port
 
 KINDS = ("memory", "sqlite", "redis")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def redis_binary() -> str:
