@@ -211,12 +211,12 @@ def test_serve_two_workers_refuses_memory_store(tmp_path, monkeypatch, capsys):
     assert "--workers 2 refused" in err and "MemoryStore" in err and "SQLiteStore" in err
 
 
-async def test_server_template_uses_sqlite_store_when_path_set(monkeypatch, tmp_path):
+async def test_server_template_uses_the_store_url(monkeypatch, tmp_path):
     import importlib
 
     import server_templates.tool_server.app as tmpl
 
-    monkeypatch.setenv("RFT_STORE_PATH", str(tmp_path / "tmpl.db"))
+    monkeypatch.setenv("RFT_STORE_URL", f"sqlite://{tmp_path}/tmpl.db")
     monkeypatch.setenv("RFT_STORE_TTL_S", "60")
     monkeypatch.delenv("RFT_AUTH_TOKENS", raising=False)
     try:
@@ -229,6 +229,10 @@ async def test_server_template_uses_sqlite_store_when_path_set(monkeypatch, tmp_
         reopened = SQLiteStore(tmp_path / "tmpl.db")
         assert json.loads((await reopened.load("trace_t")).state_json) == {"notes": {"a": "x"}}
     finally:
+        monkeypatch.delenv("RFT_STORE_URL")
+        importlib.reload(tmpl)
+        monkeypatch.setenv("RFT_STORE_PATH", str(tmp_path / "old.db"))  # the older variable still works
+        assert importlib.reload(tmpl).server.store.path == tmp_path / "old.db"
         monkeypatch.delenv("RFT_STORE_PATH")
         importlib.reload(tmpl)
 
