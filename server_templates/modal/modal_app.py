@@ -30,6 +30,6 @@ app = modal.App("rft-tool-server")
 @modal.asgi_app()
 def serve() -> object:
     """The ToolServer of ``tool_server/app.py`` as Modal's ASGI app (tokens and store from the secret)."""
-    import tool_app  # noqa: PLC0415 - only inside the container
+    import tool_app
 
     return tool_app.server

@@ -18,7 +18,6 @@ Configuration comes from the environment only (no secrets in code):
 from __future__ import annotations
 
 import os
-
 from urllib.parse import urlencode
 
 from rft_sdk import Grade, GradingContext, Rollout, RolloutStore, ToolError, ToolServer, store_from_url

@@ -20,8 +20,6 @@ from sdk_helpers import ROOT
 import rft_sdk
 from rft_sdk import (
     GradeRecord,
-    MemoryStore,
-    RolloutStore,
     SQLiteStore,
     StoredRollout,
     StoreError,

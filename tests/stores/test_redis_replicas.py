@@ -132,7 +132,7 @@ def test_replicas_share_state_exactly_once_through_a_sigkill(tmp_path, redis_url
 
         *per_rollout, grades = asyncio.run(load())
         assert victim.returncode == -signal.SIGKILL
-        for r, answers in enumerate(per_rollout):
+        for answers in per_rollout:
             assert [a.status_code for a in answers] == [200] * (2 * CALLS)
             outputs = [json.loads(a.json()["output"]) for a in answers]
             # both copies of a call got one answer (the second replayed), and n counts calls once each
