@@ -18,7 +18,6 @@ another's clock.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import uuid
@@ -32,10 +31,11 @@ from ..exceptions import StoreError, StoreLockTimeoutError
 from . import _redis_scripts as lua
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
+from ._cache import DEFAULT_CACHE_BYTES, CallCache
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
 from ._locks import KeyedLocks
-from ._records import Delta, GradeRecord, StoredRollout, decode_record, json_object
+from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
 from ._sqlite import _owner_dead
 
 __all__ = ["RedisStore"]
@@ -61,6 +61,8 @@ class RedisStore(RolloutStore):
         clock: time source in seconds (default ``time.time``).
         client: an existing ``redis.asyncio.Redis`` (``decode_responses=True``)
             to use instead of ``url``.
+        cache_bytes: bound of this process's cache of decoded calls (default
+            64 MiB), so a load fetches only the calls appended since; 0 disables it.
 
     Requires the ``redis`` package (``pip install "rft-sdk[redis]"``).
 
@@ -78,7 +80,7 @@ class RedisStore(RolloutStore):
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", ttl_s: float = 3600.0, max_rollouts: int = 10_000, *,
                  max_rollout_bytes: int = DEFAULT_MAX_ROLLOUT_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
                  lock_timeout_s: float = 600.0, lease_s: float = 660.0, prefix: str = "rft:",
-                 clock: Clock = system_clock, client: Any = None) -> None:
+                 clock: Clock = system_clock, client: Any = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         import redis.asyncio
 
         self.bounds = Bounds(ttl_s, max_rollouts, max_rollout_bytes, max_total_bytes)
@@ -96,6 +98,7 @@ class RedisStore(RolloutStore):
         self._local = KeyedLocks()
         self._counters = dict.fromkeys(STATS_KEYS, 0)
         self._bytes = 0
+        self._cache = CallCache(cache_bytes)
 
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
@@ -156,22 +159,25 @@ class RedisStore(RolloutStore):
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:
-        reply = await self._run("LOAD", [self.prefix, trace_id, self.clock()])
+        cached = self._cache.get(trace_id)
+        have = (cached.generation, len(cached.records), len(cached.responses)) if cached else ("", 0, 0)
+        reply = await self._run("LOAD", [self.prefix, trace_id, self.clock(), *have])
         if not reply:
+            self._cache.drop(trace_id)
             return None
-        (generation, item_json, state, created, calls_bytes), records, flat = reply
+        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply
+        old = cached if cached is not None and int(first) > 0 else None
 
         def build() -> StoredRollout:
-            responses = {}
-            for i in range(0, len(flat), 2):
-                body = json.loads(flat[i + 1])
-                responses[flat[i]] = [body[1], body[2]]
-            return StoredRollout(trace_id=trace_id, item=json_object("item", item_json or "{}"), state_json=state,
-                                 trajectory=[decode_record(r) for r in records], responses=responses,
-                                 created_at=float(created))
+            return StoredRollout(
+                trace_id=trace_id, item=json_object("item", item_json or "{}"), state_json=state,
+                trajectory=[*(old.records if old else ()), *(decode_record(r) for r in records)],
+                responses={**(old.responses if old else {}), **dict(decode_response(r) for r in responses)},
+                created_at=float(created))
 
         rollout = self._decode(build, trace_id)
         Delta.loaded(rollout, generation, int(calls_bytes), item_json or "{}")
+        self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes))
         return rollout
 
     async def save(self, rollout: StoredRollout) -> None:
@@ -185,10 +191,11 @@ class RedisStore(RolloutStore):
                 delta.item_json if delta.rewrite or delta.item_changed else "", rollout.state_json,
                 rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, len(delta.records),
                 *delta.records]
-            for call_id, text in delta.responses:
-                args += [call_id, text]
+            args += [text for _, text in delta.responses]
             if self._keep(await self._run("SAVE", args)) == "OK":
                 delta.committed(rollout)
+                self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
+                                delta.calls_bytes)
                 return
             delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
         raise StoreError(f"RedisStore: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover

@@ -2,7 +2,7 @@
 
 Keys under the store's prefix ``P``: ``P r:<trace_id>`` (hash: generation,
 item, state, created, ...), ``P c:<trace_id>`` (list: one record JSON per
-call, appended), ``P s:<trace_id>`` (hash: call_id -> response JSON),
+call, appended), ``P s:<trace_id>`` (list: one response JSON ``[call_id, status, body]`` per call),
 ``P idx`` (sorted set: trace_id by expiry), ``P lru`` (sorted set: trace_id
 by save order, from the counter ``P seq``),
 ``P rel`` (sorted set: trace_id by release deadline), ``P nb`` (hash:
@@ -53,7 +53,7 @@ end
 
 #: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1),
 #: item_json ('' = unchanged), state_json, created_at, calls, calls_bytes, nbytes, n_records,
-#: records..., then (call_id, response) pairs. Returns counters('OK') or counters('REWRITE').
+#: records..., then responses... Returns counters('OK') or counters('REWRITE').
 SAVE = COMMON + r"""
 local tid, now, ttl, gc = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local meta, calls, resp = P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid
@@ -64,7 +64,9 @@ local n = tonumber(ARGV[16])
 for i = 17, 16 + n, 500 do
   redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, 16 + n)))
 end
-for i = 17 + n, #ARGV, 2 do redis.call('HSET', resp, ARGV[i], ARGV[i + 1]) end
+for i = 17 + n, #ARGV, 500 do
+  redis.call('RPUSH', resp, unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
 redis.call('HSET', meta, 'gen', ARGV[8], 'state', ARGV[11], 'created', ARGV[12], 'calls', ARGV[13], 'cb', ARGV[14])
 if ARGV[10] ~= '' then redis.call('HSET', meta, 'item', ARGV[10]) end
 redis.call('PEXPIRE', meta, gc)
@@ -86,7 +88,9 @@ end
 return counters('OK')
 """
 
-#: ARGV: P, trace_id, now. Returns {} or {meta fields..., records, responses}.
+#: ARGV: P, trace_id, now, cached generation ('' = none), first record, first response wanted.
+#: Returns {} or {meta fields, records from, responses from, record from, response from}; the
+#: "from"s are 0 (everything) when the cached generation is not the stored one.
 LOAD = r"""
 local P, tid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local exp = redis.call('ZSCORE', P .. 'idx', tid)
@@ -94,7 +98,11 @@ local rel = redis.call('ZSCORE', P .. 'rel', tid)
 if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {} end
 local m = redis.call('HMGET', P .. 'r:' .. tid, 'gen', 'item', 'state', 'created', 'cb')
 if not m[1] then return {} end
-return {m, redis.call('LRANGE', P .. 'c:' .. tid, 0, -1), redis.call('HGETALL', P .. 's:' .. tid)}
+local cf, rf = tonumber(ARGV[5]), tonumber(ARGV[6])
+if m[1] ~= ARGV[4] or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
+  cf, rf = 0, 0
+end
+return {m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
 """
 
 #: ARGV: P, trace_id, now, after_s. Returns counters.

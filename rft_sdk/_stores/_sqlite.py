@@ -35,6 +35,7 @@ import tenacity
 from ..exceptions import StoreError, StoreLockTimeoutError
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
+from ._cache import DEFAULT_CACHE_BYTES, CallCache
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
 from ._locks import KeyedLocks
@@ -93,6 +94,8 @@ class SQLiteStore(RolloutStore):
             dead processes on this host are taken over at once.
         busy_timeout_s: seconds one write waits for SQLite's write lock.
         clock: time source in seconds for TTLs, leases and tombstones (default ``time.time``).
+        cache_bytes: bound of this process's cache of decoded calls (default
+            64 MiB), so a load reads only the calls appended since; 0 disables it.
 
     ``release(trace_id, after_s > 0)`` of a rollout not stored yet is a no-op.
 
@@ -113,9 +116,10 @@ class SQLiteStore(RolloutStore):
     def __init__(self, path: str | os.PathLike[str], ttl_s: float = 3600.0, max_rollouts: int = 10_000, *,
                  max_rollout_bytes: int = DEFAULT_MAX_ROLLOUT_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
                  lock_timeout_s: float = 600.0, lease_s: float = 660.0, busy_timeout_s: float = 10.0,
-                 clock: Clock = system_clock) -> None:
+                 clock: Clock = system_clock, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.bounds = Bounds(ttl_s, max_rollouts, max_rollout_bytes, max_total_bytes)
         self.ttl_s, self.max_rollouts = self.bounds.ttl_s, self.bounds.max_rollouts
+        self._cache = CallCache(cache_bytes)
         if str(path) == ":memory:" or str(path).startswith("file::memory:"):
             raise ValueError("SQLiteStore needs a file shared by the processes; for one process use MemoryStore")
         self.path = Path(path)
@@ -225,32 +229,44 @@ class SQLiteStore(RolloutStore):
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:
+        cached = self._cache.get(trace_id)
+
         def read(conn: sqlite3.Connection) -> StoredRollout | None:
             conn.execute("BEGIN")  # one snapshot for the three reads
             try:
-                row = conn.execute("SELECT generation, item, state, created_at, calls_bytes FROM rft_rollouts "
+                row = conn.execute("SELECT generation, item, state, created_at, calls_bytes, calls FROM rft_rollouts "
                                    f"WHERE trace_id = :trace_id AND {_LIVE}",
                                    {"trace_id": trace_id, "now": self.clock()}).fetchone()
                 if row is None:
                     return None
-                records = conn.execute("SELECT record FROM rft_calls WHERE trace_id = ? ORDER BY n",
-                                       (trace_id,)).fetchall()
-                responses = conn.execute("SELECT response FROM rft_responses WHERE trace_id = ? ORDER BY rowid",
-                                         (trace_id,)).fetchall()
+                old = cached if cached is not None and cached.generation == row[0] and \
+                    len(cached.records) <= row[5] else None
+                first_call, first_response = (len(old.records), len(old.responses)) if old else (0, 0)
+                records = conn.execute("SELECT record FROM rft_calls WHERE trace_id = ? AND n >= ? ORDER BY n",
+                                       (trace_id, first_call)).fetchall()
+                responses = conn.execute("SELECT response FROM rft_responses WHERE trace_id = ? AND n >= ? "
+                                         "ORDER BY n", (trace_id, first_response)).fetchall()
             finally:
                 conn.execute("COMMIT")
-            generation, item_json, state, created_at, calls_bytes = row
+            generation, item_json, state, created_at, calls_bytes, _ = row
             rollout = self._decode(lambda: StoredRollout(
                 trace_id=trace_id, item=json_object("item", item_json), state_json=state,
-                trajectory=[decode_record(r[0]) for r in records],
-                responses=dict(decode_response(r[0]) for r in responses), created_at=created_at), trace_id)
+                trajectory=[*(old.records if old else ()), *(decode_record(r[0]) for r in records)],
+                responses={**(old.responses if old else {}), **dict(decode_response(r[0]) for r in responses)},
+                created_at=created_at), trace_id)
             Delta.loaded(rollout, generation, calls_bytes, item_json)
             return rollout
 
-        return await self._db.aread(read)
+        rollout = await self._db.aread(read)
+        if rollout is None:
+            self._cache.drop(trace_id)
+        else:
+            self._cache.put(trace_id, str(rollout.generation), rollout.trajectory, rollout.responses,
+                            rollout._persisted.calls_bytes if rollout._persisted else 0)
+        return rollout
 
     async def save(self, rollout: StoredRollout) -> None:
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: sqlite3.Connection) -> Delta:
             now, delta = self.clock(), Delta.of(rollout)
             with immediate(conn):
                 self._sweep(conn, now)
@@ -264,18 +280,21 @@ class SQLiteStore(RolloutStore):
                 self._evict(conn, rollout.trace_id)
                 self._read_counters(conn)
             delta.committed(rollout)
+            return delta
 
-        await self._db.awrite(write)
+        delta = await self._db.awrite(write)
+        self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses, delta.calls_bytes)
 
     def _write(self, conn: sqlite3.Connection, rollout: StoredRollout, delta: Delta, row: Any, now: float) -> None:
         trace_id, first = rollout.trace_id, len(rollout.trajectory) - len(delta.records)
+        first_response = len(rollout.responses) - len(delta.responses)
         if delta.rewrite:
             conn.execute("DELETE FROM rft_calls WHERE trace_id = ?", (trace_id,))
             conn.execute("DELETE FROM rft_responses WHERE trace_id = ?", (trace_id,))
         conn.executemany("INSERT INTO rft_calls (trace_id, n, record) VALUES (?, ?, ?)",
                          [(trace_id, first + i, text) for i, text in enumerate(delta.records)])
-        conn.executemany("INSERT OR REPLACE INTO rft_responses (trace_id, call_id, response) VALUES (?, ?, ?)",
-                         [(trace_id, call_id, text) for call_id, text in delta.responses])
+        conn.executemany("INSERT INTO rft_responses (trace_id, n, response) VALUES (?, ?, ?)",
+                         [(trace_id, first_response + i, text) for i, (_, text) in enumerate(delta.responses)])
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM rft_rollouts").fetchone()[0]
         conn.execute(
             "INSERT INTO rft_rollouts (trace_id, generation, item, state, created_at, calls, calls_bytes, nbytes, "

@@ -44,8 +44,8 @@ CREATE INDEX IF NOT EXISTS rft_rollouts_expires ON rft_rollouts (expires_at);
 CREATE INDEX IF NOT EXISTS rft_rollouts_release ON rft_rollouts (release_at);
 CREATE TABLE IF NOT EXISTS rft_calls (trace_id TEXT NOT NULL, n INTEGER NOT NULL, record TEXT NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS rft_calls_key ON rft_calls (trace_id, n);
-CREATE TABLE IF NOT EXISTS rft_responses (trace_id TEXT NOT NULL, call_id TEXT NOT NULL, response TEXT NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS rft_responses_key ON rft_responses (trace_id, call_id);
+CREATE TABLE IF NOT EXISTS rft_responses (trace_id TEXT NOT NULL, n INTEGER NOT NULL, response TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS rft_responses_key ON rft_responses (trace_id, n);
 CREATE TABLE IF NOT EXISTS rft_grades (
     trace_id TEXT PRIMARY KEY, data TEXT NOT NULL, expires_at REAL NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rft_grades_seq ON rft_grades (seq);

@@ -65,7 +65,7 @@ async def test_corrupt_record_and_unreadable_file_raise_store_error(tmp_path):
     with sqlite3.connect(tmp_path / "s.db") as conn:
         conn.execute("UPDATE rft_calls SET record = '{\"call_id\": \"c1\"}'")
     with pytest.raises(StoreError, match="corrupt record for 't1'.*ToolCallRecord"):
-        await store.load("t1")
+        await SQLiteStore(tmp_path / "s.db").load("t1")  # another process: nothing cached
     with sqlite3.connect(tmp_path / "s.db") as conn:
         conn.execute("UPDATE rft_rollouts SET item = '[1]'")
     with pytest.raises(StoreError, match="corrupt record for 't1'"):

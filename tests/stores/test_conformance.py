@@ -241,3 +241,24 @@ async def test_stale_copy_after_eviction_is_written_in_full(stores):
     rollout.responses = {**rollout.responses, "c2": [200, "{}"]}
     await store.save(rollout)  # its persisted copy is gone: everything is written again
     assert [r.call_id for r in (await store.load("t1")).trajectory] == ["c0", "c1", "c2"]
+
+
+async def test_loads_see_calls_appended_and_rewrites_made_by_another_worker(stores):
+    if not stores.shared:
+        pytest.skip("one MemoryStore object is one store")
+    one, two = stores.make(), stores.make()
+    await one.save(_rollout("t1", calls=2))
+    assert len((await one.load("t1")).trajectory) == 2  # one now caches the decoded calls
+    other = await two.load("t1")
+    other.trajectory = [*other.trajectory, record("c2")]
+    other.responses = {**other.responses, "c2": [200, '{"by": "two"}']}
+    await two.save(other)  # appended by another worker
+    seen = await one.load("t1")
+    assert [r.call_id for r in seen.trajectory] == ["c0", "c1", "c2"] and seen.responses["c2"] == [200, '{"by": "two"}']
+    other.trajectory = [record("fresh")]  # rewritten by another worker: a new generation
+    other.responses = {"fresh": [200, "{}"]}
+    await two.save(other)
+    seen = await one.load("t1")
+    assert [r.call_id for r in seen.trajectory] == ["fresh"] and list(seen.responses) == ["fresh"]
+    await two.release("t1")
+    assert await one.load("t1") is None
