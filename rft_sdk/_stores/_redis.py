@@ -5,9 +5,9 @@ appends its record to the rollout's list, adds its response to a hash and
 rewrites only the small state key, so its cost does not grow with the
 rollout. TTL, capacity and byte budgets follow ``MemoryStore`` and are kept
 by the scripts (sweeps are bounded per call). ``lock(trace_id)`` is a Redis
-key ``owner|deadline`` set atomically, polled with jittered backoff; a lock
-whose lease deadline passed, or whose owner is a dead process of this host,
-is taken over.
+key ``owner|deadline`` set atomically, polled with jittered backoff, and
+renewed by its holder; a lock whose lease deadline passed (its holder died or
+lost Redis), or whose owner is a dead process of this host, is taken over.
 
 Needs one Redis primary (Redis >= 6.2 or a managed equivalent; not Redis
 Cluster: the scripts touch keys of several slots). Hosts must keep their
@@ -17,6 +17,7 @@ another's clock.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -54,9 +55,10 @@ class RedisStore(RolloutStore):
             ``MemoryStore`` (byte budgets count the JSON stored in Redis).
         lock_timeout_s: seconds ``lock`` waits for a rollout held elsewhere
             before raising ``StoreLockTimeoutError`` (default 600).
-        lease_s: seconds a held lock stays valid (default 660, above the
-            hosted 600 s deadline); a holder that died on another host is
-            taken over after it, one of this host at once.
+        lease_s: seconds a lock stays valid unless renewed (default 30); the
+            holder renews it every ``lease_s / 3`` while its call runs, so a
+            holder that died on another host is taken over within ``lease_s``,
+            a dead process of this host at once. Needs an asyncio event loop.
         prefix: key prefix, so several servers can share one database.
         clock: time source in seconds (default ``time.time``).
         client: an existing ``redis.asyncio.Redis`` (``decode_responses=True``)
@@ -79,7 +81,7 @@ class RedisStore(RolloutStore):
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", ttl_s: float = 3600.0, max_rollouts: int = 10_000, *,
                  max_rollout_bytes: int = DEFAULT_MAX_ROLLOUT_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
-                 lock_timeout_s: float = 600.0, lease_s: float = 660.0, prefix: str = "rft:",
+                 lock_timeout_s: float = 600.0, lease_s: float = 30.0, prefix: str = "rft:",
                  clock: Clock = system_clock, client: Any = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         import redis.asyncio
 
@@ -93,7 +95,7 @@ class RedisStore(RolloutStore):
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
         self.client = client if client is not None else redis.asyncio.from_url(url, decode_responses=True)
         self._scripts = {name: self.client.register_script(getattr(lua, name))
-                         for name in ("SAVE", "LOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK")}
+                         for name in ("SAVE", "LOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK", "RENEW")}
         self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
         self._local = KeyedLocks()
         self._counters = dict.fromkeys(STATS_KEYS, 0)
@@ -125,14 +127,29 @@ class RedisStore(RolloutStore):
             owner = f"{_HOST}|{os.getpid()}|{uuid.uuid4().hex}"
             key = f"{self.prefix}l:{trace_id}"
             await self._acquire(trace_id, key, owner)
+            renewer = asyncio.get_running_loop().create_task(self._renew(key, owner))
             try:
                 yield
             finally:
+                renewer.cancel()
                 with anyio.CancelScope(shield=True):
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await renewer
                     kept = await self._run("UNLOCK", [owner], [key])
             if not kept:
                 raise StoreError(f"RedisStore: the lock of rollout {trace_id!r} was taken over after its lease "
                                  f"of {self.lease_s:g} s ended while this call still held it (raise lease_s)")
+
+    async def _renew(self, key: str, owner: str) -> None:
+        """Extend the lease every ``lease_s / 3`` seconds while the lock is held (stops once lost)."""
+        gc_ms = int((self.lease_s + 60) * 1000)
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                if not await self._run("RENEW", [owner, self.clock(), self.lease_s, gc_ms], [key]):
+                    return
+            except StoreError:  # Redis unreachable for now: try again next period
+                continue
 
     async def _acquire(self, trace_id: str, key: str, owner: str) -> None:
         gc_ms = int((self.lease_s + 60) * 1000)

@@ -15,7 +15,7 @@ only a garbage collector for keys nobody sweeps.
 
 from __future__ import annotations
 
-__all__ = ["COMMON", "GRADE", "LOAD", "LOCK", "RELEASE", "SAVE", "STATS", "UNLOCK"]
+__all__ = ["COMMON", "GRADE", "LOAD", "LOCK", "RELEASE", "RENEW", "SAVE", "STATS", "UNLOCK"]
 
 #: Shared helpers: delete a rollout (counting the cause), sweep due ones, report counters.
 COMMON = r"""
@@ -151,6 +151,16 @@ UNLOCK = r"""
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
   redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+#: KEYS: lock key. ARGV: owner, now, lease_s, gc_ms. Extends the lease when this owner still holds it (1), else 0.
+RENEW = r"""
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('SET', KEYS[1], ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])), 'PX', ARGV[4])
   return 1
 end
 return 0

@@ -262,3 +262,20 @@ async def test_loads_see_calls_appended_and_rewrites_made_by_another_worker(stor
     assert [r.call_id for r in seen.trajectory] == ["fresh"] and list(seen.responses) == ["fresh"]
     await two.release("t1")
     assert await one.load("t1") is None
+
+
+async def test_redis_holder_renews_its_lease_while_the_call_runs(redis_url):
+    from rft_sdk import RedisStore
+
+    holder = RedisStore(redis_url, prefix="renew:", lease_s=0.3)  # real clock: renewed every 0.1 s
+    waiter = RedisStore(redis_url, prefix="renew:", lock_timeout_s=0.6)
+    try:
+        async with holder.lock("t1"):
+            with pytest.raises(StoreLockTimeoutError):  # 0.6 s > the 0.3 s lease: only renewal keeps it held
+                async with waiter.lock("t1"):
+                    pytest.fail("took over a lock whose holder is alive")
+        async with waiter.lock("t1"):  # released normally
+            pass
+    finally:
+        await holder.aclose()
+        await waiter.aclose()
