@@ -2,8 +2,10 @@
 
 One concept per module: ``_records`` (``StoredRollout``, ``GradeRecord``,
 JSON codec, append-only ``Delta``), ``_bounds`` (limits), ``_locks``
-(in-process per-key locks), ``_clock`` (injectable time), ``_base`` (the
-interface), ``_memory``, ``_sqlite`` (+ ``_sqlite_db``), ``_redis`` (+
+(in-process per-key locks), ``_leases`` (cross-process lock owners and
+waiting), ``_cache`` (per-process cache of decoded calls), ``_clock``
+(injectable time), ``_errors``, ``_base`` (the interface), ``_memory``,
+``_sqlite`` (+ ``_sqlite_db`` connections, ``_sqlite_lock``), ``_redis`` (+
 ``_redis_scripts``), ``_url`` (selection by URL). ``RedisStore`` imports the
 ``redis`` package only when built.
 """

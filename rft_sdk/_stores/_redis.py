@@ -19,30 +19,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
-import tenacity
 
-from ..exceptions import StoreError, StoreLockTimeoutError
+from ..exceptions import StoreError
 from . import _redis_scripts as lua
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
 from ._cache import DEFAULT_CACHE_BYTES, CallCache
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
+from ._leases import new_owner, owner_dead, wait_for_lock
 from ._locks import KeyedLocks
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
-from ._sqlite import _owner_dead
 
 __all__ = ["RedisStore"]
 
 _T = TypeVar("_T")
-_HOST = socket.gethostname()
 
 
 class RedisStore(RolloutStore):
@@ -124,7 +119,7 @@ class RedisStore(RolloutStore):
     @contextlib.asynccontextmanager
     async def lock(self, trace_id: str) -> AsyncIterator[None]:
         async with self._local.hold(trace_id):
-            owner = f"{_HOST}|{os.getpid()}|{uuid.uuid4().hex}"
+            owner = new_owner()
             key = f"{self.prefix}l:{trace_id}"
             await self._acquire(trace_id, key, owner)
             renewer = asyncio.get_running_loop().create_task(self._renew(key, owner))
@@ -158,21 +153,11 @@ class RedisStore(RolloutStore):
             held = await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, ""], [key])
             if held == "OK":
                 return True
-            if _owner_dead(held.rpartition("|")[0]):  # a dead process of this host: take over now
+            if owner_dead(held.rpartition("|")[0]):  # a dead process of this host: take over now
                 return bool(await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, held], [key]) == "OK")
             return False
 
-        def timed_out(state: tenacity.RetryCallState) -> None:
-            raise StoreLockTimeoutError(
-                f"RedisStore: rollout {trace_id!r} stayed locked by another worker for "
-                f"{self.lock_timeout_s:g} s (lock_timeout_s); a tool call may be stuck")
-
-        retrying = tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_result(lambda acquired: not acquired),
-            wait=tenacity.wait_random_exponential(multiplier=0.002, max=0.05),
-            stop=tenacity.stop_after_delay(self.lock_timeout_s),
-            sleep=anyio.sleep, retry_error_callback=timed_out)
-        await retrying(attempt)
+        await wait_for_lock(attempt, self.lock_timeout_s, f"RedisStore: rollout {trace_id!r}")
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:

@@ -22,56 +22,25 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sqlite3
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-import tenacity
-
-from ..exceptions import StoreError, StoreLockTimeoutError
+from ..exceptions import StoreError
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
 from ._cache import DEFAULT_CACHE_BYTES, CallCache
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
-from ._locks import KeyedLocks
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
 from ._sqlite_db import Database, immediate
+from ._sqlite_lock import SQLiteLocks
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
-_HOST = socket.gethostname()
 _LIVE = "expires_at > :now AND (release_at IS NULL OR release_at > :now)"
-
-
-def _owner_dead(owner: str) -> bool:
-    """True when ``owner`` (``host|pid|token``) is a process of this host that no longer runs."""
-    host, _, rest = owner.partition("|")
-    pid_text = rest.partition("|")[0]
-    if host != _HOST or not pid_text.isdigit() or int(pid_text) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # exists, owned by another user
-        return False
-    return False
-
-
-class _Lease:
-    """One acquisition of a rollout lock; ``held`` is set inside the database thread."""
-
-    __slots__ = ("held", "owner")
-
-    def __init__(self) -> None:
-        self.owner = f"{_HOST}|{os.getpid()}|{uuid.uuid4().hex}"
-        self.held = False
 
 
 class SQLiteStore(RolloutStore):
@@ -132,7 +101,7 @@ class SQLiteStore(RolloutStore):
         self.lock_timeout_s, self.lease_s = float(lock_timeout_s), float(lease_s)
         self.clock = clock
         self._db = Database(self.path, float(busy_timeout_s))
-        self._local = KeyedLocks()
+        self._locks = SQLiteLocks(self._db, self.clock, self.lease_s, self.lock_timeout_s)
         self._counters = dict.fromkeys(STATS_KEYS, 0)
 
     def __repr__(self) -> str:
@@ -177,55 +146,8 @@ class SQLiteStore(RolloutStore):
         return {**self._counters, "bytes": int(counts.get("bytes", 0))}
 
     # -- locks -------------------------------------------------------------------------
-    @contextlib.asynccontextmanager
-    async def lock(self, trace_id: str) -> AsyncIterator[None]:
-        async with self._local.hold(trace_id):
-            lease = _Lease()
-            try:
-                await self._acquire(trace_id, lease)
-                yield
-            except BaseException:
-                if lease.held:
-                    with anyio.CancelScope(shield=True):
-                        await self._db.awrite(self._unlock, trace_id, lease)
-                raise
-            with anyio.CancelScope(shield=True):
-                kept = await self._db.awrite(self._unlock, trace_id, lease)
-            if not kept:
-                raise StoreError(f"SQLiteStore: the lock of rollout {trace_id!r} was taken over after its "
-                                 f"lease of {self.lease_s:g} s ended while this call still held it; another "
-                                 "worker may have run a call of this rollout concurrently (raise lease_s)")
-
-    async def _acquire(self, trace_id: str, lease: _Lease) -> None:
-        def timed_out(state: tenacity.RetryCallState) -> None:
-            raise StoreLockTimeoutError(
-                f"SQLiteStore: rollout {trace_id!r} stayed locked by another worker for "
-                f"{self.lock_timeout_s:g} s (lock_timeout_s); a tool call may be stuck")
-
-        retrying = tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_result(lambda acquired: not acquired),
-            wait=tenacity.wait_random_exponential(multiplier=0.002, max=0.05),
-            stop=tenacity.stop_after_delay(self.lock_timeout_s),
-            sleep=anyio.sleep, retry_error_callback=timed_out)
-        await retrying(self._db.awrite, self._try_lock, trace_id, lease)
-
-    def _try_lock(self, conn: sqlite3.Connection, trace_id: str, lease: _Lease) -> bool:
-        now = self.clock()
-        with immediate(conn):
-            row = conn.execute("SELECT owner, expires_at FROM rft_locks WHERE trace_id = ?", (trace_id,)).fetchone()
-            if row is not None and row[1] > now and not _owner_dead(row[0]):
-                return False
-            conn.execute("INSERT OR REPLACE INTO rft_locks (trace_id, owner, expires_at) VALUES (?, ?, ?)",
-                         (trace_id, lease.owner, now + self.lease_s))
-        lease.held = True  # committed: set here so a cancelled waiter still releases it
-        return True
-
-    @staticmethod
-    def _unlock(conn: sqlite3.Connection, trace_id: str, lease: _Lease) -> bool:
-        lease.held = False
-        with immediate(conn):
-            return conn.execute("DELETE FROM rft_locks WHERE trace_id = ? AND owner = ?",
-                                (trace_id, lease.owner)).rowcount == 1
+    def lock(self, trace_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._locks.hold(trace_id)
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:
