@@ -10,8 +10,18 @@ from ._grading import Grade, GraderDefinition, GradingContext, grader
 from ._rollout import Rollout, ToolCallRecord
 from ._sandbox import Sandbox, SandboxLimits, SandboxPool
 from ._server import ToolServer
-from ._sqlite_store import SQLiteStore
-from ._store import GradeRecord, MemoryStore, RolloutStore, StoredRollout
+from ._stores import (
+    FakeClock,
+    GradeRecord,
+    MemoryStore,
+    RedisStore,
+    RolloutStore,
+    RolloutTooLargeError,
+    SQLiteStore,
+    StoredRollout,
+    default_store,
+    store_from_url,
+)
 from ._tool import ToolDefinition, tool
 from ._version import __version__ as __version__  # re-exported (rft --version)
 from .exceptions import (
@@ -26,6 +36,7 @@ from .exceptions import (
 )
 
 __all__ = [
+    "FakeClock",
     "Grade",
     "GradeRecord",
     "GraderDefinition",
@@ -34,9 +45,11 @@ __all__ = [
     "GradingContext",
     "MemoryStore",
     "RFTError",
+    "RedisStore",
     "RetryableToolError",
     "Rollout",
     "RolloutStore",
+    "RolloutTooLargeError",
     "SQLiteStore",
     "Sandbox",
     "SandboxLimits",
@@ -49,6 +62,8 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolServer",
+    "default_store",
     "grader",
+    "store_from_url",
     "tool",
 ]

@@ -43,7 +43,7 @@ from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find
 from ._invoke import invoke
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
-from ._store import RolloutStore, StoredRollout
+from ._stores import RolloutStore, RolloutTooLargeError, StoredRollout
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
 from .protocol import MAX_BODY_BYTES, ToolCallRequest
@@ -120,6 +120,9 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         if previous is not None:
             metrics.incr("replayed_calls")
             return int(previous[0]), str(previous[1]).encode("utf-8")
+        if await store.graded_digest(trace_id) is not None:  # exactly-once ends at the grade, never after
+            raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
+                                "after its grade is refused (not run, not recorded)", counter="late_calls")
 
         started_at, t0 = time.time(), time.perf_counter()
         arguments: dict[str, Any] = {"_raw": request.arguments}
@@ -164,7 +167,10 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         stored.responses = {**stored.responses, call_id: [status, body.decode("utf-8")]}
         if new_state_json is not None:
             stored.state_json = new_state_json
-        await store.save(stored)
+        try:
+            await store.save(stored)
+        except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
+            raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
         return status, body
 
 

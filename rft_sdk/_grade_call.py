@@ -28,7 +28,7 @@ from ._endpoint import EndpointError, clean_text, clean_value
 from ._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
 from ._invoke import invoke
 from ._metrics import Metrics
-from ._store import GradeRecord, RolloutStore
+from ._stores import GradeRecord, RolloutStore
 from .exceptions import GraderError
 from .protocol import GRADE_DETAILS_MAX_CHARS, GradeRequest
 
@@ -64,8 +64,12 @@ def fingerprint(body: dict[str, Any]) -> str:
 
 async def execute_grade(definition: GraderDefinition, request: GradeRequest, request_fingerprint: str,
                         store: RolloutStore, metrics: Metrics,
-                        retention_s: float) -> tuple[float, dict[str, Any]]:
+                        retention_s: float, tombstone_s: float = 3600.0) -> tuple[float, dict[str, Any]]:
     """Grade one validated request; return ``(score, details)``.
+
+    A graded rollout leaves a tombstone for ``tombstone_s`` seconds
+    (``RolloutStore.mark_graded``): a later tool call of that ``trace_id`` gets
+    409 ``already_graded`` instead of running on a fresh, never-graded rollout.
 
     Raises:
         EndpointError: 500 ``grader_error`` (grader raised or returned an invalid
@@ -103,6 +107,7 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
         details = clean_value(grade.details())  # header, store and log always encode
         score = float(grade.score)
         await store.save_grade(GradeRecord(trace_id, definition.name, request_fingerprint, score, details))
+        await store.mark_graded(trace_id, request_fingerprint, tombstone_s)
         if stored is not None:
             await store.release(trace_id, after_s=retention_s)
         metrics.incr("grades")

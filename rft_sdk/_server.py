@@ -30,7 +30,7 @@ from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
-from ._store import MemoryStore, RolloutStore
+from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
 from .exceptions import GraderDefinitionError, RFTError, StoreError, ToolDefinitionError
 from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
@@ -48,7 +48,8 @@ class ToolServer(ExportMixin):
         graders: functions (plain or ``@grader``-decorated) to serve.
         auth_tokens: accepted bearer tokens (also read from ``$RFT_AUTH_TOKENS``,
             comma-separated); none at all disables auth.
-        store: rollout store; default ``MemoryStore(ttl_s=3600, max_rollouts=10_000)``.
+        store: rollout store; default ``store_from_url($RFT_STORE_URL)`` (``memory://``,
+            ``sqlite:///path``, ``redis://host:port/db``, ``rediss://``), else ``MemoryStore()``.
         body_limit: maximum request body, bytes (default ``protocol.MAX_BODY_BYTES``, the hosted 1 MB).
         body_timeout_s: seconds a client has to send a whole request body (408 after).
         grade_retention_s: seconds a rollout's state is kept after a
@@ -62,6 +63,9 @@ class ToolServer(ExportMixin):
             (Azure's endpoint grader); exported by ``job_config``.
         response_limit: largest tool answer, bytes (default ``protocol.MAX_BODY_BYTES``).
             A larger output reaches the model as a 413 error, and is recorded as such.
+        graded_tombstone_s: seconds a graded ``trace_id`` stays refused for new tool
+            calls (409 ``already_graded``), so a late or retried call never starts a
+            fresh, never-graded rollout (default one hour).
         surfaces: which surfaces this deployment exposes: ``"hosted"`` (the hosted
             RFT routes) and/or ``"mcp"`` (the same tools over MCP streamable HTTP at
             ``/mcp``, needs ``rft-sdk[mcp]``); default ``$RFT_SURFACES`` (comma-separated)
@@ -90,11 +94,13 @@ class ToolServer(ExportMixin):
         grader_secret: str | None = None,
         response_limit: int = MAX_BODY_BYTES,
         surfaces: Collection[str] | None = None,
+        graded_tombstone_s: float = 3600.0,
     ) -> None:
-        self.store: RolloutStore = store if store is not None else MemoryStore()
+        self.store: RolloutStore = store if store is not None else default_store()
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
         self.grade_retention_s = float(grade_retention_s)
+        self.graded_tombstone_s = float(graded_tombstone_s)
         self.response_limit = int(response_limit)
         if grader_secret is None and auth_env_var is not None:
             grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
@@ -285,7 +291,8 @@ class ToolServer(ExportMixin):
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
         with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
             score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
-                                                 self.metrics_state, self.grade_retention_s)
+                                                 self.metrics_state, self.grade_retention_s,
+                                                 self.graded_tombstone_s)
             observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
 

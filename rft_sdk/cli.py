@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from ._server import SURFACES_ENV_VAR, ToolServer
-from ._store import RolloutStore
+from ._stores import STORE_URL_ENV, RolloutStore
 from ._version import __version__
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
@@ -68,8 +68,8 @@ def _unshared_store(app: Any) -> str | None:
         return None
     return (f"the app's {type(store).__name__} keeps rollout state inside one process, so calls of a "
             "rollout landing on different workers would see different state. Give the ToolServer a "
-            "store shared by the worker processes, e.g. ToolServer(store=SQLiteStore(\"/path/rollouts.db\")) "
-            "(the server template does this when RFT_STORE_PATH is set), or serve with --workers 1")
+            "store shared by the worker processes (rft serve --store sqlite:///path/rollouts.db for a SQLiteStore, or "
+            "--store redis://host:6379/0 for replicas on several hosts), or serve with --workers 1")
 
 
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
@@ -129,6 +129,9 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1,
                        help="worker processes (default 1); more than 1 needs a store shared by the "
                             "processes, e.g. ToolServer(store=SQLiteStore(path))")
+    serve.add_argument("--store", default=None, metavar="URL",
+                       help="rollout store for a ToolServer built without one: memory://, sqlite:///path, "
+                            "redis://host:port/db or rediss://... (sets $RFT_STORE_URL before the app is imported)")
     serve.add_argument("--surfaces", default=None, metavar="LIST",
                        help="surfaces a ToolServer exposes: hosted, mcp or hosted,mcp (sets $RFT_SURFACES "
                             "before the app is imported; default: the app's own choice, else hosted)")
@@ -180,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "_delegate", None) is not None:
         return int(args._delegate.run(args) or 0)
+    if getattr(args, "store", None):  # read by ToolServer() when the app module is imported (and by workers)
+        os.environ[STORE_URL_ENV] = args.store
     if getattr(args, "surfaces", None):  # read by ToolServer() when the app module is imported (and by workers)
         os.environ[SURFACES_ENV_VAR] = args.surfaces
     try:

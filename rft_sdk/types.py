@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._grading import Grade, GraderDefinition, GradingContext
 from ._rollout import Rollout, ToolCallRecord
-from ._store import GradeRecord, RolloutStore, StoredRollout
+from ._stores import GradeRecord, RolloutStore, StoredRollout
 from ._tool import ToolDefinition
 
 __all__ = [

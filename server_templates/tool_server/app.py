@@ -5,9 +5,11 @@ Run in prod:   see README.md (uvicorn behind TLS, tokens from $RFT_AUTH_TOKENS).
 
 Configuration comes from the environment only (no secrets in code):
     RFT_AUTH_TOKENS      comma-separated bearer tokens accepted (several = rotation)
-    RFT_STORE_PATH       SQLite file for rollout state shared by worker processes
-                         (SQLiteStore; needed for --workers N > 1). Unset: in-memory
-                         MemoryStore, one worker only.
+    RFT_STORE_URL        where rollout state lives: memory:// (default, one worker),
+                         sqlite:///data/rollouts.db (workers of one host),
+                         redis://host:6379/0 or rediss://... (replicas on many hosts);
+                         bounds in the query, e.g. ?ttl_s=3600&max_total_bytes=536870912
+    RFT_STORE_PATH       (older form) SQLite file, same as RFT_STORE_URL=sqlite:///PATH
     RFT_STORE_TTL_S      seconds an ungraded rollout is kept (default 3600)
     RFT_MAX_ROLLOUTS     rollouts kept at most (default 10000)
     RFT_GRADE_RETENTION_S  seconds state is kept after grading, for debugging (default 0)
@@ -16,17 +18,18 @@ Configuration comes from the environment only (no secrets in code):
 from __future__ import annotations
 
 import os
+from urllib.parse import urlencode
 
-from rft_sdk import Grade, GradingContext, MemoryStore, Rollout, RolloutStore, SQLiteStore, ToolError, ToolServer
+from rft_sdk import Grade, GradingContext, Rollout, RolloutStore, ToolError, ToolServer, store_from_url
 
 
 def _store() -> RolloutStore:
-    """SQLiteStore at $RFT_STORE_PATH (several workers), else MemoryStore (one worker)."""
-    ttl_s = float(os.environ.get("RFT_STORE_TTL_S", "3600"))
-    max_rollouts = int(os.environ.get("RFT_MAX_ROLLOUTS", "10000"))
-    if path := os.environ.get("RFT_STORE_PATH"):
-        return SQLiteStore(path, ttl_s=ttl_s, max_rollouts=max_rollouts)
-    return MemoryStore(ttl_s=ttl_s, max_rollouts=max_rollouts)
+    """The store $RFT_STORE_URL names (or SQLite at $RFT_STORE_PATH), else MemoryStore (one worker)."""
+    url = os.environ.get("RFT_STORE_URL") or (
+        f"sqlite://{os.path.abspath(os.environ['RFT_STORE_PATH'])}" if os.environ.get("RFT_STORE_PATH") else "memory://")
+    bounds = {"ttl_s": os.environ.get("RFT_STORE_TTL_S"), "max_rollouts": os.environ.get("RFT_MAX_ROLLOUTS")}
+    extra = urlencode({k: v for k, v in bounds.items() if v and f"{k}=" not in url})
+    return store_from_url(f"{url}{'&' if '?' in url else '?'}{extra}" if extra else url)
 
 
 server = ToolServer(

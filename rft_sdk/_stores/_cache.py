@@ -1,0 +1,72 @@
+"""``CallCache``: decoded trajectories kept per process, so loading a rollout
+from SQLite or Redis reads and decodes only the calls appended since this
+process last saw it (a load costs O(new calls), not O(the rollout)).
+
+Entries are keyed by ``trace_id`` and valid for one stored generation; the
+cache is bounded by bytes (least recently used dropped first). Records are
+immutable (``ToolCallRecord`` is frozen), so entries share them with callers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from typing import Any
+
+from .._rollout import ToolCallRecord
+
+__all__ = ["DEFAULT_CACHE_BYTES", "CachedCalls", "CallCache"]
+
+#: Default bound of one store object's cache: 64 MiB of record and response JSON.
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+
+
+@dataclasses.dataclass
+class CachedCalls:
+    """Calls of one stored generation of a rollout, oldest first."""
+
+    generation: str
+    records: list[ToolCallRecord]
+    responses: dict[str, list[Any]]
+    nbytes: int
+
+
+class CallCache:
+    """LRU of ``CachedCalls`` by ``trace_id``, at most ``max_bytes`` in total.
+
+    Args:
+        max_bytes: bound in bytes of JSON (0 disables the cache).
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.max_bytes = max(0, int(max_bytes))
+        self._entries: OrderedDict[str, CachedCalls] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, trace_id: str) -> CachedCalls | None:
+        """The cached calls of ``trace_id`` (marked most recently used), or ``None``."""
+        entry = self._entries.get(trace_id)
+        if entry is not None:
+            self._entries.move_to_end(trace_id)
+        return entry
+
+    def put(self, trace_id: str, generation: str, records: list[ToolCallRecord],
+            responses: dict[str, list[Any]], nbytes: int) -> None:
+        """Remember the calls of ``trace_id`` (copies of the list and dict), evicting beyond the bound."""
+        self.drop(trace_id)
+        if nbytes > self.max_bytes:
+            return
+        self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes)
+        self.bytes += nbytes
+        while self.bytes > self.max_bytes:
+            _, entry = self._entries.popitem(last=False)
+            self.bytes -= entry.nbytes
+
+    def drop(self, trace_id: str) -> None:
+        """Forget ``trace_id``."""
+        entry = self._entries.pop(trace_id, None)
+        if entry is not None:
+            self.bytes -= entry.nbytes
+
+    def __len__(self) -> int:
+        return len(self._entries)

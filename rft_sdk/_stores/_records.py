@@ -1,0 +1,278 @@
+"""What a store keeps: ``StoredRollout`` and ``GradeRecord``, their JSON codec,
+and the append-only diff (``Delta``) that lets a store persist only what a
+call added.
+
+A store that wrote a rollout remembers, on the ``StoredRollout`` object, how
+much of it is persisted (a private ``_Persisted`` mark: records and responses
+written so far, their bytes, the generation of the stored copy). The next
+``save`` of that object then writes only the records and responses appended
+since, plus the (small) state and item: a call costs O(its own size), not
+O(the rollout's size). An object whose persisted prefix was replaced (not
+appended to) is rewritten in full.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+import uuid
+from typing import Any
+
+from .._rollout import ToolCallRecord
+
+__all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
+           "encode_response", "json_object", "new_generation"]
+
+
+def json_object(what: str, text: str | bytes) -> dict[str, Any]:
+    """Parse ``text`` as a JSON object.
+
+    Raises:
+        ValueError: not JSON, or not an object (message names ``what``).
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"stored {what} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"stored {what} must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def encode_record(record: ToolCallRecord) -> str:
+    """JSON text of ``record.to_dict()``."""
+    return _dumps(record.to_dict())
+
+
+def decode_record(text: str | bytes) -> ToolCallRecord:
+    """Inverse of :func:`encode_record`.
+
+    Raises:
+        ValueError: not a serialised ``ToolCallRecord``.
+    """
+    data = json_object("ToolCallRecord", text)
+    try:
+        return ToolCallRecord.from_dict(data)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"stored ToolCallRecord lacks or mistypes a field: {exc!r}") from exc
+
+
+def encode_response(call_id: str, response: list[Any]) -> str:
+    """JSON text ``[call_id, status, body_text]`` of one idempotency entry."""
+    return _dumps([call_id, *response])
+
+
+def decode_response(text: str | bytes) -> tuple[str, list[Any]]:
+    """Inverse of :func:`encode_response`: ``(call_id, [status, body_text])``.
+
+    Raises:
+        ValueError: not that shape.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"stored response is not valid JSON: {exc}") from exc
+    if not (isinstance(data, list) and len(data) == 3 and isinstance(data[0], str)):
+        raise ValueError("stored response must be a JSON array [call_id, status, body]")
+    return data[0], [data[1], data[2]]
+
+
+def new_generation() -> str:
+    """A fresh id for a newly created stored copy of a rollout (32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+@dataclasses.dataclass
+class _Persisted:
+    """How much of a ``StoredRollout`` object its store has written."""
+
+    generation: str
+    calls: int
+    last_record: ToolCallRecord | None
+    responses: int
+    last_response: str | None
+    calls_bytes: int
+    item: dict[str, Any]
+    item_json: str
+
+
+@dataclasses.dataclass
+class StoredRollout:
+    """Everything the server keeps for one rollout.
+
+    Attributes:
+        trace_id: the rollout's ``trace_id``.
+        item: the dataset line from the first call (JSON object).
+        state_json: the rollout state as JSON text (``"{}"`` initially).
+        trajectory: recorded calls, oldest first. Stores persist it
+            append-only: extend it (``[*old, new]`` or ``append``), do not
+            edit persisted records in place.
+        responses: ``call_id -> [status, body_text]`` of completed calls, for
+            idempotent replay of retried requests (append-only like
+            ``trajectory``).
+        created_at: unix seconds of the first call.
+    """
+
+    trace_id: str
+    item: dict[str, Any] = dataclasses.field(default_factory=dict)
+    state_json: str = "{}"
+    trajectory: list[ToolCallRecord] = dataclasses.field(default_factory=list)
+    responses: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
+    created_at: float = dataclasses.field(default_factory=time.time)
+    _persisted: _Persisted | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def to_json(self) -> str:
+        """JSON text ``{"trace_id", "item", "state_json", "trajectory": [record...],
+        "responses", "created_at"}`` (records as ``ToolCallRecord.to_dict``)."""
+        return _dumps({
+            "trace_id": self.trace_id, "item": self.item, "state_json": self.state_json,
+            "trajectory": [r.to_dict() for r in self.trajectory], "responses": self.responses,
+            "created_at": self.created_at,
+        })
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> StoredRollout:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            ValueError: ``text`` is not a serialised ``StoredRollout``.
+        """
+        data = json_object("StoredRollout", text)
+        try:
+            return cls(trace_id=data["trace_id"], item=data["item"], state_json=data["state_json"],
+                       trajectory=[ToolCallRecord.from_dict(r) for r in data["trajectory"]],
+                       responses=data["responses"], created_at=float(data["created_at"]))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"stored StoredRollout lacks or mistypes a field: {exc!r}") from exc
+
+    @property
+    def generation(self) -> str | None:
+        """Id of the stored copy this object was loaded from or saved to (``None``: never persisted)."""
+        return None if self._persisted is None else self._persisted.generation
+
+
+@dataclasses.dataclass
+class Delta:
+    """What ``save`` must write for one ``StoredRollout`` (computed by :meth:`of`).
+
+    Attributes:
+        rewrite: the persisted copy cannot be extended (new object, or its
+            persisted prefix changed): write everything under a new generation.
+        generation: generation the write goes to.
+        records: JSON texts of the records to append, oldest first.
+        responses: ``(call_id, JSON text)`` of the responses to add.
+        item_json: the item's JSON text (written on rewrite or when changed).
+        item_changed: ``item_json`` differs from the persisted one.
+        nbytes: size of the rollout after the write: bytes of every record
+            and response JSON plus the state and item JSON.
+    """
+
+    rewrite: bool
+    generation: str
+    records: list[str]
+    responses: list[tuple[str, str]]
+    item_json: str
+    item_changed: bool
+    nbytes: int
+    calls_bytes: int = 0
+
+    @classmethod
+    def of(cls, rollout: StoredRollout, full: bool = False) -> Delta:
+        """The writes that bring the persisted copy of ``rollout`` up to date. O(new data).
+
+        ``full=True``: everything, under a new generation (the persisted copy is gone or another one).
+        """
+        mark, trajectory = rollout._persisted, rollout.trajectory
+        keys = list(rollout.responses)
+        extendable = (
+            not full and mark is not None and mark.calls <= len(trajectory) and mark.responses <= len(keys)
+            and (mark.calls == 0 or trajectory[mark.calls - 1] is mark.last_record)
+            and (mark.responses == 0 or keys[mark.responses - 1] == mark.last_response))
+        if mark is not None and extendable:
+            records = [encode_record(r) for r in trajectory[mark.calls:]]
+            responses = [(k, encode_response(k, rollout.responses[k])) for k in keys[mark.responses:]]
+            calls_bytes, generation = mark.calls_bytes, mark.generation
+            same_item = rollout.item is mark.item
+            item_json = mark.item_json if same_item else _dumps(rollout.item)
+            item_changed = not same_item and item_json != mark.item_json
+        else:
+            records = [encode_record(r) for r in trajectory]
+            responses = [(k, encode_response(k, rollout.responses[k])) for k in keys]
+            calls_bytes, generation = 0, new_generation()
+            item_json, item_changed = _dumps(rollout.item), True
+        calls_bytes += sum(len(t.encode()) for t in records) + sum(len(t.encode()) for _, t in responses)
+        nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json.encode())
+        return cls(not extendable, generation, records, responses, item_json, item_changed, nbytes, calls_bytes)
+
+    def committed(self, rollout: StoredRollout) -> None:
+        """Record on ``rollout`` that this delta is persisted (call after the write succeeded)."""
+        keys = list(rollout.responses)
+        rollout._persisted = _Persisted(
+            generation=self.generation, calls=len(rollout.trajectory),
+            last_record=rollout.trajectory[-1] if rollout.trajectory else None,
+            responses=len(keys), last_response=keys[-1] if keys else None,
+            calls_bytes=self.calls_bytes, item=rollout.item, item_json=self.item_json)
+
+    @staticmethod
+    def loaded(rollout: StoredRollout, generation: str, calls_bytes: int, item_json: str) -> None:
+        """Mark a freshly loaded ``rollout`` as fully persisted under ``generation``."""
+        keys = list(rollout.responses)
+        rollout._persisted = _Persisted(
+            generation=generation, calls=len(rollout.trajectory),
+            last_record=rollout.trajectory[-1] if rollout.trajectory else None,
+            responses=len(keys), last_response=keys[-1] if keys else None,
+            calls_bytes=calls_bytes, item=rollout.item, item_json=item_json)
+
+
+@dataclasses.dataclass(frozen=True)
+class GradeRecord:
+    """The result of one successful grade, kept after the rollout is released
+    so that a retried identical grade request gets the same answer.
+
+    Attributes:
+        trace_id: graded rollout.
+        grader: grader name.
+        fingerprint: SHA-256 hex of the canonical JSON grading request.
+        score: the score answered.
+        details: ``{"subscores": {...}, "reasons": [...]}``.
+    """
+
+    trace_id: str
+    grader: str
+    fingerprint: str
+    score: float
+    details: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable ``{"trace_id", "grader", "fingerprint", "score", "details"}``."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GradeRecord:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ValueError: a field is missing.
+        """
+        try:
+            return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"stored GradeRecord lacks field {exc}") from exc
+
+    def to_json(self) -> str:
+        """JSON text of :meth:`to_dict`."""
+        return _dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> GradeRecord:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            ValueError: ``text`` is not a serialised ``GradeRecord``.
+        """
+        return cls.from_dict(json_object("GradeRecord", text))

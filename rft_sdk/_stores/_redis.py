@@ -1,0 +1,255 @@
+"""``RedisStore``: a ``RolloutStore`` in Redis, shared by replicas on many hosts.
+
+Append-only layout and atomic Lua scripts (see ``_redis_scripts``): a call
+appends its record to the rollout's list, adds its response to a hash and
+rewrites only the small state key, so its cost does not grow with the
+rollout. TTL, capacity and byte budgets follow ``MemoryStore`` and are kept
+by the scripts (sweeps are bounded per call). ``lock(trace_id)`` is a Redis
+key ``owner|deadline`` set atomically, polled with jittered backoff, and
+renewed by its holder; a lock whose lease deadline passed (its holder died or
+lost Redis), or whose owner is a dead process of this host, is taken over.
+
+Needs one Redis primary (Redis >= 6.2 or a managed equivalent; not Redis
+Cluster: the scripts touch keys of several slots). Hosts must keep their
+clocks NTP-synchronised: deadlines written by one replica are compared with
+another's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar, cast
+
+import anyio
+
+from ..exceptions import StoreError
+from . import _redis_scripts as lua
+from ._base import RolloutStore
+from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
+from ._cache import DEFAULT_CACHE_BYTES, CallCache
+from ._clock import Clock, system_clock
+from ._errors import RolloutTooLargeError
+from ._leases import new_owner, owner_dead, wait_for_lock
+from ._locks import KeyedLocks
+from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
+
+__all__ = ["RedisStore"]
+
+_T = TypeVar("_T")
+
+
+class RedisStore(RolloutStore):
+    """Rollout store in Redis, safe to share between processes and hosts.
+
+    Args:
+        url: ``redis://[:password@]host:port/db`` or ``rediss://...`` (TLS),
+            as ``redis.asyncio.from_url`` reads it.
+        ttl_s, max_rollouts, max_rollout_bytes, max_total_bytes: as for
+            ``MemoryStore`` (byte budgets count the JSON stored in Redis).
+        lock_timeout_s: seconds ``lock`` waits for a rollout held elsewhere
+            before raising ``StoreLockTimeoutError`` (default 600).
+        lease_s: seconds a lock stays valid unless renewed (default 30); the
+            holder renews it every ``lease_s / 3`` while its call runs, so a
+            holder that died on another host is taken over within ``lease_s``,
+            a dead process of this host at once. Needs an asyncio event loop.
+        prefix: key prefix, so several servers can share one database.
+        clock: time source in seconds (default ``time.time``).
+        client: an existing ``redis.asyncio.Redis`` (``decode_responses=True``)
+            to use instead of ``url``.
+        cache_bytes: bound of this process's cache of decoded calls (default
+            64 MiB), so a load fetches only the calls appended since; 0 disables it.
+
+    Requires the ``redis`` package (``pip install "rft-sdk[redis]"``).
+
+    Raises:
+        ValueError: invalid bounds.
+        ImportError: ``redis`` is not installed.
+        StoreError: (from the methods) Redis is unreachable or answers an
+            error, a record is corrupt, or a lock's lease ended while held.
+        StoreLockTimeoutError: ``lock`` waited longer than ``lock_timeout_s``.
+        RolloutTooLargeError: (from ``save``) over ``max_rollout_bytes``.
+    """
+
+    multiprocess_safe = True
+
+    def __init__(self, url: str = "redis://127.0.0.1:6379/0", ttl_s: float = 3600.0, max_rollouts: int = 10_000, *,
+                 max_rollout_bytes: int = DEFAULT_MAX_ROLLOUT_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+                 lock_timeout_s: float = 600.0, lease_s: float = 30.0, prefix: str = "rft:",
+                 clock: Clock = system_clock, client: Any = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        import redis.asyncio
+
+        self.bounds = Bounds(ttl_s, max_rollouts, max_rollout_bytes, max_total_bytes)
+        self.ttl_s, self.max_rollouts = self.bounds.ttl_s, self.bounds.max_rollouts
+        for name, value in (("lock_timeout_s", lock_timeout_s), ("lease_s", lease_s)):
+            if not value > 0:
+                raise ValueError(f"{name} must be > 0 seconds, got {value!r}")
+        self.lock_timeout_s, self.lease_s = float(lock_timeout_s), float(lease_s)
+        self.url, self.prefix, self.clock = url, prefix, clock
+        self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
+        self.client = client if client is not None else redis.asyncio.from_url(url, decode_responses=True)
+        self._scripts = {name: self.client.register_script(getattr(lua, name))
+                         for name in ("SAVE", "LOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK", "RENEW")}
+        self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
+        self._local = KeyedLocks()
+        self._counters = dict.fromkeys(STATS_KEYS, 0)
+        self._bytes = 0
+        self._cache = CallCache(cache_bytes)
+
+    def __repr__(self) -> str:
+        return f"RedisStore({self.url!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def _run(self, name: str, args: list[Any], keys: list[str] | None = None) -> Any:
+        try:
+            return await self._scripts[name](keys=keys or [], args=args)
+        except self._redis_errors as exc:
+            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+
+    def _keep(self, reply: list[Any]) -> str:
+        """Cache the counters a write script answered; return its status."""
+        self._counters = dict(zip(STATS_KEYS, (int(v) for v in reply[1:5])))
+        self._bytes = int(reply[5])
+        return str(reply[0])
+
+    # -- locks -------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def lock(self, trace_id: str) -> AsyncIterator[None]:
+        async with self._local.hold(trace_id):
+            owner = new_owner()
+            key = f"{self.prefix}l:{trace_id}"
+            await self._acquire(trace_id, key, owner)
+            renewer = asyncio.get_running_loop().create_task(self._renew(key, owner))
+            try:
+                yield
+            finally:
+                renewer.cancel()
+                with anyio.CancelScope(shield=True):
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await renewer
+                    kept = await self._run("UNLOCK", [owner], [key])
+            if not kept:
+                raise StoreError(f"RedisStore: the lock of rollout {trace_id!r} was taken over after its lease "
+                                 f"of {self.lease_s:g} s ended while this call still held it (raise lease_s)")
+
+    async def _renew(self, key: str, owner: str) -> None:
+        """Extend the lease every ``lease_s / 3`` seconds while the lock is held (stops once lost)."""
+        gc_ms = int((self.lease_s + 60) * 1000)
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                if not await self._run("RENEW", [owner, self.clock(), self.lease_s, gc_ms], [key]):
+                    return
+            except StoreError:  # Redis unreachable for now: try again next period
+                continue
+
+    async def _acquire(self, trace_id: str, key: str, owner: str) -> None:
+        gc_ms = int((self.lease_s + 60) * 1000)
+
+        async def attempt() -> bool:
+            held = await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, ""], [key])
+            if held == "OK":
+                return True
+            if owner_dead(held.rpartition("|")[0]):  # a dead process of this host: take over now
+                return bool(await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, held], [key]) == "OK")
+            return False
+
+        await wait_for_lock(attempt, self.lock_timeout_s, f"RedisStore: rollout {trace_id!r}")
+
+    # -- rollouts ----------------------------------------------------------------------
+    async def load(self, trace_id: str) -> StoredRollout | None:
+        cached = self._cache.get(trace_id)
+        have = (cached.generation, len(cached.records), len(cached.responses)) if cached else ("", 0, 0)
+        reply = await self._run("LOAD", [self.prefix, trace_id, self.clock(), *have])
+        if not reply:
+            self._cache.drop(trace_id)
+            return None
+        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply
+        old = cached if cached is not None and int(first) > 0 else None
+
+        def build() -> StoredRollout:
+            return StoredRollout(
+                trace_id=trace_id, item=json_object("item", item_json or "{}"), state_json=state,
+                trajectory=[*(old.records if old else ()), *(decode_record(r) for r in records)],
+                responses={**(old.responses if old else {}), **dict(decode_response(r) for r in responses)},
+                created_at=float(created))
+
+        rollout = self._decode(build, trace_id)
+        Delta.loaded(rollout, generation, int(calls_bytes), item_json or "{}")
+        self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes))
+        return rollout
+
+    async def save(self, rollout: StoredRollout) -> None:
+        delta = Delta.of(rollout)
+        for _ in range(2):
+            if delta.nbytes > self.bounds.max_rollout_bytes:
+                raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
+            args: list[Any] = [
+                self.prefix, rollout.trace_id, self.clock(), self.ttl_s, self._gc_ms, self.max_rollouts,
+                self.bounds.max_total_bytes, delta.generation, int(delta.rewrite),
+                delta.item_json if delta.rewrite or delta.item_changed else "", rollout.state_json,
+                rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, len(delta.records),
+                *delta.records]
+            args += [text for _, text in delta.responses]
+            if self._keep(await self._run("SAVE", args)) == "OK":
+                delta.committed(rollout)
+                self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
+                                delta.calls_bytes)
+                return
+            delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
+        raise StoreError(f"RedisStore: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
+
+    async def release(self, trace_id: str, after_s: float = 0.0) -> None:
+        self._keep(await self._run("RELEASE", [self.prefix, trace_id, self.clock(), after_s]))
+
+    # -- grades and tombstones ---------------------------------------------------------
+    async def save_grade(self, record: GradeRecord) -> None:
+        await self._run("GRADE", [self.prefix, record.trace_id, self.clock(), self.ttl_s, self._gc_ms,
+                                  self.max_rollouts, record.grader, record.to_json()])
+
+    async def load_grades(self, trace_id: str) -> dict[str, GradeRecord]:
+        try:
+            deadline = await self.client.zscore(f"{self.prefix}gidx", trace_id)
+            if deadline is None or float(deadline) <= self.clock():
+                return {}
+            flat = cast("dict[str, str]", await self.client.hgetall(f"{self.prefix}g:{trace_id}"))
+        except self._redis_errors as exc:
+            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+        return self._decode(lambda: {name: GradeRecord.from_json(text) for name, text in flat.items()}, trace_id)
+
+    async def mark_graded(self, trace_id: str, digest: str, retention_s: float) -> None:
+        deadline = self.clock() + retention_s
+        try:
+            await self.client.set(f"{self.prefix}t:{trace_id}", f"{digest}|{deadline!r}",
+                                  px=max(1, int((retention_s + 60) * 1000)))
+        except self._redis_errors as exc:
+            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+
+    async def graded_digest(self, trace_id: str) -> str | None:
+        try:
+            value = cast("str | None", await self.client.get(f"{self.prefix}t:{trace_id}"))
+        except self._redis_errors as exc:
+            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+        if value is None:
+            return None
+        digest, _, deadline = value.rpartition("|")
+        return digest if float(deadline) > self.clock() else None
+
+    # -- counters ----------------------------------------------------------------------
+    def stats(self) -> dict[str, int]:
+        """Counters over all replicas, as of this process's last write (no I/O)."""
+        return dict(self._counters)
+
+    async def astats(self) -> dict[str, int]:
+        """Counters read afresh (due rollouts swept first), plus ``bytes`` held by live rollouts."""
+        self._keep(await self._run("STATS", [self.prefix, self.clock()]))
+        return {**self._counters, "bytes": self._bytes}
+
+    def _decode(self, build: Callable[[], _T], trace_id: str) -> _T:
+        try:
+            return build()
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise StoreError(f"RedisStore {self.url!r}: corrupt record for {trace_id!r}: {exc}") from exc

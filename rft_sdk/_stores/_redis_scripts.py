@@ -1,0 +1,167 @@
+"""Lua scripts of ``RedisStore`` (each runs atomically on the Redis server).
+
+Keys under the store's prefix ``P``: ``P r:<trace_id>`` (hash: generation,
+item, state, created, ...), ``P c:<trace_id>`` (list: one record JSON per
+call, appended), ``P s:<trace_id>`` (list: one response JSON ``[call_id, status, body]`` per call),
+``P idx`` (sorted set: trace_id by expiry), ``P lru`` (sorted set: trace_id
+by save order, from the counter ``P seq``),
+``P rel`` (sorted set: trace_id by release deadline), ``P nb`` (hash:
+trace_id -> bytes), ``P bytes`` (total), ``P stats`` (hash: evicted, expired,
+released), ``P g:<trace_id>`` and ``P gidx`` (grades), ``P t:<trace_id>``
+(tombstones), ``P l:<trace_id>`` (locks). Deadlines are seconds of the
+store's clock, passed in by the client; Redis key expiry (``PEXPIRE``) is
+only a garbage collector for keys nobody sweeps.
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMMON", "GRADE", "LOAD", "LOCK", "RELEASE", "RENEW", "SAVE", "STATS", "UNLOCK"]
+
+#: Shared helpers: delete a rollout (counting the cause), sweep due ones, report counters.
+COMMON = r"""
+local P = ARGV[1]
+local function drop(tid, cause)
+  if redis.call('ZREM', P .. 'idx', tid) == 0 then return end
+  redis.call('ZREM', P .. 'rel', tid)
+  redis.call('ZREM', P .. 'lru', tid)
+  redis.call('DEL', P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid)
+  local nb = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
+  redis.call('HDEL', P .. 'nb', tid)
+  redis.call('DECRBY', P .. 'bytes', nb)
+  redis.call('HINCRBY', P .. 'stats', cause, 1)
+end
+local function sweep(now)
+  for _, tid in ipairs(redis.call('ZRANGEBYSCORE', P .. 'rel', '-inf', now, 'LIMIT', 0, 100)) do
+    local exp = tonumber(redis.call('ZSCORE', P .. 'idx', tid) or '0')
+    local rel = tonumber(redis.call('ZSCORE', P .. 'rel', tid))
+    if exp < rel then drop(tid, 'expired') else drop(tid, 'released') end
+  end
+  for _, tid in ipairs(redis.call('ZRANGEBYSCORE', P .. 'idx', '-inf', now, 'LIMIT', 0, 100)) do
+    drop(tid, 'expired')
+  end
+  for _, tid in ipairs(redis.call('ZRANGEBYSCORE', P .. 'gidx', '-inf', now, 'LIMIT', 0, 100)) do
+    redis.call('ZREM', P .. 'gidx', tid)
+    redis.call('DEL', P .. 'g:' .. tid)
+  end
+end
+local function counters(status)
+  local s = redis.call('HMGET', P .. 'stats', 'evicted', 'expired', 'released')
+  return {status, redis.call('ZCARD', P .. 'idx'), tonumber(s[1] or '0'), tonumber(s[2] or '0'),
+          tonumber(s[3] or '0'), tonumber(redis.call('GET', P .. 'bytes') or '0')}
+end
+"""
+
+#: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1),
+#: item_json ('' = unchanged), state_json, created_at, calls, calls_bytes, nbytes, n_records,
+#: records..., then responses... Returns counters('OK') or counters('REWRITE').
+SAVE = COMMON + r"""
+local tid, now, ttl, gc = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local meta, calls, resp = P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid
+sweep(now)
+if ARGV[9] == '0' and redis.call('HGET', meta, 'gen') ~= ARGV[8] then return counters('REWRITE') end
+if ARGV[9] == '1' then redis.call('DEL', calls, resp) end
+local n = tonumber(ARGV[16])
+for i = 17, 16 + n, 500 do
+  redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, 16 + n)))
+end
+for i = 17 + n, #ARGV, 500 do
+  redis.call('RPUSH', resp, unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
+redis.call('HSET', meta, 'gen', ARGV[8], 'state', ARGV[11], 'created', ARGV[12], 'calls', ARGV[13], 'cb', ARGV[14])
+if ARGV[10] ~= '' then redis.call('HSET', meta, 'item', ARGV[10]) end
+redis.call('PEXPIRE', meta, gc)
+if redis.call('EXISTS', calls) == 1 then redis.call('PEXPIRE', calls, gc) end
+if redis.call('EXISTS', resp) == 1 then redis.call('PEXPIRE', resp, gc) end
+local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
+redis.call('HSET', P .. 'nb', tid, ARGV[15])
+redis.call('INCRBY', P .. 'bytes', tonumber(ARGV[15]) - old)
+redis.call('ZADD', P .. 'idx', now + ttl, tid)
+redis.call('ZADD', P .. 'lru', redis.call('INCR', P .. 'seq'), tid)
+local max_n, max_b = tonumber(ARGV[6]), tonumber(ARGV[7])
+while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P .. 'bytes') or '0') > max_b do
+  local oldest = redis.call('ZRANGE', P .. 'lru', 0, 1)
+  local victim = oldest[1]
+  if victim == tid then victim = oldest[2] end
+  if not victim then break end
+  drop(victim, 'evicted')
+end
+return counters('OK')
+"""
+
+#: ARGV: P, trace_id, now, cached generation ('' = none), first record, first response wanted.
+#: Returns {} or {meta fields, records from, responses from, record from, response from}; the
+#: "from"s are 0 (everything) when the cached generation is not the stored one.
+LOAD = r"""
+local P, tid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local exp = redis.call('ZSCORE', P .. 'idx', tid)
+local rel = redis.call('ZSCORE', P .. 'rel', tid)
+if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {} end
+local m = redis.call('HMGET', P .. 'r:' .. tid, 'gen', 'item', 'state', 'created', 'cb')
+if not m[1] then return {} end
+local cf, rf = tonumber(ARGV[5]), tonumber(ARGV[6])
+if m[1] ~= ARGV[4] or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
+  cf, rf = 0, 0
+end
+return {m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
+"""
+
+#: ARGV: P, trace_id, now, after_s. Returns counters.
+RELEASE = COMMON + r"""
+local tid, now, after = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+sweep(now)
+if after <= 0 then drop(tid, 'released')
+elseif redis.call('ZSCORE', P .. 'idx', tid) then redis.call('ZADD', P .. 'rel', now + after, tid) end
+return counters('OK')
+"""
+
+#: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, grader, record_json.
+GRADE = COMMON + r"""
+local tid, now = ARGV[2], tonumber(ARGV[3])
+sweep(now)
+redis.call('HSET', P .. 'g:' .. tid, ARGV[7], ARGV[8])
+redis.call('PEXPIRE', P .. 'g:' .. tid, ARGV[5])
+redis.call('ZADD', P .. 'gidx', now + tonumber(ARGV[4]), tid)
+while redis.call('ZCARD', P .. 'gidx') > tonumber(ARGV[6]) do
+  local oldest = redis.call('ZPOPMIN', P .. 'gidx')
+  redis.call('DEL', P .. 'g:' .. oldest[1])
+end
+return 1
+"""
+
+#: ARGV: P, now. Sweeps, returns counters.
+STATS = COMMON + r"""
+sweep(tonumber(ARGV[2]))
+return counters('OK')
+"""
+
+#: KEYS: lock key. ARGV: owner, now, lease_s, gc_ms, takeover_value ('' = none).
+#: Returns 'OK' when taken, else the current value ``owner|deadline``.
+LOCK = r"""
+local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[5] then
+  local deadline = tonumber(string.match(v, '|([^|]*)$'))
+  if deadline and deadline > tonumber(ARGV[2]) then return v end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])), 'PX', ARGV[4])
+return 'OK'
+"""
+
+#: KEYS: lock key. ARGV: owner. Returns 1 when this owner still held it.
+UNLOCK = r"""
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+#: KEYS: lock key. ARGV: owner, now, lease_s, gc_ms. Extends the lease when this owner still holds it (1), else 0.
+RENEW = r"""
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('SET', KEYS[1], ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])), 'PX', ARGV[4])
+  return 1
+end
+return 0
+"""
