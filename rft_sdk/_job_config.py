@@ -20,14 +20,16 @@ Azure's endpoint grader cannot send headers (its samples' "Limitations").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PositiveFloat,
     PositiveInt,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -37,6 +39,7 @@ __all__ = [
     "BUILTIN_GRADER_TYPES",
     "REASONING_EFFORTS",
     "TARGETS",
+    "BuiltinGraderSpec",
     "EndpointGraderSpec",
     "FineTuningJob",
     "Hyperparameters",
@@ -50,10 +53,12 @@ __all__ = [
 #: Services a job can be written for.
 JobTarget = Literal["openai", "azure"]
 TARGETS: tuple[str, ...] = get_args(JobTarget)
+ReasoningEffort = Literal["default", "low", "medium", "high"]
 #: ``hyperparameters.reasoning_effort`` values (openai-python ``ReinforcementHyperparametersParam``).
-REASONING_EFFORTS: tuple[str, ...] = ("default", "low", "medium", "high")
+REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
+BuiltinGraderType = Literal["string_check", "text_similarity", "score_model", "python", "multi"]
 #: Built-in grader types a reinforcement job takes besides ``endpoint`` (hosted protocol §1).
-BUILTIN_GRADER_TYPES: tuple[str, ...] = ("string_check", "text_similarity", "score_model", "python", "multi")
+BUILTIN_GRADER_TYPES: tuple[str, ...] = get_args(BuiltinGraderType)
 
 _Auto = Literal["auto"]
 
@@ -76,7 +81,7 @@ class Hyperparameters(BaseModel):
     compute_multiplier: PositiveFloat | _Auto | None = None
     eval_interval: PositiveInt | _Auto | None = None
     eval_samples: PositiveInt | _Auto | None = None
-    reasoning_effort: Literal["default", "low", "medium", "high"] | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
 
 class ToolSpec(BaseModel):
@@ -112,27 +117,30 @@ class EndpointGraderSpec(BaseModel):
         return _http_url(value, "url")
 
 
+class BuiltinGraderSpec(BaseModel):
+    """A built-in grader (``type`` in :data:`BUILTIN_GRADER_TYPES`); its other fields are the service's to check."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: BuiltinGraderType
+
+
+def _grader_kind(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, Mapping) else getattr(value, "type", None)
+    return "endpoint" if kind == "endpoint" else "builtin"
+
+
 class ReinforcementSpec(BaseModel):
-    """``method.reinforcement``. A ``grader`` that is not ``endpoint`` must name a built-in type
-    (:data:`BUILTIN_GRADER_TYPES`); its other fields are the service's to check."""
+    """``method.reinforcement``: an endpoint grader or a built-in one, the tools, the episode bound."""
 
     model_config = ConfigDict(extra="forbid")
 
-    grader: EndpointGraderSpec | dict[str, Any]
+    grader: Annotated[Annotated[EndpointGraderSpec, Tag("endpoint")] | Annotated[BuiltinGraderSpec, Tag("builtin")],
+                      Discriminator(_grader_kind)]
     tools: list[ToolSpec] = Field(default_factory=list)
     max_episode_steps: int | None = Field(default=None, ge=1)
     parallel_tool_calls: bool | None = None
     hyperparameters: Hyperparameters = Field(default_factory=Hyperparameters)
-
-    @field_validator("grader", mode="before")
-    @classmethod
-    def _grader(cls, value: Any) -> Any:
-        if isinstance(value, Mapping) and value.get("type") != "endpoint":
-            if value.get("type") not in BUILTIN_GRADER_TYPES:
-                raise ValueError(f"grader.type must be 'endpoint' or one of {list(BUILTIN_GRADER_TYPES)}, "
-                                 f"got {value.get('type')!r}")
-            return dict(value)
-        return value
 
     @model_validator(mode="after")
     def _unique_tools(self) -> ReinforcementSpec:
