@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry point: ``python -m rft_sdk.check_cli tool|grader ...``."""
+    """Standalone entry point: ``python -m rft_sdk._check_cli tool|grader ...``."""
     parser = argparse.ArgumentParser(prog="rft check", description=HELP)
     add_arguments(parser)
     try:

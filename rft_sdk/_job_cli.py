@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry point: ``python -m rft_sdk.job_cli MODULE:ATTR ...``."""
+    """Standalone entry point: ``python -m rft_sdk._job_cli MODULE:ATTR ...``."""
     parser = argparse.ArgumentParser(prog="rft job", description=HELP)
     add_arguments(parser)
     try:
