@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ._grading import GraderDefinition
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 __all__ = ["ExportMixin"]
 
 #: A hyperparameter value: a positive number, or ``"auto"`` (the service chooses).
-HyperValue = Union[int, float, Literal["auto"]]
+HyperValue = int | float | Literal["auto"]
 
 
 class ExportMixin:
