@@ -32,6 +32,8 @@ from .protocol import GRADE_DETAILS_HEADER, TOOL_TIMEOUT_S
 __all__ = ["CheckResult", "auth_headers", "check_grader", "check_tool"]
 
 _MASK = "***"
+#: Characters of a JSON ``output`` string shown raw before its decoded form.
+_SHOWN_CHARS = 120
 
 
 @dataclass
@@ -84,12 +86,17 @@ class CheckResult:
             return "\n".join(lines)
         lines.append(f"-> HTTP {self.status} in {self.elapsed_s * 1000:.1f} ms")
         body = self.response_body
-        lines.append(json.dumps(body, indent=2, ensure_ascii=False) if not isinstance(body, str) else body)
+        decoded: Any = None
         if isinstance(body, dict) and isinstance(body.get("output"), str):
             try:
-                lines += ["output (decoded):", json.dumps(json.loads(body["output"]), indent=2, ensure_ascii=False)]
+                decoded = json.loads(body["output"])
             except ValueError:
-                pass
+                decoded = None
+            if decoded is not None and len(body["output"]) > _SHOWN_CHARS:  # shown decoded below
+                body = {**body, "output": body["output"][:_SHOWN_CHARS] + f"... ({len(body['output'])} chars)"}
+        lines.append(json.dumps(body, indent=2, ensure_ascii=False) if not isinstance(body, str) else body)
+        if decoded is not None:
+            lines += ["output (decoded):", json.dumps(decoded, indent=2, ensure_ascii=False)]
         details = self.grade_details
         if details is not None:
             lines += [f"{GRADE_DETAILS_HEADER}:", json.dumps(details, indent=2, ensure_ascii=False)]
