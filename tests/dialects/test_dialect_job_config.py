@@ -210,3 +210,18 @@ def test_new_commands_are_declared_entry_points_with_the_command_contract():
         with pytest.raises(SystemExit) as exc:
             parser.parse_args(["--help"])
         assert exc.value.code == 0
+
+
+def test_rft_tools_base_url_takes_the_target(tmp_path, monkeypatch, capsys):
+    from rft_sdk.cli import main
+
+    app = _app(tmp_path, monkeypatch)
+    monkeypatch.setenv("RFT_TEST_TOKEN", TOKEN)
+    assert main(["tools", app, "--base-url", "https://t.example", "--target", "azure",
+                 "--token-env", "RFT_TEST_TOKEN"]) == 0
+    job = json.loads(capsys.readouterr().out)
+    assert set(job) == {"method"}  # no model/files given: the method part only
+    rl = job["method"]["reinforcement"]
+    assert rl["tools"] == [{"name": "search", "server_url": "https://t.example/tools",
+                            "headers": {"X-Functions-Key": TOKEN}}]
+    assert rl["grader"]["headers"] == {} and rl["grader"]["url"].endswith(f"/grade/s/{SECRET}")
