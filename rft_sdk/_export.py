@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ._grading import GraderDefinition
     from ._tool import ToolDefinition
 
 __all__ = ["ExportMixin"]
+
+#: A hyperparameter value: a positive number, or ``"auto"`` (the service chooses).
+HyperValue = int | float | Literal["auto"]
 
 
 class ExportMixin:
@@ -19,11 +23,14 @@ class ExportMixin:
     _default_grader: str | None
     _grader_secret: str | None
 
-    def job_tools(self, base_url: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
-        """The job's ``tools``: ``[{"name", "server_url": base_url + "/tools/{name}", "headers"}]``."""
+    def job_tools(self, base_url: str, headers: dict[str, str] | None = None, *,
+                  shared_url: bool = False) -> list[dict[str, Any]]:
+        """The job's ``tools``: ``[{"name", "server_url": base_url + "/tools/{name}", "headers"}]``;
+        with ``shared_url`` every tool's ``server_url`` is ``base_url + "/tools"`` (the server
+        dispatches on the body's ``name``; Azure AI Foundry's samples use one URL)."""
         base = base_url.rstrip("/")
-        return [{"name": n, "server_url": f"{base}/tools/{n}", "headers": dict(headers or {})}
-                for n in self._tools]
+        return [{"name": n, "server_url": f"{base}/tools" if shared_url else f"{base}/tools/{n}",
+                 "headers": dict(headers or {})} for n in self._tools]
 
     def dataset_tools(self, fmt: str = "chat_completions") -> list[dict[str, Any]]:
         """Tool definitions for a dataset line's ``tools``.
@@ -69,33 +76,73 @@ class ExportMixin:
         return {"type": "endpoint", "name": gname, "url": url, "headers": dict(headers or {}),
                 "rate_limit": int(rate_limit), "pass_threshold": float(pass_threshold)}
 
-    def job_config(self, base_url: str, *, token: str | None = None, headers: dict[str, str] | None = None,
-                   grader: str | None = None, max_episode_steps: int = 10, compute_multiplier: float = 1.0,
-                   rate_limit: int = 50, pass_threshold: float = 1.0, eval_interval: int = 3,
-                   eval_samples: int = 5, n_epochs: int = 1, batch_size: int = 16,
-                   reasoning_effort: str = "medium") -> dict[str, Any]:
-        """The full hosted job ``method`` shape (hosted protocol §1)::
+    def job_config(self, base_url: str, *, target: str = "openai", token: str | None = None,
+                   headers: dict[str, str] | None = None, grader: str | None = None,
+                   builtin_grader: Mapping[str, Any] | None = None, model: str | None = None,
+                   training_file: str | None = None, validation_file: str | None = None,
+                   suffix: str | None = None, seed: int | None = None, max_episode_steps: int = 10,
+                   parallel_tool_calls: bool | None = None, rate_limit: int = 50, pass_threshold: float = 1.0,
+                   compute_multiplier: HyperValue = 1.0, eval_interval: HyperValue = 3,
+                   eval_samples: HyperValue = 5, n_epochs: HyperValue = 1, batch_size: HyperValue = 16,
+                   learning_rate_multiplier: HyperValue | None = None, reasoning_effort: str = "medium",
+                   submittable: bool = False) -> dict[str, Any]:
+        """The hosted fine-tuning job for ``target`` (``"openai"`` or ``"azure"``), validated
+        (``rft_sdk._job_config.validate_job``; fields and sources in ``docs/job-config.md``)::
 
-            {"method": {"type": "reinforcement", "reinforcement": {
-                "tools": [...], "grader": {...}, "max_episode_steps": int,
+            {"model"?, "training_file"?, "validation_file"?, "suffix"?, "seed"?,
+             "method": {"type": "reinforcement", "reinforcement": {
+                "tools": [...], "grader": {...}, "max_episode_steps": int, "parallel_tool_calls"?,
                 "hyperparameters": {"compute_multiplier", "eval_interval", "eval_samples",
-                                    "n_epochs", "batch_size", "reasoning_effort"}}}}
+                                    "n_epochs", "batch_size", "reasoning_effort",
+                                    "learning_rate_multiplier"?}}}}
 
-        ``token`` adds ``Authorization: Bearer <token>`` to every tool's and the
-        grader's headers (on top of ``headers``); a grader behind a ``grader_secret``
-        path gets no token (its URL is its credential).
+        Keys given as ``None`` are left out. Each hyperparameter is a positive number or
+        ``"auto"``; ``reasoning_effort`` one of ``default|low|medium|high``.
+
+        ``target="openai"``: one URL per tool (``base_url/tools/{name}``); ``token`` becomes
+        ``Authorization: Bearer <token>`` on the tools and the grader.
+        ``target="azure"``: every tool at the one shared URL ``base_url/tools`` (routed by
+        the body's ``name``, as Microsoft's samples do), ``token`` becomes
+        ``X-Functions-Key: <token>`` on the tools; the grader never carries headers
+        (Azure's endpoint grader cannot send them), so a token needs a ``grader_secret``.
+        With a ``grader_secret`` the grader URL is ``base_url/grade/s/<secret>`` without
+        headers for both targets (the job then holds the secret: keep it private).
+
+        ``builtin_grader`` (e.g. ``{"type": "string_check", ...}``) replaces the endpoint
+        grader: the way to export a tools-only server.
+
+        Raises:
+            ValueError: the server has no grader and no ``builtin_grader`` is given (the
+                message says what to do), an unknown grader name or target, a field the
+                service would refuse (named), an Azure grader that would need headers, or
+                (``submittable=True``) no ``model``/``training_file``.
         """
+        from ._job_config import TARGETS, validate_job
+
+        if target not in TARGETS:
+            raise ValueError(f"target must be one of {list(TARGETS)}, got {target!r}")
         sent = dict(headers or {})
-        grader_headers = dict(sent)
         if token:
-            sent["Authorization"] = f"Bearer {token}"
-            if not self._grader_secret:
-                grader_headers = sent
-        return {"method": {"type": "reinforcement", "reinforcement": {
-            "tools": self.job_tools(base_url, sent),
-            "grader": self.grader_spec(base_url, grader, grader_headers, rate_limit, pass_threshold),
-            "max_episode_steps": int(max_episode_steps),
-            "hyperparameters": {"compute_multiplier": float(compute_multiplier), "eval_interval": eval_interval,
-                                "eval_samples": eval_samples, "n_epochs": n_epochs, "batch_size": batch_size,
-                                "reasoning_effort": reasoning_effort},
-        }}}
+            sent.update({"X-Functions-Key": token} if target == "azure" else {"Authorization": f"Bearer {token}"})
+        if builtin_grader is not None:
+            grader_obj: dict[str, Any] = dict(builtin_grader)
+        elif self._default_grader is None and grader is None:
+            raise ValueError("this server has no grader; register one with @server.grader, or export with "
+                             "a built-in grader (job_config(builtin_grader={\"type\": \"string_check\", ...}), "
+                             "rft job --builtin-grader JSON)")
+        else:
+            grader_headers = {} if (self._grader_secret or target == "azure") else sent
+            if target == "azure" and token and not self._grader_secret:
+                raise ValueError("Azure AI Foundry's endpoint grader cannot send headers, so a server with a "
+                                 "token needs ToolServer(grader_secret=...) (or $RFT_GRADER_SECRET): the grader "
+                                 "is then exported as base_url/grade/s/<secret>")
+            grader_obj = self.grader_spec(base_url, grader, grader_headers, rate_limit, pass_threshold)
+        tools = self.job_tools(base_url, sent, shared_url=target == "azure")
+        hyper = {"compute_multiplier": compute_multiplier, "eval_interval": eval_interval,
+                 "eval_samples": eval_samples, "n_epochs": n_epochs, "batch_size": batch_size,
+                 "reasoning_effort": reasoning_effort, "learning_rate_multiplier": learning_rate_multiplier}
+        reinforcement = {"tools": tools, "grader": grader_obj, "max_episode_steps": max_episode_steps,
+                         "parallel_tool_calls": parallel_tool_calls, "hyperparameters": hyper}
+        job = {"model": model, "training_file": training_file, "validation_file": validation_file,
+               "suffix": suffix, "seed": seed, "method": {"type": "reinforcement", "reinforcement": reinforcement}}
+        return validate_job(job, target, submittable=submittable).model_dump(exclude_none=True)

@@ -87,7 +87,7 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     out: dict[str, Any] | list[dict[str, Any]]
     try:
         if args.base_url:
-            out = app.job_config(args.base_url, token=token, grader=args.grader,
+            out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
                                  max_episode_steps=args.max_episode_steps,
                                  compute_multiplier=args.compute_multiplier, rate_limit=args.rate_limit,
                                  pass_threshold=args.pass_threshold)
@@ -142,8 +142,12 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     tools.add_argument("--format", default="chat_completions", choices=["chat_completions", "responses"])
     tools.add_argument("--base-url", default=None, help="print the whole job config for this public URL instead")
     job = tools.add_argument_group("job config (with --base-url)")
+    job.add_argument("--target", default="openai", choices=["openai", "azure"],
+                     help="service dialect: openai (one URL per tool, Authorization: Bearer) or azure (one "
+                          "shared /tools URL, X-Functions-Key, grader without headers); default openai. "
+                          "For a complete submittable job use 'rft job'")
     job.add_argument("--token-env", default=None, metavar="VAR",
-                     help="put 'Authorization: Bearer $VAR' in every tool's and the grader's headers "
+                     help="put the token $VAR in every tool's (and, for openai, the grader's) headers "
                           "(read from the environment, so the token stays out of shell history)")
     job.add_argument("--grader", default=None, help="grader name (default: the server's default grader)")
     job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")

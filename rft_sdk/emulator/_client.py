@@ -29,7 +29,7 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from ..protocol import GRADE_DETAILS_HEADER, MAX_BODY_BYTES, RETRIES, TOOL_TIMEOUT_S, is_retried
-from ._job import EndpointGrader, JobTool
+from ._job import TARGETS, EndpointGrader, JobTool
 from ._ratelimit import RateLimiter
 
 __all__ = ["ClientSettings", "EndpointClient", "EndpointFailure", "GradeResult", "ToolCallResult"]
@@ -45,6 +45,11 @@ class ClientSettings:
         timeout_s: per-attempt limit in seconds (hosted: 600).
         max_response_bytes: larger responses become a 413 error (hosted: 1 MB).
         max_request_bytes: larger request bodies are not sent (hosted: 1 MB).
+        target: the hosted service played, ``"openai"`` or ``"azure"``. Both POST each
+            tool call to the job tool's ``server_url`` with its headers (an Azure job
+            names one shared ``.../tools`` URL, routed by the body's ``name``); Azure's
+            endpoint grader sends **no headers** (its samples' "Limitations"), so a
+            grader needing a token answers 401 there: serve it behind a grader secret.
     """
 
     retries: int = RETRIES
@@ -53,6 +58,11 @@ class ClientSettings:
     timeout_s: float = TOOL_TIMEOUT_S
     max_response_bytes: int = MAX_BODY_BYTES
     max_request_bytes: int = MAX_BODY_BYTES
+    target: str = "openai"
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {list(TARGETS)}, got {self.target!r}")
 
 
 @dataclass
@@ -273,6 +283,9 @@ class EndpointClient:
                     trace_id: str) -> GradeResult:
         """POST ``{"sample", "item", "trace_id"}`` to the grader; honour its ``rate_limit``.
 
+        The job's grader headers are sent, except when ``settings.target == "azure"``
+        (Azure's endpoint grader cannot send headers).
+
         Retried like tool calls (5xx, timeouts, transport errors) and also on
         429 Too Many Requests (the spec retries grader failures; a rate-limited
         grader is transient). Other 4xx answers discard at once.
@@ -294,7 +307,8 @@ class EndpointClient:
             raise EndpointFailure("request_too_large", f"grading request of {len(body)} bytes exceeds "
                                                        f"{self.settings.max_request_bytes} bytes")
         t0 = time.perf_counter()
-        resp, attempts = await self._post(grader.url, _headers(grader.headers), body, limiter, retry_429=True)
+        sent = {} if self.settings.target == "azure" else grader.headers
+        resp, attempts = await self._post(grader.url, _headers(sent), body, limiter, retry_429=True)
         latency = time.perf_counter() - t0
         if resp.body is None:
             raise EndpointFailure("response_too_large", f"grader response exceeds "

@@ -17,14 +17,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .._job_config import TARGETS
+
 __all__ = [
     "EndpointGrader",
     "Hyperparameters",
     "JobConfigError",
     "JobTool",
     "ReinforcementJob",
+    "TARGETS",
     "load_job",
     "samples_per_item",
+    "target_problems",
 ]
 
 #: Samples per item at ``compute_multiplier == 1.0`` (the emulator's choice;
@@ -85,7 +89,11 @@ class EndpointGrader(BaseModel):
 
 
 class Hyperparameters(BaseModel):
-    """Job hyperparameters; the emulator uses ``compute_multiplier`` and ``eval_samples``."""
+    """Job hyperparameters; the emulator uses ``compute_multiplier`` and ``eval_samples``.
+
+    ``"auto"`` (the service chooses) is accepted for every number; the emulator reads
+    it as ``compute_multiplier = 1.0`` and as "not set" (``None``) for the others.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -94,7 +102,19 @@ class Hyperparameters(BaseModel):
     eval_samples: int | None = Field(default=None, ge=1)
     n_epochs: int | None = None
     batch_size: int | None = None
+    learning_rate_multiplier: float | None = None
     reasoning_effort: str | None = None
+
+    @field_validator("compute_multiplier", mode="before")
+    @classmethod
+    def _auto_compute(cls, value: Any) -> Any:
+        return 1.0 if value == "auto" else value
+
+    @field_validator("eval_interval", "eval_samples", "n_epochs", "batch_size", "learning_rate_multiplier",
+                     mode="before")
+    @classmethod
+    def _auto_unset(cls, value: Any) -> Any:
+        return None if value == "auto" else value
 
 
 class ReinforcementJob(BaseModel):
@@ -109,6 +129,9 @@ class ReinforcementJob(BaseModel):
     tools: list[JobTool] = Field(default_factory=list)
     grader: EndpointGrader
     max_episode_steps: int = Field(default=10, ge=1)
+    #: ``None``: the job leaves it to the service (the emulator then sends nothing to an
+    #: OpenAI-compatible policy); ``False``: one tool call per model turn.
+    parallel_tool_calls: bool | None = None
     hyperparameters: Hyperparameters = Field(default_factory=Hyperparameters)
 
     @model_validator(mode="after")
@@ -186,6 +209,29 @@ def load_job(source: str | Path | Mapping[str, Any] | ReinforcementJob) -> Reinf
         return ReinforcementJob.model_validate(dict(data))
     except ValidationError as exc:
         raise JobConfigError(_format_validation_error(exc, prefix)) from exc
+
+
+def target_problems(job: ReinforcementJob, target: str) -> list[str]:
+    """What the hosted ``target`` (``"openai"`` or ``"azure"``) would do differently with ``job``.
+
+    For ``"azure"``: Azure AI Foundry's endpoint grader cannot send headers (the
+    ``microsoft-foundry/fine-tuning`` agentic-RFT samples, "Limitations"), so grader
+    headers are dropped; a grader that needs them answers 401 and every rollout is
+    discarded. Serve it behind ``ToolServer(grader_secret=...)`` instead. ``"openai"``
+    forwards every header; no problem to report.
+
+    Returns:
+        One sentence per problem (empty: the job runs as written).
+
+    Raises:
+        JobConfigError: unknown target.
+    """
+    if target not in TARGETS:
+        raise JobConfigError(f"target must be one of {list(TARGETS)}, got {target!r}")
+    if target == "azure" and job.grader.headers:
+        return [f"Azure's endpoint grader cannot send headers: {sorted(job.grader.headers)} will not be sent to "
+                f"{job.grader.url!r} (serve the grader behind ToolServer(grader_secret=...))"]
+    return []
 
 
 def samples_per_item(compute_multiplier: float, base: int = BASE_SAMPLES_PER_ITEM) -> int:

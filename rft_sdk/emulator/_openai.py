@@ -1,7 +1,7 @@
 """A policy backed by any OpenAI-compatible chat-completions endpoint (vLLM, Ollama, OpenAI, ...).
 
 Source: the OpenAI chat-completions API: ``POST {base_url}/chat/completions``
-with ``{"model", "messages", "tools"}``; the answer's ``choices[0].message``
+with ``{"model", "messages", "tools", "parallel_tool_calls"?, "tool_choice"?}``; the answer's ``choices[0].message``
 carries ``content`` and ``tool_calls: [{"id", "type": "function",
 "function": {"name", "arguments": <JSON string>}}]``.
 """
@@ -34,6 +34,10 @@ class OpenAICompatiblePolicy:
         api_key: bearer token; default ``$OPENAI_API_KEY``; omitted if neither.
         temperature: sampling temperature; ``max_tokens``: optional cap.
         extra_body: extra request fields (e.g. ``{"top_p": 0.9}``).
+        parallel_tool_calls: sent as ``parallel_tool_calls`` with the tools (``None``: not
+            sent, the endpoint's default); a job's ``parallel_tool_calls`` maps here.
+        tool_choice: sent as ``tool_choice`` with the tools: ``"auto"``, ``"required"``,
+            ``"none"`` or ``{"type": "function", "function": {"name": ...}}`` (``None``: not sent).
         client / transport: an ``httpx.AsyncClient`` to use, or a transport
             for the one created lazily (close it with :meth:`aclose`).
         timeout_s: per-request limit, seconds. retries: retries after the
@@ -48,12 +52,14 @@ class OpenAICompatiblePolicy:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *, temperature: float = 1.0,
                  max_tokens: int | None = None, extra_body: dict[str, Any] | None = None,
                  client: httpx.AsyncClient | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 timeout_s: float = 600.0, retries: int = 3, backoff_initial_s: float = 0.5) -> None:
+                 timeout_s: float = 600.0, retries: int = 3, backoff_initial_s: float = 0.5,
+                 parallel_tool_calls: bool | None = None, tool_choice: str | dict[str, Any] | None = None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.temperature, self.max_tokens = temperature, max_tokens
         self.extra_body = dict(extra_body or {})
+        self.parallel_tool_calls, self.tool_choice = parallel_tool_calls, tool_choice
         self._client, self._own = client, client is None
         self._transport, self.timeout_s = transport, timeout_s
         self.retries, self.backoff_initial_s = retries, backoff_initial_s
@@ -95,8 +101,12 @@ class OpenAICompatiblePolicy:
         """One chat completion; its tool calls become the step's calls (``call_id`` = the API's id)."""
         payload: dict[str, Any] = {"model": self.model, "messages": messages,
                                    "temperature": self.temperature, **self.extra_body}
-        if tools:
+        if tools:  # the API refuses parallel_tool_calls / tool_choice without tools
             payload["tools"] = tools
+            if self.parallel_tool_calls is not None:
+                payload["parallel_tool_calls"] = self.parallel_tool_calls
+            if self.tool_choice is not None:
+                payload["tool_choice"] = self.tool_choice
         if self.max_tokens is not None:
             payload["max_tokens"] = self.max_tokens
         resp = await self._request(payload)

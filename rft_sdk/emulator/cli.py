@@ -7,6 +7,7 @@ Usage::
         --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-0.5B-Instruct --out runs/base
     rft emulate ... --policy perturbed --write-tools cancel_order,modify_order
     rft emulate ... --policy my_pkg.policies:make_policy      # any object/factory with async act()
+    rft emulate ... --target azure      # play Azure AI Foundry: grader called without headers
 
 Declared as the ``emulate`` entry point of the ``rft_sdk.commands`` group
 (``pyproject.toml``); ``rft_sdk.cli`` finds it there and calls
@@ -26,7 +27,7 @@ from rich.console import Console
 from ._client import ClientSettings
 from ._dataset import DatasetError
 from ._emulate import emulate
-from ._job import JobConfigError
+from ._job import TARGETS, JobConfigError, load_job, target_problems
 from ._openai import OpenAICompatiblePolicy
 from ._policy import PerturbedReplayPolicy, Policy, ReferenceReplayPolicy
 from ._report import print_summary
@@ -48,6 +49,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="openai policy: model name")
     parser.add_argument("--api-key", default=None, help="openai policy: API key (default $OPENAI_API_KEY)")
     parser.add_argument("--temperature", type=float, default=1.0, help="openai policy: sampling temperature")
+    ptc = parser.add_mutually_exclusive_group()
+    ptc.add_argument("--parallel-tool-calls", dest="parallel_tool_calls", action="store_true", default=None,
+                     help="openai policy: send parallel_tool_calls=true (default: the job's value, else not sent)")
+    ptc.add_argument("--no-parallel-tool-calls", dest="parallel_tool_calls", action="store_false",
+                     help="openai policy: send parallel_tool_calls=false")
+    parser.add_argument("--tool-choice", default=None,
+                        help="openai policy: tool_choice to send: auto | required | none | a tool name")
+    parser.add_argument("--target", default="openai", choices=list(TARGETS),
+                        help="hosted service to play: openai, or azure (tool calls to the job's URLs, which an "
+                             "Azure job shares as one /tools URL; the grader called WITHOUT headers); default openai")
     parser.add_argument("--write-tools", default="", help="perturbed policy: comma-separated write tool names")
     parser.add_argument("--seed", type=int, default=0, help="perturbed policy: RNG seed")
     parser.add_argument("--samples-per-item", type=int, default=None,
@@ -79,8 +90,16 @@ def _load_object(spec: str) -> Any:
     return obj
 
 
+def _tool_choice(value: str | None) -> str | dict[str, Any] | None:
+    """``--tool-choice``: a keyword as is, anything else names a function."""
+    if value is None or value in ("auto", "required", "none"):
+        return value
+    return {"type": "function", "function": {"name": value}}
+
+
 def make_policy(args: argparse.Namespace) -> Policy:
-    """Build the policy named by ``args.policy``.
+    """Build the policy named by ``args.policy`` (:func:`run` then gives an openai policy
+    the job's ``parallel_tool_calls`` unless ``--[no-]parallel-tool-calls`` chose).
 
     Raises:
         ValueError: missing options (``--base-url``/``--model`` for openai,
@@ -96,24 +115,33 @@ def make_policy(args: argparse.Namespace) -> Policy:
     if args.policy == "openai":
         if not args.base_url or not args.model:
             raise ValueError("--policy openai needs --base-url and --model")
+        parallel = getattr(args, "parallel_tool_calls", None)
         return OpenAICompatiblePolicy(args.base_url, args.model, args.api_key, temperature=args.temperature,
-                                      timeout_s=args.timeout)
+                                      timeout_s=args.timeout, parallel_tool_calls=parallel,
+                                      tool_choice=_tool_choice(getattr(args, "tool_choice", None)))
     return _load_object(args.policy)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``rft emulate``; print the summary table; return the exit code."""
     err = Console(stderr=True)
+    target = getattr(args, "target", "openai")
     try:
         policy = make_policy(args)
+        job = load_job(args.config)
     except (ValueError, ImportError, AttributeError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
-    settings = ClientSettings(retries=args.retries, backoff_initial_s=args.backoff, timeout_s=args.timeout)
+    for problem in target_problems(job, target):
+        err.print(f"warning ({target}): {problem}", style="yellow", markup=False, highlight=False)
+    if isinstance(policy, OpenAICompatiblePolicy) and policy.parallel_tool_calls is None:
+        policy.parallel_tool_calls = job.parallel_tool_calls  # the job's setting, unless the flags chose
+    settings = ClientSettings(retries=args.retries, backoff_initial_s=args.backoff, timeout_s=args.timeout,
+                              target=target)
 
     async def go() -> Any:
         try:
-            return await emulate(args.dataset, args.config, policy, out_dir=args.out,
+            return await emulate(args.dataset, job, policy, out_dir=args.out,
                                  samples_per_item=args.samples_per_item, use_eval_samples=args.eval,
                                  limit=args.limit, max_concurrency=args.concurrency, settings=settings,
                                  progress=not args.no_progress, label=args.label or args.policy, console=err,
