@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="override training.seed")
 
 
-def _load_items(value: Any, base: Path, key: str) -> list[dict]:
+def _load_items(value: Any, base: Path, key: str) -> list[dict[str, Any]]:
     if isinstance(value, list):
         return value
     if not isinstance(value, str):
@@ -52,7 +52,7 @@ def _load_items(value: Any, base: Path, key: str) -> list[dict]:
     return items
 
 
-def load_run_config(path: str | Path) -> tuple[Any, list[dict], list[dict], Any]:
+def load_run_config(path: str | Path) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]], Any]:
     """``(job, train_items, eval_items, TrainConfig)`` from a run config file.
 
     Raises:

@@ -87,3 +87,33 @@ def test_cli_rejects_bad_config(tmp_path, capsys):
     (tmp_path / "cfg.json").write_text(json.dumps({"job": {}, "train_items": [], "training": {"nope": 1}}))
     assert cli.main(["--config", str(tmp_path / "cfg.json"), "--out", str(tmp_path / "o")]) == 2
     assert "nope" in capsys.readouterr().out
+
+
+def test_train_runs_on_one_event_loop_with_one_session(monkeypatch):
+    """SFT demonstrations, every sampling round and every evaluation share one loop and one session."""
+    import asyncio
+
+    from rft_sdk.emulator import EmulatorSession
+    from rft_sdk.train import _trainer
+
+    loops, sessions = [], []
+    real_run, real_init = asyncio.run, EmulatorSession.__init__
+
+    def counting_run(coro, **kw):
+        loops.append(coro)
+        return real_run(coro, **kw)
+
+    def counting_init(self, *a, **kw):
+        sessions.append(self)
+        real_init(self, *a, **kw)
+
+    monkeypatch.setattr(_trainer.asyncio, "run", counting_run)
+    monkeypatch.setattr(EmulatorSession, "__init__", counting_init)
+    train_items, held = build_items(seed=0)
+    cfg = TrainConfig(**{**CFG, "sft_steps": 2, "steps": 2, "eval_every": 1, "eval_items": 2})
+    with run_server(retail_server) as tools_url, run_server(GRADER_APP) as grader_url:
+        result = train(cfg, job=_job(tools_url, grader_url), train_items=train_items[:12], eval_items=held)
+    assert [r["step"] for r in result.metrics if r["phase"] == "grpo"] == [1, 2]
+    assert len(loops) == 1 and len(sessions) == 1
+    clients = sessions[0].http_clients
+    assert clients and all(c.is_closed for c in clients)  # opened once, closed at the end
