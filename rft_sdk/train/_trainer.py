@@ -34,26 +34,38 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from rft_sdk import kernels
 from rft_sdk.emulator import EmulatorSession, Policy, ReinforcementJob, RolloutResult, load_job
 
 from ._advantages import group_advantages
-from ._batch import TokenBatch, completion_logits, make_batch
+from ._budget import StepBudget
 from ._checkpoint import build_model, save_checkpoint
 from ._config import TrainConfig
-from ._entropy import token_entropy
 from ._metrics import MetricsLog, plot_rewards
 from ._policy import TorchPolicy
+from ._schedule import lr_at
 from ._sft import DemonstrationPolicy, sft_train
 from ._turn import SampledTurn
+from ._update import _update
 
-__all__ = ["TrainResult", "evaluate", "train"]
+__all__ = ["TrainResult", "evaluate", "train"]  # _update is re-exported for tests
 
 
 @dataclass
 class TrainResult:
-    """What :func:`train` returns: the trained ``model``/``tokenizer``, held-out success after SFT
-    (``eval_before``) and after GRPO (``eval_after``), SFT losses, metrics rows and written files."""
+    """What :func:`train` returns.
+
+    Attributes:
+        model / tokenizer: the policy after the LAST GRPO step (``checkpoint.pt``).
+        eval_before: held-out success after SFT (before GRPO).
+        eval_after: held-out success of the last step's weights.
+        eval_best: the best held-out evaluation of the run (after SFT counts) as
+            ``{"step", "success", "reward_mean", "n"}``; its weights are ``best_state``
+            (``best.pt``). ``None`` without held-out items or with ``keep_best=False``.
+        best_state: ``state_dict`` (CPU copies) of the best evaluation, or ``None``.
+        steps_done: GRPO steps taken; steps_fit: the wall-clock budget's estimate
+            (``None`` without ``max_train_s``).
+        sft_losses, metrics (rows as in ``metrics.jsonl``), files (written paths).
+    """
 
     model: torch.nn.Module
     tokenizer: Any
@@ -62,6 +74,10 @@ class TrainResult:
     sft_losses: list[float] = field(default_factory=list)
     metrics: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, Path] = field(default_factory=dict)
+    eval_best: dict[str, float] | None = None
+    best_state: dict[str, torch.Tensor] | None = None
+    steps_done: int = 0
+    steps_fit: int | None = None
 
 
 Item = dict[str, Any]
@@ -177,23 +193,34 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
                 "demonstration_turns": len(pairs)})
 
     # 3. held-out success before GRPO
+    t_eval = time.perf_counter()
     eval_before = await _evaluate(session, model, tokenizer, eval_set, cfg) if eval_set else None
+    eval_s = time.perf_counter() - t_eval
     if eval_before is not None:
         record({"phase": "eval", "step": 0, "eval_success": eval_before["success"],
-                "eval_reward": eval_before["reward_mean"]})
+                "eval_reward": eval_before["reward_mean"], "elapsed_s": round(time.perf_counter() - t_start, 1)})
 
     # 4. GRPO
-    ref_model = copy.deepcopy(model).eval().requires_grad_(False) if cfg.beta > 0 else None
+    keep_ref = cfg.beta > 0 or cfg.log_ref_kl
+    ref_model = copy.deepcopy(model).eval().requires_grad_(False) if keep_ref else None
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
     threshold = job.grader.pass_threshold
+    budget = StepBudget(cfg, t_start, eval_s)
+    best = _Best(cfg.keep_best)
+    if eval_before is not None:
+        best.offer(0, eval_before, model)
     order: list[int] = []
     bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress)
     last_step = 0
     for step in bar:
-        if cfg.max_train_s is not None and time.perf_counter() - t_start > cfg.max_train_s:
+        if budget.spent():
             break  # wall-clock budget spent
         last_step = step
         t0 = time.perf_counter()
+        lr = lr_at(step, lr=cfg.lr, schedule=cfg.lr_schedule, warmup_steps=min(cfg.warmup_steps, budget.horizon // 4),
+                   horizon=budget.horizon, min_lr_ratio=cfg.min_lr_ratio)
+        for group in opt.param_groups:
+            group["lr"] = lr
         # 4a. items of this step (epochs of a seeded shuffle), G rollouts each through the endpoints
         batch_items = []
         for _ in range(min(cfg.items_per_step, len(train_items))):
@@ -227,19 +254,25 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         # 4d. clipped GRPO objective, AdamW, gradient clipping
         upd = _update(model, ref_model, opt, prompts, comps, row_adv, tokenizer, cfg) if prompts else {}
         scores = torch.tensor(rewards) if rewards else torch.zeros(1)
+        groups = _group_stats(kept)
         row = {"phase": "grpo", "step": step, "reward_mean": float(scores.mean()),
                "reward_std": float(scores.std()) if len(rewards) > 1 else 0.0,
                "success_rate": sum(x >= threshold for x in rewards) / max(1, len(results)),
                "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / max(1, len(results)),
-               "discarded": sum(r.discarded for r in results), "rollouts": len(results),
-               "train_rows": len(prompts), **upd,
+               "discarded": sum(r.discarded for r in results), "rollouts": len(results), **groups,
+               "train_rows": len(prompts), "lr": lr, **upd,
                "sample_s": round(t_sample, 3), "step_s": round(time.perf_counter() - t0, 3)}
 
-        # 5. evaluation, checkpoints
+        # 5. evaluation, best weights, checkpoints, budget
         if eval_set and cfg.eval_every and step % cfg.eval_every == 0:
             ev = await _evaluate(session, model, tokenizer, eval_set, cfg)
             row.update(eval_success=ev["success"], eval_reward=ev["reward_mean"])
+            best.offer(step, ev, model)
+        row["elapsed_s"] = round(time.perf_counter() - t_start, 1)
         record(row)
+        plan = budget.after_step(step)
+        if plan is not None:
+            record(plan)
         # No "loss" when every group scored alike (zero advantages): nothing to learn from this step.
         bar.set_postfix(reward=f"{row['reward_mean']:.2f}",
                         loss=f"{row['loss']:.3f}" if "loss" in row else "skipped (all groups tied)")
@@ -249,56 +282,51 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
 
     eval_after = None
     if eval_set and last_step:
-        done = rows[-1] if rows and rows[-1].get("step") == last_step and "eval_success" in rows[-1] else None
-        eval_after = await _evaluate(session, model, tokenizer, eval_set, cfg) if done is None else \
-            {"success": done["eval_success"], "reward_mean": done["eval_reward"], "n": len(eval_set)}
+        done = next((r for r in rows if r.get("step") == last_step and "eval_success" in r), None)
         if done is None:
+            eval_after = await _evaluate(session, model, tokenizer, eval_set, cfg)
             record({"phase": "eval", "step": last_step, "eval_success": eval_after["success"],
-                    "eval_reward": eval_after["reward_mean"]})
+                    "eval_reward": eval_after["reward_mean"],
+                    "elapsed_s": round(time.perf_counter() - t_start, 1)})
+            best.offer(last_step, eval_after, model)
+        else:
+            eval_after = {"success": done["eval_success"], "reward_mean": done["eval_reward"], "n": len(eval_set)}
     files: dict[str, Path] = {}
     if out is not None and log is not None:
         files["metrics"] = log.path
         files["checkpoint"] = save_checkpoint(out / "checkpoint.pt", model, step=last_step, config=cfg, tokenizer=tokenizer)
+        if best.state is not None and best.info is not None:
+            best_model = copy.deepcopy(model)
+            best_model.load_state_dict(best.state)
+            files["best_checkpoint"] = save_checkpoint(out / "best.pt", best_model, step=int(best.info["step"]),
+                                                       config=cfg, tokenizer=tokenizer)
         files["plot"] = plot_rewards(rows, out / "reward_curve.png")
-    return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files)
+    return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files, eval_best=best.info,
+                       best_state=best.state, steps_done=last_step, steps_fit=budget.steps_fit)
 
 
-def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torch.optim.Optimizer,
-            prompts: list[list[int]], comps: list[list[int]], advantages: list[float], tokenizer: Any,
-            cfg: TrainConfig) -> dict[str, float]:
-    """``num_iterations`` AdamW steps on the GRPO loss of the rows; returns loss/KL/entropy/clip/grad-norm.
+class _Best:
+    """The best held-out evaluation so far and a CPU copy of its weights (ties keep the earlier step)."""
 
-    The model runs in ``eval()`` mode (dropout off, as TRL's ``disable_dropout=True``), the mode the
-    policy sampled in: the ``old`` logprobs recomputed here for ``num_iterations > 1`` are then the
-    sampling-time logprobs (the ratio compares against the policy that acted), and with
-    ``num_iterations == 1`` the on-policy ratio is exactly 1 (TRL passes ``old_per_token_logps=None``).
-    """
-    batch = make_batch(prompts, comps, pad_id=tokenizer.pad_id, block_size=getattr(model, "block_size", None))
-    adv = torch.tensor(advantages, dtype=torch.float32)
-    model.eval()  # gradients still flow; only dropout (and similar train-mode noise) is switched off
-    with torch.no_grad():
-        old_lp = _logprobs(model, batch, cfg.temperature) if cfg.num_iterations > 1 else None
-        ref_lp = _logprobs(ref_model, batch, cfg.temperature) if ref_model is not None else None
-    first: dict[str, float] = {}
-    for it in range(cfg.num_iterations):
-        logits = completion_logits(model, batch)
-        out = kernels.grpo_loss(logits, batch.completion_ids, adv, batch.completion_mask, old_lp, ref_lp,
-                                temperature=cfg.temperature, epsilon_low=cfg.epsilon_low,
-                                epsilon_high=cfg.epsilon_high, beta=cfg.beta, loss_type=cfg.loss_type,
-                                max_completion_length=cfg.max_new_tokens)
-        opt.zero_grad(set_to_none=True)
-        torch.autograd.backward(out.loss)
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        if it == 0:
-            mask = batch.completion_mask
-            entropy = token_entropy(logits, cfg.temperature)  # chunked, no [B, T, V] log-softmax
-            first = {"loss": out.loss.item(), "entropy": float((entropy * mask).sum() / mask.sum()),
-                     "kl": float((out.kl * mask).sum() / mask.sum()) if out.kl is not None else 0.0,
-                     "clip_ratio": float(out.clip_ratio), "grad_norm": float(grad_norm),
-                     "completion_tokens": int(mask.sum())}
-    return first
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.info: dict[str, float] | None = None
+        self.state: dict[str, torch.Tensor] | None = None
+
+    def offer(self, step: int, ev: dict[str, float], model: torch.nn.Module) -> None:
+        if not self.enabled or (self.info is not None and ev["success"] <= self.info["success"]):
+            return
+        self.info = {"step": step, "success": ev["success"], "reward_mean": ev["reward_mean"], "n": ev["n"]}
+        self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
 
-def _logprobs(model: torch.nn.Module, batch: TokenBatch, temperature: float) -> torch.Tensor:
-    return kernels.selective_log_softmax(completion_logits(model, batch), batch.completion_ids, temperature)
+def _group_stats(kept: list[RolloutResult]) -> dict[str, float]:
+    """``groups`` (items with >= 2 graded samples) and ``groups_all_equal`` (the share whose samples all
+    scored alike: zero advantage, no learning signal, as in DAPO's dynamic-sampling filter)."""
+    by_item: dict[int, list[float]] = {}
+    for r in kept:
+        if r.score is not None:
+            by_item.setdefault(r.item_index, []).append(r.score)
+    multi = [s for s in by_item.values() if len(s) >= 2]
+    tied = sum(1 for s in multi if max(s) == min(s))
+    return {"groups": len(multi), "groups_all_equal": tied / len(multi) if multi else 0.0}

@@ -26,7 +26,7 @@ GRADER_APP = ToolServer(graders=[similarity])
 CFG = dict(n_layer=1, n_embd=32, n_head=2, block_size=192, sft_steps=20, sft_demos=8, sft_batch_size=8,
            steps=3, items_per_step=3, group_size=4, max_new_tokens=24, temperature=1.0, lr=3e-3,
            eval_items=4, progress=False, seed=3)
-VOLATILE = {"sample_s", "step_s"}
+VOLATILE = {"sample_s", "step_s", "elapsed_s"}  # wall-clock figures
 
 
 def _job(tools_url: str, grader_url: str) -> dict:
@@ -63,6 +63,12 @@ def test_train_end_to_end_then_cli_reproduces_it(tmp_path):
         assert losses and all(abs(x) < 100 for x in losses)
         assert any(r["grad_norm"] > 0 for r in grpo if r["train_rows"] > 0)
         assert all(0 <= r["reward_mean"] <= 1 and r["reward_std"] > 0 for r in grpo)
+
+        # the best held-out evaluation (after SFT counts) is kept beside the last weights
+        assert result.eval_best["success"] == max(result.eval_before["success"], result.eval_after["success"])
+        best, _ = load_checkpoint(result.files["best_checkpoint"])
+        assert all(torch.equal(a, result.best_state[k]) for k, a in best.state_dict().items())
+        assert all(r["lr"] > 0 and 0 <= r["groups_all_equal"] <= 1 for r in grpo)
 
         # the checkpoint holds the trained weights
         loaded, _ = load_checkpoint(result.files["checkpoint"])
