@@ -31,11 +31,20 @@ if str(ROOT) not in sys.path:
 TARGET = 0.8  # "time to reach": first held-out evaluation at or above this success
 
 
-def _stats(values: list[float]) -> str:
+def _stats(values: list[float], fmt: str = ".3f") -> str:
     if not values:
         return "n/a"
     std = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.3f} ± {std:.3f} (min {min(values):.3f}, max {max(values):.3f})"
+    return f"{statistics.mean(values):{fmt}} ± {std:{fmt}} (min {min(values):{fmt}}, max {max(values):{fmt}})"
+
+
+def _late_drop(curve: list[list[float]]) -> float:
+    """How far the held-out curve falls below its peak in the last third of the GRPO steps (>= 0)."""
+    if not curve:
+        return 0.0
+    last_step = curve[-1][0]
+    late = [v for s, v in curve if s >= 2 * last_step / 3]
+    return max(v for _, v in curve) - min(late)
 
 
 def run_seed(seed: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -96,7 +105,15 @@ def main() -> int:
     parser.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
     parser.add_argument("--eval-every", type=int, default=None, help="held-out evaluation every N GRPO steps")
     parser.add_argument("--out", default="/tmp/bench_grpo", help="run folder (per seed: metrics, checkpoints, plot)")
+    parser.add_argument("--summarise", action="store_true",
+                        help="only print the table of the finished seeds found under --out (their result.json)")
     args = parser.parse_args()
+    if args.summarise:
+        found = sorted(Path(args.out).glob("seed*/result.json"), key=lambda p: int(p.parent.name[4:]))
+        rows = [json.loads(p.read_text()) for p in found]
+        steps = {r["config"]["steps"] for r in rows}
+        print_table(rows, f"{'/'.join(map(str, sorted(steps)))} GRPO steps (from {args.out})", args.out)
+        return 0
     if not args.steps and not args.budget_s:
         parser.error("give --steps or --budget-s")
 
@@ -113,22 +130,29 @@ def main() -> int:
         print(json.dumps({k: v for k, v in r.items() if k != "config"}), flush=True)
         if r["budget_warning"]:
             print(f"  WARNING (seed {seed}): {r['budget_warning']}", flush=True)
+    print_table(rows, budget, args.out)
+    return 0
 
-    print(f"\nheld-out success over {200} orders (greedy), {len(rows)} seed(s), budget: {budget}")
-    print("| seed | SFT only | GRPO last | GRPO best (step) | steps | reach 0.8 (step, s) | wall s | load avg 1 min before/after |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+def print_table(rows: list[dict[str, Any]], budget: str, out: str) -> None:
+    """The per-seed table and the mean ± std (min/max) lines."""
+    print(f"\nheld-out success over 200 orders (greedy), {len(rows)} seed(s), budget: {budget}")
+    print("| seed | SFT only | GRPO last | GRPO best (step) | peak − min of last third | steps | reach 0.8 (step, s) "
+          "| wall s | load avg 1 min before/after |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         reach = f"{r['reach_step']}, {r['reach_s']:.0f}" if r["reach_step"] is not None else "not reached"
-        print(f"| {r['seed']} | {r['sft']:.3f} | {r['last']:.3f} | {r['best']:.3f} ({r['best_step']}) | {r['steps']} "
+        print(f"| {r['seed']} | {r['sft']:.3f} | {r['last']:.3f} | {r['best']:.3f} ({r['best_step']}) "
+              f"| {_late_drop(r['curve']):.3f} | {r['steps']} "
               f"| {reach} | {r['total_s']:.0f} | {r['loadavg_before'][0]:.1f} / {r['loadavg_after'][0]:.1f} |")
     print(f"SFT only       : {_stats([r['sft'] for r in rows])}")
     print(f"GRPO last step : {_stats([r['last'] for r in rows])}")
     print(f"GRPO best ckpt : {_stats([r['best'] for r in rows])}")
     reached = [r["reach_s"] for r in rows if r["reach_s"] is not None]
     print(f"time to held-out >= {TARGET}: {len(reached)}/{len(rows)} seeds"
-          + (f", {_stats(reached).replace('.000', '')} s since start (SFT included)" if reached else ""))
-    print(f"files: {args.out}/seed<k>/(metrics.jsonl, checkpoint.pt = last, best.pt = best, reward_curve.png)")
-    return 0
+          + (f", {_stats(reached, '.0f')} s since start (SFT included), at GRPO step "
+             f"{_stats([r['reach_step'] for r in rows if r['reach_step'] is not None], '.0f')}" if reached else ""))
+    print(f"files: {out}/seed<k>/(metrics.jsonl, checkpoint.pt = last, best.pt = best, reward_curve.png)")
 
 
 if __name__ == "__main__":
