@@ -46,6 +46,7 @@ from ._schedule import lr_at
 from ._sft import DemonstrationPolicy, sft_train
 from ._turn import SampledTurn
 from ._update import _update
+from ._watch import Best, SignalWatch, group_stats
 
 __all__ = ["TrainResult", "evaluate", "train"]  # _update is re-exported for tests
 
@@ -206,10 +207,11 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
     threshold = job.grader.pass_threshold
     budget = StepBudget(cfg, t_start, eval_s)
-    best = _Best(cfg.keep_best)
+    best = Best(cfg.keep_best)
     if eval_before is not None:
         best.offer(0, eval_before, model)
     order: list[int] = []
+    silent = SignalWatch()
     bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress)
     last_step = 0
     for step in bar:
@@ -254,7 +256,7 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         # 4d. clipped GRPO objective, AdamW, gradient clipping
         upd = _update(model, ref_model, opt, prompts, comps, row_adv, tokenizer, cfg) if prompts else {}
         scores = torch.tensor(rewards) if rewards else torch.zeros(1)
-        groups = _group_stats(kept)
+        groups = group_stats(kept)
         row = {"phase": "grpo", "step": step, "reward_mean": float(scores.mean()),
                "reward_std": float(scores.std()) if len(rewards) > 1 else 0.0,
                "success_rate": sum(x >= threshold for x in rewards) / max(1, len(results)),
@@ -262,6 +264,9 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
                "discarded": sum(r.discarded for r in results), "rollouts": len(results), **groups,
                "train_rows": len(prompts), "lr": lr, **upd,
                "sample_s": round(t_sample, 3), "step_s": round(time.perf_counter() - t0, 3)}
+        warning = silent.after_step(step, groups, rewards)
+        if warning is not None:
+            row["warning"] = warning
 
         # 5. evaluation, best weights, checkpoints, budget
         if eval_set and cfg.eval_every and step % cfg.eval_every == 0:
@@ -303,30 +308,3 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         files["plot"] = plot_rewards(rows, out / "reward_curve.png")
     return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files, eval_best=best.info,
                        best_state=best.state, steps_done=last_step, steps_fit=budget.steps_fit)
-
-
-class _Best:
-    """The best held-out evaluation so far and a CPU copy of its weights (ties keep the earlier step)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.info: dict[str, float] | None = None
-        self.state: dict[str, torch.Tensor] | None = None
-
-    def offer(self, step: int, ev: dict[str, float], model: torch.nn.Module) -> None:
-        if not self.enabled or (self.info is not None and ev["success"] <= self.info["success"]):
-            return
-        self.info = {"step": step, "success": ev["success"], "reward_mean": ev["reward_mean"], "n": ev["n"]}
-        self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-
-
-def _group_stats(kept: list[RolloutResult]) -> dict[str, float]:
-    """``groups`` (items with >= 2 graded samples) and ``groups_all_equal`` (the share whose samples all
-    scored alike: zero advantage, no learning signal, as in DAPO's dynamic-sampling filter)."""
-    by_item: dict[int, list[float]] = {}
-    for r in kept:
-        if r.score is not None:
-            by_item.setdefault(r.item_index, []).append(r.score)
-    multi = [s for s in by_item.values() if len(s) >= 2]
-    tied = sum(1 for s in multi if max(s) == min(s))
-    return {"groups": len(multi), "groups_all_equal": tied / len(multi) if multi else 0.0}

@@ -10,7 +10,7 @@ import torch
 from rft_sdk.train import TrainConfig
 from rft_sdk.train._budget import MEASURE_STEPS, StepBudget
 from rft_sdk.train._schedule import lr_at
-from rft_sdk.train._trainer import _Best, _group_stats
+from rft_sdk.train._watch import Best, group_stats
 
 
 def test_warmup_then_cosine_to_the_floor() -> None:
@@ -55,14 +55,14 @@ def test_budget_spent_before_grpo_warns() -> None:
 
 def test_best_keeps_the_first_highest_evaluation_weights() -> None:
     model = torch.nn.Linear(2, 1)
-    best = _Best(enabled=True)
+    best = Best(enabled=True)
     for step, success, w in [(0, 0.3, 1.0), (25, 0.9, 2.0), (50, 0.9, 3.0), (75, 0.7, 4.0)]:
         with torch.no_grad():
             model.weight.fill_(w)
         best.offer(step, {"success": success, "reward_mean": success, "n": 10}, model)
     assert best.info == {"step": 25, "success": 0.9, "reward_mean": 0.9, "n": 10}
     assert best.state is not None and torch.equal(best.state["weight"], torch.full((1, 2), 2.0))
-    off = _Best(enabled=False)
+    off = Best(enabled=False)
     off.offer(0, {"success": 1.0, "reward_mean": 1.0, "n": 1}, model)
     assert off.info is None and off.state is None
 
@@ -74,5 +74,22 @@ def test_group_stats_counts_tied_groups() -> None:
         return RolloutResult(trace_id="t", item_index=item, sample_index=0, score=score)
 
     kept = [r(0, 1.0), r(0, 1.0), r(1, 0.0), r(1, 1.0), r(2, 0.0)]  # item 2 has one sample: not a group
-    assert _group_stats(kept) == {"groups": 2, "groups_all_equal": 0.5}
-    assert _group_stats([]) == {"groups": 0, "groups_all_equal": 0.0}
+    assert group_stats(kept) == {"groups": 2, "groups_all_equal": 0.5}
+    assert group_stats([]) == {"groups": 0, "groups_all_equal": 0.0}
+
+
+def test_signal_watch_warns_once_after_ten_tied_steps() -> None:
+    from rft_sdk.train._watch import NO_SIGNAL_STEPS, SignalWatch
+
+    watch = SignalWatch()
+    tied = {"groups": 8, "groups_all_equal": 1.0}
+    mixed = {"groups": 8, "groups_all_equal": 0.5}
+    for step in range(1, NO_SIGNAL_STEPS):
+        assert watch.after_step(step, tied, [0.0] * 64) is None
+    assert watch.after_step(NO_SIGNAL_STEPS, mixed, [0.0, 1.0]) is None  # a signal resets the count
+    for step in range(NO_SIGNAL_STEPS + 1, 2 * NO_SIGNAL_STEPS):
+        assert watch.after_step(step, tied, [0.0] * 64) is None
+    with pytest.warns(RuntimeWarning, match="no learning signal for 10 GRPO steps"):
+        msg = watch.after_step(2 * NO_SIGNAL_STEPS, tied, [0.0] * 64)
+    assert msg is not None and "[0.0]" in msg
+    assert watch.after_step(2 * NO_SIGNAL_STEPS + 1, tied, [0.0] * 64) is None  # only once
