@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -43,7 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rft_sdk.emulator import ClientSettings, PolicyStep, make_tool_call, run_rollouts, turns_taken  # noqa: E402
-from rft_sdk.emulator._rollout import ROLLOUTS_PER_CLIENT  # noqa: E402
+from rft_sdk.emulator._session import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.testing import serve_process  # noqa: E402
 
 BASE = "http://bench.local"
@@ -160,7 +161,7 @@ async def baseline_run(base: str, transport: httpx.AsyncBaseTransport | None, n:
             async with sem:
                 for k in range(steps):
                     call = make_tool_call("echo", {"i": k})
-                    body = json.dumps({"type": "function_call", **call, "trace_id": f"trace_{i}", "item": item})
+                    body = json.dumps({"type": "function_call", **dataclasses.asdict(call), "trace_id": f"trace_{i}", "item": item})
                     r = await http.post(f"{base}/tools/echo", content=body, headers=headers)
                     r.json()
                 body = json.dumps({"sample": {"output_text": "done"}, "item": item, "trace_id": f"trace_{i}"})

@@ -11,9 +11,16 @@ Typical use::
     from rft_sdk.emulator import ReferenceReplayPolicy, emulate, print_summary
     run = await emulate("train.jsonl", "job.json", ReferenceReplayPolicy(), out_dir="runs/ref")
     print_summary(run.summary)
+
+Layers: ``_types`` (ToolCall, PolicyStep, StepRecord) ← ``_contract`` (the
+Policy protocol, check_step) ← ``_policy`` / ``_openai`` (concrete policies);
+``_client`` (HTTP calls) ← ``_rollout`` (one rollout) ← ``_session`` (a
+long-lived :class:`EmulatorSession` owning the HTTP clients; ``run_rollouts``)
+← ``_emulate`` (validate, run, report).
 """
 
 from ._client import ClientSettings, EndpointClient, EndpointFailure, GradeResult, ToolCallResult
+from ._contract import Policy, PolicyError, check_step, turns_taken
 from ._dataset import DatasetError, DatasetIssue, load_dataset, validate_items
 from ._emulate import EmulationRun, emulate
 from ._job import (
@@ -27,26 +34,19 @@ from ._job import (
 )
 from ._metrics import TOKEN_ESTIMATE, estimate_tokens, summarize
 from ._openai import OpenAICompatiblePolicy
-from ._policy import (
-    PerturbedReplayPolicy,
-    Policy,
-    PolicyError,
-    PolicyStep,
-    ReferenceReplayPolicy,
-    ScriptedPolicy,
-    check_step,
-    make_tool_call,
-    turns_taken,
-)
+from ._policy import PerturbedReplayPolicy, ReferenceReplayPolicy, ScriptedPolicy
 from ._ratelimit import RateLimiter
 from ._report import comparison_table, print_comparison, print_summary, summary_table, write_report
-from ._rollout import RolloutResult, StepRecord, build_sample, run_rollouts
+from ._rollout import RolloutResult, build_sample
+from ._session import EmulatorSession, run_rollouts
+from ._types import PolicyStep, StepRecord, ToolCall, make_tool_call
 
 __all__ = [
     "ClientSettings",
     "DatasetError",
     "DatasetIssue",
     "EmulationRun",
+    "EmulatorSession",
     "EndpointClient",
     "EndpointFailure",
     "EndpointGrader",
@@ -66,6 +66,7 @@ __all__ = [
     "ScriptedPolicy",
     "StepRecord",
     "TOKEN_ESTIMATE",
+    "ToolCall",
     "ToolCallResult",
     "build_sample",
     "check_step",

@@ -31,6 +31,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from ..protocol import GRADE_DETAILS_HEADER, MAX_BODY_BYTES, RETRIES, TOOL_TIMEOUT_S, is_retried
 from ._job import TARGETS, EndpointGrader, JobTool
 from ._ratelimit import RateLimiter
+from ._types import ToolCall
 
 __all__ = ["ClientSettings", "EndpointClient", "EndpointFailure", "GradeResult", "ToolCallResult"]
 
@@ -228,13 +229,13 @@ class EndpointClient:
                                   status=exc.status, attempts=attempts) from exc
         return resp, attempts
 
-    async def call_tool(self, tool: JobTool, call: dict[str, Any], *, trace_id: str,
+    async def call_tool(self, tool: JobTool, call: ToolCall, *, trace_id: str,
                         item: dict[str, Any]) -> ToolCallResult:
         """POST one tool call to ``tool.server_url``.
 
         Args:
             tool: the job tool (URL + headers).
-            call: ``{"id", "call_id", "name", "arguments": <JSON string>}``.
+            call: the :class:`ToolCall` (``arguments`` a JSON string, sent verbatim).
 
         Returns:
             The record; its ``output`` is what the model sees (2xx ``output``,
@@ -244,10 +245,10 @@ class EndpointClient:
             EndpointFailure: 5xx/timeout/transport error after all retries
                 (``.result`` holds the record).
         """
-        result = ToolCallResult(id=call["id"], call_id=call["call_id"], name=call["name"],
-                                arguments=call["arguments"], started_at=time.time())
-        body = _encode({"type": "function_call", "id": call["id"], "call_id": call["call_id"],
-                        "name": call["name"], "arguments": call["arguments"], "trace_id": trace_id,
+        result = ToolCallResult(id=call.id, call_id=call.call_id, name=call.name,
+                                arguments=call.arguments, started_at=time.time())
+        body = _encode({"type": "function_call", "id": call.id, "call_id": call.call_id,
+                        "name": call.name, "arguments": call.arguments, "trace_id": trace_id,
                         "item": item})
         t0 = time.perf_counter()
         if len(body) > self.settings.max_request_bytes:

@@ -12,13 +12,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ._client import ClientSettings
+from ._contract import Policy
 from ._dataset import MIN_LINES, load_dataset, validate_items
 from ._job import ReinforcementJob, load_job
 from ._job import samples_per_item as _samples_rule
 from ._metrics import summarize
-from ._policy import Policy
 from ._report import write_report
-from ._rollout import RolloutResult, run_rollouts
+from ._rollout import RolloutResult
+from ._session import run_rollouts
 
 __all__ = ["EmulationRun", "emulate"]
 

@@ -71,7 +71,7 @@ def summarize(
     count = token_counter or estimate_tokens
     n = len(results)
     graded = [r for r in results if not r.discarded and r.score is not None]
-    scores = [r.score for r in graded]
+    scores = [r.score for r in graded if r.score is not None]
     calls = [c for r in results for c in r.tool_calls]
     sent = [c.latency_s for c in calls if c.attempts > 0]
     by_tool = Counter(c.name for c in calls)
@@ -81,8 +81,9 @@ def summarize(
 
     per_item: dict[int, list[float]] = defaultdict(list)
     for r in graded:
-        per_item[r.item_index].append(r.score)
-    item_rows = []
+        if r.score is not None:
+            per_item[r.item_index].append(r.score)
+    item_rows: list[dict[str, Any]] = []
     for idx in sorted({r.item_index for r in results}):
         s = per_item.get(idx, [])
         item_rows.append({
@@ -92,7 +93,7 @@ def summarize(
             "all_same": (max(s) == min(s)) if len(s) >= 2 else None,
         })
     multi = [row for row in item_rows if row["n"] >= 2]
-    gaps = [row["best_minus_mean"] for row in item_rows if row["n"] >= 1]
+    gaps: list[float] = [row["best_minus_mean"] for row in item_rows if row["n"] >= 1]
 
     subscores: dict[str, list[float]] = defaultdict(list)
     reasons: Counter[str] = Counter()

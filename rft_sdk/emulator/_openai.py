@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from typing import Any
 
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from ._policy import PolicyError, PolicyStep
+from ._contract import PolicyError
+from ._types import PolicyStep, ToolCall, make_tool_call
 
 __all__ = ["OpenAICompatiblePolicy"]
 
@@ -96,7 +96,7 @@ class OpenAICompatiblePolicy:
                               f"{resp.text[:200]}")
         return resp
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
                   trace_id: str) -> PolicyStep:
         """One chat completion; its tool calls become the step's calls (``call_id`` = the API's id)."""
         payload: dict[str, Any] = {"model": self.model, "messages": messages,
@@ -114,12 +114,12 @@ class OpenAICompatiblePolicy:
             data = resp.json()
             choice = data["choices"][0]
             message = choice["message"]
-            calls = []
+            calls: list[ToolCall | dict[str, Any]] = []
             for tc in message.get("tool_calls") or []:
                 fn = tc["function"]
                 args = fn.get("arguments", "{}")
-                calls.append({"id": "fc_" + uuid.uuid4().hex, "call_id": tc.get("id") or "call_" + uuid.uuid4().hex,
-                              "name": fn["name"], "arguments": args if isinstance(args, str) else json.dumps(args)})
+                calls.append(make_tool_call(fn["name"], args if isinstance(args, str) else json.dumps(args),
+                                            call_id=tc.get("id") or None))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise PolicyError(f"not a chat completion: {type(exc).__name__}: {exc}; body {resp.text[:200]}") from exc
         content = message.get("content")

@@ -1,10 +1,9 @@
-"""The policy seam and the built-in scripted and replay policies.
+"""Built-in concrete policies: scripted (tests) and replay of an item's gold actions.
 
 Source: ``docs/ARCHITECTURE.md`` sections "Emulator ↔ trainer seam" and
-"Replay policies ↔ dataset items". A policy is asked once per model turn with
-the chat-completions ``messages`` so far and the item's ``tools``; it answers a
-:class:`PolicyStep`: tool calls (the rollout continues) or final content.
-The HTTP chat-completions policy lives in ``_openai.py``.
+"Replay policies ↔ dataset items". The contract they implement
+(:class:`Policy`, :func:`check_step`) lives in ``_contract.py``; the HTTP
+chat-completions policy in ``_openai.py``.
 """
 
 from __future__ import annotations
@@ -13,121 +12,16 @@ import hashlib
 import inspect
 import json
 import random
-import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-__all__ = [
-    "PerturbedReplayPolicy",
-    "Policy",
-    "PolicyError",
-    "PolicyStep",
-    "ReferenceReplayPolicy",
-    "ScriptedPolicy",
-    "check_step",
-    "make_tool_call",
-    "turns_taken",
-]
+from ._contract import PolicyError, check_step, turns_taken
+from ._types import PolicyStep, make_tool_call
 
+__all__ = ["PerturbedReplayPolicy", "ReferenceReplayPolicy", "ScriptedPolicy"]
 
-class PolicyError(RuntimeError):
-    """The policy failed or produced output the emulator cannot interpret.
-
-    The rollout loop discards the rollout with reason ``"policy_error"``.
-    """
-
-
-@dataclass
-class PolicyStep:
-    """One model turn.
-
-    Attributes:
-        content: final answer text when ``tool_calls`` is empty (may also
-            accompany tool calls as visible text).
-        tool_calls: ``[{"id", "call_id", "name", "arguments": <JSON string>}]``;
-            ``id``/``call_id`` are minted when missing, a dict ``arguments`` is
-            JSON-encoded (see :func:`check_step`).
-        extra: opaque, kept on the step record (e.g. token ids, logprobs).
-    """
-
-    content: str | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    extra: Any = None
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """What the rollout loop asks once per turn.
-
-    Optional hook: ``end_rollout(trace_id) -> dict | None``, called once when a
-    rollout ends (graded or discarded); its dict is kept as
-    ``RolloutResult.policy_info`` and its ``"perturbation"`` key, if any, as
-    ``RolloutResult.perturbation``.
-    """
-
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
-                  trace_id: str) -> PolicyStep:
-        """Return the next turn for ``messages`` (chat-completions dicts)."""
-        ...
-
-
-def make_tool_call(name: str, arguments: dict[str, Any] | str, *, id: str | None = None,
-                   call_id: str | None = None) -> dict[str, Any]:
-    """Build a tool call dict ``{"id": "fc_<hex>", "call_id": "call_<hex>", "name", "arguments": <JSON str>}``."""
-    hex_ = uuid.uuid4().hex
-    args = arguments if isinstance(arguments, str) else json.dumps(arguments, separators=(",", ":"))
-    return {"id": id or f"fc_{hex_}", "call_id": call_id or f"call_{hex_}", "name": name, "arguments": args}
-
-
-def check_step(step: Any) -> PolicyStep:
-    """Validate and normalise a policy's answer.
-
-    Accepts a :class:`PolicyStep` (or a dict with the same keys). Each tool
-    call needs a non-empty string ``name`` and ``arguments`` as a string or a
-    dict (encoded to JSON); missing ``id``/``call_id`` are minted. Arguments
-    that are a string but not valid JSON are passed through unchanged: the
-    tool endpoint judges them, as the hosted service does.
-
-    Raises:
-        PolicyError: anything else (wrong type, tool call without a name,
-            non-string content, duplicate call_id in one step).
-    """
-    if isinstance(step, dict):
-        unknown = set(step) - {"content", "tool_calls", "extra"}
-        if unknown:
-            raise PolicyError(f"policy step has unknown keys {sorted(unknown)}")
-        step = PolicyStep(**step)
-    if not isinstance(step, PolicyStep):
-        raise PolicyError(f"policy must return a PolicyStep, got {type(step).__name__}")
-    if step.content is not None and not isinstance(step.content, str):
-        raise PolicyError(f"PolicyStep.content must be a string or None, got {type(step.content).__name__}")
-    if not isinstance(step.tool_calls, list):
-        raise PolicyError(f"PolicyStep.tool_calls must be a list, got {type(step.tool_calls).__name__}")
-    calls = []
-    for i, call in enumerate(step.tool_calls):
-        if not isinstance(call, dict):
-            raise PolicyError(f"tool_calls[{i}] must be a dict, got {type(call).__name__}")
-        name, args = call.get("name"), call.get("arguments", "{}")
-        if not isinstance(name, str) or not name:
-            raise PolicyError(f"tool_calls[{i}].name must be a non-empty string, got {name!r}")
-        if not isinstance(args, (str, dict)):
-            raise PolicyError(f"tool_calls[{i}].arguments must be a JSON string or object, got {type(args).__name__}")
-        for key in ("id", "call_id"):
-            if key in call and not isinstance(call[key], str):
-                raise PolicyError(f"tool_calls[{i}].{key} must be a string")
-        calls.append(make_tool_call(name, args, id=call.get("id"), call_id=call.get("call_id")))
-    ids = [c["call_id"] for c in calls]
-    if len(set(ids)) != len(ids):
-        raise PolicyError(f"duplicate call_id in one step: {ids}")
-    return PolicyStep(content=step.content, tool_calls=calls, extra=step.extra)
-
-
-def turns_taken(messages: Sequence[dict], item: dict) -> int:
-    """Assistant turns already taken in this rollout (those after the item's own messages)."""
-    start = len(item.get("messages", []))
-    return sum(1 for m in messages[start:] if m.get("role") == "assistant")
+Actions = list[dict[str, Any]]
 
 
 class ScriptedPolicy:
@@ -140,27 +34,28 @@ class ScriptedPolicy:
             (sync or async) returning a step.
 
     Raises (from ``act``):
-        PolicyError: the script has no entry for this turn.
+        PolicyError: the script has no entry for this turn, or the entry is
+            not a valid step (see :func:`check_step`).
     """
 
-    def __init__(self, script: Sequence[PolicyStep | dict] | Callable[..., Any]) -> None:
+    def __init__(self, script: Sequence[PolicyStep | dict[str, Any]] | Callable[..., Any]) -> None:
         self._script = script
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
                   trace_id: str) -> PolicyStep:
         """Return the scripted step for this turn."""
         if callable(self._script):
             out = self._script(messages, tools, item=item, trace_id=trace_id)
             if inspect.isawaitable(out):
                 out = await out
-            return out
+            return check_step(out)
         turn = turns_taken(messages, item)
         if turn >= len(self._script):
             raise PolicyError(f"script has {len(self._script)} steps; no step for turn {turn}")
-        return self._script[turn]
+        return check_step(self._script[turn])
 
 
-def _read_actions(item: dict, actions_field: str, answer_field: str) -> tuple[list[dict], str]:
+def _read_actions(item: dict[str, Any], actions_field: str, answer_field: str) -> tuple[list[dict[str, Any]], str]:
     if actions_field not in item:
         raise PolicyError(f"item has no {actions_field!r} field for reference replay")
     if answer_field not in item:
@@ -176,7 +71,7 @@ def _read_actions(item: dict, actions_field: str, answer_field: str) -> tuple[li
     return actions, answer
 
 
-def _replay_step(actions: list[dict], answer: str, turn: int) -> PolicyStep:
+def _replay_step(actions: list[dict[str, Any]], answer: str, turn: int) -> PolicyStep:
     if turn < len(actions):
         a = actions[turn]
         return PolicyStep(tool_calls=[make_tool_call(a["name"], a.get("arguments", {}))])
@@ -198,15 +93,15 @@ class ReferenceReplayPolicy:
         self.actions_field = actions_field
         self.answer_field = answer_field
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
                   trace_id: str) -> PolicyStep:
         """Return gold call number ``turn``, or the reference answer after the last one."""
         actions, answer = _read_actions(item, self.actions_field, self.answer_field)
         return _replay_step(actions, answer, turns_taken(messages, item))
 
 
-def _drop_one_write(write_tools: Collection[str]) -> Callable[[list[dict], random.Random], tuple[list[dict], str]]:
-    def perturb(actions: list[dict], rng: random.Random) -> tuple[list[dict], str]:
+def _drop_one_write(write_tools: Collection[str]) -> Callable[[list[dict[str, Any]], random.Random], tuple[list[dict[str, Any]], str]]:
+    def perturb(actions: list[dict[str, Any]], rng: random.Random) -> tuple[list[dict[str, Any]], str]:
         writes = [i for i, a in enumerate(actions) if a["name"] in write_tools]
         if not writes:
             return actions, "unchanged (no write call)"
@@ -232,17 +127,17 @@ class PerturbedReplayPolicy:
     ``RolloutResult.perturbation``.
     """
 
-    def __init__(self, write_tools: Collection[str], perturb: Callable[..., tuple[list[dict], str]] | None = None,
+    def __init__(self, write_tools: Collection[str], perturb: Callable[..., tuple[list[dict[str, Any]], str]] | None = None,
                  seed: int = 0, actions_field: str = "actions", answer_field: str = "reference_answer") -> None:
         self.write_tools = frozenset(write_tools)
         self.perturb = perturb or _drop_one_write(self.write_tools)
         self.seed = seed
         self.actions_field = actions_field
         self.answer_field = answer_field
-        self._plans: dict[str, tuple[list[dict], str]] = {}
+        self._plans: dict[str, tuple[list[dict[str, Any]], str]] = {}
         self._planned_per_item: Counter[str] = Counter()
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict,
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
                   trace_id: str) -> PolicyStep:
         """Return the perturbed plan's call for this turn, or the reference answer."""
         plan = self._plans.get(trace_id)

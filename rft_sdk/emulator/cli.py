@@ -25,11 +25,12 @@ from typing import Any
 from rich.console import Console
 
 from ._client import ClientSettings
+from ._contract import Policy
 from ._dataset import DatasetError
 from ._emulate import emulate
 from ._job import TARGETS, JobConfigError, load_job, target_problems
 from ._openai import OpenAICompatiblePolicy
-from ._policy import PerturbedReplayPolicy, Policy, ReferenceReplayPolicy
+from ._policy import PerturbedReplayPolicy, ReferenceReplayPolicy
 from ._report import print_summary
 
 __all__ = ["HELP", "add_arguments", "main", "make_policy", "run"]
@@ -75,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def _load_object(spec: str) -> Any:
+def _load_object(spec: str) -> Policy:
     """The policy object named by ``--policy MODULE:ATTR`` (a factory is called once)."""
     from rft_sdk.cli import load_app
 
@@ -85,7 +86,7 @@ def _load_object(spec: str) -> Any:
         raise ValueError(f"--policy {spec!r}: expected reference, perturbed, openai or MODULE:ATTR") from None
     if not hasattr(obj, "act") and callable(obj):
         obj = obj()
-    if not hasattr(obj, "act"):
+    if not isinstance(obj, Policy):  # runtime_checkable: has an ``act`` attribute
         raise ValueError(f"--policy {spec!r} is not a policy (no async act method)")
     return obj
 

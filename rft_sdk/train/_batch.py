@@ -72,6 +72,6 @@ def completion_logits(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor
     models (HF) that want it.
     """
     mask = batch.attention_mask if getattr(model, "needs_attention_mask", False) else None
-    logits, _ = model(batch.input_ids, attention_mask=mask)
+    logits: torch.Tensor = model(batch.input_ids, attention_mask=mask)[0]
     v = logits.shape[-1]
     return logits.gather(1, batch.gather_index[..., None].expand(-1, -1, v))

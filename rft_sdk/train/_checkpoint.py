@@ -45,10 +45,12 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, *, step: int, conf
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(model, TinyGPT):
-        payload = {"kind": "tinygpt", "model_config": model.config.to_dict(), "state_dict": model.state_dict()}
+        payload: dict[str, Any] = {"kind": "tinygpt", "model_config": model.config.to_dict(),
+                                   "state_dict": model.state_dict()}
     else:
         hf_dir = path.with_name(path.stem + "_hf")
-        model.hf.save_pretrained(hf_dir)  # type: ignore[union-attr]
+        hf_model: Any = model.hf  # the HFCausalLM adapter's wrapped transformers model
+        hf_model.save_pretrained(hf_dir)
         hf_tok = getattr(tokenizer, "tok", None)
         if hf_tok is not None:
             hf_tok.save_pretrained(hf_dir)

@@ -7,6 +7,8 @@ from typing import Any
 
 from rft_sdk.kernels import LOSS_TYPES
 
+from ._schedule import LR_SCHEDULES
+
 __all__ = ["TrainConfig"]
 
 
@@ -38,7 +40,10 @@ class TrainConfig:
     max_train_s: float | None = None  # stop GRPO early once this many seconds have passed since train() began
     items_per_step: int = 8  # items per step, drawn without replacement from a shuffled epoch
     group_size: int = 8  # G: rollouts per item (the group of GRPO)
-    lr: float = 1e-3  # AdamW learning rate of GRPO
+    lr: float = 1e-3  # peak AdamW learning rate of GRPO
+    lr_schedule: str = "cosine"  # "cosine" (decay to min_lr_ratio * lr by the planned last step) | "constant"
+    warmup_steps: int = 10  # linear lr warmup over the first GRPO steps (0 = none)
+    min_lr_ratio: float = 0.1  # cosine floor, as a fraction of lr
     weight_decay: float = 0.0  # AdamW weight decay
     adam_betas: tuple[float, float] = (0.9, 0.99)  # AdamW betas
     grad_clip: float = 1.0  # max global gradient norm
@@ -48,21 +53,28 @@ class TrainConfig:
     beta: float = 0.0  # KL weight to the frozen post-SFT reference (0 = no reference model, as TRL now defaults)
     scale_rewards: bool = True  # divide advantages by the group std (False = Dr. GRPO)
     num_iterations: int = 1  # updates per sampled batch (TRL's mu); 1 = strictly on-policy
+    log_ref_kl: bool = True  # also measure KL to the frozen post-SFT reference when beta == 0 (one extra forward)
     skip_zero_advantage: bool = True  # drop turns whose advantage is 0 (all-equal groups; DAPO dynamic sampling)
     # --- evaluation, checkpoints -------------------------------------------------
     eval_every: int = 0  # evaluate held-out items every N GRPO steps (0 = only before and after)
     eval_items: int | None = None  # how many held-out items to evaluate (None = all)
     checkpoint_every: int = 0  # save checkpoint.pt every N steps (0 = only at the end)
+    keep_best: bool = True  # also keep the weights of the best held-out evaluation (best.pt)
+    min_steps_to_learn: int = 50  # warn when the wall-clock budget fits fewer GRPO steps than this
     max_concurrency: int = 256  # rollouts in flight at once (the policy batches their turns)
     progress: bool = True  # tqdm progress bars on stderr
 
     def __post_init__(self) -> None:
         """Validate. Raises ValueError naming the field."""
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {self.lr_schedule!r}")
+        if not 0.0 <= self.min_lr_ratio <= 1.0:
+            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
         if self.loss_type not in LOSS_TYPES:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0 for GRPO sampling")
-        for name in ("steps", "sft_steps", "eval_every", "checkpoint_every"):
+        for name in ("steps", "sft_steps", "eval_every", "checkpoint_every", "warmup_steps", "min_steps_to_learn"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         for name in ("items_per_step", "group_size", "num_iterations", "sft_batch_size", "max_new_tokens"):

@@ -66,7 +66,8 @@ def generate(
     if temperature > 0 and (generators is None or len(generators) != len(prompts)):
         raise ValueError("sampling with temperature > 0 needs one torch.Generator per prompt")
     device = next(model.parameters()).device
-    limit = max(1, int(model.block_size) - max_new_tokens)
+    block_size: int = model.block_size  # type: ignore[assignment]  # TinyGPT / HF adapter property
+    limit = max(1, block_size - max_new_tokens)
     prompts = [p[-limit:] for p in prompts]
     b, width = len(prompts), max(len(p) for p in prompts)
     ids = torch.full((b, width), pad_id, dtype=torch.long, device=device)

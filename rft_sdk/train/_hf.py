@@ -64,7 +64,7 @@ class HFTokenizer:
 
     def decode(self, ids: Any) -> str:
         """Text of ``ids`` with special tokens skipped."""
-        return self.tok.decode(list(ids), skip_special_tokens=True)
+        return str(self.tok.decode(list(ids), skip_special_tokens=True))
 
 
 def load_hf_model(path: str | Path) -> tuple[HFCausalLM, Any]:

@@ -30,6 +30,8 @@ class MetricsLog:
 def plot_rewards(rows: list[dict[str, Any]], path: str | Path, *, title: str = "GRPO reward") -> Path:
     """Plot ``reward_mean`` (train, per step) and ``eval_success`` (held-out) against ``step`` into a PNG.
 
+    The best held-out evaluation (the weights kept as ``best.pt``) is marked with a star.
+
     Rows are dicts as written by :class:`MetricsLog`; rows lacking a key are skipped for that curve.
     Returns the path written.
     """
@@ -45,6 +47,8 @@ def plot_rewards(rows: list[dict[str, Any]], path: str | Path, *, title: str = "
         ax.plot(*zip(*train), label="train reward (mean of group samples)")
     if evals:
         ax.plot(*zip(*evals), "o--", label="held-out success (greedy)")
+        best = max(evals, key=lambda e: e[1])  # first of the highest, as best.pt
+        ax.plot([best[0]], [best[1]], "*", markersize=12, color="tab:red", label=f"best.pt (step {best[0]})")
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("reward / success")
     ax.set_ylim(-0.05, 1.05)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -48,7 +49,7 @@ class TinyGPTConfig:
     rope: bool = True  # rotary position embeddings (relative offsets: copying learns fast) instead of learned ones
     rope_base: float = 10000.0  # RoPE frequency base (Su et al. 2021, arXiv:2104.09864)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable copy (stored in checkpoints)."""
         return asdict(self)
 
@@ -168,7 +169,8 @@ class TinyGPT(nn.Module):
         if self.wpe is not None:
             x = x + self.wpe(position_ids)
         else:
-            angles = position_ids[:, None, :, None].float() * self.inv_freq  # [B, 1, S, hd/2]
+            inv_freq: torch.Tensor = self.inv_freq  # type: ignore[assignment]  # a registered buffer
+            angles = position_ids[:, None, :, None].float() * inv_freq  # [B, 1, S, hd/2]
             rot = (angles.cos(), angles.sin())
         new_cache: KVCache = []
         for i, block in enumerate(self.blocks):

@@ -23,10 +23,11 @@ from typing import Any
 
 import torch
 
-from rft_sdk.emulator import PolicyStep
+from rft_sdk.emulator import PolicyStep, ToolCall
 
-from ._generate import generate
+from ._generate import Completion, generate
 from ._render import parse_output, render_prompt
+from ._turn import SampledTurn
 
 __all__ = ["TorchPolicy"]
 
@@ -43,9 +44,8 @@ class TorchPolicy:
         max_tool_chars: tool outputs are cut to this many characters in the prompt.
         batch_window_s: seconds the flusher waits to gather concurrent requests.
 
-    ``act`` returns a ``PolicyStep`` whose ``extra`` is
-    ``{"prompt_ids": [int], "completion_ids": [int], "logprobs": [float], "text": str, "truncated": bool}``
-    — the generated span and its sampling logprobs, used by the trainer.
+    ``act`` returns a ``PolicyStep`` whose ``extra`` is a :class:`SampledTurn`
+    (prompt ids, generated ids, their sampling logprobs, text, truncated), used by the trainer.
     """
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any, *, temperature: float = 1.0,
@@ -56,8 +56,8 @@ class TorchPolicy:
         self.seed, self.max_tool_chars, self.batch_window_s = seed, max_tool_chars, batch_window_s
         self._round = 0
         self._seen: Counter[bytes] = Counter()
-        self._pending: list[tuple[list[int], torch.Generator | None, asyncio.Future]] = []
-        self._flusher: asyncio.Task | None = None
+        self._pending: list[tuple[list[int], torch.Generator | None, asyncio.Future[Completion]]] = []
+        self._flusher: asyncio.Task[None] | None = None
         self.batches: list[int] = []  # batch sizes sampled so far (diagnostics)
 
     def set_round(self, round_: int) -> None:
@@ -65,7 +65,7 @@ class TorchPolicy:
         self._round = round_
         self._seen.clear()
 
-    def prompt_ids(self, messages: list[dict], tools: list[dict]) -> list[int]:
+    def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[int]:
         """The rendered prompt (see ``_render.render_prompt``), cut to its last
         ``block_size - max_new_tokens`` tokens so prompt + completion fit the model."""
         ids = render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars)
@@ -81,22 +81,24 @@ class TorchPolicy:
         h = hashlib.sha256(f"{self.seed}|{self._round}|{n}|".encode() + key).digest()
         return torch.Generator().manual_seed(int.from_bytes(h[:8], "little") & ((1 << 63) - 1))
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
         """Render, sample one assistant turn, parse it. Returns a ``PolicyStep``.
 
         Output that is not a well-formed ``<call>…</call>`` becomes the final answer.
         """
         prompt = self.prompt_ids(messages, tools)
-        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._pending.append((prompt, self._generator(prompt), fut))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.ensure_future(self._flush())
         completion = await fut
         text = self.tokenizer.decode(t for t in completion.token_ids if t != self.tokenizer.eos_id)
         parsed = parse_output(text)
-        extra = {"prompt_ids": prompt, "completion_ids": completion.token_ids, "logprobs": completion.logprobs,
-                 "text": text, "truncated": completion.truncated}
-        return PolicyStep(content=parsed.content, tool_calls=parsed.tool_calls, extra=extra)
+        extra = SampledTurn(prompt_ids=prompt, completion_ids=completion.token_ids, logprobs=completion.logprobs,
+                            text=text, truncated=completion.truncated)
+        calls: list[ToolCall | dict[str, Any]] = list(parsed.tool_calls)
+        return PolicyStep(content=parsed.content, tool_calls=calls, extra=extra)
 
     async def _flush(self) -> None:
         while self._pending:
@@ -113,7 +115,7 @@ class TorchPolicy:
                 if not fut.done():
                     fut.set_result(res)
 
-    def _sample(self, prompts: list[list[int]], generators: list[torch.Generator | None]) -> list:
+    def _sample(self, prompts: list[list[int]], generators: list[torch.Generator | None]) -> list[Completion]:
         self.batches.append(len(prompts))
         was_training = self.model.training
         self.model.eval()

@@ -30,6 +30,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rft_sdk.emulator import ToolCall
+
 __all__ = ["ParsedOutput", "format_call", "parse_output", "render_prompt", "render_tools"]
 
 _CALL_RE = re.compile(r"<call>\s*([A-Za-z0-9_.\-]+)\s*(.*?)</call>", re.DOTALL)
@@ -45,10 +47,10 @@ class _Tokenizer(Protocol):
 
 @dataclass
 class ParsedOutput:
-    """A parsed completion: ``tool_calls`` (wire shape, arguments a JSON string) or ``content``."""
+    """A parsed completion: ``tool_calls`` (:class:`ToolCall` s, arguments a JSON string) or ``content``."""
 
     content: str | None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
 
 def format_call(name: str, arguments: dict[str, Any] | str) -> str:
@@ -64,13 +66,13 @@ def format_call(name: str, arguments: dict[str, Any] | str) -> str:
 def parse_output(text: str) -> ParsedOutput:
     """Parse generated text (without ``<eos>``) into tool calls or a final answer.
 
-    Tool calls come back as ``{"id": "fc_…", "call_id": "call_…", "name", "arguments": <JSON string>}``
-    (the hosted wire shape). Never raises: output that is not a well-formed call
+    Tool calls come back as :class:`ToolCall` s (``id`` ``"fc_…"``, ``call_id`` ``"call_…"``,
+    ``arguments`` a JSON string: the hosted wire shape). Never raises: output that is not a well-formed call
     becomes a final answer.
     """
     if "<call>" not in text:
         return ParsedOutput(content=text.strip())
-    calls: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
     matches = list(_CALL_RE.finditer(text))
     if not matches or text.count("<call>") != len(matches):
         return ParsedOutput(content=text.strip())
@@ -82,8 +84,8 @@ def parse_output(text: str) -> ParsedOutput:
         if not isinstance(args, dict):
             return ParsedOutput(content=text.strip())
         suffix = uuid.uuid4().hex[:12]
-        calls.append({"id": f"fc_{suffix}", "call_id": f"call_{suffix}", "name": m.group(1),
-                      "arguments": json.dumps(args, ensure_ascii=False)})
+        calls.append(ToolCall(call_id=f"call_{suffix}", name=m.group(1), arguments=json.dumps(args, ensure_ascii=False),
+                              id=f"fc_{suffix}"))
     return ParsedOutput(content=None, tool_calls=calls)
 
 

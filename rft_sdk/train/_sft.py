@@ -16,10 +16,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from rft_sdk.emulator import PolicyStep, ReferenceReplayPolicy
+from rft_sdk.emulator import PolicyStep, ReferenceReplayPolicy, check_step
 
 from ._batch import completion_logits, make_batch
 from ._render import format_call, render_prompt
+from ._turn import SampledTurn
 
 __all__ = ["DemonstrationPolicy", "sft_train"]
 
@@ -27,9 +28,8 @@ __all__ = ["DemonstrationPolicy", "sft_train"]
 class DemonstrationPolicy(ReferenceReplayPolicy):
     """``ReferenceReplayPolicy`` that records each turn's tokens; implements ``Policy``.
 
-    ``extra`` of each step: ``{"prompt_ids": [int], "completion_ids": [int]}``, the
-    completion being ``format_call(...)`` of the turn's gold call or the answer text,
-    followed by ``eos_id``.
+    ``extra`` of each step: a :class:`SampledTurn` (no logprobs), the completion
+    being ``format_call(...)`` of the turn's gold call or the answer text, followed by ``eos_id``.
 
     Raises (from ``act``):
         PolicyError: the item lacks or misshapes the replay fields (the emulator then
@@ -41,13 +41,15 @@ class DemonstrationPolicy(ReferenceReplayPolicy):
         super().__init__(actions_field=actions_field, answer_field=answer_field)
         self.tokenizer, self.max_tool_chars = tokenizer, max_tool_chars
 
-    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
         """The next gold turn for ``messages``, with its prompt and completion ids in ``extra``."""
-        step = await super().act(messages, tools, item=item, trace_id=trace_id)
-        calls = step.tool_calls
-        text = "".join(format_call(c["name"], c["arguments"]) for c in calls) if calls else str(step.content)
-        step.extra = {"prompt_ids": render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars),
-                      "completion_ids": self.tokenizer.encode(text) + [self.tokenizer.eos_id]}
+        step = check_step(await super().act(messages, tools, item=item, trace_id=trace_id))
+        calls = [c for c in step.tool_calls if not isinstance(c, dict)]
+        text = "".join(format_call(c.name, c.arguments) for c in calls) if calls else str(step.content)
+        step.extra = SampledTurn(
+            prompt_ids=render_prompt(messages, tools, self.tokenizer, max_tool_chars=self.max_tool_chars),
+            completion_ids=self.tokenizer.encode(text) + [self.tokenizer.eos_id], text=text)
         return step
 
 
@@ -92,7 +94,7 @@ def sft_train(
         tok_loss = F.cross_entropy(logits.flatten(0, 1), batch.completion_ids.flatten(), reduction="none")
         loss = (tok_loss * batch.completion_mask.flatten()).sum() / batch.completion_mask.sum()
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        torch.autograd.backward(loss)
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
         losses.append(loss.item())

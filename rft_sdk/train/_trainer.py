@@ -15,6 +15,10 @@ Read top to bottom (after nanochat's ``scripts/chat_rl.py``):
 
 Each rollout turn is one training row: the rendered prompt and the generated
 completion, weighted by the rollout's advantage.
+
+The whole run is one coroutine on one event loop (:func:`train` calls
+``asyncio.run`` once), with one :class:`~rft_sdk.emulator.EmulatorSession`
+that owns the HTTP clients for every sampling round and evaluation.
 """
 
 from __future__ import annotations
@@ -30,24 +34,39 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from rft_sdk import kernels
-from rft_sdk.emulator import ReinforcementJob, load_job, run_rollouts
+from rft_sdk.emulator import EmulatorSession, Policy, ReinforcementJob, RolloutResult, load_job
 
 from ._advantages import group_advantages
-from ._batch import completion_logits, make_batch
+from ._budget import StepBudget
 from ._checkpoint import build_model, save_checkpoint
 from ._config import TrainConfig
 from ._metrics import MetricsLog, plot_rewards
 from ._policy import TorchPolicy
+from ._schedule import lr_at
 from ._sft import DemonstrationPolicy, sft_train
+from ._turn import SampledTurn
+from ._update import _update
+from ._watch import Best, SignalWatch, group_stats
 
-__all__ = ["TrainResult", "evaluate", "train"]
+__all__ = ["TrainResult", "evaluate", "train"]  # _update is re-exported for tests
 
 
 @dataclass
 class TrainResult:
-    """What :func:`train` returns: the trained ``model``/``tokenizer``, held-out success after SFT
-    (``eval_before``) and after GRPO (``eval_after``), SFT losses, metrics rows and written files."""
+    """What :func:`train` returns.
+
+    Attributes:
+        model / tokenizer: the policy after the LAST GRPO step (``checkpoint.pt``).
+        eval_before: held-out success after SFT (before GRPO).
+        eval_after: held-out success of the last step's weights.
+        eval_best: the best held-out evaluation of the run (after SFT counts) as
+            ``{"step", "success", "reward_mean", "n"}``; its weights are ``best_state``
+            (``best.pt``). ``None`` without held-out items or with ``keep_best=False``.
+        best_state: ``state_dict`` (CPU copies) of the best evaluation, or ``None``.
+        steps_done: GRPO steps taken; steps_fit: the wall-clock budget's estimate
+            (``None`` without ``max_train_s``).
+        sft_losses, metrics (rows as in ``metrics.jsonl``), files (written paths).
+    """
 
     model: torch.nn.Module
     tokenizer: Any
@@ -56,45 +75,66 @@ class TrainResult:
     sft_losses: list[float] = field(default_factory=list)
     metrics: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, Path] = field(default_factory=dict)
+    eval_best: dict[str, float] | None = None
+    best_state: dict[str, torch.Tensor] | None = None
+    steps_done: int = 0
+    steps_fit: int | None = None
 
 
-def _rollouts(items: list[dict], policy: Any, job: ReinforcementJob, *, samples: int, cfg: TrainConfig) -> list:
-    return asyncio.run(run_rollouts(items, policy, job, samples_per_item=samples, max_concurrency=cfg.max_concurrency,
-                                    max_episode_steps=cfg.max_episode_steps))
+Item = dict[str, Any]
 
 
-def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[dict], job: Any, cfg: TrainConfig) -> dict[str, float]:
-    """One rollout per item with ``cfg.eval_temperature`` (0 = greedy) through the job's endpoints.
+def _turns(r: RolloutResult) -> list[SampledTurn]:
+    """The trainer's token record of each turn of ``r`` (steps whose ``extra`` is a :class:`SampledTurn`)."""
+    return [s.extra for s in r.steps if isinstance(s.extra, SampledTurn)]
 
-    Returns ``{"success": fraction with score >= pass_threshold (discarded count as failures),
-    "reward_mean", "tool_calls_per_rollout", "n"}``.
 
-    Raises:
-        JobConfigError: ``job`` is not a valid job config (see ``rft_sdk.emulator.load_job``).
-    """
-    job = load_job(job)
+async def _rollouts(session: EmulatorSession, items: list[Item], policy: Policy, *, samples: int,
+                    cfg: TrainConfig) -> list[RolloutResult]:
+    return await session.run(items, policy, samples_per_item=samples, max_episode_steps=cfg.max_episode_steps)
+
+
+async def _evaluate(session: EmulatorSession, model: torch.nn.Module, tokenizer: Any, items: list[Item],
+                    cfg: TrainConfig) -> dict[str, float]:
     policy = TorchPolicy(model, tokenizer, temperature=cfg.eval_temperature, max_new_tokens=cfg.max_new_tokens,
                          seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
-    results = _rollouts(items, policy, job, samples=1, cfg=cfg)
-    threshold = job.grader.pass_threshold
+    results = await _rollouts(session, items, policy, samples=1, cfg=cfg)
+    threshold = session.job.grader.pass_threshold
     scores = [r.score if r.score is not None else 0.0 for r in results]
     return {"success": sum(s >= threshold for s in scores) / len(scores), "reward_mean": sum(scores) / len(scores),
             "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / len(results), "n": len(results)}
 
 
-def _demonstrations(items: list[dict], job: ReinforcementJob, tokenizer: Any,
-                    cfg: TrainConfig) -> list[tuple[list[int], list[int]]]:
+def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[Item], job: Any, cfg: TrainConfig) -> dict[str, float]:
+    """One rollout per item with ``cfg.eval_temperature`` (0 = greedy) through the job's endpoints.
+
+    Returns ``{"success": fraction with score >= pass_threshold (discarded count as failures),
+    "reward_mean", "tool_calls_per_rollout", "n"}``. Runs its own event loop (``asyncio.run``);
+    inside :func:`train` the run's session is used instead.
+
+    Raises:
+        JobConfigError: ``job`` is not a valid job config (see ``rft_sdk.emulator.load_job``).
+    """
+    async def go() -> dict[str, float]:
+        async with EmulatorSession(load_job(job), max_concurrency=cfg.max_concurrency) as session:
+            return await _evaluate(session, model, tokenizer, items, cfg)
+
+    return asyncio.run(go())
+
+
+async def _demonstrations(session: EmulatorSession, items: list[Item], tokenizer: Any,
+                          cfg: TrainConfig) -> list[tuple[list[int], list[int]]]:
     """(prompt, completion) pairs of the gold replays that the grader passes."""
-    results = _rollouts(items, DemonstrationPolicy(tokenizer, max_tool_chars=cfg.max_tool_chars), job,
-                        samples=1, cfg=cfg)
-    threshold = job.grader.pass_threshold
+    results = await _rollouts(session, items, DemonstrationPolicy(tokenizer, max_tool_chars=cfg.max_tool_chars),
+                              samples=1, cfg=cfg)
+    threshold = session.job.grader.pass_threshold
     passed = [r for r in results if r.score is not None and r.score >= threshold]
     if not passed:
         raise RuntimeError("no demonstration passed the grader; check the items' actions/reference_answer")
-    return [(s.extra["prompt_ids"], s.extra["completion_ids"]) for r in passed for s in r.steps]
+    return [(t.prompt_ids, t.completion_ids) for r in passed for t in _turns(r)]
 
 
-def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: list[dict] | None = None,
+def train(cfg: TrainConfig, *, job: Any, train_items: list[Item], eval_items: list[Item] | None = None,
           out_dir: str | Path | None = None) -> TrainResult:
     """Run SFT (if ``cfg.sft_steps``) then ``cfg.steps`` GRPO steps; see the module docstring.
 
@@ -110,7 +150,19 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
     """
     if not train_items:
         raise ValueError("train() needs at least one train item")
-    job = load_job(job)  # validated and parsed once, not per rollout batch
+    parsed = load_job(job)  # validated and parsed once, not per rollout batch
+    return asyncio.run(_train(cfg, parsed, train_items, eval_items, out_dir))
+
+
+async def _train(cfg: TrainConfig, job: ReinforcementJob, train_items: list[Item], eval_items: list[Item] | None,
+                 out_dir: str | Path | None) -> TrainResult:
+    async with EmulatorSession(job, max_concurrency=cfg.max_concurrency) as session:
+        return await _train_in(session, cfg, train_items, eval_items, out_dir)
+
+
+async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: list[Item],
+                    eval_items: list[Item] | None, out_dir: str | Path | None) -> TrainResult:
+    job = session.job
     out = Path(out_dir) if out_dir is not None else None
     log = MetricsLog(out / "metrics.jsonl") if out is not None else None
     rows: list[dict[str, Any]] = []
@@ -133,7 +185,7 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
     sft_losses: list[float] = []
     if cfg.sft_steps:
         demo_items = train_items[: cfg.sft_demos] if cfg.sft_demos is not None else train_items
-        pairs = _demonstrations(demo_items, job, tokenizer, cfg)
+        pairs = await _demonstrations(session, demo_items, tokenizer, cfg)
         bar = tqdm(total=cfg.sft_steps, desc="SFT", disable=not cfg.progress)
         sft_losses = sft_train(model, pairs, steps=cfg.sft_steps, batch_size=cfg.sft_batch_size, lr=cfg.sft_lr,
                                seed=cfg.seed, on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
@@ -142,23 +194,35 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
                 "demonstration_turns": len(pairs)})
 
     # 3. held-out success before GRPO
-    eval_before = evaluate(model, tokenizer, eval_set, job, cfg) if eval_set else None
+    t_eval = time.perf_counter()
+    eval_before = await _evaluate(session, model, tokenizer, eval_set, cfg) if eval_set else None
+    eval_s = time.perf_counter() - t_eval
     if eval_before is not None:
         record({"phase": "eval", "step": 0, "eval_success": eval_before["success"],
-                "eval_reward": eval_before["reward_mean"]})
+                "eval_reward": eval_before["reward_mean"], "elapsed_s": round(time.perf_counter() - t_start, 1)})
 
     # 4. GRPO
-    ref_model = copy.deepcopy(model).eval().requires_grad_(False) if cfg.beta > 0 else None
+    keep_ref = cfg.beta > 0 or cfg.log_ref_kl
+    ref_model = copy.deepcopy(model).eval().requires_grad_(False) if keep_ref else None
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.adam_betas, weight_decay=cfg.weight_decay)
     threshold = job.grader.pass_threshold
+    budget = StepBudget(cfg, t_start, eval_s)
+    best = Best(cfg.keep_best)
+    if eval_before is not None:
+        best.offer(0, eval_before, model)
     order: list[int] = []
+    silent = SignalWatch()
     bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress)
     last_step = 0
     for step in bar:
-        if cfg.max_train_s is not None and time.perf_counter() - t_start > cfg.max_train_s:
+        if budget.spent():
             break  # wall-clock budget spent
         last_step = step
         t0 = time.perf_counter()
+        lr = lr_at(step, lr=cfg.lr, schedule=cfg.lr_schedule, warmup_steps=min(cfg.warmup_steps, budget.horizon // 4),
+                   horizon=budget.horizon, min_lr_ratio=cfg.min_lr_ratio)
+        for group in opt.param_groups:
+            group["lr"] = lr
         # 4a. items of this step (epochs of a seeded shuffle), G rollouts each through the endpoints
         batch_items = []
         for _ in range(min(cfg.items_per_step, len(train_items))):
@@ -167,42 +231,53 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
                 rng.shuffle(order)
             batch_items.append(train_items[order.pop()])
         policy.set_round(step)
-        results = _rollouts(batch_items, policy, job, samples=cfg.group_size, cfg=cfg)
+        results = await _rollouts(session, batch_items, policy, samples=cfg.group_size, cfg=cfg)
         t_sample = time.perf_counter() - t0
         kept = [r for r in results if not r.discarded and r.score is not None]
-        kept.sort(key=lambda r: (r.item_index, [s.extra["completion_ids"] for s in r.steps if s.extra]))
+        kept.sort(key=lambda r: (r.item_index, [t.completion_ids for t in _turns(r)]))
 
         # 4b. group-normalised advantages (group = the samples of one item)
-        rewards = [float(r.score) for r in kept]
+        rewards = [float(r.score) for r in kept if r.score is not None]
         adv = group_advantages(rewards, [r.item_index for r in kept], scale_by_std=cfg.scale_rewards) if kept else torch.zeros(0)
 
         # 4c. one training row per policy turn, weighted by its rollout's advantage
-        prompts, comps, row_adv = [], [], []
+        prompts: list[list[int]] = []
+        comps: list[list[int]] = []
+        row_adv: list[float] = []
         for r, a in zip(kept, adv.tolist()):
             if cfg.skip_zero_advantage and a == 0.0 and cfg.beta == 0:
                 continue
-            for s in r.steps:
-                if s.extra and s.extra.get("completion_ids"):
-                    prompts.append(s.extra["prompt_ids"])
-                    comps.append(s.extra["completion_ids"])
+            for t in _turns(r):
+                if t.completion_ids:
+                    prompts.append(t.prompt_ids)
+                    comps.append(t.completion_ids)
                     row_adv.append(a)
 
         # 4d. clipped GRPO objective, AdamW, gradient clipping
         upd = _update(model, ref_model, opt, prompts, comps, row_adv, tokenizer, cfg) if prompts else {}
         scores = torch.tensor(rewards) if rewards else torch.zeros(1)
+        groups = group_stats(kept)
         row = {"phase": "grpo", "step": step, "reward_mean": float(scores.mean()),
                "reward_std": float(scores.std()) if len(rewards) > 1 else 0.0,
                "success_rate": sum(x >= threshold for x in rewards) / max(1, len(results)),
                "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / max(1, len(results)),
-               "discarded": sum(r.discarded for r in results), "rollouts": len(results),
-               "train_rows": len(prompts), **upd,
+               "discarded": sum(r.discarded for r in results), "rollouts": len(results), **groups,
+               "train_rows": len(prompts), "lr": lr, **upd,
                "sample_s": round(t_sample, 3), "step_s": round(time.perf_counter() - t0, 3)}
+        warning = silent.after_step(step, groups, rewards)
+        if warning is not None:
+            row["warning"] = warning
 
-        # 5. evaluation, checkpoints
+        # 5. evaluation, best weights, checkpoints, budget
         if eval_set and cfg.eval_every and step % cfg.eval_every == 0:
-            ev = evaluate(model, tokenizer, eval_set, job, cfg)
+            ev = await _evaluate(session, model, tokenizer, eval_set, cfg)
             row.update(eval_success=ev["success"], eval_reward=ev["reward_mean"])
+            best.offer(step, ev, model)
+        row["elapsed_s"] = round(time.perf_counter() - t_start, 1)
         record(row)
+        plan = budget.after_step(step)
+        if plan is not None:
+            record(plan)
         # No "loss" when every group scored alike (zero advantages): nothing to learn from this step.
         bar.set_postfix(reward=f"{row['reward_mean']:.2f}",
                         loss=f"{row['loss']:.3f}" if "loss" in row else "skipped (all groups tied)")
@@ -212,57 +287,24 @@ def train(cfg: TrainConfig, *, job: Any, train_items: list[dict], eval_items: li
 
     eval_after = None
     if eval_set and last_step:
-        done = rows[-1] if rows and rows[-1].get("step") == last_step and "eval_success" in rows[-1] else None
-        eval_after = evaluate(model, tokenizer, eval_set, job, cfg) if done is None else \
-            {"success": done["eval_success"], "reward_mean": done["eval_reward"], "n": len(eval_set)}
+        done = next((r for r in rows if r.get("step") == last_step and "eval_success" in r), None)
         if done is None:
+            eval_after = await _evaluate(session, model, tokenizer, eval_set, cfg)
             record({"phase": "eval", "step": last_step, "eval_success": eval_after["success"],
-                    "eval_reward": eval_after["reward_mean"]})
+                    "eval_reward": eval_after["reward_mean"],
+                    "elapsed_s": round(time.perf_counter() - t_start, 1)})
+            best.offer(last_step, eval_after, model)
+        else:
+            eval_after = {"success": done["eval_success"], "reward_mean": done["eval_reward"], "n": len(eval_set)}
     files: dict[str, Path] = {}
     if out is not None and log is not None:
         files["metrics"] = log.path
         files["checkpoint"] = save_checkpoint(out / "checkpoint.pt", model, step=last_step, config=cfg, tokenizer=tokenizer)
+        if best.state is not None and best.info is not None:
+            best_model = copy.deepcopy(model)
+            best_model.load_state_dict(best.state)
+            files["best_checkpoint"] = save_checkpoint(out / "best.pt", best_model, step=int(best.info["step"]),
+                                                       config=cfg, tokenizer=tokenizer)
         files["plot"] = plot_rewards(rows, out / "reward_curve.png")
-    return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files)
-
-
-def _update(model: torch.nn.Module, ref_model: torch.nn.Module | None, opt: torch.optim.Optimizer,
-            prompts: list, comps: list, advantages: list[float], tokenizer: Any, cfg: TrainConfig) -> dict[str, float]:
-    """``num_iterations`` AdamW steps on the GRPO loss of the rows; returns loss/KL/entropy/clip/grad-norm.
-
-    The model runs in ``eval()`` mode (dropout off, as TRL's ``disable_dropout=True``), the mode the
-    policy sampled in: the ``old`` logprobs recomputed here for ``num_iterations > 1`` are then the
-    sampling-time logprobs (the ratio compares against the policy that acted), and with
-    ``num_iterations == 1`` the on-policy ratio is exactly 1 (TRL passes ``old_per_token_logps=None``).
-    """
-    batch = make_batch(prompts, comps, pad_id=tokenizer.pad_id, block_size=getattr(model, "block_size", None))
-    adv = torch.tensor(advantages, dtype=torch.float32)
-    model.eval()  # gradients still flow; only dropout (and similar train-mode noise) is switched off
-    with torch.no_grad():
-        old_lp = _logprobs(model, batch, cfg.temperature) if cfg.num_iterations > 1 else None
-        ref_lp = _logprobs(ref_model, batch, cfg.temperature) if ref_model is not None else None
-    first: dict[str, float] = {}
-    for it in range(cfg.num_iterations):
-        logits = completion_logits(model, batch)
-        out = kernels.grpo_loss(logits, batch.completion_ids, adv, batch.completion_mask, old_lp, ref_lp,
-                                temperature=cfg.temperature, epsilon_low=cfg.epsilon_low,
-                                epsilon_high=cfg.epsilon_high, beta=cfg.beta, loss_type=cfg.loss_type,
-                                max_completion_length=cfg.max_new_tokens)
-        opt.zero_grad(set_to_none=True)
-        out.loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        if it == 0:
-            mask = batch.completion_mask
-            with torch.no_grad():
-                logp = torch.log_softmax(logits.detach() / cfg.temperature, dim=-1)
-                entropy = -(logp.exp() * logp).sum(-1)
-            first = {"loss": out.loss.item(), "entropy": float((entropy * mask).sum() / mask.sum()),
-                     "kl": float((out.kl * mask).sum() / mask.sum()) if out.kl is not None else 0.0,
-                     "clip_ratio": float(out.clip_ratio), "grad_norm": float(grad_norm),
-                     "completion_tokens": int(mask.sum())}
-    return first
-
-
-def _logprobs(model: torch.nn.Module, batch: Any, temperature: float) -> torch.Tensor:
-    return kernels.selective_log_softmax(completion_logits(model, batch), batch.completion_ids, temperature)
+    return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files, eval_best=best.info,
+                       best_state=best.state, steps_done=last_step, steps_fit=budget.steps_fit)

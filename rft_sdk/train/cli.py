@@ -8,8 +8,9 @@ Config file (JSON)::
      "training": {...TrainConfig fields...}}  # optional; defaults otherwise
 
 Relative paths are resolved against the config file's folder. The run folder
-receives ``metrics.jsonl``, ``checkpoint.pt``, ``reward_curve.png`` and
-``summary.json``. Exit status 0 on success, 2 on a bad config.
+receives ``metrics.jsonl``, ``checkpoint.pt`` (last step), ``best.pt`` (best
+held-out evaluation), ``reward_curve.png`` and ``summary.json`` (``eval_after``
+refers to the last step, ``eval_best`` to ``best.pt``). Exit status 0 on success, 2 on a bad config.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="override training.seed")
 
 
-def _load_items(value: Any, base: Path, key: str) -> list[dict]:
+def _load_items(value: Any, base: Path, key: str) -> list[dict[str, Any]]:
     if isinstance(value, list):
         return value
     if not isinstance(value, str):
@@ -52,7 +53,7 @@ def _load_items(value: Any, base: Path, key: str) -> list[dict]:
     return items
 
 
-def load_run_config(path: str | Path) -> tuple[Any, list[dict], list[dict], Any]:
+def load_run_config(path: str | Path) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]], Any]:
     """``(job, train_items, eval_items, TrainConfig)`` from a run config file.
 
     Raises:
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     result = train(cfg, job=job, train_items=train_items, eval_items=eval_items, out_dir=out)
-    summary = {"eval_before": result.eval_before, "eval_after": result.eval_after,
+    summary = {"eval_before": result.eval_before, "eval_after": result.eval_after, "eval_best": result.eval_best,
+               "steps_done": result.steps_done, "steps_fit": result.steps_fit,
                "files": {k: str(v) for k, v in result.files.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(json.dumps(summary))

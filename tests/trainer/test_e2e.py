@@ -26,7 +26,7 @@ GRADER_APP = ToolServer(graders=[similarity])
 CFG = dict(n_layer=1, n_embd=32, n_head=2, block_size=192, sft_steps=20, sft_demos=8, sft_batch_size=8,
            steps=3, items_per_step=3, group_size=4, max_new_tokens=24, temperature=1.0, lr=3e-3,
            eval_items=4, progress=False, seed=3)
-VOLATILE = {"sample_s", "step_s"}
+VOLATILE = {"sample_s", "step_s", "elapsed_s"}  # wall-clock figures
 
 
 def _job(tools_url: str, grader_url: str) -> dict:
@@ -64,6 +64,12 @@ def test_train_end_to_end_then_cli_reproduces_it(tmp_path):
         assert any(r["grad_norm"] > 0 for r in grpo if r["train_rows"] > 0)
         assert all(0 <= r["reward_mean"] <= 1 and r["reward_std"] > 0 for r in grpo)
 
+        # the best held-out evaluation (after SFT counts) is kept beside the last weights
+        assert result.eval_best["success"] == max(result.eval_before["success"], result.eval_after["success"])
+        best, _ = load_checkpoint(result.files["best_checkpoint"])
+        assert all(torch.equal(a, result.best_state[k]) for k, a in best.state_dict().items())
+        assert all(r["lr"] > 0 and 0 <= r["groups_all_equal"] <= 1 for r in grpo)
+
         # the checkpoint holds the trained weights
         loaded, _ = load_checkpoint(result.files["checkpoint"])
         assert loaded.state_dict().keys() == result.model.state_dict().keys()
@@ -87,3 +93,33 @@ def test_cli_rejects_bad_config(tmp_path, capsys):
     (tmp_path / "cfg.json").write_text(json.dumps({"job": {}, "train_items": [], "training": {"nope": 1}}))
     assert cli.main(["--config", str(tmp_path / "cfg.json"), "--out", str(tmp_path / "o")]) == 2
     assert "nope" in capsys.readouterr().out
+
+
+def test_train_runs_on_one_event_loop_with_one_session(monkeypatch):
+    """SFT demonstrations, every sampling round and every evaluation share one loop and one session."""
+    import asyncio
+
+    from rft_sdk.emulator import EmulatorSession
+    from rft_sdk.train import _trainer
+
+    loops, sessions = [], []
+    real_run, real_init = asyncio.run, EmulatorSession.__init__
+
+    def counting_run(coro, **kw):
+        loops.append(coro)
+        return real_run(coro, **kw)
+
+    def counting_init(self, *a, **kw):
+        sessions.append(self)
+        real_init(self, *a, **kw)
+
+    monkeypatch.setattr(_trainer.asyncio, "run", counting_run)
+    monkeypatch.setattr(EmulatorSession, "__init__", counting_init)
+    train_items, held = build_items(seed=0)
+    cfg = TrainConfig(**{**CFG, "sft_steps": 2, "steps": 2, "eval_every": 1, "eval_items": 2})
+    with run_server(retail_server) as tools_url, run_server(GRADER_APP) as grader_url:
+        result = train(cfg, job=_job(tools_url, grader_url), train_items=train_items[:12], eval_items=held)
+    assert [r["step"] for r in result.metrics if r["phase"] == "grpo"] == [1, 2]
+    assert len(loops) == 1 and len(sessions) == 1
+    clients = sessions[0].http_clients
+    assert clients and all(c.is_closed for c in clients)  # opened once, closed at the end

@@ -30,15 +30,15 @@ def test_load_and_sample_with_byte_tokenizer(tiny_checkpoint):
 
     steps = asyncio.run(go())
     assert policy.batches == [2]  # left-padded batch through the HF model and its cache
-    prompts = [s.extra["prompt_ids"] for s in steps]
-    comps = [s.extra["completion_ids"] for s in steps]
+    prompts = [s.extra.prompt_ids for s in steps]
+    comps = [s.extra.completion_ids for s in steps]
     batch = make_batch(prompts, comps, pad_id=tok.pad_id)
     with torch.no_grad():
         lp = torch.log_softmax(completion_logits(model, batch), -1)
     for i, s in enumerate(steps):
-        n = len(s.extra["completion_ids"])
+        n = len(s.extra.completion_ids)
         recomputed = lp[i, :n].gather(-1, batch.completion_ids[i, :n, None])[:, 0]
-        assert torch.allclose(recomputed, torch.tensor(s.extra["logprobs"]), atol=1e-4)
+        assert torch.allclose(recomputed, torch.tensor(s.extra.logprobs), atol=1e-4)
 
 
 def test_errors(tmp_path):

@@ -1,7 +1,7 @@
 """The ratio's ``old`` logprobs are the sampling-time logprobs, aligned token for token.
 
 The policy records, while sampling, the logprob of every generated token under
-``softmax(logits / T)`` (``extra["logprobs"]``). The trainer recomputes them from a
+``softmax(logits / T)`` (``extra.logprobs``). The trainer recomputes them from a
 right-padded batch (``make_batch`` + ``completion_logits``); an off-by-one between
 logits and completion tokens, a wrong temperature, or a different model mode
 (dropout on while training, off while sampling) would make the two disagree.
@@ -44,8 +44,8 @@ def _capture_update(monkeypatch, model, steps, cfg):
 
     monkeypatch.setattr(kernels, "grpo_loss", spy)
     opt = torch.optim.SGD(model.parameters(), lr=0.0)  # keep the weights: compare against the sampler
-    prompts = [s.extra["prompt_ids"] for s in steps]
-    comps = [s.extra["completion_ids"] for s in steps]
+    prompts = [s.extra.prompt_ids for s in steps]
+    comps = [s.extra.completion_ids for s in steps]
     _update(model, None, opt, prompts, comps, [1.0, -1.0, 0.5], TOK, cfg)
     return seen
 
@@ -62,9 +62,9 @@ def test_ratio_uses_sampling_time_logprobs(monkeypatch, num_iterations):
     ids, mask, old, current, temperature = seen[0]
     assert temperature == T
     for i, s in enumerate(steps):
-        n = len(s.extra["completion_ids"])
-        assert ids[i, :n].tolist() == s.extra["completion_ids"] and mask[i].sum() == n
-        sampled = torch.tensor(s.extra["logprobs"])
+        n = len(s.extra.completion_ids)
+        assert ids[i, :n].tolist() == s.extra.completion_ids and mask[i].sum() == n
+        sampled = torch.tensor(s.extra.logprobs)
         # the logprobs the loss sees for the current policy are the sampling-time ones (ratio 1) ...
         torch.testing.assert_close(current[i, :n], sampled, atol=1e-4, rtol=0)
         if num_iterations > 1:  # ... and so is the recomputed "old" of the off-policy iterations

@@ -80,13 +80,13 @@ def test_policy_batches_and_is_reproducible_whatever_the_arrival_order():
         assert policy.batches == [6]  # one batched model call for six concurrent turns
         runs.append(steps)
     for k in (0, 1):  # identical prompts are exchangeable: compare the multiset of samples per prompt
-        a = sorted(tuple(s.extra["completion_ids"]) for s in runs[0][k::2])
-        b = sorted(tuple(s.extra["completion_ids"]) for s in runs[1][k::2])
+        a = sorted(tuple(s.extra.completion_ids) for s in runs[0][k::2])
+        b = sorted(tuple(s.extra.completion_ids) for s in runs[1][k::2])
         assert a == b
     step = runs[0][0]
-    assert step.extra["prompt_ids"] == [256] + list(b"U:q0\nA:")
-    assert len(step.extra["logprobs"]) == len(step.extra["completion_ids"])
-    assert step.content == step.extra["text"].strip() and step.tool_calls == []  # random bytes: a final answer
+    assert step.extra.prompt_ids == [256] + list(b"U:q0\nA:")
+    assert len(step.extra.logprobs) == len(step.extra.completion_ids)
+    assert step.content == step.extra.text.strip() and step.tool_calls == []  # random bytes: a final answer
 
 
 def test_demonstration_policy_replays_gold_turns_with_their_tokens():
@@ -96,8 +96,8 @@ def test_demonstration_policy_replays_gold_turns_with_their_tokens():
     call = asyncio.run(policy.act(item["messages"], [], item=item, trace_id="t"))
     assert call.content is None and [c["name"] for c in call.tool_calls] == ["get_order_status"]
     assert json.loads(call.tool_calls[0]["arguments"]) == {"order_id": "#W1"}
-    assert call.extra["prompt_ids"] == [256] + list(b"U:Status of #W1?\nA:")
-    assert call.extra["completion_ids"] == list(b'<call>get_order_status {"order_id": "#W1"}</call>') + [257]
+    assert call.extra.prompt_ids == [256] + list(b"U:Status of #W1?\nA:")
+    assert call.extra.completion_ids == list(b'<call>get_order_status {"order_id": "#W1"}</call>') + [257]
 
     answered = item["messages"] + [
         {"role": "assistant", "content": None, "tool_calls": [
@@ -105,8 +105,8 @@ def test_demonstration_policy_replays_gold_turns_with_their_tokens():
         {"role": "tool", "tool_call_id": "c1", "content": "pending"}]
     answer = asyncio.run(policy.act(answered, [], item=item, trace_id="t"))
     assert answer.content == "pending" and answer.tool_calls == []
-    assert answer.extra["prompt_ids"][-len(b"R:pending\nA:"):] == list(b"R:pending\nA:")
-    assert answer.extra["completion_ids"] == list(b"pending") + [257]
+    assert answer.extra.prompt_ids[-len(b"R:pending\nA:"):] == list(b"R:pending\nA:")
+    assert answer.extra.completion_ids == list(b"pending") + [257]
 
     no_answer = {k: v for k, v in item.items() if k != "reference_answer"}
     with pytest.raises(PolicyError, match="reference_answer"):  # the emulator discards such a rollout
