@@ -27,6 +27,10 @@ redis-server:
 demo: $(VENV)/.installed
 	$(PY) -m examples.retail.main_job
 
+# The pre-flight report (rft doctor) on the retail example: four principles, reward-hack probes.
+doctor: $(VENV)/.installed
+	$(PY) -m examples.retail.doctor_job
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
@@ -37,4 +41,4 @@ test: $(VENV)/.installed redis-server lint
 clean:
 	rm -rf $(VENV) runs
 
-.PHONY: install redis-server demo lint test clean
+.PHONY: install redis-server demo doctor lint test clean
