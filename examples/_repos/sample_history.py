@@ -764,6 +764,48 @@ COMMITS: list[tuple[str, str, tuple[tuple[Any, ...], ...]]] = [
        ("append", "tests/test_dates.py", "\n\ndef test_add_business_days_from_a_weekend():\n"
         "    saturday = dt.date(2024, 6, 1)\n    assert dates.add_business_days(saturday, 1) == dt.date(2024, 6, 3)\n"
         "    assert dates.add_business_days(dt.date(2024, 6, 2), 2) == dt.date(2024, 6, 4)\n")),
+    _c("Add StockLedger.adjust() for stock-take corrections", "",
+       ("replace", "shelfkit/stock.py", "    def on_hand(self, code):",
+        "    def adjust(self, code, counted):\n"
+        '        """Set the stock of ``code`` to ``counted`` after a stock-take; returns the difference.\n\n'
+        "        Raises:\n            ValueError: ``counted`` is negative.\n        \"\"\"\n"
+        "        if counted < 0:\n"
+        '            raise ValueError(f"counted stock must not be negative, got {counted}")\n'
+        "        code = normalize(code)\n        difference = counted - self._on_hand.get(code, 0)\n"
+        "        self._on_hand[code] = counted\n        self.history.append((\"adjust\", code, difference))\n"
+        "        return difference\n\n    def on_hand(self, code):"),
+       ("append", "tests/test_stock.py", '\n\ndef test_adjust_records_the_difference():\n'
+        '    ledger = stock.StockLedger()\n    ledger.receive("toy-3", 5)\n'
+        '    assert ledger.adjust("toy-3", 3) == -2\n    assert ledger.on_hand("toy-3") == 3\n'
+        '    assert ledger.history[-1] == ("adjust", "TOY-0003", -2)\n')),
+    _c("Reject infinite and NaN amounts in parse_money",
+       "'inf' escaped as decimal.InvalidOperation instead of the documented ValueError.",
+       ("replace", "shelfkit/money.py", '        raise ValueError(f"not an amount: {text!r}") from None\n',
+        '        raise ValueError(f"not an amount: {text!r}") from None\n    if not value.is_finite():\n'
+        '        raise ValueError(f"not a finite amount: {text!r}")\n'),
+       ("append", "tests/test_money.py", '\n\ndef test_parse_money_rejects_non_finite():\n'
+        '    for text in ("inf", "-Infinity", "NaN"):\n        with pytest.raises(ValueError):\n'
+        '            money.parse_money(text)\n')),
+    _c("Add sku.variant()", "",
+       ("append", "shelfkit/sku.py", '\n\ndef variant(code):\n'
+        '    """The variant part of a SKU, or ``None``: ``"toy-42-rd"`` -> ``"RD"``."""\n'
+        '    parts = normalize(code).split("-")\n    return parts[2] if len(parts) == 3 else None\n'),
+       ("append", "tests/test_sku.py", '\n\ndef test_variant():\n    assert sku.variant("toy-42-rd") == "RD"\n'
+        '    assert sku.variant("toy-42") is None\n')),
+    _c("Round order quantities up to whole packs", "Suppliers sell in packs; order_quantity() takes pack_size.",
+       ("replace", "shelfkit/reorder.py", "def order_quantity(on_hand, point, target):\n"
+        '    """Units to order to reach ``target`` once ``on_hand`` is at or below ``point``; else 0."""\n'
+        "    if on_hand > point:\n        return 0\n    return max(target - on_hand, 0)\n",
+        "def order_quantity(on_hand, point, target, pack_size=1):\n"
+        '    """Units to order to reach ``target`` once ``on_hand`` is at or below ``point``; else 0.\n'
+        "    The quantity is rounded up to whole packs of ``pack_size`` units.\n\n"
+        "    Raises:\n        ValueError: ``pack_size`` is below 1.\n    \"\"\"\n"
+        "    if pack_size < 1:\n        raise ValueError(\"pack_size must be at least 1\")\n"
+        "    if on_hand > point:\n        return 0\n"
+        "    return math.ceil(max(target - on_hand, 0) / pack_size) * pack_size\n"),
+       ("append", "tests/test_reorder.py", "\n\ndef test_order_quantity_in_packs():\n"
+        "    assert reorder.order_quantity(4, 5, 41, pack_size=12) == 48\n"
+        "    assert reorder.order_quantity(4, 5, 40, pack_size=12) == 36\n")),
     _c("Bump the version to 0.2.0", "",
        ("replace", "shelfkit/__init__.py", '__version__ = "0.1.0"', '__version__ = "0.2.0"'),
        ("replace", "pyproject.toml", 'version = "0.1.0"', 'version = "0.2.0"'),
