@@ -71,8 +71,8 @@ def _defs(root: Path) -> tuple[list[Def], dict[str, tuple[str, ast.ClassDef]]]:
     return functions, classes
 
 
-def _span(rel: str, node: ast.AST) -> tuple[str, int, int]:
-    return rel, node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+def _span(rel: str, node: ast.stmt) -> tuple[str, int, int]:
+    return rel, node.lineno, node.end_lineno or node.lineno
 
 
 def _item(symbol: str, question: str, facts: list[str], spans: list[tuple[str, int, int]], answer: str,
