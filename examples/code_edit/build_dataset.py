@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     use_source(args.source, args.package)
     items = build_items(args.recent)
+    if not items:
+        p.error(f"no items in the history of {package()!r}; with --source, pass its --package folder")
     test = items[1::2]
     train = items[0::2]
     write_jsonl(args.out / "train.jsonl", train)

@@ -129,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     use_source(args.source, args.package)
     items = build_items()
+    if not items:
+        p.error(f"no items in the history of {package()!r}; with --source, pass its --package folder")
     write_jsonl(args.out / "train.jsonl", items[0::2])
     write_jsonl(args.out / "test.jsonl", items[1::2])
     print(f"{len(items[0::2])} train + {len(items[1::2])} test items in {args.out}")

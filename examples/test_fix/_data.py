@@ -1,4 +1,4 @@
-"""The make-the-tests-pass task's repository states, built from the shared bundle.
+"""The make-the-tests-pass task's repository states, built from the shared repository (``examples._repos``).
 
 For an item (a commit of the sample repository that changed code and tests), the
 rollout's template is the tree *at* the commit with the changed code files put
