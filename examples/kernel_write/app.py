@@ -11,7 +11,10 @@ judge (``hack_judge.static_hacks``) reads its source; the grader then runs the
 harness itself in the sandbox with a fresh seed and a secret nonce and adds the
 harness's runtime flags. Any hack → 0 (sub-score ``hack_<family>`` = 1).
 Otherwise reward = correctness × speed-up (reference time / candidate time,
-capped at 3). The sandbox is released after grading.
+capped at 3). More than ``MAX_TOOL_CALLS`` tool calls score 0: each
+``run_candidate`` costs a harness run, and ``rft doctor``'s tool-spam probe
+(the gold calls repeated) found the reward unpenalised without the cap. The
+sandbox is released after grading.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from .._common import pool_factory
 from .._repos import _atomic_dir, cache_dir
 from .hack_judge import RUNTIME_FLAGS, static_hacks
 
-__all__ = ["MAX_SPEEDUP", "candidate_source", "grade_kernel", "pool", "run_candidate", "server", "write_kernel"]
+__all__ = ["MAX_SPEEDUP", "MAX_TOOL_CALLS", "candidate_source", "grade_kernel", "pool", "run_candidate", "server", "write_kernel"]
 
 MAX_SPEEDUP = 3.0
 MAX_SOURCE_BYTES = 100_000
+MAX_TOOL_CALLS = 12  # six write/run rounds
 HARNESS = Path(__file__).resolve().parent / "harness.py"
 _CODE_BLOCK = re.compile(r"```(?:python)?\n(.*?)```", re.S)
 
@@ -105,6 +109,9 @@ async def grade_kernel(ctx: GradingContext) -> Grade:
     """Hack judge, then correctness × speed-up measured by the grader; see the module docstring."""
     try:
         box = _box(ctx)
+        if ctx.count() > MAX_TOOL_CALLS:
+            return Grade(0.0, {"correct": 0.0, "tool_budget": 0.0},
+                         [f"{ctx.count()} tool calls exceed the budget of {MAX_TOOL_CALLS}"])
         source = candidate_source(ctx, box)
         if source is None:
             return Grade(0.0, {"correct": 0.0}, ["no candidate module"])

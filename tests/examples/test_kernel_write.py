@@ -13,7 +13,7 @@ from examples.kernel_write.hacks import HACKS
 from examples.kernel_write.harness import evaluate
 from examples.kernel_write.main_job import main
 from examples.kernel_write.solutions import solution_source
-from rft_sdk import GradingContext
+from rft_sdk import GradingContext, ToolCallRecord
 from rft_sdk.emulator import load_dataset
 
 sys.path.insert(0, str(DATA_DIR.parent))
@@ -94,6 +94,10 @@ async def test_grader_in_sandbox(by_problem):
                             trace_id="k-hack")
     g = await app.grade_kernel(hacked)
     assert g.score == 0.0 and g.subscores["hack_identity"] == 1.0
+    spam = tuple(ToolCallRecord(f"c{i}", None, "run_candidate", {}, "{}", None, 200, 0.0, 0.0)
+                 for i in range(app.MAX_TOOL_CALLS + 1))
+    g = await app.grade_kernel(GradingContext(sample=honest.sample, item=item, trace_id="k-spam", trajectory=spam))
+    assert g.score == 0.0 and g.subscores["tool_budget"] == 0.0 and app.pool().get("k-spam") is None
     none = await app.grade_kernel(GradingContext(sample={"output_text": "sorry"}, item=item, trace_id="k-none"))
     assert none.score == 0.0 and none.reasons == ["no candidate module"]
 
