@@ -16,7 +16,9 @@ Grader ``test_fix`` (default), Cosine's strict layering:
    (deterministic, offline) unless ``$RFT_JUDGE_BASE_URL`` and
    ``$RFT_JUDGE_MODEL`` name an OpenAI-compatible endpoint (``LLMJudge``).
 
-The sandbox is released after grading.
+More than ``MAX_TOOL_CALLS`` tool calls score 0 (``rft doctor``'s tool-spam
+probe, the gold calls repeated ten times, scored 1.0 without the cap). The
+sandbox is released after grading.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ from .._repo_tools import list_dir as _list_dir
 from .._repo_tools import read_file as _read_file
 from ._data import restore_tests, template_for
 
-__all__ = ["PYTEST_ENV", "RUBRIC", "SelfValidationJudge", "grade_fix", "judge", "pool", "server"]
+__all__ = ["MAX_TOOL_CALLS", "PYTEST_ENV", "RUBRIC", "SelfValidationJudge", "grade_fix", "judge", "pool", "server"]
 
 EDIT_TOOLS = frozenset({"apply_patch", "write_file"})
 BASE, BONUS = 0.8, 0.2
+MAX_TOOL_CALLS = 30
 LINT_RULES = "E9,F63,F7,F82"  # flake8's "stop the build" set: syntax errors, undefined names
 MAX_TOOL_OUTPUT = 20_000  # characters of test/linter output shown to the model (the tail)
 # the sample's tests need no pytest plugin; not loading the environment's saves ~1.5 s a run
@@ -172,6 +175,9 @@ async def grade_fix(ctx: GradingContext) -> Grade:
         ids = ctx.item.get("fail_to_pass")
         if not isinstance(ids, list) or not ids or not isinstance(ctx.item.get("test_files"), list):
             raise ValueError("test_fix items need 'fail_to_pass' and 'test_files'")
+        if ctx.count() > MAX_TOOL_CALLS:
+            return Grade(0.0, {"tests_pass": 0.0, "tool_budget": 0.0},
+                         [f"{ctx.count()} tool calls exceed the budget of {MAX_TOOL_CALLS}"])
         box = pool().get(ctx.trace_id)
         if box is None:
             return Grade(0.0, {"tests_pass": 0.0}, ["no tool was called: nothing changed"])

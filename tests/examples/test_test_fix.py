@@ -121,6 +121,16 @@ async def test_grader_runs_tests_itself_and_layers_the_judge(items, base_url):
         assert (await grade(client, t3, item, "fixed"))[0] == pytest.approx(0.8)
 
 
+async def test_tool_spam_scores_zero(items):
+    from rft_sdk import GradingContext, ToolCallRecord
+
+    spam = tuple(ToolCallRecord(f"c{i}", None, "run_tests", {}, "ok", None, 200, 0.0, 0.0)
+                 for i in range(app.MAX_TOOL_CALLS + 1))
+    g = await app.grade_fix(GradingContext(sample={"output_text": "done"}, item=items[0], trace_id=new_trace(),
+                                           trajectory=spam))
+    assert g.score == 0.0 and g.subscores["tool_budget"] == 0.0 and "exceed the budget" in g.reasons[0]
+
+
 async def test_self_validation_judge_scores():
     judge = app.SelfValidationJudge()
 
