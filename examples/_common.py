@@ -1,0 +1,153 @@
+"""Pieces shared by the four pattern examples: a scripted replay policy with
+parallel tool calls, dataset I/O, and the main-job runner (real ``rft serve``
+child process, the emulator, one comparison table, PASS/FAIL checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["ROOT", "PlanPolicy", "main_job", "mean", "read_jsonl", "write_jsonl"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+Plan = Callable[[dict[str, Any]], tuple[list[dict[str, Any]], str]]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, items: list[dict[str, Any]]) -> None:
+    """Write ``items`` one JSON object per line (UTF-8, trailing newline)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+
+
+def mean(xs: list[float]) -> float:
+    """Arithmetic mean (0.0 for no values)."""
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+class PlanPolicy:
+    """A scripted policy: ``plan(item) -> (actions, answer)`` decides the tool
+    calls (``[{"name", "arguments"}]``) and the final answer of a rollout; up to
+    ``parallel`` calls are issued per turn (parallel tool calls, as Cognition's
+    agent made), then the answer.
+
+    With ``plan=None`` it replays the item's ``actions``/``reference_answer``
+    (reference replay). Stateless: the turn is counted from ``messages``.
+    """
+
+    def __init__(self, plan: Plan | None = None, *, parallel: int = 1) -> None:
+        if parallel < 1:
+            raise ValueError(f"parallel must be >= 1, got {parallel}")
+        self.plan: Plan = plan or (lambda item: (item["actions"], item["reference_answer"]))
+        self.parallel = parallel
+
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> Any:
+        """The next batch of planned calls, or the answer once they are all issued."""
+        from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
+
+        actions, answer = self.plan(item)
+        turn = turns_taken(messages, item)
+        batch = actions[turn * self.parallel:(turn + 1) * self.parallel]
+        if not batch:
+            return PolicyStep(content=answer, tool_calls=[])
+        return PolicyStep(content=None, tool_calls=[make_tool_call(a["name"], a.get("arguments", {}))
+                                                    for a in batch])
+
+
+Checks = Callable[[list[dict[str, Any]], Mapping[str, Any]], dict[str, bool]]
+
+
+def main_job(argv: list[str] | None, *, prog: str, doc: str, app: str, server: Any, dataset_dir: Path,
+             policies: Mapping[str, PlanPolicy], checks: Checks, samples: int = 2,
+             extra_table: Callable[[list[dict[str, Any]], Mapping[str, Any]], Table] | None = None,
+             env: Mapping[str, str] | None = None) -> int:
+    """Run ``policies`` over a split through the emulator against ``rft serve
+    app`` and print the comparison table and the checks. Returns 0 when every
+    check holds, else 1 (130 on Ctrl-C).
+
+    ``checks(items, runs)`` gets the items and ``{label: EmulationRun}``.
+    """
+    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
+    p.add_argument("--split", choices=("train", "test"), default="test")
+    p.add_argument("--samples", type=int, default=samples, help=f"samples per item (default {samples})")
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"))
+    p.add_argument("--data-dir", type=Path, default=dataset_dir,
+                   help="folder holding train.jsonl/test.jsonl (default: the example's data/)")
+    args = p.parse_args(argv)
+    console = Console() if Console().is_terminal else Console(width=120)
+    run_dir = args.runs_dir / f"{prog.split('.')[-2]}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    from rft_sdk.emulator import emulate, load_dataset, print_comparison
+    from rft_sdk.testing import serve_process
+
+    dataset = args.data_dir / f"{args.split}.jsonl"
+    items = load_dataset(dataset, server.tools)  # emulate() re-validates all, then applies limit
+
+    async def run(base_url: str) -> int:
+        steps = max(-(-len(pol.plan(it)[0]) // pol.parallel) for pol in policies.values()
+                    for it in items[: args.limit]) + 1
+        job = server.job_config(base_url, max_episode_steps=steps)
+        console.print(f"dataset {dataset}: {len(items[: args.limit])} items; tool server {base_url}")
+        t0 = time.perf_counter()
+        runs = {}
+        for label, policy in policies.items():
+            runs[label] = await emulate(items, job, policy, out_dir=run_dir / label.replace(" ", "_"),
+                                        label=label, samples_per_item=args.samples, limit=args.limit,
+                                        max_concurrency=args.concurrency, progress=False, console=console)
+        elapsed = time.perf_counter() - t0
+        print_comparison({k: r.summary for k, r in runs.items()}, console)
+        if extra_table is not None:
+            console.print(extra_table(items[: args.limit], runs))
+        results = checks(items[: args.limit], runs)
+        for text, ok in results.items():
+            console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {text}")
+        n = sum(len(r.results) for r in runs.values())
+        console.print(f"{n} rollouts in {elapsed:.1f}s; traces and reports in {run_dir}")
+        return 0 if all(results.values()) else 1
+
+    try:
+        with serve_process(app, cwd=ROOT, env=env) as base_url:
+            return asyncio.run(run(base_url))
+    except KeyboardInterrupt:
+        console.print("interrupted; tool server stopped")
+        return 130
+
+
+
+def pool_factory(**options: Any) -> Callable[[], Any]:
+    """A thread-safe lazy ``SandboxPool(os.environ.get("RFT_SANDBOX_ROOT"), **options)``:
+    created on the first call (not at import), once per process even when the
+    first tool calls arrive concurrently in worker threads."""
+    import os
+    import threading
+
+    from rft_sdk.sandbox import SandboxPool
+
+    lock = threading.Lock()
+    box: list[SandboxPool] = []
+
+    def pool() -> SandboxPool:
+        with lock:
+            if not box:
+                box.append(SandboxPool(os.environ.get("RFT_SANDBOX_ROOT"), **options))
+            return box[0]
+
+    pool.__doc__ = "The process's sandbox pool (root ``$RFT_SANDBOX_ROOT`` or a temp dir), created on first use."
+    return pool
