@@ -292,7 +292,19 @@ def test_field_default_keeps_its_limits_and_null_means_the_default(live):
 
 
 # -- CLI -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("command", ["serve", "tools", "emulate", "train"])
+def _all_commands() -> list[str]:
+    from importlib.metadata import entry_points
+
+    from rft_sdk.cli import COMMANDS_GROUP
+
+    return ["serve", "tools", *sorted(ep.name for ep in entry_points(group=COMMANDS_GROUP))]
+
+
+def test_every_declared_command_is_found():
+    assert {"emulate", "train", "doctor", "top", "check", "job"} <= set(_all_commands())
+
+
+@pytest.mark.parametrize("command", _all_commands())
 def test_every_sub_command_help_exits_0(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
