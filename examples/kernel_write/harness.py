@@ -57,11 +57,30 @@ def _median_time(fn, inputs, reps: int) -> float:
 
 
 def evaluate(reference: str, candidate: str, overrides: dict, seed: int, reps: int) -> dict:
-    """The result dict for one evaluation (see the module docstring)."""
+    """The result dict for one evaluation (see the module docstring).
+
+    A candidate that replaces ``time.perf_counter`` or a watched torch function
+    is flagged ``timing_tamper``; the originals are put back afterwards, so an
+    in-process evaluation (the tests) never leaves the caller's clock or torch
+    patched.
+    """
     import torch
 
-    torch.set_num_threads(1)
     watched = {n: getattr(torch, n) for n in _WATCHED}
+    try:
+        res = _evaluate(torch, reference, candidate, overrides, seed, reps)
+        if time.perf_counter is not PERF or any(getattr(torch, n) is not f for n, f in watched.items()):
+            res["flags"] = sorted({*res["flags"], "timing_tamper"})
+        return res
+    finally:
+        time.perf_counter = PERF
+        for name, fn in watched.items():
+            setattr(torch, name, fn)
+
+
+def _evaluate(torch: types.ModuleType, reference: str, candidate: str, overrides: dict, seed: int,
+              reps: int) -> dict:
+    torch.set_num_threads(1)
     ref_mod = _load(reference, "reference_model", overrides)
     torch.manual_seed(seed)
     init = ref_mod.get_init_inputs()
@@ -115,8 +134,6 @@ def evaluate(reference: str, candidate: str, overrides: dict, seed: int, reps: i
             res["t_ref_s"] = _median_time(ref, inputs, reps)
             res["t_new_s"] = _median_time(new, inputs, reps)
             res["speedup"] = res["t_ref_s"] / max(res["t_new_s"], 1e-9)
-    if time.perf_counter is not PERF or any(getattr(torch, n) is not f for n, f in watched.items()):
-        flags.append("timing_tamper")
     res["flags"] = sorted(set(flags))
     return res
 
