@@ -31,9 +31,12 @@ Usage::
     python benchmarks/bench_server.py --gc               # GC pauses with 10,000 live rollouts
 
 Load average and versions are printed with every table.
+
+(No ``from __future__ import annotations`` here: FastAPI must see the twin's
+body model as a class, not a string, to read it from the body.)
 """
 
-from __future__ import annotations
+
 
 import argparse
 import contextlib
@@ -55,7 +58,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__" and str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # after $PYTHONPATH, so --before DIR (or PYTHONPATH=DIR) picks the rft_sdk measured
 
 LUA = r"""
 local n = 0
@@ -347,7 +350,7 @@ def run_inprocess(args: argparse.Namespace) -> int:
         app = build_app(name)
         runs = []
         for rep in range(args.repeats):
-            async def go(rep: int = rep) -> float:
+            async def go(rep: int = rep, app: Any = app, name: str = name) -> float:
                 for i in range(200):  # warm-up
                     await _call(app, _body(rep + 100, i))
                 t0 = time.perf_counter()
@@ -371,38 +374,42 @@ def run_inprocess(args: argparse.Namespace) -> int:
 
 
 def run_gc(args: argparse.Namespace) -> int:
-    """GC pauses and request latency tail with ``args.rollouts`` live rollouts (in process)."""
+    """GC pauses and request latency tail with ``args.rollouts`` live rollouts (in process), per
+    ``rft serve --gc`` mode (``rft_sdk.cli.tune_gc``, applied after the app is built, as ``rft serve`` does)."""
     import asyncio
     import gc
-    pauses: list[float] = []
+    try:
+        from rft_sdk.cli import GC_MODES, tune_gc
+    except ImportError:  # a checkout without --gc
+        GC_MODES, tune_gc = ("default",), lambda mode: None
+    pauses: list[float] = []  # CPU seconds of each collection (thread time: other processes do not inflate it)
     start = [0.0]
 
     def timer(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            start[0] = time.perf_counter()
-        elif info["generation"] >= 0:
-            pauses.append(time.perf_counter() - start[0])
+            start[0] = time.thread_time()
+        else:
+            pauses.append(time.thread_time() - start[0])
 
     print(f"# GC with {args.rollouts:,} live rollouts x {args.calls} calls each, then {args.requests:,} timed "
-          f"calls; load average {loadavg()}")
-    for mode in ("default", "freeze"):
+          f"calls on {args.rollouts:,} more (the first ones evicted); load average {loadavg()}")
+    threshold = gc.get_threshold()
+    for mode in GC_MODES:
         gc.collect()
         app = build_app("rft_async")
         app.store.max_rollouts = max(app.store.max_rollouts, args.rollouts)
+        tune_gc(mode)
 
-        async def fill() -> None:
+        async def fill(app: Any = app) -> None:
             for i in range(args.rollouts * args.calls):
                 await _call(app, _body(1, i, args.rollouts))
 
         asyncio.run(fill())
-        if mode == "freeze":
-            gc.collect()
-            gc.freeze()
         pauses.clear()
         gc.callbacks.append(timer)
         lat: list[float] = []
 
-        async def timed() -> None:
+        async def timed(app: Any = app, lat: list[float] = lat) -> None:
             for i in range(args.requests):
                 t0 = time.perf_counter()
                 await _call(app, _body(2, i, args.rollouts))
@@ -410,14 +417,21 @@ def run_gc(args: argparse.Namespace) -> int:
 
         try:
             asyncio.run(timed())
+            tracked = len(gc.get_objects())
         finally:
-            gc.callbacks.remove(timer)
+            gc.callbacks[:] = [cb for cb in gc.callbacks if getattr(cb, "__module__", "") != "rft_sdk.cli"
+                               and cb is not timer]
             gc.unfreeze()
+            gc.set_threshold(*threshold)
         lat.sort()
-        q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1e6  # noqa: E731
-        print(f"{mode:>8}: request p50 {q(.5):6.0f} µs  p99 {q(.99):6.0f} µs  p99.9 {q(.999):7.0f} µs  "
-              f"max {lat[-1] * 1e3:6.1f} ms | {len(pauses)} collections, max pause "
-              f"{max(pauses, default=0) * 1e3:6.1f} ms, total {sum(pauses) * 1e3:6.0f} ms")
+
+        def q(p: float, lat: list[float] = lat) -> float:
+            return lat[min(len(lat) - 1, int(p * len(lat)))] * 1e6
+
+        print(f"{mode:>12}: request p50 {q(.5):5.0f} µs  p99 {q(.99):5.0f} µs  p99.9 {q(.999):6.0f} µs  "
+              f"max {lat[-1] * 1e3:5.1f} ms | {len(pauses)} collections, max pause "
+              f"{max(pauses, default=0) * 1e3:5.1f} ms CPU, total {sum(pauses) * 1e3:5.0f} ms | "
+              f"{tracked:,} objects tracked")
         del app
     return 0
 

@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Rollout", "ToolCallRecord"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ToolCallRecord:
-    """One tool call of a rollout, as recorded by the tool server.
+class ToolCallRecord(NamedTuple):
+    """One tool call of a rollout, as recorded by the tool server (immutable).
+
+    A ``NamedTuple`` rather than a class with attributes: a record holding only
+    strings, numbers and an atomic ``arguments`` dict is untracked by CPython's
+    cyclic garbage collector after its first collection, so thousands of live
+    rollouts do not lengthen every full collection (docs/performance.md).
 
     Attributes:
         call_id: the hosted ``call_id`` (unique per call within a rollout).
@@ -44,13 +48,15 @@ class ToolCallRecord:
         return 200 <= self.status < 300
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dict with exactly the dataclass fields."""
-        return dataclasses.asdict(self)
+        """JSON-serialisable dict with exactly the record's fields (``arguments`` deep-copied)."""
+        data = dict(zip(self._fields, self, strict=True))
+        data["arguments"] = copy.deepcopy(self.arguments)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCallRecord:
-        """Inverse of :meth:`to_dict` (used by serialising stores)."""
-        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+        """Inverse of :meth:`to_dict` (used by serialising stores). Raises ``KeyError`` for a missing field."""
+        return cls(**{name: data[name] for name in cls._fields})
 
 
 class Rollout:
@@ -66,7 +72,7 @@ class Rollout:
         call_id: ``call_id`` of the call being executed.
     """
 
-    __slots__ = ("call_id", "item", "state", "trace_id", "trajectory")
+    __slots__ = ("_trajectory", "call_id", "item", "state", "trace_id")
 
     def __init__(
         self,
@@ -79,11 +85,18 @@ class Rollout:
         self.trace_id = trace_id
         self.item = item
         self.state = state
-        self.trajectory: tuple[ToolCallRecord, ...] = tuple(trajectory)
+        self._trajectory = trajectory  # copied into a tuple on first read: most tools never look
         self.call_id = call_id
+
+    @property
+    def trajectory(self) -> tuple[ToolCallRecord, ...]:
+        """The calls recorded before this one, oldest first (a tuple: read-only)."""
+        if not isinstance(self._trajectory, tuple):
+            self._trajectory = tuple(self._trajectory)
+        return self._trajectory
 
     def __repr__(self) -> str:
         return (
-            f"Rollout(trace_id={self.trace_id!r}, calls={len(self.trajectory)}, "
+            f"Rollout(trace_id={self.trace_id!r}, calls={len(self._trajectory)}, "
             f"state_keys={sorted(self.state)!r})"
         )
