@@ -234,8 +234,9 @@ def versions() -> str:
 
 
 def _twin(app: str) -> str:
+    """The FastAPI app ``app`` is compared with: a ``def`` endpoint for sync tools, else ``async def``."""
     base = app.split("@")[0]
-    return "fastapi_async" if base in ("rft_async", "rft_sqlite") else "fastapi_sync"
+    return "fastapi_sync" if base in ("rft_sync", "rft_nonblocking", "fastapi_sync") else "fastapi_async"
 
 
 def run_wrk(args: argparse.Namespace) -> int:
@@ -248,9 +249,10 @@ def run_wrk(args: argparse.Namespace) -> int:
     here = os.environ.get("PYTHONPATH", "")
     paths = {app: f"{ROOT}{os.pathsep}{here}" for app in apps}
     if args.before:
-        for app in [a for a in apps if a.startswith("rft")]:
+        older = [a for a in apps if a in ("rft_sync", "rft_async")]  # rft_nonblocking is rft_sync there
+        for app in older:
             paths[app + "@before"] = f"{args.before}{os.pathsep}{here}"
-        apps += [a + "@before" for a in apps if a.startswith("rft")]
+        apps += [a + "@before" for a in older]
     results: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     loads = [loadavg()]
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
