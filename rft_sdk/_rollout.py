@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = ["Rollout", "ToolCallRecord"]
 
 
-class ToolCallRecord(NamedTuple):
-    """One tool call of a rollout, as recorded by the tool server (immutable).
-
-    A ``NamedTuple`` rather than a class with attributes: a record holding only
-    strings, numbers and an atomic ``arguments`` dict is untracked by CPython's
-    cyclic garbage collector after its first collection, so thousands of live
-    rollouts do not lengthen every full collection (docs/performance.md).
+@dataclasses.dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of a rollout, as recorded by the tool server.
 
     Attributes:
         call_id: the hosted ``call_id`` (unique per call within a rollout).
@@ -48,15 +44,13 @@ class ToolCallRecord(NamedTuple):
         return 200 <= self.status < 300
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dict with exactly the record's fields (``arguments`` deep-copied)."""
-        data = dict(zip(self._fields, self, strict=True))
-        data["arguments"] = copy.deepcopy(self.arguments)
-        return data
+        """JSON-serialisable dict with exactly the dataclass fields."""
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCallRecord:
-        """Inverse of :meth:`to_dict` (used by serialising stores). Raises ``KeyError`` for a missing field."""
-        return cls(**{name: data[name] for name in cls._fields})
+        """Inverse of :meth:`to_dict` (used by serialising stores)."""
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
 
 
 class Rollout:
