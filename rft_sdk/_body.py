@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any, TypeVar
 
 import anyio
@@ -26,7 +27,13 @@ from starlette.requests import ClientDisconnect, Request
 from ._endpoint import EndpointError, find_surrogate
 from .protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES, MAX_JSON_DEPTH
 
-__all__ = ["decode_object", "loads_strict", "parse_model", "problems", "read_body"]
+orjson: Any
+try:  # optional accelerator (rft-sdk[fast]); every refusal is still decided by the stdlib decoder below
+    import orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    orjson = None
+
+__all__ = ["decode_object", "loads_strict", "orjson", "parse_model", "problems", "read_body"]
 
 logger = logging.getLogger("rft_sdk")
 M = TypeVar("M", bound=pydantic.BaseModel)
@@ -53,14 +60,41 @@ def _depth_ok(value: Any, limit: int) -> bool:
     return True
 
 
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")  # may be an integer beyond 64 bits (orjson makes those floats)
+_LONG_NUMBER_STR = re.compile("[0-9]{19}")
+
+
+def _too_few_brackets(text: str | bytes, max_depth: int) -> bool:
+    """Whether ``text`` has too few ``[``/``{`` to nest deeper than ``max_depth`` (a C-speed count)."""
+    if isinstance(text, str):
+        return text.count("[") + text.count("{") <= max_depth
+    return text.count(b"[") + text.count(b"{") <= max_depth
+
+
 def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads`` that refuses ``NaN``/``Infinity`` and nesting deeper than ``max_depth``.
+
+    With ``orjson`` installed (``rft-sdk[fast]``) a document is decoded by it
+    first; anything orjson refuses (invalid JSON, NaN, a lone surrogate, an
+    UTF-16 input) or may hold an integer beyond 64 bits (19+ digits in a row) goes to the stdlib decoder, so what
+    is accepted and the error messages are the stdlib's either way (orjson
+    accepts a strict subset of what the stdlib path accepts).
 
     Raises:
         ValueError: not valid strict JSON (``json.JSONDecodeError`` and
             ``UnicodeDecodeError`` are subclasses), or nested too deep; the
             message says which.
     """
+    long_number = (_LONG_NUMBER.search(text) if isinstance(text, bytes) else _LONG_NUMBER_STR.search(text))
+    if orjson is not None and long_number is None:
+        try:
+            data = orjson.loads(text)
+        except (orjson.JSONDecodeError, TypeError):
+            pass  # the stdlib decides, and words the error
+        else:
+            if _too_few_brackets(text, max_depth) or _depth_ok(data, max_depth):
+                return data
+            raise ValueError(f"JSON nests deeper than {max_depth} levels")
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
@@ -87,23 +121,32 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large")
     chunks: list[bytes] = []
-    size = 0
     try:
-        with anyio.move_on_after(timeout_s) as scope:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
-                                        counter="body_too_large")
-                chunks.append(chunk)
+        if timeout_s is None:  # no timeout: no cancel scope to open and close per request
+            await _receive(request, limit, chunks)
+        else:
+            with anyio.move_on_after(timeout_s) as scope:
+                await _receive(request, limit, chunks)
+            if scope.cancelled_caught:
+                raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s} s",
+                                    counter="body_timeouts")
     except ClientDisconnect:
+        size = sum(len(chunk) for chunk in chunks)
         logger.info("client disconnected after %d body bytes on %s", size, request.url.path)
         raise EndpointError(400, "client_disconnected", "client disconnected before sending the whole body",
                             counter="client_disconnects") from None
-    if scope.cancelled_caught:
-        raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s} s",
-                            counter="body_timeouts")
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _receive(request: Request, limit: int, chunks: list[bytes]) -> None:
+    """Append the body's chunks to ``chunks``; 413 as soon as they pass ``limit`` bytes."""
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
+                                counter="body_too_large")
+        chunks.append(chunk)
 
 
 def decode_object(raw: bytes) -> dict[str, Any]:

@@ -33,12 +33,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 import pydantic_core
 
-from ._body import loads_strict, problems
+from ._body import _LONG_NUMBER_STR, loads_strict, orjson, problems
 from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find_surrogate
 from ._invoke import invoke
 from ._metrics import Metrics
@@ -64,7 +64,12 @@ def _answer(status: int, payload: dict[str, Any], limit: int,
             echo: dict[str, str | None]) -> tuple[int, dict[str, Any], bytes, str | None]:
     """Encode an answer; an oversize 200 becomes the 413 the model would see.
     Returns ``(status, payload, body, error_message_or_None)``."""
-    body = encode_json(payload)
+    if status == 200 and orjson is not None:
+        # a 200 answer holds only strings free of lone surrogates (the output is cleaned, call_id/id were
+        # checked in the request) and None: orjson gives the bytes encode_json would, without its checks
+        body = orjson.dumps(payload)
+    else:
+        body = encode_json(payload)
     if len(body) <= limit:
         return status, payload, body, None
     message = (f"tool output of {len(body)} bytes exceeds the {limit}-byte response limit "
@@ -123,6 +128,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         if await store.graded_digest(trace_id) is not None:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
+        trajectory = stored.trajectory
 
         started_at, t0 = time.time(), time.perf_counter()
         arguments: dict[str, Any] = {"_raw": request.arguments}
@@ -132,7 +138,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
         try:
             arguments = decode_arguments(request.arguments)
-            rollout = Rollout(trace_id, stored.item, json.loads(stored.state_json), stored.trajectory, call_id)
+            rollout = Rollout(trace_id, stored.item, _load_state(stored.state_json), trajectory, call_id)
             output = await run_tool(definition, arguments, rollout)
             try:
                 new_state_json = json.dumps(rollout.state)
@@ -163,8 +169,13 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
             metrics.incr("tool_errors")
         metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
                           output_bytes=len(output.encode("utf-8")) if output else 0)
-        stored.trajectory = [*stored.trajectory, record]
-        stored.responses = {**stored.responses, call_id: [status, body.decode("utf-8")]}
+        # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
+        # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
+        if isinstance(trajectory, list):
+            trajectory.append(record)
+        else:
+            stored.trajectory = [*trajectory, record]
+        stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
         if new_state_json is not None:
             stored.state_json = new_state_json
         try:
@@ -172,6 +183,19 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
             raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
         return status, body
+
+
+def _load_state(state_json: str) -> dict[str, Any]:
+    """The rollout state decoded from the store's JSON text (orjson when it can, else the stdlib,
+    which also reads the ``NaN`` the stdlib encoder writes)."""
+    if orjson is not None and not _LONG_NUMBER_STR.search(state_json):
+        try:
+            state: dict[str, Any] = orjson.loads(state_json)
+            return state
+        except orjson.JSONDecodeError:
+            pass
+    loaded: dict[str, Any] = json.loads(state_json)
+    return loaded
 
 
 def decode_arguments(raw: Any) -> dict[str, Any]:
@@ -239,7 +263,9 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     if definition.rollout_param:
         kwargs[definition.rollout_param] = rollout
     try:
-        return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
+        if definition.blocking or definition.is_async:
+            return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
+        return _to_output(definition.fn(**kwargs))  # @tool(blocking=False): on the loop, no thread hop
     except RetryableToolError as exc:
         logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
         raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc

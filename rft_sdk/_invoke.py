@@ -15,7 +15,9 @@ async def invoke(fn: Callable[..., Any], is_async: bool, /, *args: Any, **kwargs
     """Return ``fn(*args, **kwargs)``: awaited when ``is_async``, else run in a worker thread.
 
     A sync user function may block (database, HTTP); running it in anyio's
-    thread pool keeps the event loop serving other calls meanwhile. ``is_async``
+    thread pool keeps the event loop serving other calls meanwhile. (A tool
+    declared ``@tool(blocking=False)`` is called directly by the tool-call
+    path instead, never through here: ``rft_sdk._calls.run_tool``.) ``is_async``
     is decided once, at decoration (``inspect.iscoroutinefunction``).
 
     Raises:

@@ -66,7 +66,7 @@ class Rollout:
         call_id: ``call_id`` of the call being executed.
     """
 
-    __slots__ = ("call_id", "item", "state", "trace_id", "trajectory")
+    __slots__ = ("_trajectory", "call_id", "item", "state", "trace_id")
 
     def __init__(
         self,
@@ -79,11 +79,18 @@ class Rollout:
         self.trace_id = trace_id
         self.item = item
         self.state = state
-        self.trajectory: tuple[ToolCallRecord, ...] = tuple(trajectory)
+        self._trajectory = trajectory  # copied into a tuple on first read: most tools never look
         self.call_id = call_id
+
+    @property
+    def trajectory(self) -> tuple[ToolCallRecord, ...]:
+        """The calls recorded before this one, oldest first (a tuple: read-only)."""
+        if not isinstance(self._trajectory, tuple):
+            self._trajectory = tuple(self._trajectory)
+        return self._trajectory
 
     def __repr__(self) -> str:
         return (
-            f"Rollout(trace_id={self.trace_id!r}, calls={len(self.trajectory)}, "
+            f"Rollout(trace_id={self.trace_id!r}, calls={len(self._trajectory)}, "
             f"state_keys={sorted(self.state)!r})"
         )

@@ -148,13 +148,13 @@ class ToolServer(ExportMixin):
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
-             description: str | None = None) -> Any:
+             description: str | None = None, blocking: bool = True) -> Any:
         """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-            if name is None and description is None:
+            if name is None and description is None and blocking:
                 self.add_tool(func)
             else:
-                self._register_tool(build_definition(func, name=name, description=description))
+                self._register_tool(build_definition(func, name=name, description=description, blocking=blocking))
             return func
         return decorate(fn) if fn is not None else decorate
 

@@ -1,7 +1,7 @@
 """The ``rft`` command line.
 
 Core sub-commands (this module, no extras needed):
-    rft serve MODULE:ATTR [--host --port --workers --log-level]   serve a ToolServer with uvicorn
+    rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc]   serve with uvicorn
                        (--workers N > 1 is refused unless the ToolServer's store is
                        multiprocess_safe, e.g. SQLiteStore; exit status 2)
     rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
@@ -18,6 +18,7 @@ not installed is listed with the ``pip install`` line that enables it.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import os
@@ -117,6 +118,45 @@ def _load_command(ep: EntryPoint) -> ModuleType | str:
     return module  # type: ignore[no-any-return]
 
 
+#: ``rft serve --gc`` modes; see :func:`tune_gc`.
+GC_MODES = ("default", "freeze", "generational")
+_GC_THRESHOLD0 = 10_000
+
+
+def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
+    if phase == "stop" and info.get("generation") == 2:
+        gc.freeze()
+
+
+def tune_gc(mode: str) -> None:
+    """Tune CPython's cyclic garbage collector for a long-running server (``rft serve --gc``).
+
+    ``"default"`` changes nothing. ``"freeze"`` collects once, then
+    ``gc.freeze()``s every object alive now (imports, the app, its tools:
+    they are never garbage, yet a full collection would walk them all) and
+    raises the generation-0 threshold to 10,000 allocations (fewer, rarer
+    collections). ``"generational"`` freezes at startup too, keeps the default
+    thresholds and also freezes what survives each full collection, so a full
+    collection walks only objects created since the previous one (live
+    rollouts stop lengthening the pauses); the cost: a reference cycle among objects that
+    were alive at a freeze and die later is never collected (rollout records
+    hold no cycles; see docs/performance.md).
+
+    Raises:
+        ValueError: an unknown mode (the choices are :data:`GC_MODES`).
+    """
+    if mode not in GC_MODES:
+        raise ValueError(f"gc mode must be one of {GC_MODES}, got {mode!r}")
+    if mode == "default":
+        return
+    gc.collect()
+    gc.freeze()
+    if mode == "freeze":
+        gc.set_threshold(_GC_THRESHOLD0, *gc.get_threshold()[1:])
+    elif _freeze_survivors not in gc.callbacks:  # generational: default thresholds, small full collections
+        gc.callbacks.append(_freeze_survivors)
+
+
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rft", description="Tool and grader endpoints for hosted agent RFT.")
     parser.add_argument("--version", action="version", version=f"rft-sdk {__version__}")
@@ -136,6 +176,14 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="surfaces a ToolServer exposes: hosted, mcp or hosted,mcp (sets $RFT_SURFACES "
                             "before the app is imported; default: the app's own choice, else hosted)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"],
+                       help="event loop (default auto: uvloop when installed, e.g. uvicorn[standard])")
+    serve.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
+                       help="HTTP parser (default auto: httptools when installed)")
+    serve.add_argument("--gc", default="default", choices=list(GC_MODES),
+                       help="garbage-collector tuning (docs/performance.md): default (interpreter's), freeze "
+                            "(objects alive at startup leave every collection; gen-0 threshold 10,000), "
+                            "generational (freeze at startup and what survives each full collection)")
 
     tools = sub.add_parser("tools", help="print the dataset tools (or job config) of a ToolServer as JSON")
     tools.add_argument("app", metavar="MODULE:ATTR")
@@ -212,11 +260,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rft serve: {warning}", file=sys.stderr)
     import uvicorn
 
-    if args.workers > 1:  # uvicorn needs an import string to spawn workers
-        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers,
+    if args.workers > 1:  # uvicorn needs an import string to spawn workers (each tunes nothing: --gc is 1 worker)
+        if args.gc != "default":
+            print(f"rft serve: --gc {args.gc} applies to --workers 1 only; workers keep the default", file=sys.stderr)
+        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=args.http,
                     log_level=args.log_level, app_dir=os.getcwd())
     else:
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        tune_gc(args.gc)
+        uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=args.http, log_level=args.log_level)
     return 0
 
 
