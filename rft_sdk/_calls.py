@@ -30,11 +30,13 @@ empty state, nothing recorded or replayed.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 from typing import Any, cast
 
+import anyio
 import pydantic
 import pydantic_core
 
@@ -151,6 +153,8 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
             if exc.status >= 500:
                 metrics.incr("tool_retryable_errors")
                 raise
+            if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
+                metrics.incr(exc.counter)
             output, new_state_json = None, None
             status, payload, error = exc.status, exc.body(echo), exc.message
 
@@ -263,9 +267,15 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     if definition.rollout_param:
         kwargs[definition.rollout_param] = rollout
     try:
-        if definition.blocking or definition.is_async:
-            return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
-        return _to_output(definition.fn(**kwargs))  # @tool(blocking=False): on the loop, no thread hop
+        if definition.timeout_s is None and definition.limiter is None:
+            if definition.blocking or definition.is_async:
+                return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
+            return _to_output(definition.fn(**kwargs))  # @tool(blocking=False): on the loop, no thread hop
+        return _to_output(await _limited(definition, kwargs))
+    except TimeoutError:
+        message = f"tool {definition.name!r} did not finish within {definition.timeout_s:g} s (timeout_s)"
+        logger.warning("%s (call_id=%s)", message, rollout.call_id)
+        raise EndpointError(400, "tool_timeout", message, counter="tool_timeouts") from None
     except RetryableToolError as exc:
         logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
         raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc
@@ -274,3 +284,25 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     except Exception as exc:  # model-visible; never crash the worker
         logger.exception("tool %s raised (call_id=%s)", definition.name, rollout.call_id)
         raise EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}")) from exc
+
+
+async def _limited(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:
+    """Call the tool under its ``max_concurrency`` limiter and ``timeout_s`` (waiting included).
+
+    Raises:
+        TimeoutError: the call (or its wait for a slot) took longer than ``timeout_s``.
+    """
+    with anyio.fail_after(definition.timeout_s):
+        limiter = definition.limiter
+        if limiter is not None:
+            await limiter.acquire()
+        try:
+            if definition.is_async:
+                return await definition.fn(**kwargs)
+            if definition.blocking:  # the worker thread is abandoned on timeout: threads cannot be killed
+                return await anyio.to_thread.run_sync(functools.partial(definition.fn, **kwargs),
+                                                      abandon_on_cancel=True)
+            return definition.fn(**kwargs)
+        finally:
+            if limiter is not None:
+                limiter.release()

@@ -148,13 +148,15 @@ class ToolServer(ExportMixin):
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
-             description: str | None = None, blocking: bool = True) -> Any:
+             description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
+             max_concurrency: int | None = None) -> Any:
         """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-            if name is None and description is None and blocking:
+            if name is None and description is None and blocking and timeout_s is None and max_concurrency is None:
                 self.add_tool(func)
             else:
-                self._register_tool(build_definition(func, name=name, description=description, blocking=blocking))
+                self._register_tool(build_definition(func, name=name, description=description, blocking=blocking,
+                                                     timeout_s=timeout_s, max_concurrency=max_concurrency))
             return func
         return decorate(fn) if fn is not None else decorate
 

@@ -10,6 +10,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+import anyio
 import docstring_parser
 import pydantic
 from pydantic import ConfigDict, Field, create_model
@@ -44,6 +45,14 @@ class ToolDefinition:
             (``@tool(blocking=False)``) calls it on the event loop, saving the
             thread hop (~80 µs) for a function that never blocks (no I/O,
             no locks, no sleep; pure CPU work of a few µs).
+        timeout_s: seconds one call may take, waiting for ``max_concurrency``
+            included (``None``: no limit; the hosted side gives up after 600 s).
+            A call over it answers the model-visible 400 ``tool_timeout`` and
+            its state changes are dropped; a sync tool's worker thread cannot be
+            killed and finishes in the background.
+        max_concurrency: calls of this tool running at once in this process
+            (``None``: no limit); further calls wait their turn.
+        limiter: the ``anyio.CapacityLimiter`` enforcing ``max_concurrency``.
     """
 
     name: str
@@ -55,6 +64,9 @@ class ToolDefinition:
     defaults: frozenset[str]
     is_async: bool
     blocking: bool = True
+    timeout_s: float | None = None
+    max_concurrency: int | None = None
+    limiter: anyio.CapacityLimiter | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def on_loop(self) -> bool:
@@ -83,8 +95,9 @@ class ToolDefinition:
 def tool(fn: F, /) -> F:
     """Bare ``@tool``: returns ``fn`` unchanged."""
 @overload
-def tool(*, name: str | None = None, description: str | None = None, blocking: bool = True) -> Callable[[F], F]:
-    """``@tool(name=..., description=..., blocking=...)``: returns a decorator."""
+def tool(*, name: str | None = None, description: str | None = None, blocking: bool = True,
+         timeout_s: float | None = None, max_concurrency: int | None = None) -> Callable[[F], F]:
+    """``@tool(name=..., description=..., blocking=..., timeout_s=..., max_concurrency=...)``: returns a decorator."""
 
 
 def tool(
@@ -94,6 +107,8 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     blocking: bool = True,
+    timeout_s: float | None = None,
+    max_concurrency: int | None = None,
 ) -> Any:
     """Mark a function as a tool; returns the function unchanged (still directly callable).
 
@@ -109,14 +124,21 @@ def tool(
     choice: a blocking call in a ``blocking=False`` tool stalls every request
     of the process while it runs. Async tools are always awaited on the loop.
 
+    ``timeout_s`` bounds one call (a hung backend then costs the model one
+    400 ``tool_timeout`` answer, not its rollout), and ``max_concurrency``
+    bounds how many calls of this tool run at once in the process (e.g. a
+    backend that allows few connections); see :class:`ToolDefinition`.
+
     Raises:
         ToolDefinitionError: ``*args``/``**kwargs``, positional-only or
             un-annotated parameters, types strict mode cannot express, or an
-            invalid name. The message names the function and the parameter.
+            invalid name, or a non-positive ``timeout_s``/``max_concurrency``.
+            The message names the function and the parameter.
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(func, _ATTR, build_definition(func, name=name, description=description, blocking=blocking))
+        setattr(func, _ATTR, build_definition(func, name=name, description=description, blocking=blocking,
+                                              timeout_s=timeout_s, max_concurrency=max_concurrency))
         return func
 
     return decorate(fn) if fn is not None else decorate
@@ -131,12 +153,17 @@ def get_tool_definition(fn: Callable[..., Any]) -> ToolDefinition:
 
 
 def build_definition(
-    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, blocking: bool = True
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, blocking: bool = True,
+    timeout_s: float | None = None, max_concurrency: int | None = None,
 ) -> ToolDefinition:
     """Introspect ``fn`` into a :class:`ToolDefinition` (see :func:`tool`)."""
     if not callable(fn):
         raise ToolDefinitionError(f"tool must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
+    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and timeout_s > 0):
+        raise ToolDefinitionError(f"tool {fname}: timeout_s must be a positive number of seconds, got {timeout_s!r}")
+    if max_concurrency is not None and not (isinstance(max_concurrency, int) and max_concurrency >= 1):
+        raise ToolDefinitionError(f"tool {fname}: max_concurrency must be an int >= 1, got {max_concurrency!r}")
     tool_name: str = name or str(getattr(fn, "__name__", ""))
     if not _NAME_RE.match(tool_name):
         raise ToolDefinitionError(
@@ -233,6 +260,9 @@ def build_definition(
         defaults=frozenset(defaults),
         is_async=inspect.iscoroutinefunction(fn),
         blocking=bool(blocking),
+        timeout_s=float(timeout_s) if timeout_s is not None else None,
+        max_concurrency=max_concurrency,
+        limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency is not None else None,
     )
 
 
