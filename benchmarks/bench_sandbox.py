@@ -18,7 +18,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from examples._repos import mainline, template
-
 from rft_sdk.sandbox import LocalBackend, SandboxLimits, SandboxPool
 
 
