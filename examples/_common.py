@@ -151,3 +151,30 @@ def pool_factory(**options: Any) -> Callable[[], Any]:
 
     pool.__doc__ = "The process's sandbox pool (root ``$RFT_SANDBOX_ROOT`` or a temp dir), created on first use."
     return pool
+
+
+def build_dataset_main(argv: list[str] | None, *, doc: str, data_dir: Path,
+                       build: Callable[[argparse.Namespace], list[dict[str, Any]]],
+                       add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """The command line of a repository-backed example's ``build_dataset``: ``--source``/``--package``
+    choose the repository (default: the shipped sample), ``build(args)`` makes the items, and the
+    even/odd items are written as ``train.jsonl``/``test.jsonl`` in ``--out``. Returns 0; exits 2
+    (argparse) when the history yields no items."""
+    from ._repos import package, use_source
+
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    p.add_argument("--source", type=Path, help="a local clone of a real repository (default: the sample)")
+    p.add_argument("--package", help="the package folder of --source (default: the folder's name)")
+    if add_arguments is not None:
+        add_arguments(p)
+    p.add_argument("--out", type=Path, default=data_dir, help="output folder (default: data/)")
+    args = p.parse_args(argv)
+    use_source(args.source, args.package)
+    items = build(args)
+    if not items:
+        p.error(f"no items in the history of {package()!r}; with --source, pass its --package folder")
+    train, test = items[0::2], items[1::2]
+    write_jsonl(args.out / "train.jsonl", train)
+    write_jsonl(args.out / "test.jsonl", test)
+    print(f"{len(train)} train + {len(test)} test items in {args.out}")
+    return 0

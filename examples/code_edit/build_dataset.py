@@ -21,8 +21,8 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
-from .._common import write_jsonl
-from .._repos import bare_repo, git, mainline, package, use_source
+from .._common import build_dataset_main
+from .._repos import bare_repo, git, mainline, package
 
 __all__ = ["SYSTEM_PROMPT", "build_items", "main"]
 
@@ -67,22 +67,11 @@ def build_items(recent: int = RECENT) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write both splits; returns 0."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--source", type=Path, help="a local clone of a real repository (default: the sample)")
-    p.add_argument("--package", help="the package folder of --source (default: the folder's name)")
-    p.add_argument("--recent", type=int, default=RECENT, help=f"last N commits (default {RECENT})")
-    p.add_argument("--out", type=Path, default=DATA_DIR, help="output folder (default: data/)")
-    args = p.parse_args(argv)
-    use_source(args.source, args.package)
-    items = build_items(args.recent)
-    if not items:
-        p.error(f"no items in the history of {package()!r}; with --source, pass its --package folder")
-    test = items[1::2]
-    train = items[0::2]
-    write_jsonl(args.out / "train.jsonl", train)
-    write_jsonl(args.out / "test.jsonl", test)
-    print(f"{len(train)} train + {len(test)} test items in {args.out}")
-    return 0
+    def recent(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--recent", type=int, default=RECENT, help=f"last N commits (default {RECENT})")
+
+    return build_dataset_main(argv, doc=__doc__ or "", data_dir=DATA_DIR, add_arguments=recent,
+                              build=lambda args: build_items(args.recent))
 
 
 if __name__ == "__main__":

@@ -25,13 +25,12 @@ the test split.
 
 from __future__ import annotations
 
-import argparse
 import ast
 from pathlib import Path
 from typing import Any
 
-from .._common import write_jsonl
-from .._repos import mainline, package, template, use_source
+from .._common import build_dataset_main
+from .._repos import mainline, package, template
 
 __all__ = ["N_ITEMS", "SYSTEM_PROMPT", "build_items", "main"]
 
@@ -122,19 +121,7 @@ def build_items() -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write both splits; returns 0."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--source", type=Path, help="a local clone of a real repository (default: the sample)")
-    p.add_argument("--package", help="the package folder of --source (default: the folder's name)")
-    p.add_argument("--out", type=Path, default=DATA_DIR, help="output folder (default: data/)")
-    args = p.parse_args(argv)
-    use_source(args.source, args.package)
-    items = build_items()
-    if not items:
-        p.error(f"no items in the history of {package()!r}; with --source, pass its --package folder")
-    write_jsonl(args.out / "train.jsonl", items[0::2])
-    write_jsonl(args.out / "test.jsonl", items[1::2])
-    print(f"{len(items[0::2])} train + {len(items[1::2])} test items in {args.out}")
-    return 0
+    return build_dataset_main(argv, doc=__doc__ or "", data_dir=DATA_DIR, build=lambda args: build_items())
 
 
 if __name__ == "__main__":
