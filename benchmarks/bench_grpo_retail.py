@@ -57,8 +57,9 @@ def run_seed(seed: int, args: argparse.Namespace) -> dict[str, Any]:
     train_items, heldout = build_items(seed=0)  # the same split for every seed: seeds vary the run, not the data
     overrides = {k: v for k, v in (("sft_steps", args.sft_steps), ("lr", args.lr), ("temperature", args.temperature),
                                    ("lr_schedule", args.lr_schedule), ("warmup_steps", args.warmup_steps),
+                                   ("sft_lr", args.sft_lr), ("sft_target_loss", args.sft_target_loss),
                                    ("eval_every", args.eval_every)) if v is not None}
-    cfg = TrainConfig(**{**BENCH_TRAINING, **overrides, "seed": seed, "progress": False,
+    cfg = TrainConfig(**{**BENCH_TRAINING, **overrides, "seed": seed, "progress": False, "eval_sampled": True,
                          "steps": args.steps if args.steps else BENCH_TRAINING["steps"],
                          "max_train_s": args.budget_s - 20 if args.budget_s else None})
     load_before = os.getloadavg()
@@ -70,11 +71,17 @@ def run_seed(seed: int, args: argparse.Namespace) -> dict[str, Any]:
     curve = [(r["step"], r["eval_success"], r.get("elapsed_s")) for r in res.metrics if r.get("eval_success") is not None]
     reach = next(((s, t) for s, v, t in curve if v >= TARGET), None)
     budget_row = next((r for r in res.metrics if r.get("phase") == "budget"), None)
+    sft_row = next((r for r in res.metrics if r.get("phase") == "sft"), {})
     out = {"seed": seed, "sft": res.eval_before["success"] if res.eval_before else None,
            "last": res.eval_after["success"] if res.eval_after else None,
            "best": res.eval_best["success"] if res.eval_best else None,
            "best_step": res.eval_best["step"] if res.eval_best else None,
+           "sft_sampled": (res.eval_before or {}).get("sampled_success"),
+           "last_sampled": (res.eval_after or {}).get("sampled_success"),
+           "best_sampled": (res.eval_best or {}).get("sampled_success"),
            "steps": res.steps_done, "steps_fit": res.steps_fit,
+           "sft_steps_done": len(res.sft_losses), "sft_loss_last": sft_row.get("sft_loss_last"),
+           "sft_s": sft_row.get("elapsed_s"),
            "reach_step": reach[0] if reach else None, "reach_s": reach[1] if reach else None,
            "total_s": round(total, 1), "curve": [(s, v) for s, v, _ in curve],
            "loadavg_before": [round(x, 2) for x in load_before],
@@ -99,6 +106,9 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=600.0,
                         help="wall-clock budget per seed, seconds (0 = none: only --steps)")
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT steps (short: a partial warm start)")
+    parser.add_argument("--sft-lr", type=float, default=None, help="SFT learning rate")
+    parser.add_argument("--sft-target-loss", type=float, default=None,
+                        help="stop SFT once its 10-step mean loss is at or below this (--sft-steps is the cap)")
     parser.add_argument("--lr", type=float, default=None, help="peak GRPO learning rate")
     parser.add_argument("--lr-schedule", default=None, choices=["cosine", "constant"])
     parser.add_argument("--warmup-steps", type=int, default=None, help="linear lr warmup steps")

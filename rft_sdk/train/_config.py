@@ -35,6 +35,7 @@ class TrainConfig:
     sft_demos: int | None = None  # how many train items to demonstrate (None = all)
     sft_batch_size: int = 32  # demonstration turns per SFT step
     sft_lr: float = 3e-3  # AdamW learning rate of SFT
+    sft_target_loss: float | None = None  # stop SFT once its 10-step mean loss is <= this (sft_steps is the cap)
     # --- GRPO -------------------------------------------------------------------
     steps: int = 20  # GRPO steps (one sampling round + update each)
     max_train_s: float | None = None  # stop GRPO early once this many seconds have passed since train() began
@@ -58,6 +59,7 @@ class TrainConfig:
     # --- evaluation, checkpoints -------------------------------------------------
     eval_every: int = 0  # evaluate held-out items every N GRPO steps (0 = only before and after)
     eval_items: int | None = None  # how many held-out items to evaluate (None = all)
+    eval_sampled: bool = False  # also evaluate held-out at the GRPO sampling temperature (what GRPO optimises)
     checkpoint_every: int = 0  # save checkpoint.pt every N steps (0 = only at the end)
     keep_best: bool = True  # also keep the weights of the best held-out evaluation (best.pt)
     min_steps_to_learn: int = 50  # warn when the wall-clock budget fits fewer GRPO steps than this
@@ -72,6 +74,8 @@ class TrainConfig:
             raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
         if self.loss_type not in LOSS_TYPES:
             raise ValueError(f"loss_type must be one of {LOSS_TYPES}, got {self.loss_type!r}")
+        if self.sft_target_loss is not None and self.sft_target_loss < 0:
+            raise ValueError(f"sft_target_loss must be >= 0, got {self.sft_target_loss}")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0 for GRPO sampling")
         for name in ("steps", "sft_steps", "eval_every", "checkpoint_every", "warmup_steps", "min_steps_to_learn"):

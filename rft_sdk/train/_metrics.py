@@ -43,11 +43,17 @@ def plot_rewards(rows: list[dict[str, Any]], path: str | Path, *, title: str = "
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     train = [(r["step"], r["reward_mean"]) for r in rows if r.get("reward_mean") is not None and "step" in r]
     evals = [(r["step"], r["eval_success"]) for r in rows if r.get("eval_success") is not None and "step" in r]
+    sampled = [(r["step"], r["eval_sampled_success"]) for r in rows
+               if r.get("eval_sampled_success") is not None and "step" in r]
     if train:
         ax.plot(*zip(*train), label="train reward (mean of group samples)")
     if evals:
         ax.plot(*zip(*evals), "o--", label="held-out success (greedy)")
-        best = max(evals, key=lambda e: e[1])  # first of the highest, as best.pt
+    if sampled:
+        ax.plot(*zip(*sampled), "s:", label="held-out success (sampled, GRPO temperature)")
+    if evals:
+        at = dict(sampled)
+        best = max(evals, key=lambda e: (e[1], at.get(e[0], 0.0)))  # first of the highest, as best.pt
         ax.plot([best[0]], [best[1]], "*", markersize=12, color="tab:red", label=f"best.pt (step {best[0]})")
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("reward / success")

@@ -22,7 +22,10 @@ from ._batch import completion_logits, make_batch
 from ._render import format_call, render_prompt
 from ._turn import SampledTurn
 
-__all__ = ["DemonstrationPolicy", "sft_train"]
+__all__ = ["TARGET_WINDOW", "DemonstrationPolicy", "sft_train"]
+
+#: SFT steps whose mean loss is compared with ``target_loss``.
+TARGET_WINDOW = 10
 
 
 class DemonstrationPolicy(ReferenceReplayPolicy):
@@ -63,6 +66,7 @@ def sft_train(
     seed: int,
     weight_decay: float = 0.0,
     grad_clip: float = 1.0,
+    target_loss: float | None = None,
     on_step: Any = None,
 ) -> list[float]:
     """Minimise the mean token cross-entropy of the completions given their prompts.
@@ -71,9 +75,11 @@ def sft_train(
         model: causal LM (``_model.py`` call convention), trained in place.
         pairs: ``[(prompt_ids, completion_ids)]``; batches are drawn with ``random.Random(seed)``.
         steps / batch_size / lr / weight_decay / grad_clip: AdamW schedule (constant lr).
+        target_loss: stop early once the mean loss of the last ``TARGET_WINDOW`` steps is at or
+            below this (nats per completion token); ``steps`` is then a cap. ``None`` runs all steps.
         on_step: optional ``callable(step, loss)`` (e.g. a progress bar).
 
-    Returns: the loss (nats per completion token) of every step.
+    Returns: the loss (nats per completion token) of every step taken (``len`` = steps taken).
 
     Raises:
         ValueError: no pairs, or non-positive steps/batch_size.
@@ -82,6 +88,8 @@ def sft_train(
         raise ValueError("SFT needs at least one demonstration pair")
     if steps < 1 or batch_size < 1:
         raise ValueError(f"steps ({steps}) and batch_size ({batch_size}) must be >= 1")
+    if target_loss is not None and target_loss < 0:
+        raise ValueError(f"target_loss must be >= 0, got {target_loss}")
     rng = random.Random(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     block = getattr(model, "block_size", None)
@@ -100,4 +108,7 @@ def sft_train(
         losses.append(loss.item())
         if on_step is not None:
             on_step(step, losses[-1])
+        if target_loss is not None and len(losses) >= TARGET_WINDOW \
+                and sum(losses[-TARGET_WINDOW:]) / TARGET_WINDOW <= target_loss:
+            break
     return losses

@@ -95,14 +95,28 @@ async def _rollouts(session: EmulatorSession, items: list[Item], policy: Policy,
 
 
 async def _evaluate(session: EmulatorSession, model: torch.nn.Module, tokenizer: Any, items: list[Item],
-                    cfg: TrainConfig) -> dict[str, float]:
-    policy = TorchPolicy(model, tokenizer, temperature=cfg.eval_temperature, max_new_tokens=cfg.max_new_tokens,
+                    cfg: TrainConfig, *, temperature: float | None = None) -> dict[str, float]:
+    temp = cfg.eval_temperature if temperature is None else temperature
+    policy = TorchPolicy(model, tokenizer, temperature=temp, max_new_tokens=cfg.max_new_tokens,
                          seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
     results = await _rollouts(session, items, policy, samples=1, cfg=cfg)
     threshold = session.job.grader.pass_threshold
     scores = [r.score if r.score is not None else 0.0 for r in results]
     return {"success": sum(s >= threshold for s in scores) / len(scores), "reward_mean": sum(scores) / len(scores),
             "tool_calls_per_rollout": sum(len(r.tool_calls) for r in results) / len(results), "n": len(results)}
+
+
+async def _heldout(session: EmulatorSession, model: torch.nn.Module, tokenizer: Any, items: list[Item],
+                   cfg: TrainConfig, step: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Evaluate held-out ``items``: ``(evaluation, metrics fields)``; with ``cfg.eval_sampled`` the
+    evaluation also carries ``sampled_success`` (one rollout per item at ``cfg.temperature``)."""
+    ev = await _evaluate(session, model, tokenizer, items, cfg)
+    fields: dict[str, Any] = {"step": step, "eval_success": ev["success"], "eval_reward": ev["reward_mean"]}
+    if cfg.eval_sampled:
+        ev["sampled_success"] = (await _evaluate(session, model, tokenizer, items, cfg,
+                                                 temperature=cfg.temperature))["success"]
+        fields["eval_sampled_success"] = ev["sampled_success"]
+    return ev, fields
 
 
 def evaluate(model: torch.nn.Module, tokenizer: Any, items: list[Item], job: Any, cfg: TrainConfig) -> dict[str, float]:
@@ -188,18 +202,19 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         pairs = await _demonstrations(session, demo_items, tokenizer, cfg)
         bar = tqdm(total=cfg.sft_steps, desc="SFT", disable=not cfg.progress)
         sft_losses = sft_train(model, pairs, steps=cfg.sft_steps, batch_size=cfg.sft_batch_size, lr=cfg.sft_lr,
-                               seed=cfg.seed, on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
+                               seed=cfg.seed, target_loss=cfg.sft_target_loss, on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
         bar.close()
         record({"phase": "sft", "step": 0, "sft_loss_first": sft_losses[0], "sft_loss_last": sft_losses[-1],
-                "demonstration_turns": len(pairs)})
+                "sft_steps_done": len(sft_losses), "demonstration_turns": len(pairs),
+                "elapsed_s": round(time.perf_counter() - t_start, 1)})
 
     # 3. held-out success before GRPO
     t_eval = time.perf_counter()
-    eval_before = await _evaluate(session, model, tokenizer, eval_set, cfg) if eval_set else None
+    eval_before = None
+    if eval_set:
+        eval_before, ev_fields = await _heldout(session, model, tokenizer, eval_set, cfg, 0)
+        record({"phase": "eval", **ev_fields, "elapsed_s": round(time.perf_counter() - t_start, 1)})
     eval_s = time.perf_counter() - t_eval
-    if eval_before is not None:
-        record({"phase": "eval", "step": 0, "eval_success": eval_before["success"],
-                "eval_reward": eval_before["reward_mean"], "elapsed_s": round(time.perf_counter() - t_start, 1)})
 
     # 4. GRPO
     keep_ref = cfg.beta > 0 or cfg.log_ref_kl
@@ -270,8 +285,8 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
 
         # 5. evaluation, best weights, checkpoints, budget
         if eval_set and cfg.eval_every and step % cfg.eval_every == 0:
-            ev = await _evaluate(session, model, tokenizer, eval_set, cfg)
-            row.update(eval_success=ev["success"], eval_reward=ev["reward_mean"])
+            ev, ev_fields = await _heldout(session, model, tokenizer, eval_set, cfg, step)
+            row.update(ev_fields)
             best.offer(step, ev, model)
         row["elapsed_s"] = round(time.perf_counter() - t_start, 1)
         record(row)
@@ -289,13 +304,13 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
     if eval_set and last_step:
         done = next((r for r in rows if r.get("step") == last_step and "eval_success" in r), None)
         if done is None:
-            eval_after = await _evaluate(session, model, tokenizer, eval_set, cfg)
-            record({"phase": "eval", "step": last_step, "eval_success": eval_after["success"],
-                    "eval_reward": eval_after["reward_mean"],
-                    "elapsed_s": round(time.perf_counter() - t_start, 1)})
+            eval_after, ev_fields = await _heldout(session, model, tokenizer, eval_set, cfg, last_step)
+            record({"phase": "eval", **ev_fields, "elapsed_s": round(time.perf_counter() - t_start, 1)})
             best.offer(last_step, eval_after, model)
         else:
             eval_after = {"success": done["eval_success"], "reward_mean": done["eval_reward"], "n": len(eval_set)}
+            if "eval_sampled_success" in done:
+                eval_after["sampled_success"] = done["eval_sampled_success"]
     files: dict[str, Path] = {}
     if out is not None and log is not None:
         files["metrics"] = log.path

@@ -42,7 +42,11 @@ class SignalWatch:
 
 
 class Best:
-    """The best held-out evaluation so far and a CPU copy of its weights (ties keep the earlier step)."""
+    """The best held-out evaluation so far and a CPU copy of its weights.
+
+    Ranked by ``success`` (greedy), then by ``sampled_success`` when present (``eval_sampled``);
+    full ties keep the earlier step.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
@@ -50,10 +54,16 @@ class Best:
         self.state: dict[str, torch.Tensor] | None = None
 
     def offer(self, step: int, ev: dict[str, float], model: torch.nn.Module) -> None:
-        """Keep ``ev`` (``{"success", "reward_mean", "n"}``) and the model's weights if it beats the best so far."""
-        if not self.enabled or (self.info is not None and ev["success"] <= self.info["success"]):
+        """Keep ``ev`` (``{"success", "reward_mean", "n"[, "sampled_success"]}``) and the model's weights
+        if it beats the best so far."""
+        def rank(e: dict[str, float]) -> tuple[float, float]:
+            return e["success"], e.get("sampled_success", 0.0)
+
+        if not self.enabled or (self.info is not None and rank(ev) <= rank(self.info)):
             return
         self.info = {"step": step, "success": ev["success"], "reward_mean": ev["reward_mean"], "n": ev["n"]}
+        if "sampled_success" in ev:
+            self.info["sampled_success"] = ev["sampled_success"]
         self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
 

@@ -116,10 +116,15 @@ def test_train_runs_on_one_event_loop_with_one_session(monkeypatch):
     monkeypatch.setattr(_trainer.asyncio, "run", counting_run)
     monkeypatch.setattr(EmulatorSession, "__init__", counting_init)
     train_items, held = build_items(seed=0)
-    cfg = TrainConfig(**{**CFG, "sft_steps": 2, "steps": 2, "eval_every": 1, "eval_items": 2})
+    cfg = TrainConfig(**{**CFG, "sft_steps": 2, "steps": 2, "eval_every": 1, "eval_items": 2, "eval_sampled": True})
     with run_server(retail_server) as tools_url, run_server(GRADER_APP) as grader_url:
         result = train(cfg, job=_job(tools_url, grader_url), train_items=train_items[:12], eval_items=held)
     assert [r["step"] for r in result.metrics if r["phase"] == "grpo"] == [1, 2]
     assert len(loops) == 1 and len(sessions) == 1
+    # eval_sampled: every held-out evaluation (after SFT, steps 1 and 2) also ran at the sampling temperature
+    evals = [r for r in result.metrics if "eval_success" in r]
+    assert [r["step"] for r in evals] == [0, 1, 2]
+    assert all(0.0 <= r["eval_sampled_success"] <= 1.0 for r in evals)
+    assert result.eval_best["sampled_success"] in {r["eval_sampled_success"] for r in evals}
     clients = sessions[0].http_clients
     assert clients and all(c.is_closed for c in clients)  # opened once, closed at the end

@@ -67,6 +67,17 @@ def test_best_keeps_the_first_highest_evaluation_weights() -> None:
     assert off.info is None and off.state is None
 
 
+def test_best_breaks_greedy_ties_on_sampled_success() -> None:
+    model = torch.nn.Linear(2, 1)
+    best = Best(enabled=True)
+    for step, success, sampled in [(0, 1.0, 0.4), (25, 1.0, 0.7), (50, 1.0, 0.7), (75, 0.9, 0.95)]:
+        with torch.no_grad():
+            model.weight.fill_(float(step))
+        best.offer(step, {"success": success, "reward_mean": success, "n": 10, "sampled_success": sampled}, model)
+    assert best.info == {"step": 25, "success": 1.0, "reward_mean": 1.0, "n": 10, "sampled_success": 0.7}
+    assert best.state is not None and torch.equal(best.state["weight"], torch.full((1, 2), 25.0))
+
+
 def test_group_stats_counts_tied_groups() -> None:
     from rft_sdk.emulator import RolloutResult
 
