@@ -20,7 +20,7 @@ class SignalWatch:
 
     Then every advantage is 0 and (with ``beta == 0``) no update happens: GRPO cannot start. Seen
     with a warm start that never passes (held-out 0.0, every rollout scored 0): warm start longer
-    (``sft_steps``) or give the grader partial credit.
+    (``sft_steps``, or ``sft_target_loss`` to stop on the loss instead) or give the grader partial credit.
     """
 
     def __init__(self) -> None:
@@ -36,7 +36,7 @@ class SignalWatch:
         scores = sorted(set(rewards))
         msg = (f"no learning signal for {self.run} GRPO steps (up to step {step}): every group's samples scored "
                f"alike (scores seen: {scores[:5]}), so every advantage is 0 and nothing is learned; warm start "
-               f"longer (sft_steps), sample more (group_size, temperature) or give the grader partial credit")
+               f"longer (sft_steps, or sft_target_loss to stop SFT on its loss), sample more (group_size, temperature) or give the grader partial credit")
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
         return msg
 
