@@ -36,7 +36,8 @@ class SignalWatch:
         scores = sorted(set(rewards))
         msg = (f"no learning signal for {self.run} GRPO steps (up to step {step}): every group's samples scored "
                f"alike (scores seen: {scores[:5]}), so every advantage is 0 and nothing is learned; warm start "
-               f"longer (sft_steps, or sft_target_loss to stop SFT on its loss), sample more (group_size, temperature) or give the grader partial credit")
+               f"longer (sft_steps, or sft_target_loss to stop SFT on its loss), sample more (group_size, "
+               f"temperature) or give the grader partial credit")
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
         return msg
 
