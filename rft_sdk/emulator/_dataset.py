@@ -10,6 +10,7 @@ reach tools and grader as ``item``. Every problem is reported with its
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -77,15 +78,32 @@ class _Line(BaseModel):
     tools: list[_Tool] | None = None
 
 
-def _schema_issues(params: dict[str, Any], strict: bool | None) -> list[tuple[str, str]]:
-    """Problems with one tool's ``parameters``: (field suffix, message)."""
+def _schema_issues(params: dict[str, Any], strict: bool | None) -> tuple[tuple[str, str], ...]:
+    """Problems with one tool's ``parameters``: (field suffix, message).
+
+    Each distinct ``(parameters, strict)`` is checked once per process: a dataset repeats the same few
+    tool definitions on every line, and ``check_schema`` dominated validation time (issue #18).
+    """
+    try:
+        key = json.dumps(params, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON (items passed in from Python): checked without the cache
+        return _check_schema(params, strict)
+    return _schema_issues_of(key, strict)
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_issues_of(params_json: str, strict: bool | None) -> tuple[tuple[str, str], ...]:
+    return _check_schema(json.loads(params_json), strict)
+
+
+def _check_schema(params: dict[str, Any], strict: bool | None) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     try:
         Draft202012Validator.check_schema(params)
     except SchemaError as exc:
         where = ".".join(str(p) for p in exc.path)
         out.append((f"parameters{'.' + where if where else ''}", f"invalid JSON Schema: {exc.message}"))
-        return out
+        return tuple(out)
     if params.get("type") != "object":
         out.append(("parameters.type", "must be 'object'"))
     props = params.get("properties", {})
@@ -99,7 +117,7 @@ def _schema_issues(params: dict[str, Any], strict: bool | None) -> list[tuple[st
         missing = sorted(set(props) - set(params.get("required", [])))
         if missing:
             out.append(("parameters.required", f"strict tools must list every property; missing {missing}"))
-    return out
+    return tuple(out)
 
 
 def validate_items(

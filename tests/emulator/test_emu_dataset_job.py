@@ -134,3 +134,26 @@ def test_samples_per_item_rule(multiplier: float, expected: int) -> None:
 def test_samples_per_item_rejects_non_positive() -> None:
     with pytest.raises(ValueError):
         samples_per_item(0)
+
+
+def test_each_distinct_schema_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset repeats its tool definitions on every line: check_schema runs once per distinct schema."""
+    import uuid
+
+    from rft_sdk.emulator import _dataset
+
+    checked: list[dict] = []
+    real = _dataset.Draft202012Validator.check_schema
+    monkeypatch.setattr(_dataset.Draft202012Validator, "check_schema",
+                        lambda schema, *a, **kw: (checked.append(schema), real(schema, *a, **kw)))
+    a, b = (tool_spec("lookup", {f"p_{uuid.uuid4().hex}": {"type": "string"}}) for _ in range(2))  # never seen before
+    items = [make_item(i, tools=[a if i % 2 else b]) for i in range(30)]
+    assert validate_items(items, {"lookup"}) == items
+    assert validate_items(items, {"lookup"}) == items  # a second pass (load_dataset, then emulate) checks nothing
+    by_name = lambda d: sorted(d["properties"])  # noqa: E731
+    assert sorted(checked, key=by_name) == sorted((t["function"]["parameters"] for t in (a, b)), key=by_name)
+    # a broken schema is still reported on every line that carries it
+    bad = tool_spec("lookup", {f"q_{uuid.uuid4().hex}": {"type": "integr"}})
+    with pytest.raises(DatasetError) as exc:
+        validate_items([make_item(i, tools=[bad]) for i in range(12)], {"lookup"})
+    assert {line for line, _ in issues(exc)} == set(range(1, 13))
