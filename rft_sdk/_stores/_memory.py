@@ -3,32 +3,40 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import heapq
+import json
 from collections import OrderedDict
+from typing import Any, NamedTuple
 
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
+from ._lazy import LazyTrajectory, ResponsesView
 from ._locks import KeyedLocks
-from ._records import Delta, GradeRecord, StoredRollout
+from ._records import GradeRecord, StoredRollout, _Persisted, encode_record_bytes, new_generation
 
 __all__ = ["MemoryStore"]
 
 
-@dataclasses.dataclass
-class _Entry:
-    rollout: StoredRollout  # the store's own copy (lists not shared with callers)
+class _Entry(NamedTuple):
+    """One rollout as the store keeps it. Stored as a plain ``tuple`` (``_Entry._make`` is not kept): a
+    tuple of atoms, the ``encoded`` list aside, so the collector walks about one object per rollout."""
+
+    encoded: list[bytes]  # each recorded call as UTF-8 JSON (encode_record_bytes), append-only
+    responses: dict[str, tuple[Any, ...]]  # call_id -> (status, body_text), append-only
+    state_json: str
+    item: dict[str, Any]
+    item_bytes: int
+    created_at: float
     expires_at: float
-    nbytes: int
+    calls_bytes: int  # bytes of encoded records and responses
+    nbytes: int  # calls_bytes + state and item JSON
+    generation: str
 
 
-def _copy(rollout: StoredRollout) -> StoredRollout:
-    """A copy whose trajectory list and responses dict can be changed without touching ``rollout``'s."""
-    copy = dataclasses.replace(rollout, trajectory=list(rollout.trajectory), responses=dict(rollout.responses))
-    copy._persisted = rollout._persisted
-    return copy
+def _response_bytes(call_id: str, value: tuple[Any, ...]) -> int:
+    return len(call_id.encode()) + sum(len(v.encode()) if isinstance(v, str) else 8 for v in value)
 
 
 class MemoryStore(RolloutStore):
@@ -51,6 +59,13 @@ class MemoryStore(RolloutStore):
 
     Per-process: run one worker per instance (``multiprocess_safe`` is False).
 
+    Layout (GC-friendly, docs/performance.md): each recorded call is kept as
+    one JSON ``bytes`` and each answer as a ``(status, text)`` tuple; ``load``
+    returns a ``StoredRollout`` whose ``trajectory`` is a
+    :class:`~rft_sdk._stores._lazy.LazyTrajectory` (decoded on read) and whose
+    ``responses`` is a :class:`~rft_sdk._stores._lazy.ResponsesView`, both
+    O(1) to load; ``save`` of such a rollout encodes only the appended calls.
+
     Raises:
         ValueError: a bound is not positive, or the per-rollout budget exceeds the total.
     """
@@ -62,7 +77,7 @@ class MemoryStore(RolloutStore):
         self.ttl_s, self.max_rollouts = self.bounds.ttl_s, self.bounds.max_rollouts
         self.clock = clock
         # order = least recently saved first
-        self._rollouts: OrderedDict[str, _Entry] = OrderedDict()
+        self._rollouts: OrderedDict[str, tuple[Any, ...]] = OrderedDict()  # _Entry fields, as a plain tuple
         self._grades: OrderedDict[str, tuple[dict[str, GradeRecord], float]] = OrderedDict()
         self._tombstones: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._release_heap: list[tuple[float, str]] = []
@@ -84,13 +99,13 @@ class MemoryStore(RolloutStore):
         self._release_at.pop(trace_id, None)
         if entry is None:
             return False
-        self.bytes -= entry.nbytes
+        self.bytes -= _Entry(*entry).nbytes
         return True
 
     def _sweep(self, now: float) -> None:
         while self._rollouts:
             trace_id, entry = next(iter(self._rollouts.items()))
-            if entry.expires_at > now:
+            if entry[6] > now:  # _Entry.expires_at
                 break
             self._drop(trace_id)
             self.expired += 1
@@ -104,22 +119,67 @@ class MemoryStore(RolloutStore):
 
     async def load(self, trace_id: str) -> StoredRollout | None:
         self._sweep(self.clock())
-        entry = self._rollouts.get(trace_id)
-        return None if entry is None else _copy(entry.rollout)
+        found = self._rollouts.get(trace_id)
+        if found is None:
+            return None
+        entry = _Entry(*found)
+        rollout = StoredRollout(trace_id, entry.item, entry.state_json, LazyTrajectory(entry.encoded,
+                                len(entry.encoded)), ResponsesView(entry.responses), entry.created_at)  # type: ignore[arg-type]
+        rollout._persisted = _Persisted(entry.generation, len(entry.encoded), None, len(entry.responses), None,
+                                        entry.calls_bytes, entry.item, "")
+        return rollout
+
+    async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
+        return await self.load(trace_id), self._graded(trace_id) is not None
 
     async def save(self, rollout: StoredRollout) -> None:
         now = self.clock()
         self._sweep(now)
-        delta = Delta.of(rollout)
-        entry = self._rollouts.get(rollout.trace_id)
-        if entry is not None and (delta.rewrite or entry.rollout.generation != delta.generation):
-            delta = dataclasses.replace(delta, rewrite=True)
-        if delta.nbytes > self.bounds.max_rollout_bytes:
-            raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
-        delta.committed(rollout)
-        old = self._rollouts.pop(rollout.trace_id, None)
-        self.bytes += delta.nbytes - (old.nbytes if old else 0)
-        self._rollouts[rollout.trace_id] = _Entry(_copy(rollout), now + self.ttl_s, delta.nbytes)
+        found = self._rollouts.get(rollout.trace_id)
+        old = None if found is None else _Entry(*found)
+        trajectory, responses = rollout.trajectory, rollout.responses
+        same = (old is not None and isinstance(trajectory, LazyTrajectory) and trajectory.encoded is old.encoded
+                and trajectory.n == len(old.encoded) and isinstance(responses, ResponsesView)
+                and responses.base is old.responses)
+        if same:  # append-only: encode what was added since the load, nothing else
+            assert old is not None and isinstance(trajectory, LazyTrajectory) and isinstance(responses, ResponsesView)
+            new_records = [encode_record_bytes(r) for r in trajectory.added]
+            new_responses = [(k, tuple(v)) for k, v in responses.added.items() if k not in old.responses]
+            calls_bytes, generation = old.calls_bytes, old.generation
+        else:  # a new rollout, a stale copy, or a replaced prefix: written in full under a new generation
+            if isinstance(trajectory, LazyTrajectory):
+                new_records = [*trajectory.encoded[:trajectory.n], *map(encode_record_bytes, trajectory.added)]
+            else:
+                new_records = [encode_record_bytes(r) for r in trajectory]
+            new_responses = [(k, tuple(v)) for k, v in responses.items()]
+            calls_bytes, generation = 0, new_generation()
+        calls_bytes += sum(map(len, new_records)) + sum(_response_bytes(k, v) for k, v in new_responses)
+        if old is not None and rollout.item is old.item:
+            item_bytes = old.item_bytes
+        else:
+            item_bytes = len(json.dumps(rollout.item, separators=(",", ":")).encode())
+        nbytes = calls_bytes + len(rollout.state_json.encode()) + item_bytes
+        if nbytes > self.bounds.max_rollout_bytes:
+            raise RolloutTooLargeError(rollout.trace_id, nbytes, self.bounds.max_rollout_bytes)
+        if same:
+            assert old is not None
+            encoded, stored_responses = old.encoded, old.responses
+            encoded.extend(new_records)
+            stored_responses.update(new_responses)
+        else:
+            encoded, stored_responses = new_records, dict(new_responses)
+        if old is not None:
+            del self._rollouts[rollout.trace_id]
+            self.bytes -= old.nbytes
+        self.bytes += nbytes
+        self._rollouts[rollout.trace_id] = tuple(_Entry(
+            encoded, stored_responses, rollout.state_json, rollout.item, item_bytes, rollout.created_at,
+            now + self.ttl_s, calls_bytes, nbytes, generation))
+        # the caller's object now views the stored copy (a second save of it appends again)
+        rollout.trajectory = LazyTrajectory(encoded, len(encoded))  # type: ignore[assignment]
+        rollout.responses = ResponsesView(stored_responses)  # type: ignore[assignment]
+        rollout._persisted = _Persisted(generation, len(encoded), None, len(stored_responses), None, calls_bytes,
+                                        rollout.item, "")
         while len(self._rollouts) > self.max_rollouts or self.bytes > self.bounds.max_total_bytes:
             trace_id = next(iter(self._rollouts))
             self._drop(trace_id)
@@ -159,6 +219,9 @@ class MemoryStore(RolloutStore):
             self._tombstones.popitem(last=False)
 
     async def graded_digest(self, trace_id: str) -> str | None:
+        return self._graded(trace_id)
+
+    def _graded(self, trace_id: str) -> str | None:
         entry = self._tombstones.get(trace_id)
         return entry[0] if entry is not None and entry[1] > self.clock() else None
 

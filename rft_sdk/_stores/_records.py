@@ -19,9 +19,11 @@ import time
 import uuid
 from typing import Any
 
+from .._body import _LONG_NUMBER, _LONG_NUMBER_STR, orjson
 from .._rollout import ToolCallRecord
 
 __all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
+           "encode_record_bytes",
            "encode_response", "json_object", "new_generation"]
 
 
@@ -44,9 +46,28 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(ToolCallRecord))
+
+
+def _record_dict(record: ToolCallRecord) -> dict[str, Any]:
+    # record.to_dict() without dataclasses.asdict's deep copy (the dict is encoded at once)
+    return {name: getattr(record, name) for name in _RECORD_FIELDS}
+
+
 def encode_record(record: ToolCallRecord) -> str:
     """JSON text of ``record.to_dict()``."""
-    return _dumps(record.to_dict())
+    return _dumps(_record_dict(record))
+
+
+def encode_record_bytes(record: ToolCallRecord) -> bytes:
+    """UTF-8 JSON of ``record.to_dict()`` (orjson when installed and it can, else :func:`encode_record`);
+    read back by :func:`decode_record`."""
+    if orjson is not None:
+        try:
+            return bytes(orjson.dumps(_record_dict(record)))
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate in a raw argument: the stdlib's text
+            pass
+    return encode_record(record).encode("utf-8")
 
 
 def decode_record(text: str | bytes) -> ToolCallRecord:
@@ -55,7 +76,15 @@ def decode_record(text: str | bytes) -> ToolCallRecord:
     Raises:
         ValueError: not a serialised ``ToolCallRecord``.
     """
-    data = json_object("ToolCallRecord", text)
+    data = None
+    if orjson is not None and not (_LONG_NUMBER.search(text) if isinstance(text, bytes)
+                                   else _LONG_NUMBER_STR.search(text)):
+        try:  # orjson would read a 19+ digit integer as a float: those go to the stdlib
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError:  # e.g. the NaN json.dumps may write: the stdlib reads it
+            data = None
+    if not isinstance(data, dict):
+        data = json_object("ToolCallRecord", text)
     try:
         return ToolCallRecord.from_dict(data)
     except (KeyError, TypeError) as exc:
