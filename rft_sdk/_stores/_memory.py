@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 import json
 from collections import OrderedDict
 from typing import Any, NamedTuple
@@ -12,7 +13,8 @@ from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
-from ._lazy import LazyTrajectory, ResponsesView
+from .._body import _LONG_NUMBER, orjson
+from ._lazy import LazyTrajectory, ResponsesView, encode_answer, packed_append, packed_len
 from ._locks import KeyedLocks
 from ._records import GradeRecord, StoredRollout, _Persisted, encode_record_bytes, new_generation
 
@@ -20,23 +22,47 @@ __all__ = ["MemoryStore"]
 
 
 class _Entry(NamedTuple):
-    """One rollout as the store keeps it. Stored as a plain ``tuple`` (``_Entry._make`` is not kept): a
-    tuple of atoms, the ``encoded`` list aside, so the collector walks about one object per rollout."""
+    """One rollout as the store keeps it, stored as a plain ``tuple`` of atoms, bytearrays and a dict of
+    atoms: none of them is ever tracked by the cyclic collector, and the tuple itself is untracked by
+    its first collection, so a rollout at rest costs a full collection nothing (docs/performance.md)."""
 
-    encoded: list[bytes]  # each recorded call as UTF-8 JSON (encode_record_bytes), append-only
-    responses: dict[str, tuple[Any, ...]]  # call_id -> (status, body_text), append-only
+    blob: bytearray  # the recorded calls' UTF-8 JSON (encode_record_bytes), one after another, append-only
+    ends: bytearray  # their end offsets in blob, 8 bytes each (packed_append), append-only
+    answers: dict[str, int]  # call_id -> position of its answer in answers_blob
+    answers_blob: bytearray  # answers' JSON [status, body_text] (encode_answer), packed like the calls
+    answers_ends: bytearray
     state_json: str
-    item: dict[str, Any]
-    item_bytes: int
+    item_json: bytes
     created_at: float
     expires_at: float
-    calls_bytes: int  # bytes of encoded records and responses
+    calls_bytes: int  # bytes of encoded records and answers
     nbytes: int  # calls_bytes + state and item JSON
     generation: str
 
 
-def _response_bytes(call_id: str, value: tuple[Any, ...]) -> int:
-    return len(call_id.encode()) + sum(len(v.encode()) if isinstance(v, str) else 8 for v in value)
+_EXPIRES_AT = _Entry._fields.index("expires_at")
+
+
+def _item_json(item: dict[str, Any]) -> bytes:
+    if not item:
+        return b"{}"
+    if orjson is not None:
+        try:
+            return bytes(orjson.dumps(item))
+        except TypeError:
+            pass
+    return json.dumps(item, separators=(",", ":")).encode()
+
+
+def _load_item(item_json: bytes) -> dict[str, Any]:
+    if item_json == b"{}":
+        return {}
+    if orjson is not None and not _LONG_NUMBER.search(item_json):
+        try:
+            return dict(orjson.loads(item_json))
+        except orjson.JSONDecodeError:
+            pass
+    return dict(json.loads(item_json))
 
 
 class MemoryStore(RolloutStore):
@@ -59,8 +85,9 @@ class MemoryStore(RolloutStore):
 
     Per-process: run one worker per instance (``multiprocess_safe`` is False).
 
-    Layout (GC-friendly, docs/performance.md): each recorded call is kept as
-    one JSON ``bytes`` and each answer as a ``(status, text)`` tuple; ``load``
+    Layout (GC-friendly, docs/performance.md): a rollout's recorded calls,
+    answers and item are kept as JSON in bytearrays, which the cyclic
+    collector never walks; ``load``
     returns a ``StoredRollout`` whose ``trajectory`` is a
     :class:`~rft_sdk._stores._lazy.LazyTrajectory` (decoded on read) and whose
     ``responses`` is a :class:`~rft_sdk._stores._lazy.ResponsesView`, both
@@ -83,6 +110,7 @@ class MemoryStore(RolloutStore):
         self._release_heap: list[tuple[float, str]] = []
         self._release_at: dict[str, float] = {}
         self._locks = KeyedLocks()
+        self._id, self._generations = new_generation(), itertools.count()
         self.bytes = 0
         self.evicted = 0
         self.expired = 0
@@ -105,7 +133,7 @@ class MemoryStore(RolloutStore):
     def _sweep(self, now: float) -> None:
         while self._rollouts:
             trace_id, entry = next(iter(self._rollouts.items()))
-            if entry[6] > now:  # _Entry.expires_at
+            if entry[_EXPIRES_AT] > now:
                 break
             self._drop(trace_id)
             self.expired += 1
@@ -123,10 +151,13 @@ class MemoryStore(RolloutStore):
         if found is None:
             return None
         entry = _Entry(*found)
-        rollout = StoredRollout(trace_id, entry.item, entry.state_json, LazyTrajectory(entry.encoded,
-                                len(entry.encoded)), ResponsesView(entry.responses), entry.created_at)  # type: ignore[arg-type]
-        rollout._persisted = _Persisted(entry.generation, len(entry.encoded), None, len(entry.responses), None,
-                                        entry.calls_bytes, entry.item, "")
+        item = _load_item(entry.item_json)
+        rollout = StoredRollout(trace_id, item, entry.state_json,
+                                LazyTrajectory(entry.blob, entry.ends, packed_len(entry.ends)),  # type: ignore[arg-type]
+                                ResponsesView(entry.answers, entry.answers_blob, entry.answers_ends),  # type: ignore[arg-type]
+                                entry.created_at)
+        rollout._persisted = _Persisted(entry.generation, packed_len(entry.ends), None, len(entry.answers), None,
+                                        entry.calls_bytes, item, "")
         return rollout
 
     async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
@@ -137,48 +168,48 @@ class MemoryStore(RolloutStore):
         self._sweep(now)
         found = self._rollouts.get(rollout.trace_id)
         old = None if found is None else _Entry(*found)
-        trajectory, responses = rollout.trajectory, rollout.responses
-        same = (old is not None and isinstance(trajectory, LazyTrajectory) and trajectory.encoded is old.encoded
-                and trajectory.n == len(old.encoded) and isinstance(responses, ResponsesView)
-                and responses.base is old.responses)
-        if same:  # append-only: encode what was added since the load, nothing else
-            assert old is not None and isinstance(trajectory, LazyTrajectory) and isinstance(responses, ResponsesView)
+        trajectory, responses, mark = rollout.trajectory, rollout.responses, rollout._persisted
+        if (old is not None and isinstance(trajectory, LazyTrajectory) and trajectory.blob is old.blob
+                and trajectory.n == packed_len(old.ends) and isinstance(responses, ResponsesView)
+                and responses.index is old.answers):  # append-only: encode what was added since the load
             new_records = [encode_record_bytes(r) for r in trajectory.added]
-            new_responses = [(k, tuple(v)) for k, v in responses.added.items() if k not in old.responses]
-            calls_bytes, generation = old.calls_bytes, old.generation
+            new_answers = [(k, encode_answer(v)) for k, v in responses.added.items() if k not in old.answers]
+            calls_bytes, generation, base = old.calls_bytes, old.generation, old
         else:  # a new rollout, a stale copy, or a replaced prefix: written in full under a new generation
             if isinstance(trajectory, LazyTrajectory):
-                new_records = [*trajectory.encoded[:trajectory.n], *map(encode_record_bytes, trajectory.added)]
+                new_records = [*map(trajectory.encoded, range(trajectory.n)),
+                               *map(encode_record_bytes, trajectory.added)]
             else:
                 new_records = [encode_record_bytes(r) for r in trajectory]
-            new_responses = [(k, tuple(v)) for k, v in responses.items()]
-            calls_bytes, generation = 0, new_generation()
-        calls_bytes += sum(map(len, new_records)) + sum(_response_bytes(k, v) for k, v in new_responses)
-        if old is not None and rollout.item is old.item:
-            item_bytes = old.item_bytes
-        else:
-            item_bytes = len(json.dumps(rollout.item, separators=(",", ":")).encode())
-        nbytes = calls_bytes + len(rollout.state_json.encode()) + item_bytes
+            new_answers = [(k, encode_answer(v)) for k, v in responses.items()]
+            calls_bytes, generation, base = 0, f"{self._id}-{next(self._generations)}", None  # cheaper than uuid4
+        calls_bytes += sum(map(len, new_records)) + sum(len(k.encode()) + len(v) for k, v in new_answers)
+        same_item = old is not None and mark is not None and mark.generation == old.generation
+        item_json = old.item_json if same_item and rollout.item is mark.item else _item_json(rollout.item)  # type: ignore[union-attr]
+        nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json)
         if nbytes > self.bounds.max_rollout_bytes:
             raise RolloutTooLargeError(rollout.trace_id, nbytes, self.bounds.max_rollout_bytes)
-        if same:
-            assert old is not None
-            encoded, stored_responses = old.encoded, old.responses
-            encoded.extend(new_records)
-            stored_responses.update(new_responses)
+        if base is not None:
+            blob, ends, answers, answers_blob, answers_ends = (base.blob, base.ends, base.answers, base.answers_blob,
+                                                               base.answers_ends)
         else:
-            encoded, stored_responses = new_records, dict(new_responses)
+            blob, ends, answers, answers_blob, answers_ends = bytearray(), bytearray(), {}, bytearray(), bytearray()
+        for text in new_records:
+            packed_append(blob, ends, text)
+        for call_id, text in new_answers:
+            answers[call_id] = len(answers)
+            packed_append(answers_blob, answers_ends, text)
         if old is not None:
             del self._rollouts[rollout.trace_id]
             self.bytes -= old.nbytes
         self.bytes += nbytes
         self._rollouts[rollout.trace_id] = tuple(_Entry(
-            encoded, stored_responses, rollout.state_json, rollout.item, item_bytes, rollout.created_at,
+            blob, ends, answers, answers_blob, answers_ends, rollout.state_json, item_json, rollout.created_at,
             now + self.ttl_s, calls_bytes, nbytes, generation))
         # the caller's object now views the stored copy (a second save of it appends again)
-        rollout.trajectory = LazyTrajectory(encoded, len(encoded))  # type: ignore[assignment]
-        rollout.responses = ResponsesView(stored_responses)  # type: ignore[assignment]
-        rollout._persisted = _Persisted(generation, len(encoded), None, len(stored_responses), None, calls_bytes,
+        rollout.trajectory = LazyTrajectory(blob, ends, packed_len(ends))  # type: ignore[assignment]
+        rollout.responses = ResponsesView(answers, answers_blob, answers_ends)  # type: ignore[assignment]
+        rollout._persisted = _Persisted(generation, packed_len(ends), None, len(answers), None, calls_bytes,
                                         rollout.item, "")
         while len(self._rollouts) > self.max_rollouts or self.bytes > self.bounds.max_total_bytes:
             trace_id = next(iter(self._rollouts))
