@@ -22,13 +22,13 @@ __all__ = ["MemoryStore"]
 
 
 class _Entry(NamedTuple):
-    """One rollout as the store keeps it, stored as a plain ``tuple`` of atoms, bytearrays and a dict of
-    atoms: none of them is ever tracked by the cyclic collector, and the tuple itself is untracked by
-    its first collection, so a rollout at rest costs a full collection nothing (docs/performance.md)."""
+    """One rollout as the store keeps it, stored as a plain ``tuple`` of atoms and bytearrays: none of
+    them is ever tracked by the cyclic collector, and the tuple itself is untracked by its first
+    collection, so a rollout at rest costs a full collection nothing (docs/performance.md). (Its
+    answers' index, a dict, lives in ``MemoryStore._answers``: a tuple holding any dict stays tracked.)"""
 
     blob: bytearray  # the recorded calls' UTF-8 JSON (encode_record_bytes), one after another, append-only
     ends: bytearray  # their end offsets in blob, 8 bytes each (packed_append), append-only
-    answers: dict[str, int]  # call_id -> position of its answer in answers_blob
     answers_blob: bytearray  # answers' JSON [status, body_text] (encode_answer), packed like the calls
     answers_ends: bytearray
     state_json: str
@@ -105,6 +105,7 @@ class MemoryStore(RolloutStore):
         self.clock = clock
         # order = least recently saved first
         self._rollouts: OrderedDict[str, tuple[Any, ...]] = OrderedDict()  # _Entry fields, as a plain tuple
+        self._answers: dict[str, dict[str, int]] = {}  # trace_id -> call_id -> position in answers_blob
         self._grades: OrderedDict[str, tuple[dict[str, GradeRecord], float]] = OrderedDict()
         self._tombstones: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._release_heap: list[tuple[float, str]] = []
@@ -124,6 +125,7 @@ class MemoryStore(RolloutStore):
 
     def _drop(self, trace_id: str) -> bool:
         entry = self._rollouts.pop(trace_id, None)
+        self._answers.pop(trace_id, None)
         self._release_at.pop(trace_id, None)
         if entry is None:
             return False
@@ -150,13 +152,13 @@ class MemoryStore(RolloutStore):
         found = self._rollouts.get(trace_id)
         if found is None:
             return None
-        entry = _Entry(*found)
+        entry, answers = _Entry(*found), self._answers[trace_id]
         item = _load_item(entry.item_json)
         rollout = StoredRollout(trace_id, item, entry.state_json,
                                 LazyTrajectory(entry.blob, entry.ends, packed_len(entry.ends)),  # type: ignore[arg-type]
-                                ResponsesView(entry.answers, entry.answers_blob, entry.answers_ends),  # type: ignore[arg-type]
+                                ResponsesView(answers, entry.answers_blob, entry.answers_ends),  # type: ignore[arg-type]
                                 entry.created_at)
-        rollout._persisted = _Persisted(entry.generation, packed_len(entry.ends), None, len(entry.answers), None,
+        rollout._persisted = _Persisted(entry.generation, packed_len(entry.ends), None, len(answers), None,
                                         entry.calls_bytes, item, "")
         return rollout
 
@@ -168,12 +170,13 @@ class MemoryStore(RolloutStore):
         self._sweep(now)
         found = self._rollouts.get(rollout.trace_id)
         old = None if found is None else _Entry(*found)
+        old_answers = self._answers.get(rollout.trace_id, {})
         trajectory, responses, mark = rollout.trajectory, rollout.responses, rollout._persisted
         if (old is not None and isinstance(trajectory, LazyTrajectory) and trajectory.blob is old.blob
                 and trajectory.n == packed_len(old.ends) and isinstance(responses, ResponsesView)
-                and responses.index is old.answers):  # append-only: encode what was added since the load
+                and responses.index is old_answers):  # append-only: encode what was added since the load
             new_records = [encode_record_bytes(r) for r in trajectory.added]
-            new_answers = [(k, encode_answer(v)) for k, v in responses.added.items() if k not in old.answers]
+            new_answers = [(k, encode_answer(v)) for k, v in responses.added.items() if k not in old_answers]
             calls_bytes, generation, base = old.calls_bytes, old.generation, old
         else:  # a new rollout, a stale copy, or a replaced prefix: written in full under a new generation
             if isinstance(trajectory, LazyTrajectory):
@@ -190,7 +193,7 @@ class MemoryStore(RolloutStore):
         if nbytes > self.bounds.max_rollout_bytes:
             raise RolloutTooLargeError(rollout.trace_id, nbytes, self.bounds.max_rollout_bytes)
         if base is not None:
-            blob, ends, answers, answers_blob, answers_ends = (base.blob, base.ends, base.answers, base.answers_blob,
+            blob, ends, answers, answers_blob, answers_ends = (base.blob, base.ends, old_answers, base.answers_blob,
                                                                base.answers_ends)
         else:
             blob, ends, answers, answers_blob, answers_ends = bytearray(), bytearray(), {}, bytearray(), bytearray()
@@ -204,8 +207,9 @@ class MemoryStore(RolloutStore):
             self.bytes -= old.nbytes
         self.bytes += nbytes
         self._rollouts[rollout.trace_id] = tuple(_Entry(
-            blob, ends, answers, answers_blob, answers_ends, rollout.state_json, item_json, rollout.created_at,
+            blob, ends, answers_blob, answers_ends, rollout.state_json, item_json, rollout.created_at,
             now + self.ttl_s, calls_bytes, nbytes, generation))
+        self._answers[rollout.trace_id] = answers
         # the caller's object now views the stored copy (a second save of it appends again)
         rollout.trajectory = LazyTrajectory(blob, ends, packed_len(ends))  # type: ignore[assignment]
         rollout.responses = ResponsesView(answers, answers_blob, answers_ends)  # type: ignore[assignment]
