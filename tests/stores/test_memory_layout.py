@@ -14,8 +14,7 @@ import pytest
 from store_helpers import record
 
 from rft_sdk import MemoryStore, RolloutTooLargeError, StoredRollout, ToolCallRecord
-from rft_sdk._stores import KeyedLocks
-from rft_sdk._stores import _lazy
+from rft_sdk._stores import KeyedLocks, _lazy
 
 
 async def _filled(store: MemoryStore, trace_id: str, calls: int) -> StoredRollout:
