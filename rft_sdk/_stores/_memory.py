@@ -9,11 +9,11 @@ import json
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
+from .._body import _LONG_NUMBER, orjson
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
-from .._body import _LONG_NUMBER, orjson
 from ._lazy import LazyTrajectory, ResponsesView, encode_answer, packed_append, packed_len
 from ._locks import KeyedLocks
 from ._records import GradeRecord, StoredRollout, _Persisted, encode_record_bytes, new_generation
@@ -44,14 +44,8 @@ _EXPIRES_AT = _Entry._fields.index("expires_at")
 
 
 def _item_json(item: dict[str, Any]) -> bytes:
-    if not item:
-        return b"{}"
-    if orjson is not None:
-        try:
-            return bytes(orjson.dumps(item))
-        except TypeError:
-            pass
-    return json.dumps(item, separators=(",", ":")).encode()
+    # the stdlib's encoder (once per rollout: a loaded item is recognised by identity): it keeps a NaN
+    return json.dumps(item, separators=(",", ":")).encode() if item else b"{}"
 
 
 def _load_item(item_json: bytes) -> dict[str, Any]:

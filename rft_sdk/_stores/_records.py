@@ -61,7 +61,8 @@ def encode_record(record: ToolCallRecord) -> str:
 
 def encode_record_bytes(record: ToolCallRecord) -> bytes:
     """UTF-8 JSON of ``record.to_dict()`` (orjson when installed and it can, else :func:`encode_record`);
-    read back by :func:`decode_record`."""
+    read back by :func:`decode_record`. (orjson would write a ``NaN`` as ``null``: a recorded call holds
+    none, its arguments were decoded strictly and its times are finite.)"""
     if orjson is not None:
         try:
             return bytes(orjson.dumps(_record_dict(record)))
