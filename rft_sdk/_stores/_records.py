@@ -161,7 +161,7 @@ class StoredRollout:
         "responses", "created_at"}`` (records as ``ToolCallRecord.to_dict``)."""
         return _dumps({
             "trace_id": self.trace_id, "item": self.item, "state_json": self.state_json,
-            "trajectory": [r.to_dict() for r in self.trajectory], "responses": self.responses,
+            "trajectory": [r.to_dict() for r in self.trajectory], "responses": dict(self.responses),
             "created_at": self.created_at,
         })
 

@@ -79,6 +79,7 @@ async def test_views_read_like_a_list_and_a_dict():
         del got.responses["c0"]
     with pytest.raises(KeyError):
         got.responses["zz"]
+    assert StoredRollout.from_json(got.to_json()) == got  # the views serialise like the list and dict
 
 
 async def test_saving_the_same_object_twice_appends_once_each_time():
