@@ -145,6 +145,11 @@ class StoredRollout:
         responses: ``call_id -> [status, body_text]`` of completed calls, for
             idempotent replay of retried requests (append-only like
             ``trajectory``).
+
+    ``MemoryStore.load`` fills ``trajectory`` and ``responses`` with
+    read-through views (``LazyTrajectory``: a sequence with ``append``;
+    ``ResponsesView``: a mutable mapping) that equal and serialise like the
+    list and dict; build a new list or dict to replace them.
         created_at: unix seconds of the first call.
     """
 
