@@ -86,8 +86,8 @@ def decode_record(text: str | bytes) -> ToolCallRecord:
             data = None
     if not isinstance(data, dict):
         data = json_object("ToolCallRecord", text)
-    try:
-        return ToolCallRecord.from_dict(data)
+    try:  # ToolCallRecord.from_dict, with the field names looked up once
+        return ToolCallRecord(*map(data.__getitem__, _RECORD_FIELDS))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"stored ToolCallRecord lacks or mistypes a field: {exc!r}") from exc
 
