@@ -29,6 +29,7 @@ Usage::
     python benchmarks/bench_server.py --inprocess        # µs/request, ASGI called directly
     python benchmarks/bench_server.py --inprocess --profile rft_sync   # cProfile of one app
     python benchmarks/bench_server.py --gc               # GC pauses with 10,000 live rollouts
+    python benchmarks/bench_server.py --gc --before DIR  # the same for DIR's rft_sdk, then this one
 
 Load average and versions are printed with every table.
 
@@ -420,6 +421,11 @@ def run_gc(args: argparse.Namespace) -> int:
         try:
             asyncio.run(timed())
             tracked = len(gc.get_objects())
+            full_ms = []
+            for _ in range(2):  # full collections with the rollouts live: the first, then one at rest
+                t0 = time.thread_time()
+                gc.collect()
+                full_ms.append((time.thread_time() - t0) * 1e3)
         finally:
             gc.callbacks[:] = [cb for cb in gc.callbacks if getattr(cb, "__module__", "") != "rft_sdk.cli"
                                and cb is not timer]
@@ -431,9 +437,9 @@ def run_gc(args: argparse.Namespace) -> int:
             return lat[min(len(lat) - 1, int(p * len(lat)))] * 1e6
 
         print(f"{mode:>12}: request p50 {q(.5):5.0f} µs  p99 {q(.99):5.0f} µs  p99.9 {q(.999):6.0f} µs  "
-              f"max {lat[-1] * 1e3:5.1f} ms | {len(pauses)} collections, max pause "
+              f"max {lat[-1] * 1e3:5.1f} ms | {len(pauses) - 2} collections (+2 full), max pause "
               f"{max(pauses, default=0) * 1e3:5.1f} ms CPU, total {sum(pauses) * 1e3:5.0f} ms | "
-              f"{tracked:,} objects tracked")
+              f"{tracked:,} objects tracked, full collections {full_ms[0]:4.1f} then {full_ms[1]:4.1f} ms CPU")
         del app
     return 0
 
@@ -466,6 +472,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.repeats, args.connections, args.duration = 1, [8], 1
     if args.gc:
+        if args.before:  # the other checkout's layout first, in its own process, then this one
+            print(f"## before ({args.before})", flush=True)
+            env = {**os.environ, "PYTHONPATH": args.before}
+            subprocess.run([sys.executable, __file__, *[a for a in (argv or sys.argv[1:]) if a != args.before
+                                                        and a != "--before"]], env=env, check=True)
+            print("## this checkout", flush=True)
         return run_gc(args)
     if args.inprocess:
         return run_inprocess(args)

@@ -46,6 +46,7 @@ from ._invoke import invoke
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._stores import RolloutStore, RolloutTooLargeError, StoredRollout
+from ._stores._lazy import LazyTrajectory
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
 from .protocol import MAX_BODY_BYTES, ToolCallRequest
@@ -120,14 +121,15 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
     call_id, trace_id = request.call_id, request.trace_id
     item = request.item or {}
     async with store.lock(trace_id):
-        stored = await store.load(trace_id) or StoredRollout(trace_id=trace_id, item=item)
+        loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
+        stored = loaded or StoredRollout(trace_id=trace_id, item=item)
         if not stored.item and item:  # first call carried no item; later ones do
             stored.item = item
         previous = stored.responses.get(call_id)
         if previous is not None:
             metrics.incr("replayed_calls")
             return int(previous[0]), str(previous[1]).encode("utf-8")
-        if await store.graded_digest(trace_id) is not None:  # exactly-once ends at the grade, never after
+        if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
         trajectory = stored.trajectory
@@ -175,7 +177,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                           output_bytes=len(output.encode("utf-8")) if output else 0)
         # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
         # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
-        if isinstance(trajectory, list):
+        if isinstance(trajectory, (list, LazyTrajectory)):
             trajectory.append(record)
         else:
             stored.trajectory = [*trajectory, record]

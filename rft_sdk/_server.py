@@ -116,10 +116,10 @@ class ToolServer(ExportMixin):
             self.add_grader(fn)
         self._app = Starlette(
             routes=[
+                Route("/tools/{name}", self._call_tool, methods=["POST"]),  # first: the hot path (one match)
                 Route("/healthz", self._healthz, methods=["GET"]),
                 Route("/tools", self._list_tools, methods=["GET"]),
                 Route("/tools", self._call_tool, methods=["POST"]),
-                Route("/tools/{name}", self._call_tool, methods=["POST"]),
                 Route("/grade", self._grade, methods=["POST"]),
                 Route("/grade/{name}", self._grade, methods=["POST"]),
                 Route("/grade/s/{secret}", self._grade, methods=["POST"]),  # secret checked by AuthMiddleware

@@ -42,6 +42,15 @@ class RolloutStore(abc.ABC):
     async def load(self, trace_id: str) -> StoredRollout | None:
         """The stored rollout, or ``None`` when unknown, expired or released."""
 
+    async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
+        """``(load(trace_id), whether graded_digest(trace_id) is set)``: the two reads a tool call makes,
+        in one await where a store can (the default makes both).
+
+        Raises:
+            NotImplementedError: the store keeps no tombstones.
+        """
+        return await self.load(trace_id), await self.graded_digest(trace_id) is not None
+
     @abc.abstractmethod
     async def save(self, rollout: StoredRollout) -> None:
         """Create or update the rollout (refreshes its TTL).

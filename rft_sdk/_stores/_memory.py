@@ -3,32 +3,60 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import heapq
+import itertools
+import json
 from collections import OrderedDict
+from typing import Any, NamedTuple
 
+from .._body import _LONG_NUMBER, orjson
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
 from ._errors import RolloutTooLargeError
+from ._lazy import LazyTrajectory, ResponsesView, encode_answer, packed_append, packed_len
 from ._locks import KeyedLocks
-from ._records import Delta, GradeRecord, StoredRollout
+from ._records import GradeRecord, StoredRollout, _Persisted, encode_record_bytes, new_generation
 
 __all__ = ["MemoryStore"]
 
 
-@dataclasses.dataclass
-class _Entry:
-    rollout: StoredRollout  # the store's own copy (lists not shared with callers)
+class _Entry(NamedTuple):
+    """One rollout as the store keeps it, stored as a plain ``tuple`` of atoms and bytearrays: none of
+    them is ever tracked by the cyclic collector, and the tuple itself is untracked by its first
+    collection, so a rollout at rest costs a full collection nothing (docs/performance.md). (Its
+    answers' index, a dict, lives in ``MemoryStore._answers``: a tuple holding any dict stays tracked.)"""
+
+    blob: bytearray  # the recorded calls' UTF-8 JSON (encode_record_bytes), one after another, append-only
+    ends: bytearray  # their end offsets in blob, 8 bytes each (packed_append), append-only
+    answers_blob: bytearray  # answers' JSON [status, body_text] (encode_answer), packed like the calls
+    answers_ends: bytearray
+    state_json: str
+    item_json: bytes
+    created_at: float
     expires_at: float
-    nbytes: int
+    calls_bytes: int  # bytes of encoded records and answers
+    nbytes: int  # calls_bytes + state and item JSON
+    generation: str
 
 
-def _copy(rollout: StoredRollout) -> StoredRollout:
-    """A copy whose trajectory list and responses dict can be changed without touching ``rollout``'s."""
-    copy = dataclasses.replace(rollout, trajectory=list(rollout.trajectory), responses=dict(rollout.responses))
-    copy._persisted = rollout._persisted
-    return copy
+_EXPIRES_AT = _Entry._fields.index("expires_at")
+
+
+def _item_json(item: dict[str, Any]) -> bytes:
+    # the stdlib's encoder (once per rollout: a loaded item is recognised by identity): it keeps a NaN
+    return json.dumps(item, separators=(",", ":")).encode() if item else b"{}"
+
+
+def _load_item(item_json: bytes) -> dict[str, Any]:
+    if item_json == b"{}":
+        return {}
+    if orjson is not None and not _LONG_NUMBER.search(item_json):
+        try:
+            return dict(orjson.loads(item_json))
+        except orjson.JSONDecodeError:
+            pass
+    return dict(json.loads(item_json))
 
 
 class MemoryStore(RolloutStore):
@@ -51,6 +79,14 @@ class MemoryStore(RolloutStore):
 
     Per-process: run one worker per instance (``multiprocess_safe`` is False).
 
+    Layout (GC-friendly, docs/performance.md): a rollout's recorded calls,
+    answers and item are kept as JSON in bytearrays, which the cyclic
+    collector never walks; ``load``
+    returns a ``StoredRollout`` whose ``trajectory`` is a
+    :class:`~rft_sdk._stores._lazy.LazyTrajectory` (decoded on read) and whose
+    ``responses`` is a :class:`~rft_sdk._stores._lazy.ResponsesView`, both
+    O(1) to load; ``save`` of such a rollout encodes only the appended calls.
+
     Raises:
         ValueError: a bound is not positive, or the per-rollout budget exceeds the total.
     """
@@ -62,12 +98,14 @@ class MemoryStore(RolloutStore):
         self.ttl_s, self.max_rollouts = self.bounds.ttl_s, self.bounds.max_rollouts
         self.clock = clock
         # order = least recently saved first
-        self._rollouts: OrderedDict[str, _Entry] = OrderedDict()
+        self._rollouts: OrderedDict[str, tuple[Any, ...]] = OrderedDict()  # _Entry fields, as a plain tuple
+        self._answers: dict[str, dict[str, int]] = {}  # trace_id -> call_id -> position in answers_blob
         self._grades: OrderedDict[str, tuple[dict[str, GradeRecord], float]] = OrderedDict()
         self._tombstones: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._release_heap: list[tuple[float, str]] = []
         self._release_at: dict[str, float] = {}
         self._locks = KeyedLocks()
+        self._id, self._generations = new_generation(), itertools.count()
         self.bytes = 0
         self.evicted = 0
         self.expired = 0
@@ -81,16 +119,17 @@ class MemoryStore(RolloutStore):
 
     def _drop(self, trace_id: str) -> bool:
         entry = self._rollouts.pop(trace_id, None)
+        self._answers.pop(trace_id, None)
         self._release_at.pop(trace_id, None)
         if entry is None:
             return False
-        self.bytes -= entry.nbytes
+        self.bytes -= _Entry(*entry).nbytes
         return True
 
     def _sweep(self, now: float) -> None:
         while self._rollouts:
             trace_id, entry = next(iter(self._rollouts.items()))
-            if entry.expires_at > now:
+            if entry[_EXPIRES_AT] > now:
                 break
             self._drop(trace_id)
             self.expired += 1
@@ -104,22 +143,72 @@ class MemoryStore(RolloutStore):
 
     async def load(self, trace_id: str) -> StoredRollout | None:
         self._sweep(self.clock())
-        entry = self._rollouts.get(trace_id)
-        return None if entry is None else _copy(entry.rollout)
+        found = self._rollouts.get(trace_id)
+        if found is None:
+            return None
+        entry, answers = _Entry(*found), self._answers[trace_id]
+        item = _load_item(entry.item_json)
+        rollout = StoredRollout(trace_id, item, entry.state_json,
+                                LazyTrajectory(entry.blob, entry.ends, packed_len(entry.ends)),  # type: ignore[arg-type]
+                                ResponsesView(answers, entry.answers_blob, entry.answers_ends),  # type: ignore[arg-type]
+                                entry.created_at)
+        rollout._persisted = _Persisted(entry.generation, packed_len(entry.ends), None, len(answers), None,
+                                        entry.calls_bytes, item, "")
+        return rollout
+
+    async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
+        return await self.load(trace_id), self._graded(trace_id) is not None
 
     async def save(self, rollout: StoredRollout) -> None:
         now = self.clock()
         self._sweep(now)
-        delta = Delta.of(rollout)
-        entry = self._rollouts.get(rollout.trace_id)
-        if entry is not None and (delta.rewrite or entry.rollout.generation != delta.generation):
-            delta = dataclasses.replace(delta, rewrite=True)
-        if delta.nbytes > self.bounds.max_rollout_bytes:
-            raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
-        delta.committed(rollout)
-        old = self._rollouts.pop(rollout.trace_id, None)
-        self.bytes += delta.nbytes - (old.nbytes if old else 0)
-        self._rollouts[rollout.trace_id] = _Entry(_copy(rollout), now + self.ttl_s, delta.nbytes)
+        found = self._rollouts.get(rollout.trace_id)
+        old = None if found is None else _Entry(*found)
+        old_answers = self._answers.get(rollout.trace_id, {})
+        trajectory, responses, mark = rollout.trajectory, rollout.responses, rollout._persisted
+        if (old is not None and isinstance(trajectory, LazyTrajectory) and trajectory.blob is old.blob
+                and trajectory.n == packed_len(old.ends) and isinstance(responses, ResponsesView)
+                and responses.index is old_answers):  # append-only: encode what was added since the load
+            new_records = [encode_record_bytes(r) for r in trajectory.added]
+            new_answers = [(k, encode_answer(v)) for k, v in responses.added.items() if k not in old_answers]
+            calls_bytes, generation, base = old.calls_bytes, old.generation, old
+        else:  # a new rollout, a stale copy, or a replaced prefix: written in full under a new generation
+            if isinstance(trajectory, LazyTrajectory):
+                new_records = [*map(trajectory.encoded, range(trajectory.n)),
+                               *map(encode_record_bytes, trajectory.added)]
+            else:
+                new_records = [encode_record_bytes(r) for r in trajectory]
+            new_answers = [(k, encode_answer(v)) for k, v in responses.items()]
+            calls_bytes, generation, base = 0, f"{self._id}-{next(self._generations)}", None  # cheaper than uuid4
+        calls_bytes += sum(map(len, new_records)) + sum(len(k.encode()) + len(v) for k, v in new_answers)
+        same_item = old is not None and mark is not None and mark.generation == old.generation
+        item_json = old.item_json if same_item and rollout.item is mark.item else _item_json(rollout.item)  # type: ignore[union-attr]
+        nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json)
+        if nbytes > self.bounds.max_rollout_bytes:
+            raise RolloutTooLargeError(rollout.trace_id, nbytes, self.bounds.max_rollout_bytes)
+        if base is not None:
+            blob, ends, answers, answers_blob, answers_ends = (base.blob, base.ends, old_answers, base.answers_blob,
+                                                               base.answers_ends)
+        else:
+            blob, ends, answers, answers_blob, answers_ends = bytearray(), bytearray(), {}, bytearray(), bytearray()
+        for text in new_records:
+            packed_append(blob, ends, text)
+        for call_id, text in new_answers:
+            answers[call_id] = len(answers)
+            packed_append(answers_blob, answers_ends, text)
+        if old is not None:
+            del self._rollouts[rollout.trace_id]
+            self.bytes -= old.nbytes
+        self.bytes += nbytes
+        self._rollouts[rollout.trace_id] = tuple(_Entry(
+            blob, ends, answers_blob, answers_ends, rollout.state_json, item_json, rollout.created_at,
+            now + self.ttl_s, calls_bytes, nbytes, generation))
+        self._answers[rollout.trace_id] = answers
+        # the caller's object now views the stored copy (a second save of it appends again)
+        rollout.trajectory = LazyTrajectory(blob, ends, packed_len(ends))  # type: ignore[assignment]
+        rollout.responses = ResponsesView(answers, answers_blob, answers_ends)  # type: ignore[assignment]
+        rollout._persisted = _Persisted(generation, packed_len(ends), None, len(answers), None, calls_bytes,
+                                        rollout.item, "")
         while len(self._rollouts) > self.max_rollouts or self.bytes > self.bounds.max_total_bytes:
             trace_id = next(iter(self._rollouts))
             self._drop(trace_id)
@@ -159,6 +248,9 @@ class MemoryStore(RolloutStore):
             self._tombstones.popitem(last=False)
 
     async def graded_digest(self, trace_id: str) -> str | None:
+        return self._graded(trace_id)
+
+    def _graded(self, trace_id: str) -> str | None:
         entry = self._tombstones.get(trace_id)
         return entry[0] if entry is not None and entry[1] > self.clock() else None
 

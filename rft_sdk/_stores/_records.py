@@ -19,9 +19,11 @@ import time
 import uuid
 from typing import Any
 
+from .._body import _LONG_NUMBER, _LONG_NUMBER_STR, orjson
 from .._rollout import ToolCallRecord
 
 __all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
+           "encode_record_bytes",
            "encode_response", "json_object", "new_generation"]
 
 
@@ -44,9 +46,29 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(ToolCallRecord))
+
+
+def _record_dict(record: ToolCallRecord) -> dict[str, Any]:
+    # record.to_dict() without dataclasses.asdict's deep copy (the dict is encoded at once)
+    return {name: getattr(record, name) for name in _RECORD_FIELDS}
+
+
 def encode_record(record: ToolCallRecord) -> str:
     """JSON text of ``record.to_dict()``."""
-    return _dumps(record.to_dict())
+    return _dumps(_record_dict(record))
+
+
+def encode_record_bytes(record: ToolCallRecord) -> bytes:
+    """UTF-8 JSON of ``record.to_dict()`` (orjson when installed and it can, else :func:`encode_record`);
+    read back by :func:`decode_record`. (orjson would write a ``NaN`` as ``null``: a recorded call holds
+    none, its arguments were decoded strictly and its times are finite.)"""
+    if orjson is not None:
+        try:
+            return bytes(orjson.dumps(_record_dict(record)))
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate in a raw argument: the stdlib's text
+            pass
+    return encode_record(record).encode("utf-8")
 
 
 def decode_record(text: str | bytes) -> ToolCallRecord:
@@ -55,9 +77,17 @@ def decode_record(text: str | bytes) -> ToolCallRecord:
     Raises:
         ValueError: not a serialised ``ToolCallRecord``.
     """
-    data = json_object("ToolCallRecord", text)
-    try:
-        return ToolCallRecord.from_dict(data)
+    data = None
+    if orjson is not None and not (_LONG_NUMBER.search(text) if isinstance(text, bytes)
+                                   else _LONG_NUMBER_STR.search(text)):
+        try:  # orjson would read a 19+ digit integer as a float: those go to the stdlib
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError:  # e.g. the NaN json.dumps may write: the stdlib reads it
+            data = None
+    if not isinstance(data, dict):
+        data = json_object("ToolCallRecord", text)
+    try:  # ToolCallRecord.from_dict, with the field names looked up once
+        return ToolCallRecord(*map(data.__getitem__, _RECORD_FIELDS))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"stored ToolCallRecord lacks or mistypes a field: {exc!r}") from exc
 
@@ -115,6 +145,11 @@ class StoredRollout:
         responses: ``call_id -> [status, body_text]`` of completed calls, for
             idempotent replay of retried requests (append-only like
             ``trajectory``).
+
+    ``MemoryStore.load`` fills ``trajectory`` and ``responses`` with
+    read-through views (``LazyTrajectory``: a sequence with ``append``;
+    ``ResponsesView``: a mutable mapping) that equal and serialise like the
+    list and dict; build a new list or dict to replace them.
         created_at: unix seconds of the first call.
     """
 
@@ -131,7 +166,7 @@ class StoredRollout:
         "responses", "created_at"}`` (records as ``ToolCallRecord.to_dict``)."""
         return _dumps({
             "trace_id": self.trace_id, "item": self.item, "state_json": self.state_json,
-            "trajectory": [r.to_dict() for r in self.trajectory], "responses": self.responses,
+            "trajectory": [r.to_dict() for r in self.trajectory], "responses": dict(self.responses),
             "created_at": self.created_at,
         })
 
