@@ -60,7 +60,7 @@ def run_seed(seed: int, args: argparse.Namespace) -> dict[str, Any]:
     overrides = {k: v for k, v in (("sft_steps", args.sft_steps), ("lr", args.lr), ("temperature", args.temperature),
                                    ("lr_schedule", args.lr_schedule), ("warmup_steps", args.warmup_steps),
                                    ("sft_lr", args.sft_lr), ("sft_target_loss", args.sft_target_loss),
-                                   ("eval_every", args.eval_every)) if v is not None}
+                                   ("beta", args.beta), ("eval_every", args.eval_every)) if v is not None}
     cfg = TrainConfig(**{**BENCH_TRAINING, **overrides, "seed": seed, "progress": False,
                          "steps": args.steps if args.steps else BENCH_TRAINING["steps"],
                          "max_train_s": args.budget_s - 20 if args.budget_s else None})
@@ -114,6 +114,7 @@ def main() -> int:
     parser.add_argument("--sft-target-loss", type=float, default=None,
                         help="stop SFT once its 10-step mean loss is at or below this (--sft-steps is the cap)")
     parser.add_argument("--lr", type=float, default=None, help="peak GRPO learning rate")
+    parser.add_argument("--beta", type=float, default=None, help="KL weight to the post-SFT reference")
     parser.add_argument("--lr-schedule", default=None, choices=["cosine", "constant"])
     parser.add_argument("--warmup-steps", type=int, default=None, help="linear lr warmup steps")
     parser.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
