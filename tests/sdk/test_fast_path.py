@@ -12,7 +12,7 @@ import pytest
 
 from rft_sdk import Rollout, ToolCallRecord, ToolServer, tool
 from rft_sdk._body import _refuse_constant, loads_strict
-from rft_sdk.cli import GC_MODES, _build_parser, tune_gc
+from rft_sdk.cli import GC_MODES, SERVE_GC, _build_parser, tune_gc
 from rft_sdk.exceptions import ToolDefinitionError
 
 
@@ -158,7 +158,8 @@ def test_serve_flags_parse_and_refuse_unknown_values() -> None:
     args = parser.parse_args(["serve", "app:server", "--gc", "freeze", "--loop", "uvloop", "--http", "httptools"])
     assert (args.gc, args.loop, args.http) == ("freeze", "uvloop", "httptools")
     defaults = parser.parse_args(["serve", "app:server"])
-    assert (defaults.gc, defaults.loop, defaults.http) == ("default", "auto", "auto")
+    assert (defaults.gc, defaults.loop, defaults.http) == (None, "auto", "auto")  # None: SERVE_GC for one worker
+    assert SERVE_GC == "freeze"
     assert set(GC_MODES) == {"default", "freeze", "generational"}
     with pytest.raises(SystemExit) as exited:
         parser.parse_args(["serve", "app:server", "--gc", "off"])
