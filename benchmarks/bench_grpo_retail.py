@@ -41,12 +41,20 @@ def _stats(values: list[float], fmt: str = ".3f") -> str:
 
 
 def _late_drop(curve: list[list[float]]) -> float:
-    """How far the held-out curve falls below its peak in the last third of the GRPO steps (>= 0)."""
+    """How far the held-out curve falls below its running peak in the last third of the GRPO steps (>= 0).
+
+    For each evaluation in the last third: (best value up to and including it) − its value; the largest.
+    A curve still rising in the last third scores 0 (issue #19: "not falling more than 0.1 below its peak").
+    """
     if not curve:
         return 0.0
     last_step = curve[-1][0]
-    late = [v for s, v in curve if s >= 2 * last_step / 3]
-    return max(v for _, v in curve) - min(late)
+    drop, peak = 0.0, float("-inf")
+    for step, value in curve:
+        peak = max(peak, value)
+        if step >= 2 * last_step / 3:
+            drop = max(drop, peak - value)
+    return drop
 
 
 def run_seed(seed: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -126,8 +134,9 @@ def main() -> int:
     if args.summarise:
         found = sorted(Path(args.out).glob("seed*/result.json"), key=lambda p: int(p.parent.name[4:]))
         rows = [json.loads(p.read_text()) for p in found]
-        steps = {r["config"]["steps"] for r in rows}
-        print_table(rows, f"{'/'.join(map(str, sorted(steps)))} GRPO steps (from {args.out})", args.out)
+        limits = sorted({(r["config"]["steps"], r["config"]["max_train_s"]) for r in rows}, key=str)
+        budget = "; ".join(f"{n} GRPO steps" + (f" or max_train_s {t:.0f} s" if t else "") for n, t in limits)
+        print_table(rows, f"{budget} (from {args.out})", args.out)
         return 0
     if not args.steps and not args.budget_s:
         parser.error("give --steps or --budget-s")
@@ -153,7 +162,7 @@ def print_table(rows: list[dict[str, Any]], budget: str, out: str) -> None:
     """The per-seed table (greedy / sampled held-out success) and the mean ± std (min/max) lines."""
     print(f"\nheld-out success over 200 orders, greedy / sampled at the GRPO temperature, {len(rows)} seed(s), "
           f"budget: {budget}")
-    print("| seed | SFT steps (loss) | after SFT | GRPO last | GRPO best (step) | peak − min, last third "
+    print("| seed | SFT steps (loss) | after SFT | GRPO last | GRPO best (step) | drop below peak, last third "
           "| GRPO steps | sampled >= 0.8 at (step, s) | wall s | load avg before/after |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
