@@ -12,7 +12,7 @@ evaluation (kept as ``best.pt``), the time for sampled success to reach 0.8, and
 the steps taken; then mean ± std and min/max over seeds. The machine's load
 average is recorded before and after each seed, since the CPU is shared.
 
-Run:  python3 benchmarks/bench_grpo_retail.py --seeds 3 [--steps 200] [--budget-s 600] [--out /tmp/bench_grpo]
+Run:  .venv/bin/python benchmarks/bench_grpo_retail.py --seeds 3 [--steps 200] [--budget-s 600] [--out /tmp/bench_grpo]
 """
 
 from __future__ import annotations
