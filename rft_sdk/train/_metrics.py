@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ._watch import eval_rank
+
 __all__ = ["MetricsLog", "plot_rewards"]
 
 
@@ -53,7 +55,7 @@ def plot_rewards(rows: list[dict[str, Any]], path: str | Path, *, title: str = "
         ax.plot(*zip(*sampled), "s:", label="held-out success (sampled, GRPO temperature)")
     if evals:
         at = dict(sampled)
-        best = max(evals, key=lambda e: (e[1], at.get(e[0], 0.0)))  # first of the highest, as best.pt
+        best = max(evals, key=lambda e: eval_rank(e[1], at.get(e[0])))  # first of the highest, as best.pt
         ax.plot([best[0]], [best[1]], "*", markersize=12, color="tab:red", label=f"best.pt (step {best[0]})")
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("reward / success")

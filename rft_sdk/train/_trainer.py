@@ -202,7 +202,8 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         pairs = await _demonstrations(session, demo_items, tokenizer, cfg)
         bar = tqdm(total=cfg.sft_steps, desc="SFT", disable=not cfg.progress)
         sft_losses = sft_train(model, pairs, steps=cfg.sft_steps, batch_size=cfg.sft_batch_size, lr=cfg.sft_lr,
-                               seed=cfg.seed, target_loss=cfg.sft_target_loss, on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
+                               seed=cfg.seed, target_loss=cfg.sft_target_loss,
+                               on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
         bar.close()
         record({"phase": "sft", "step": 0, "sft_loss_first": sft_losses[0], "sft_loss_last": sft_losses[-1],
                 "sft_steps_done": len(sft_losses), "demonstration_turns": len(pairs),

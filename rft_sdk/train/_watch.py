@@ -8,7 +8,7 @@ import torch
 
 from rft_sdk.emulator import RolloutResult
 
-__all__ = ["NO_SIGNAL_STEPS", "Best", "SignalWatch", "group_stats"]
+__all__ = ["NO_SIGNAL_STEPS", "Best", "SignalWatch", "eval_rank", "group_stats"]
 
 
 #: consecutive GRPO steps without one informative group before :class:`SignalWatch` warns.
@@ -42,6 +42,11 @@ class SignalWatch:
         return msg
 
 
+def eval_rank(success: float, sampled_success: float | None = None) -> tuple[float, float]:
+    """Sort key of a held-out evaluation: greedy ``success`` first, then ``sampled_success`` (absent = 0)."""
+    return success, 0.0 if sampled_success is None else sampled_success
+
+
 class Best:
     """The best held-out evaluation so far and a CPU copy of its weights.
 
@@ -57,10 +62,8 @@ class Best:
     def offer(self, step: int, ev: dict[str, float], model: torch.nn.Module) -> None:
         """Keep ``ev`` (``{"success", "reward_mean", "n"[, "sampled_success"]}``) and the model's weights
         if it beats the best so far."""
-        def rank(e: dict[str, float]) -> tuple[float, float]:
-            return e["success"], e.get("sampled_success", 0.0)
-
-        if not self.enabled or (self.info is not None and rank(ev) <= rank(self.info)):
+        if not self.enabled or (self.info is not None and eval_rank(ev["success"], ev.get("sampled_success"))
+                                <= eval_rank(self.info["success"], self.info.get("sampled_success"))):
             return
         self.info = {"step": step, "success": ev["success"], "reward_mean": ev["reward_mean"], "n": ev["n"]}
         if "sampled_success" in ev:
