@@ -33,7 +33,7 @@ try:  # optional accelerator (rft-sdk[fast]); every refusal is still decided by 
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     orjson = None
 
-__all__ = ["decode_object", "loads_strict", "orjson", "parse_model", "problems", "read_body"]
+__all__ = ["decode_object", "loads_strict", "loads_trusted", "orjson", "parse_model", "problems", "read_body"]
 
 logger = logging.getLogger("rft_sdk")
 M = TypeVar("M", bound=pydantic.BaseModel)
@@ -64,6 +64,28 @@ _LONG_NUMBER = re.compile(rb"[0-9]{19}")  # may be an integer beyond 64 bits (or
 _LONG_NUMBER_STR = re.compile("[0-9]{19}")
 
 
+def _orjson_safe(text: str | bytes) -> bool:
+    """Whether orjson may decode ``text`` to what the stdlib would: installed, and no 19+ digit run."""
+    return orjson is not None and (_LONG_NUMBER.search(text) if isinstance(text, bytes)
+                                   else _LONG_NUMBER_STR.search(text)) is None
+
+
+def loads_trusted(text: str | bytes) -> Any:
+    """Decode JSON this package wrote itself (stored records, rollout state, items): orjson when
+    :func:`_orjson_safe`, else (and for anything orjson refuses, e.g. the ``NaN`` the stdlib encoder
+    writes) ``json.loads``; the result is the stdlib's either way.
+
+    Raises:
+        json.JSONDecodeError: not valid JSON (a ``ValueError``).
+    """
+    if _orjson_safe(text):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
 def _too_few_brackets(text: str | bytes, max_depth: int) -> bool:
     """Whether ``text`` has too few ``[``/``{`` to nest deeper than ``max_depth`` (a C-speed count)."""
     if isinstance(text, str):
@@ -85,8 +107,7 @@ def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
             ``UnicodeDecodeError`` are subclasses), or nested too deep; the
             message says which.
     """
-    long_number = (_LONG_NUMBER.search(text) if isinstance(text, bytes) else _LONG_NUMBER_STR.search(text))
-    if orjson is not None and long_number is None:
+    if _orjson_safe(text):
         try:
             data = orjson.loads(text)
         except (orjson.JSONDecodeError, TypeError):

@@ -40,13 +40,12 @@ import anyio
 import pydantic
 import pydantic_core
 
-from ._body import _LONG_NUMBER_STR, loads_strict, orjson, problems
+from ._body import loads_strict, loads_trusted, orjson, problems
 from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find_surrogate
 from ._invoke import invoke
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._stores import RolloutStore, RolloutTooLargeError, StoredRollout
-from ._stores._lazy import LazyTrajectory
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
 from .protocol import MAX_BODY_BYTES, ToolCallRequest
@@ -177,8 +176,9 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                           output_bytes=len(output.encode("utf-8")) if output else 0)
         # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
         # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
-        if isinstance(trajectory, (list, LazyTrajectory)):
-            trajectory.append(record)
+        append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
+        if append is not None:
+            append(record)
         else:
             stored.trajectory = [*trajectory, record]
         stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
@@ -192,16 +192,9 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
 
 
 def _load_state(state_json: str) -> dict[str, Any]:
-    """The rollout state decoded from the store's JSON text (orjson when it can, else the stdlib,
-    which also reads the ``NaN`` the stdlib encoder writes)."""
-    if orjson is not None and not _LONG_NUMBER_STR.search(state_json):
-        try:
-            state: dict[str, Any] = orjson.loads(state_json)
-            return state
-        except orjson.JSONDecodeError:
-            pass
-    loaded: dict[str, Any] = json.loads(state_json)
-    return loaded
+    """The rollout state decoded from the store's JSON text (see ``loads_trusted``)."""
+    state: dict[str, Any] = loads_trusted(state_json)
+    return state
 
 
 def decode_arguments(raw: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import json
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from .._body import _LONG_NUMBER, orjson
+from .._body import loads_trusted
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
@@ -49,14 +49,7 @@ def _item_json(item: dict[str, Any]) -> bytes:
 
 
 def _load_item(item_json: bytes) -> dict[str, Any]:
-    if item_json == b"{}":
-        return {}
-    if orjson is not None and not _LONG_NUMBER.search(item_json):
-        try:
-            return dict(orjson.loads(item_json))
-        except orjson.JSONDecodeError:
-            pass
-    return dict(json.loads(item_json))
+    return {} if item_json == b"{}" else dict(loads_trusted(item_json))
 
 
 class MemoryStore(RolloutStore):

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from .._body import _LONG_NUMBER, _LONG_NUMBER_STR, orjson
+from .._body import loads_trusted, orjson
 from .._rollout import ToolCallRecord
 
 __all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
@@ -34,7 +34,7 @@ def json_object(what: str, text: str | bytes) -> dict[str, Any]:
         ValueError: not JSON, or not an object (message names ``what``).
     """
     try:
-        data = json.loads(text)
+        data = loads_trusted(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"stored {what} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
@@ -77,15 +77,7 @@ def decode_record(text: str | bytes) -> ToolCallRecord:
     Raises:
         ValueError: not a serialised ``ToolCallRecord``.
     """
-    data = None
-    if orjson is not None and not (_LONG_NUMBER.search(text) if isinstance(text, bytes)
-                                   else _LONG_NUMBER_STR.search(text)):
-        try:  # orjson would read a 19+ digit integer as a float: those go to the stdlib
-            data = orjson.loads(text)
-        except orjson.JSONDecodeError:  # e.g. the NaN json.dumps may write: the stdlib reads it
-            data = None
-    if not isinstance(data, dict):
-        data = json_object("ToolCallRecord", text)
+    data = json_object("ToolCallRecord", text)
     try:  # ToolCallRecord.from_dict, with the field names looked up once
         return ToolCallRecord(*map(data.__getitem__, _RECORD_FIELDS))
     except (KeyError, TypeError) as exc:
@@ -145,12 +137,12 @@ class StoredRollout:
         responses: ``call_id -> [status, body_text]`` of completed calls, for
             idempotent replay of retried requests (append-only like
             ``trajectory``).
+        created_at: unix seconds of the first call.
 
     ``MemoryStore.load`` fills ``trajectory`` and ``responses`` with
     read-through views (``LazyTrajectory``: a sequence with ``append``;
     ``ResponsesView``: a mutable mapping) that equal and serialise like the
     list and dict; build a new list or dict to replace them.
-        created_at: unix seconds of the first call.
     """
 
     trace_id: str
