@@ -41,8 +41,36 @@ async def episode(base_url: str, token: str, spec: dict) -> dict:
                 "metadata": result.metadata if result else None, "step_count": state.step_count}
 
 
+async def capacity(base_url: str, token: str, hold: int) -> dict:
+    """Open ``hold`` sessions and keep them; then one more (refused at capacity); close one; then one more."""
+    headers = {"Authorization": f"Bearer {token}"}
+    held = [MCPToolClient(base_url=base_url, headers=headers) for _ in range(hold)]
+    for client in held:
+        await client.__aenter__()
+        await client.reset()
+    extra = MCPToolClient(base_url=base_url, headers=headers)
+    try:
+        await extra.__aenter__()
+        await extra.reset()
+        refused = None
+    except Exception as exc:  # OpenEnv's client raises on the server's refusal
+        refused = f"{type(exc).__name__}: {exc}"
+    finally:
+        await extra.close()
+    await held.pop().close()
+    again = MCPToolClient(base_url=base_url, headers=headers)
+    async with again:
+        after_close = (await again.reset()).metadata["trace_id"]
+    for client in held:
+        await client.close()
+    return {"refused": refused, "after_close": after_close}
+
+
 async def main() -> None:
     base_url, token, script = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    if "capacity" in script:
+        print(json.dumps(await capacity(base_url, token, int(script["capacity"]))))
+        return
     specs = script["episodes"]
     if script.get("parallel", True):
         results = await asyncio.gather(*(episode(base_url, token, s) for s in specs), return_exceptions=True)
