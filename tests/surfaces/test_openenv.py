@@ -115,7 +115,7 @@ def test_websocket_without_a_token_is_refused(recorded_server):
         ws.send(json.dumps({"type": "reset", "data": {"index": 3}}))
         reply = json.loads(ws.recv(timeout=10))
         assert reply["type"] == "observation" and reply["data"]["metadata"]["item_index"] == 3
-        assert "actions" not in json.dumps(reply)  # the item (gold answers) is never shown to the agent
+        assert "\"actions\"" not in json.dumps(reply) and "reference_answer" not in json.dumps(reply)  # no gold
         ws.send(json.dumps({"type": "step", "data": {"type": "call_tool", "tool_name": "get_order_details",
                                                      "arguments": {}, "metadata": {"raw_arguments": '{"order_id": '}}}))
         error = json.loads(ws.recv(timeout=10))["data"]["observation"]["error"]
