@@ -123,11 +123,11 @@ class GraderRubric(vf.Rubric):
         if grade and isinstance(state.get("metrics"), dict):
             state["metrics"].update({name: float(v) for name, v in grade["subscores"].items()})
 
-    async def score_rollout(self, state: Any) -> None:  # noqa: D102 - vf.Rubric's, plus the sub-scores
+    async def score_rollout(self, state: Any) -> None:
         await super().score_rollout(state)
         self._merge(state)
 
-    async def score_group(self, states: list[Any]) -> None:  # noqa: D102 - vf.Rubric's, plus the sub-scores
+    async def score_group(self, states: list[Any]) -> None:
         await super().score_group(states)
         for state in states:
             self._merge(state)
@@ -209,10 +209,11 @@ def load_environment(base_url: str | None = None, *, server: Any = None,
         clients = _Clients(lambda: HostedClient.in_process(pipeline, timeout_s=timeout_s))
     else:
         sent = {**dict(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
-        listed = httpx.get(base_url.rstrip("/") + "/tools", headers=sent, timeout=timeout_s)
+        listed = httpx.get(str(base_url).rstrip("/") + "/tools", headers=sent, timeout=timeout_s)
         listed.raise_for_status()
         tools = listed.json()["tools"]
-        clients = _Clients(lambda: HostedClient.over_http(base_url, headers=sent, timeout_s=timeout_s))
+        url = str(base_url)
+        clients = _Clients(lambda: HostedClient.over_http(url, headers=sent, timeout_s=timeout_s))
     if dataset is None and eval_dataset is None:
         eval_dataset = os.environ.get("RFT_VERIFIERS_DATASET")
     if dataset is None and eval_dataset is None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
+from rft_sdk.portability import ScriptedLLM
 from rft_sdk.testing import run_server
 
 from .conftest import DATASET, ITEMS, TOKEN, hosted_replay_score, run_eco, stored
-from .scripted_llm import ScriptedLLM
 
 N_ITEMS, ROLLOUTS = 10, 4
 

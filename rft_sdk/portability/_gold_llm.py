@@ -1,4 +1,4 @@
-"""A scripted chat-completions server: for each dataset item it emits the item's gold tool calls, one per turn,
+"""A scripted (gold-replay) chat-completions server: for each dataset item it emits the item's gold tool calls, one per turn,
 then its ``reference_answer`` (``POST /v1/chat/completions``, the OpenAI response shape).
 
 The item is recognised by the conversation's first user message; the turn by the number of assistant
