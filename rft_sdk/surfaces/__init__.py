@@ -22,6 +22,18 @@ from ._registry import (
 )
 from ._seam import Surface, SurfaceContext, SurfaceMount, compose
 
+_LAZY = {"MCPSurface": "rft_sdk.surfaces._mcp", "OpenEnvSurface": "rft_sdk.surfaces._openenv"}
+
+
+def __getattr__(name: str) -> object:
+    """``MCPSurface`` and ``OpenEnvSurface``, imported on first use (the core imports no surface)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "ATTEMPTS",
     "ENTRY_POINT_GROUP",
