@@ -17,6 +17,17 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# The ecosystems' own clients for tests/surfaces (OpenEnv, verifiers): they cannot share .venv with the dev
+# extras (openenv pins mcp<2, verifiers 0.1.14 pins datasets<4.7), so they get their own venv (docs/surfaces.md).
+ECO := .venv-eco
+$(ECO)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(ECO)
+	$(ECO)/bin/python -m pip install -q --upgrade pip
+	$(ECO)/bin/python -m pip install -q -e ".[openenv,verifiers]"
+	touch $@
+
+eco: $(ECO)/.installed
+
 # A real redis-server for the store tests (Debian/Ubuntu package; needs root or sudo).
 redis-server:
 	@command -v redis-server >/dev/null || { \
@@ -35,10 +46,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(VENV)/.installed redis-server lint
+test: $(VENV)/.installed $(ECO)/.installed redis-server lint
 	$(PY) -m pytest -q
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(ECO) runs
 
-.PHONY: install redis-server demo doctor lint test clean
+.PHONY: install eco redis-server demo doctor lint test clean

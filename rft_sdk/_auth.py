@@ -11,7 +11,9 @@ Policy per route:
     * ``POST /grade/s/<secret>[/<name>]``: the grader for a service that cannot
       send headers (Azure's endpoint grader, stated in its samples): served only
       when the path segment equals ``grader_secret``; no token needed.
-    * everything else: a valid token when any is configured.
+    * everything else: a valid token when any is configured — WebSocket
+      connections too (a surface's sessions, e.g. OpenEnv's ``/ws``): refused
+      before the handshake is accepted, which the server answers with HTTP 403.
 
 Secrets are compared in constant time (``hmac.compare_digest`` over every
 candidate, no early exit) and never logged or echoed: a request on the secret
@@ -165,6 +167,13 @@ class AuthMiddleware:
         return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), self._secret)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # same tokens and headers; refused before accept (the server answers 403)
+            if not self.auth.enabled or _route_path(scope) in OPEN_PATHS or self.auth.check_headers(Headers(scope=scope)):
+                await self.app(scope, receive, send)
+                return
+            self.metrics.incr("auth_failures")
+            await send({"type": "websocket.close", "code": 1008, "reason": "unauthorized"})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

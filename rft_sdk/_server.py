@@ -16,11 +16,10 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._body import decode_object, parse_model, read_body
@@ -32,10 +31,11 @@ from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, RFTError, StoreError, ToolDefinitionError
+from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
 from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
+from .surfaces import HOSTED, SURFACES_ENV_VAR, Surface, SurfaceContext, available_surfaces, compose, load_surface
 
-__all__ = ["ToolServer"]
+__all__ = ["SURFACES_ENV_VAR", "ToolServer"]
 
 logger = logging.getLogger("rft_sdk")
 
@@ -66,16 +66,18 @@ class ToolServer(ExportMixin):
         graded_tombstone_s: seconds a graded ``trace_id`` stays refused for new tool
             calls (409 ``already_graded``), so a late or retried call never starts a
             fresh, never-graded rollout (default one hour).
-        surfaces: which surfaces this deployment exposes: ``"hosted"`` (the hosted
-            RFT routes) and/or ``"mcp"`` (the same tools over MCP streamable HTTP at
-            ``/mcp``, needs ``rft-sdk[mcp]``); default ``$RFT_SURFACES`` (comma-separated)
-            or ``("hosted",)``. With ``"mcp"`` alone the hosted routes answer only
-            in process, for the MCP sessions.
+        surfaces: which surfaces this deployment exposes (``docs/surfaces.md``): names —
+            ``"hosted"`` (the hosted RFT routes), ``"mcp"`` (MCP streamable HTTP at ``/mcp``,
+            needs ``rft-sdk[mcp]``), ``"openenv"`` (an OpenEnv environment at ``/openenv``),
+            or any surface a package declares — and/or surface objects (e.g.
+            ``OpenEnvSurface(dataset=...)``); default ``$RFT_SURFACES`` (comma-separated) or
+            ``("hosted",)``. The hosted routes always answer in process (every surface's
+            calls go through them); they are exposed over HTTP only with ``"hosted"``.
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
         ValueError: unknown or no ``surfaces``.
-        RFTError: ``"mcp"`` asked for without the ``mcp`` extra installed.
+        RFTError: a surface asked for without its extra installed (names the ``pip install``).
 
     Usage: ``uvicorn app:server`` or ``Starlette(routes=[Mount("/rft", server)])``.
     """
@@ -93,7 +95,7 @@ class ToolServer(ExportMixin):
         auth_env_var: str | None = AUTH_ENV_VAR,
         grader_secret: str | None = None,
         response_limit: int = MAX_BODY_BYTES,
-        surfaces: Collection[str] | None = None,
+        surfaces: Collection[str | Surface] | None = None,
         graded_tombstone_s: float = 3600.0,
     ) -> None:
         self.store: RolloutStore = store if store is not None else default_store()
@@ -114,7 +116,7 @@ class ToolServer(ExportMixin):
             self.add_tool(fn)
         for fn in graders:
             self.add_grader(fn)
-        self._app = Starlette(
+        self._app: ASGIApp = Starlette(  # the hosted routes: the one pipeline every surface calls
             routes=[
                 Route("/tools/{name}", self._call_tool, methods=["POST"]),  # first: the hot path (one match)
                 Route("/healthz", self._healthz, methods=["GET"]),
@@ -126,25 +128,30 @@ class ToolServer(ExportMixin):
                 Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
                 Route("/metrics", self._metrics, methods=["GET"]),
             ],
-            middleware=[Middleware(AuthMiddleware, auth=self._auth, metrics=self.metrics_state,
-                                   grader_secret=self._grader_secret)],
-            exception_handlers={EndpointError: error_response, StoreError: error_response,
-                                Exception: error_response},
+            exception_handlers=_HANDLERS,
         )
         self._app.state.metrics = self.metrics_state
-        self.surfaces = _check_surfaces(surfaces if surfaces is not None
-                                        else os.environ.get(SURFACES_ENV_VAR, "hosted").split(","))
-        if "mcp" in self.surfaces:  # MCP calls reach the hosted routes in process (docs/mcp.md)
-            try:
-                from ._mcp import mcp_app, with_mcp
-            except ImportError as exc:
-                raise RFTError(f"surfaces={sorted(self.surfaces)} needs the MCP SDK ({exc}); "
-                               'install it with: pip install "rft-sdk[mcp]"') from exc
-            if "hosted" in self.surfaces:
-                self._app = with_mcp(self, hosted=self._app)
-            else:  # MCP alone still answers the readiness probe
-                self._app = mcp_app(self, hosted=self._app)
-                self._app.router.routes.append(Route("/healthz", self._healthz, methods=["GET"]))
+        # Surfaces (rft_sdk/surfaces, docs/surfaces.md): the hosted app above answers in process; each
+        # surface adds routes in front of it; one AuthMiddleware guards all of them (websockets too).
+        self._pipeline = self._app
+        names, objects = _check_surfaces(surfaces if surfaces is not None
+                                         else os.environ.get(SURFACES_ENV_VAR, HOSTED).split(","))
+        self.surfaces = names
+        mounts = [surface.mount(self.surface_context()) for surface in objects]
+        self._app = self.protect(compose(self._pipeline, mounts, expose_hosted=HOSTED in names,
+                                         fallback=[Route("/healthz", self._healthz, methods=["GET"])],
+                                         exception_handlers=_HANDLERS))
+
+    def protect(self, app: ASGIApp) -> ASGIApp:
+        """``app`` behind this server's ``AuthMiddleware`` (its tokens, headers and grader secret)."""
+        return AuthMiddleware(app, auth=self._auth, metrics=self.metrics_state, grader_secret=self._grader_secret)
+
+    def surface_context(self) -> SurfaceContext:
+        """What a surface gets from this server (``rft_sdk.surfaces.SurfaceContext``): the hosted
+        routes in process, ``protect``, the tools (read when called) and graders."""
+        return SurfaceContext(pipeline=self._pipeline, protect=self.protect,
+                              tools=lambda: self.dataset_tools("chat_completions"), graders=sorted(self._graders),
+                              default_grader=self._default_grader)
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -299,14 +306,36 @@ class ToolServer(ExportMixin):
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
 
 
-#: Environment variable naming the surfaces a ``ToolServer`` exposes when none are passed in code.
-SURFACES_ENV_VAR = "RFT_SURFACES"
-_SURFACES = frozenset({"hosted", "mcp"})
+_HANDLERS: dict[Any, Any] = {EndpointError: error_response, StoreError: error_response, Exception: error_response}
 
 
-def _check_surfaces(surfaces: Iterable[str]) -> frozenset[str]:
-    """The set of surfaces, checked (``ValueError`` names the unknown ones and the choices)."""
-    chosen = frozenset(s.strip() for s in surfaces if s.strip())
-    if not chosen or chosen - _SURFACES:
-        raise ValueError(f"surfaces must be a non-empty subset of {sorted(_SURFACES)}, got {sorted(chosen)}")
-    return chosen
+def _check_surfaces(surfaces: Iterable[str | Surface]) -> tuple[frozenset[str], list[Surface]]:
+    """The names of the chosen surfaces and the surface objects to mount (names loaded lazily).
+
+    Raises:
+        ValueError: none chosen, or an unknown name (the message lists the choices).
+        RFTError: a surface's extra is not installed.
+    """
+    objects: list[Surface] = []
+    names: set[str] = set()
+    for entry in surfaces:
+        if isinstance(entry, str):
+            name = entry.strip()
+            if not name:
+                continue
+            if name not in available_surfaces():
+                raise ValueError(f"surfaces must be a non-empty subset of {sorted(available_surfaces())}, "
+                                 f"got unknown {name!r}")
+            if name != HOSTED and name not in names:
+                objects.append(load_surface(name))
+            names.add(name)
+        elif isinstance(entry, Surface):
+            if entry.name in names:
+                raise ValueError(f"surface {entry.name!r} given twice")
+            names.add(entry.name)
+            objects.append(entry)
+        else:
+            raise ValueError(f"a surface is a name or a Surface object, got {entry!r}")
+    if not names:
+        raise ValueError(f"surfaces must be a non-empty subset of {sorted(available_surfaces())}, got none")
+    return frozenset(names), objects

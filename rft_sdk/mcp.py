@@ -4,17 +4,19 @@
 one app; ``mcp_app(server)`` serves ``/mcp`` alone. One MCP session is one
 rollout (``trace_id = "trace_" + Mcp-Session-Id``, sent back in the
 ``x-rft-trace-id`` header and each tool result's ``_meta["rft/trace_id"]``),
-recorded and gradeable with ``POST /grade`` like a hosted rollout. See
-``docs/mcp.md``.
+recorded and gradeable with ``POST /grade`` like a hosted rollout.
+``ToolServer(surfaces=["hosted", "mcp"])`` (``rft serve --surfaces hosted,mcp``)
+serves the same through the surface seam. See ``docs/mcp.md``.
 """
 
 from __future__ import annotations
 
 try:
-    from ._mcp import (
+    from .surfaces._mcp import (
         SESSION_HEADER,
         TRACE_HEADER,
         TRACE_META_KEY,
+        MCPSurface,
         mcp_app,
         trace_id_for_session,
         with_mcp,
@@ -24,4 +26,4 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installe
         raise
     raise ImportError('rft_sdk.mcp needs the official MCP SDK: pip install "rft-sdk[mcp]"') from exc
 
-__all__ = ["SESSION_HEADER", "TRACE_HEADER", "TRACE_META_KEY", "mcp_app", "trace_id_for_session", "with_mcp"]
+__all__ = ["SESSION_HEADER", "TRACE_HEADER", "TRACE_META_KEY", "MCPSurface", "mcp_app", "trace_id_for_session", "with_mcp"]

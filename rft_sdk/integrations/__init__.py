@@ -3,7 +3,10 @@
 - ``rft_sdk.integrations.trl``: a TRL ``GRPOTrainer`` environment backed by a
   tool server's hosted endpoints (``pip install "rft-sdk[trl]"``), see ``docs/trl.md``.
 
-The MCP surface lives in ``rft_sdk.mcp`` (``pip install "rft-sdk[mcp]"``).
+- ``rft_sdk.integrations.verifiers``: a verifiers environment (``load_environment``) backed by
+  a tool server's hosted endpoints (``pip install "rft-sdk[verifiers]"``), see ``docs/verifiers.md``.
+
+The MCP and OpenEnv surfaces live in ``rft_sdk.surfaces`` (``rft_sdk.mcp``) (``pip install "rft-sdk[mcp]"``).
 Nothing is imported here, so importing this package needs no extra.
 """
 

@@ -44,6 +44,18 @@ def test_mcp_requires_the_bearer_token(base_url):
     assert ok.headers[TRACE_HEADER] == "trace_" + ok.headers["mcp-session-id"]
 
 
+@pytest.mark.parametrize("header", [{"X-Functions-Key": TOKEN}, {"api-key": TOKEN}, {"Authorization": f"Bearer {TOKEN}"}])
+def test_mcp_accepts_every_auth_header_the_hosted_routes_accept(base_url, header):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    assert httpx.get(base_url + "/tools", headers=header).status_code == 200
+    ok = httpx.post(base_url + "/mcp", json=init, headers={**accept, **header})
+    assert ok.status_code == 200, ok.text
+    wrong = httpx.post(base_url + "/mcp", json=init, headers={**accept, next(iter(header)): "wrong-token"})
+    assert wrong.status_code == 401
+
+
 def test_two_sessions_isolated_state_and_grading(base_url):
     async def scenario():
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
@@ -131,7 +143,7 @@ def test_rft_serve_surfaces_flag_chooses_what_is_exposed(surfaces, hosted_status
 def test_unknown_surface_is_refused_with_the_choices():
     from rft_sdk import ToolServer
 
-    with pytest.raises(ValueError, match=r"subset of \['hosted', 'mcp'\], got \['grpc'\]"):
+    with pytest.raises(ValueError, match=r"subset of \['hosted', 'mcp', 'openenv'\], got unknown 'grpc'"):
         ToolServer(surfaces=["grpc"])
     with pytest.raises(ValueError, match="non-empty"):
         ToolServer(surfaces=[])

@@ -35,7 +35,7 @@ async def test_memory_store_capacity_ttl_and_release():
 def test_public_names():
     public = sorted(n for n in vars(rft_sdk) if not n.startswith("_") and n not in {
         "exceptions", "types", "testing", "rewards", "cli", "emulator", "train", "kernels", "protocol", "top",
-        "doctor", "mcp", "integrations", "sandbox"})
+        "doctor", "mcp", "integrations", "sandbox", "surfaces"})
     assert public == rft_sdk.__all__ == sorted(rft_sdk.__all__)
     for name in ("ToolServer", "tool", "Rollout", "ToolCallRecord", "RetryableToolError", "ToolError",
                  "grader", "GradingContext", "Grade", "MemoryStore", "RolloutStore"):

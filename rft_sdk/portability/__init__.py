@@ -1,0 +1,123 @@
+"""``rft portability``: the same gold trajectories through every surface, the same score from each.
+
+::
+
+    rft portability --dataset examples/retail/data/retail_test.jsonl --app examples.retail.app:server
+    rft portability --dataset data.jsonl --url https://tools.example.com --token-env RFT_TOKEN
+
+For each dataset item with gold ``actions`` and a ``reference_answer``, every surface's
+player (:mod:`._players`: hosted wire, MCP, TRL, OpenEnv, verifiers — each through that
+ecosystem's own client) runs one rollout of those calls and that answer; the command
+prints, per item, the score each surface produced and whether they are identical.
+Exit status: 0 all identical, 1 some differ, 2 a surface could not be played (its
+client is not installed: the ``pip install`` is printed) or bad arguments.
+
+``--app MODULE:ATTR`` starts ``rft serve MODULE:ATTR --surfaces hosted,mcp,openenv`` with
+this interpreter on a free loopback port; ``--url`` checks a running server (serving
+``hosted``, and ``/mcp``, ``/openenv`` for those surfaces).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ._gold_llm import ScriptedLLM
+from ._players import Target, load_player, player_names
+
+__all__ = ["HELP", "ScriptedLLM", "add_arguments", "check", "run"]
+
+HELP = "play the dataset's gold trajectories through every surface and compare the scores"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options."""
+    parser.add_argument("--dataset", required=True, help="hosted JSONL; items need 'actions' and 'reference_answer'")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--app", metavar="MODULE:ATTR", help="serve this ToolServer for the check (rft serve)")
+    where.add_argument("--url", help="a running server's base URL")
+    parser.add_argument("--token-env", default=None, metavar="VAR", help="bearer token from $VAR")
+    parser.add_argument("--grader", default=None, help="grader name (default: the server's default grader)")
+    parser.add_argument("--surfaces", default=",".join(player_names()),
+                        help=f"players to run, comma-separated (default: {','.join(player_names())})")
+    parser.add_argument("--limit", type=int, default=None, help="first N items only")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+
+
+async def check(target: Target, items: list[dict[str, Any]], surfaces: list[str]) -> dict[str, list[float]]:
+    """``{surface: [score per item]}``; raises ``ImportError`` (with the extra named) when a client is missing."""
+    out: dict[str, list[float]] = {}
+    for name in surfaces:
+        play, extra = load_player(name)
+        try:
+            out[name] = await play(target, items)
+        except ImportError as exc:
+            hint = f'pip install "rft-sdk[{extra}]"' if extra else "its client package"
+            raise ImportError(f"surface {name!r} cannot be played here ({exc}); it needs {hint}") from exc
+    return out
+
+
+def _table(items: list[dict[str, Any]], scores: dict[str, list[float]]) -> tuple[str, bool]:
+    names = list(scores)
+    header = ["item", *names, "identical"]
+    rows, all_same = [], True
+    for i, item in enumerate(items):
+        values = [scores[n][i] for n in names]
+        same = all(v == values[0] and not math.isnan(v) for v in values)
+        all_same &= same
+        rows.append([str(item.get("task_id", i)), *(f"{v:.4f}" for v in values), "yes" if same else "NO"])
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in [header, *rows]]
+    lines.append(f"{sum(r[-1] == 'yes' for r in rows)}/{len(rows)} items scored identically on {len(names)} surfaces")
+    return "\n".join(lines), all_same
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the check; print the table (see the module docstring for the exit status)."""
+    lines = Path(args.dataset).read_text(encoding="utf-8").splitlines()
+    items = [json.loads(line) for line in lines if line.strip()]
+    items = [i for i in items if isinstance(i.get("actions"), list) and isinstance(i.get("reference_answer"), str)]
+    if args.limit is not None:
+        items = items[:args.limit]
+    if not items:
+        print("rft portability: no item has gold 'actions' and a 'reference_answer'", file=sys.stderr)
+        return 2
+    token = os.environ.get(args.token_env) if args.token_env else None
+    surfaces = [s.strip() for s in args.surfaces.split(",") if s.strip()]
+    try:
+        for name in surfaces:
+            load_player(name)
+    except ValueError as exc:
+        print(f"rft portability: {exc}", file=sys.stderr)
+        return 2
+
+    def go(base_url: str) -> dict[str, list[float]]:
+        target = Target(base_url, token=token, grader=args.grader)
+        return anyio.run(check, target, items, surfaces)
+
+    try:
+        if args.url:
+            scores = go(args.url.rstrip("/"))
+        else:
+            from ..testing import serve_process
+
+            with serve_process(args.app, "--surfaces", "hosted,mcp,openenv",
+                               env={"RFT_AUTH_TOKENS": token or ""}) as url:
+                scores = go(url)
+    except ImportError as exc:
+        print(f"rft portability: {exc}", file=sys.stderr)
+        return 2
+    table, same = _table(items, scores)
+    if args.json:
+        print(json.dumps({"surfaces": list(scores), "items": [i.get("task_id") for i in items], "scores": scores,
+                          "identical": same}))
+    else:
+        print(table)
+    return 0 if same else 1

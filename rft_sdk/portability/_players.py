@@ -1,0 +1,222 @@
+"""Gold-trajectory players: one per surface, each through that surface's own client.
+
+A player is ``async def play(target: Target, items: list[dict]) -> list[float]``: for
+every item it starts one rollout on its surface, makes the item's gold tool calls
+(``actions``: ``[{"name", "arguments"}]``, in order) and ends the episode with the
+item's ``reference_answer``; it returns the reward its surface gave each rollout.
+Players are found by name: the built-ins below, then the ``rft_sdk.portability``
+entry-point group (``name = "module:play"``), so a package adding a surface adds its
+player by declaring it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+import anyio
+
+from ..surfaces import HostedClient, new_trace_id
+
+__all__ = ["BUILTIN_PLAYERS", "ENTRY_POINT_GROUP", "Target", "load_player", "player_names"]
+
+ENTRY_POINT_GROUP = "rft_sdk.portability"
+
+
+@dataclass
+class Target:
+    """The server under test: ``base_url`` (hosted routes), ``token``, ``grader``, and where its
+    surfaces are (``mcp_path``, ``openenv_path``)."""
+
+    base_url: str
+    token: str | None = None
+    grader: str | None = None
+    mcp_path: str = "/mcp"
+    openenv_path: str = "/openenv"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+
+Player = Callable[[Target, list[dict[str, Any]]], Awaitable[list[float]]]
+
+
+async def play_hosted(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """The hosted wire itself (``POST /tools/{name}``, ``POST /grade``), as a hosted service sends it."""
+    scores = []
+    async with HostedClient.over_http(target.base_url, token=target.token) as client:
+        for item in items:
+            trace_id = new_trace_id()
+            for action in item["actions"]:
+                await client.call_tool(trace_id, action["name"], action.get("arguments") or {}, item)
+            scores.append((await client.grade(trace_id, item["reference_answer"], item, target.grader)).score)
+    return scores
+
+
+async def play_mcp(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """The official ``mcp`` client (streamable HTTP, 2.x or 1.x); one session per item, graded by its trace_id."""
+    from mcp.client.session import ClientSession
+
+    scores = []
+    async with HostedClient.over_http(target.base_url, token=target.token) as grader:
+        for item in items:
+            async with _mcp_streams(target) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                trace_id = None
+                for action in item["actions"]:
+                    result = await session.call_tool(action["name"], action.get("arguments") or {})
+                    meta = getattr(result, "meta", None) or {}
+                    trace_id = meta.get("rft/trace_id", trace_id)
+                if trace_id is None:  # no tool call: the session still names the rollout
+                    trace_id = new_trace_id()
+                scores.append((await grader.grade(trace_id, item["reference_answer"], item, target.grader)).score)
+    return scores
+
+
+def _mcp_streams(target: Target) -> Any:
+    url = target.base_url + target.mcp_path
+    try:  # mcp 2.x: headers through an httpx2 client
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+    except ImportError:  # mcp 1.x
+        from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined]
+
+        return _first_two(streamablehttp_client(url, headers=target.headers))
+    return _with_client(httpx2.AsyncClient(headers=target.headers, timeout=60), streamable_http_client, url)
+
+
+class _first_two:
+    def __init__(self, cm: Any) -> None:
+        self.cm = cm
+
+    async def __aenter__(self) -> Any:
+        streams = await self.cm.__aenter__()
+        return streams[0], streams[1]
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.cm.__aexit__(*exc)
+
+
+class _with_client:
+    def __init__(self, http: Any, factory: Any, url: str) -> None:
+        self.http, self.factory, self.url = http, factory, url
+
+    async def __aenter__(self) -> Any:
+        await self.http.__aenter__()
+        self.cm = self.factory(self.url, http_client=self.http)
+        streams = await self.cm.__aenter__()
+        return streams[0], streams[1]
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            await self.cm.__aexit__(*exc)
+        finally:
+            await self.http.__aexit__(*exc)
+
+
+async def play_trl(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """TRL's ``environment_factory`` contract through ``rft_sdk.integrations.trl.ToolServerEnvironment``:
+    ``reset(**row)``, one tool method call per gold action, then ``grader_reward``."""
+    from ..integrations.trl import ITEM_COLUMN, ToolServerEnvironment
+
+    factory = await anyio.to_thread.run_sync(lambda: ToolServerEnvironment(
+        target.base_url, token=target.token, grader=target.grader))
+    scores: list[float] = []
+    try:
+        for item in items:
+            env = factory()
+
+            def run(env: Any = env, item: dict[str, Any] = item) -> None:
+                env.reset(prompt=item["messages"], **{ITEM_COLUMN: json.dumps(item)})
+                for action in item["actions"]:
+                    getattr(env, action["name"])(**(action.get("arguments") or {}))
+
+            await anyio.to_thread.run_sync(run)
+            rewards = await factory.grader_reward([[{"role": "assistant", "content": item["reference_answer"]}]],
+                                                  environments=[env])
+            scores.append(float(rewards[0]) if rewards[0] is not None else float("nan"))
+    finally:
+        factory.close()
+    return scores
+
+
+async def play_openenv(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """OpenEnv's own ``MCPToolClient``: ``reset(item=...)``, a ``CallToolAction`` step per gold action,
+    then ``submit_answer`` (the episode's reward)."""
+    from openenv.core.env_server.mcp_types import CallToolAction
+    from openenv.core.mcp_client import MCPToolClient
+
+    scores = []
+    for item in items:
+        async with MCPToolClient(base_url=target.base_url + target.openenv_path, headers=target.headers) as env:
+            await env.reset(item=item)
+            for action in item["actions"]:
+                await env.step(CallToolAction(tool_name=action["name"], arguments=action.get("arguments") or {}))
+            result = await env.step(CallToolAction(tool_name="submit_answer",
+                                                   arguments={"answer": item["reference_answer"]}))
+            scores.append(float(result.reward) if result.reward is not None else float("nan"))
+    return scores
+
+
+async def play_verifiers(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """verifiers' own ``env.evaluate`` over :func:`rft_sdk.integrations.verifiers.load_environment`, the model
+    being a gold-replay chat-completions server on 127.0.0.1 (:class:`~._gold_llm.ScriptedLLM`)."""
+    import os
+
+    import verifiers as vf
+
+    from ..integrations.verifiers import load_environment
+    from ..testing import run_server
+    from ._gold_llm import ScriptedLLM
+
+    llm = ScriptedLLM(items)
+    env = load_environment(target.base_url, token=target.token, grader=target.grader, eval_dataset=items,
+                           max_turns=max(len(i["actions"]) for i in items) + 2)
+    os.environ.setdefault("RFT_GOLD_LLM_KEY", "gold")
+    with run_server(llm.app) as llm_url:
+        client = vf.ClientConfig(client_type="openai_chat_completions", api_base_url=llm_url + "/v1",
+                                 api_key_var="RFT_GOLD_LLM_KEY", max_retries=0)
+        results = await env.evaluate(client=client, model="gold-replay", num_examples=len(items),
+                                     rollouts_per_example=1, max_concurrent=-1, on_progress=[])
+    outputs = results["outputs"] if isinstance(results, dict) else results.outputs
+    by_task = {}
+    for state in outputs:
+        info = state.get("info") or {}
+        by_task[json.loads(info["rft_item"]).get("task_id")] = float(state.get("reward"))
+    return [by_task.get(item.get("task_id"), float("nan")) for item in items]
+
+
+BUILTIN_PLAYERS: dict[str, tuple[Player, str | None]] = {
+    "hosted": (play_hosted, None),
+    "mcp": (play_mcp, "mcp"),
+    "trl": (play_trl, None),
+    "openenv": (play_openenv, "openenv"),
+    "verifiers": (play_verifiers, "verifiers"),
+}
+
+
+def player_names() -> list[str]:
+    """Every player name: built-ins, then the entry-point group's."""
+    return [*BUILTIN_PLAYERS, *(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)
+                                if ep.name not in BUILTIN_PLAYERS)]
+
+
+def load_player(name: str) -> tuple[Player, str | None]:
+    """``(play, extra)`` for a player name.
+
+    Raises:
+        ValueError: no such player.
+    """
+    if name in BUILTIN_PLAYERS:
+        return BUILTIN_PLAYERS[name]
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            module, _, attr = ep.value.split("[")[0].strip().partition(":")
+            return getattr(importlib.import_module(module), attr), (ep.extras[0] if ep.extras else None)
+    raise ValueError(f"no portability player {name!r}; choices: {player_names()}")
