@@ -175,6 +175,7 @@ class RolloutDatabase(abc.ABC):
         self.runner: ToolRunner | None = None
         self.tool_is_async: Callable[[str], bool] = lambda name: False
         self._start_lock = threading.Lock()
+        self._maintain_lock = threading.Lock()
         self._started = False
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -315,6 +316,10 @@ class RolloutDatabase(abc.ABC):
     def maintain_once(self) -> dict[str, int]:
         """One sweep and pool refill now (what the maintenance thread runs every interval);
         returns ``{"dropped", "cloned", "live", "pool"}``."""
+        with self._maintain_lock:
+            return self._maintain_locked()
+
+    def _maintain_locked(self) -> dict[str, int]:
         dropped = self._sweep()
         if dropped:
             self.metrics.event("dropped_expired", dropped)

@@ -214,8 +214,11 @@ class SQLiteDatabase(RolloutDatabase):
         for pooled in self.dir.glob("pool-*.db"):  # still wanted: keep the sweep off them
             with contextlib.suppress(FileNotFoundError):
                 os.utime(pooled, (now, now))
-        while len(list(self.dir.glob("pool-*.db"))) < self.pool_size and not self._stop.is_set():
-            self._clone_to(self.dir / f"pool-{uuid.uuid4().hex}.db")
+        while not self._stop.is_set():
+            with self._dir_lock():  # every process fills the one pool: count and clone together
+                if len(list(self.dir.glob("pool-*.db"))) >= self.pool_size:
+                    break
+                self._clone_to(self.dir / f"pool-{uuid.uuid4().hex}.db")
             cloned += 1
         return cloned
 
