@@ -257,10 +257,10 @@ class RolloutDatabase(abc.ABC):
         """Hand back an async connection after a call (default: close it)."""
         await conn.close()
 
-    def _forget(self, db_id: str) -> None:
+    def _forget(self, db_id: str) -> None:  # noqa: B027 - optional hook
         """Close what this process holds open on ``db_id`` before it is dropped (default: nothing)."""
 
-    def _close(self) -> None:
+    def _close(self) -> None:  # noqa: B027 - optional hook
         """Release this process's connections and pools (default: nothing)."""
 
     # -- lifecycle -------------------------------------------------------------------------

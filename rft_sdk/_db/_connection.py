@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["SAVEPOINT", "SQLiteConnection", "pg_classes"]
 
@@ -66,9 +66,9 @@ class SQLiteConnection(sqlite3.Connection):
             super().close()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> Literal[False]:
         if not self.rft_owned:
-            return bool(super().__exit__(exc_type, exc, tb))
+            return super().__exit__(exc_type, exc, tb)
         if exc_type is None:
             self.commit()
         else:

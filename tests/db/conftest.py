@@ -10,11 +10,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # db_helpers, also for the replica subprocess
 
-from db_helpers import make_db  # noqa: E402
+from db_helpers import make_db
 
-from rft_sdk._db import postgres_server  # noqa: E402
-from rft_sdk._db._pgserver import find_pg_bindir  # noqa: E402
-from rft_sdk.exceptions import RFTError  # noqa: E402
+from rft_sdk._db import postgres_server
+from rft_sdk._db._pgserver import find_pg_bindir
+from rft_sdk.exceptions import RFTError
 
 
 @pytest.fixture(scope="session")

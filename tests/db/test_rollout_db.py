@@ -96,7 +96,7 @@ async def test_the_grade_scores_the_end_state_and_releases_the_database(make):
     assert (good.json(), bad.json(), nothing.json()) == ({"score": 1.0}, {"score": 0.0}, {"score": 0.0})
     assert late.status_code == 409  # graded: refused, and no database re-created for it
     assert (await db.counts())["live"] == 0
-    assert 'rft_db_events_total{backend="%s",event="dropped_graded"} 2.0' % db.backend in metrics
+    assert f'rft_db_events_total{{backend="{db.backend}",event="dropped_graded"}} 2.0' in metrics
 
 
 async def test_over_the_bound_a_new_rollout_gets_a_retryable_503_and_loses_nothing(make):
@@ -116,7 +116,7 @@ async def test_over_the_bound_a_new_rollout_gets_a_retryable_503_and_loses_nothi
         metrics = (await client.http.get("/metrics")).text
         await client.aclose()
     assert retried.status_code == 200 and t3 == {"v": 3, "rows": 3} and t2 == {"v": 2, "rows": 3}
-    assert 'rft_db_events_total{backend="%s",event="refused_limit"} 1.0' % db.backend in metrics
+    assert f'rft_db_events_total{{backend="{db.backend}",event="refused_limit"}} 1.0' in metrics
     assert db.metrics.events["created_cold"] == 3
 
 
@@ -284,7 +284,7 @@ def test_bad_declarations_are_refused(tmp_path):
 
 
 def test_a_tool_without_a_server_database_gets_a_clear_error():
-    from rft_sdk import Rollout, RFTError
+    from rft_sdk import RFTError, Rollout
 
     with pytest.raises(RFTError, match="ToolServer\\(db="):
-        Rollout("t", {}, {}).db
+        _ = Rollout("t", {}, {}).db
