@@ -459,6 +459,12 @@ class RolloutDatabase(abc.ABC):
         finally:
             _close_quietly(conn)
 
+    def changes_of(self, db_id: str) -> Changes:
+        """``{(table, key): final row or None}`` of every row of ``db_id`` that differs from the template
+        (blocking). Default: a full snapshot compared in Python (O(database size)); backends that can
+        compare inside the engine override it."""
+        return changes_between(self.template_snapshot(), self.snapshot_of(db_id))
+
     async def gold_changes(self, actions: Sequence[Mapping[str, Any]], item: dict[str, Any]
                            ) -> tuple[Changes, list[str | None]]:
         """Replay ``actions`` (``[{"name", "arguments": dict | JSON text}]``) in a scratch clone,
@@ -476,17 +482,17 @@ class RolloutDatabase(abc.ABC):
         if self.runner is None:
             raise RFTError("gold replay needs the database attached to a ToolServer(db=...)")
         await self.astart()
-        template = await anyio.to_thread.run_sync(self.template_snapshot)
+        await anyio.to_thread.run_sync(self.template_snapshot)
         db_id = await anyio.to_thread.run_sync(self._scratch)
         errors: list[str | None] = []
         try:
             state: dict[str, Any] = {}
             for action in actions:
                 errors.append(await self._replay_one(db_id, action, item, state))
-            end = await anyio.to_thread.run_sync(self.snapshot_of, db_id)
+            changes = await anyio.to_thread.run_sync(self.changes_of, db_id)
         finally:
             await anyio.to_thread.run_sync(self._drop, db_id)
-        result = (changes_between(template, end), errors)
+        result = (changes, errors)
         with self._gold_lock:
             if len(self._gold) >= 1024:
                 self._gold.clear()

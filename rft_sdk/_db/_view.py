@@ -27,7 +27,7 @@ from typing import Any
 import anyio.to_thread
 
 from ._base import RolloutDatabase
-from ._diff import Changes, DatabaseDiff, Snapshot, changes_between, diff_end_states, diff_snapshots
+from ._diff import Changes, DatabaseDiff, Snapshot, diff_end_states
 
 __all__ = ["GradingDatabase", "open_grading_view"]
 
@@ -47,6 +47,7 @@ class GradingDatabase:
         self.db_id = own if own is not None else owner._template_id()
         self._conn: Any = None
         self._snapshot: Snapshot | None = None
+        self._changes: Changes | None = None
 
     @property
     def connection(self) -> Any:
@@ -66,14 +67,17 @@ class GradingDatabase:
         return self._snapshot
 
     async def changes(self) -> Changes:
-        """``{(table, key): final row or None}`` of every row the rollout changed."""
-        template = await anyio.to_thread.run_sync(self.owner.template_snapshot)
-        return changes_between(template, await self.snapshot())
+        """``{(table, key): final row or None}`` of every row the rollout changed (read once per grade)."""
+        if self._changes is None:
+            await anyio.to_thread.run_sync(self.owner.template_snapshot)
+            self._changes = (await anyio.to_thread.run_sync(self.owner.changes_of, self.db_id)
+                             if self.has_own else {})
+        return self._changes
 
     async def diff(self) -> DatabaseDiff:
         """What the rollout changed: template (``before``) against its end state (``after``)."""
         template = await anyio.to_thread.run_sync(self.owner.template_snapshot)
-        return diff_snapshots(template, await self.snapshot())
+        return diff_end_states(template, {}, await self.changes())
 
     async def gold(self, actions: Sequence[Mapping[str, Any]]) -> DatabaseDiff:
         """What the gold ``actions`` change: template (``before``) against the gold end state (``after``).

@@ -52,7 +52,7 @@ def leftovers(backend: str, survivor, pg_url: str | None) -> list[str]:
 async def test_kill_9_of_a_replica_leaves_no_database_after_the_ttl_sweep(backend, tmp_path, request):
     pg_url = request.getfixturevalue("pg_url") if backend == "postgres" else None
     name = f"k{uuid.uuid4().hex[:10]}"
-    ttl_s = 3.0
+    ttl_s = 8.0  # generous: the first sweep must come within the TTL on a loaded machine
     env = {"RFT_TEST_DB_BACKEND": backend, "RFT_TEST_DB_NAME": name, "RFT_TEST_DB_DIR": str(tmp_path / name),
            "RFT_TEST_PG_URL": pg_url or "", "RFT_TEST_DB_OPTIONS": json.dumps({"ttl_s": ttl_s, "sweep_interval_s": 3600})}
     survivor = make_db(backend, tmp_path=tmp_path, pg_url=pg_url, name=name, ttl_s=ttl_s, sweep_interval_s=3600)

@@ -135,12 +135,12 @@ async def test_a_waiting_rollout_is_admitted_when_a_grade_frees_a_slot(make):
 
 
 async def test_the_sweep_drops_databases_unused_for_their_ttl(make):
-    db = make(ttl_s=1.0, sweep_interval_s=3600)
+    db = make(ttl_s=5.0, sweep_interval_s=3600)  # generous: the first sweep must come within the TTL under load
     with serve(db) as url:
         client = Client(url)
         await client.call("t", "put", {"k": "x", "v": 1})
         assert await db.sweep() == 0  # used just now
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(5.5)
         assert await db.sweep() == 1
         await client.aclose()
     assert (await db.counts())["live"] == 0
