@@ -54,7 +54,7 @@ from rft_sdk import PostgresDatabase, RolloutDatabase, SQLiteDatabase  # noqa: E
 from rft_sdk.testing import postgres_server  # noqa: E402
 
 ORDER = "#W2611340"  # a processed order of the retail data
-PENDING = "#W4817420"
+PENDING = "#W5918442"  # a pending order
 ADDRESS = {"address1": "1 Main St", "address2": "", "city": "Austin", "state": "TX", "country": "USA", "zip": "78701"}
 
 
