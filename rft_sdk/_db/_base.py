@@ -30,6 +30,7 @@ import abc
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -46,6 +47,7 @@ from ._metrics import DatabaseMetrics
 __all__ = ["CALLS_TABLE", "CallScope", "DatabaseLimitError", "RolloutDatabase", "ToolRunner"]
 
 logger = logging.getLogger("rft_sdk")
+_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,19}")
 
 #: The SDK's table in every clone: one row per committed tool call, written in the call's own
 #: transaction, so a call_id retried after a crash between the commit and the store's save is
@@ -159,8 +161,7 @@ class RolloutDatabase(abc.ABC):
 
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0) -> None:
-        if not (name and len(name) <= 20 and name[0].isalpha() and name.islower() is not False
-                and all(c.isdigit() or c == "_" or ("a" <= c <= "z") for c in name)):
+        if not _NAME_RE.fullmatch(name):
             raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', "
                              "starting with a letter")
         if max_live < 1 or ttl_s <= 0 or pool_size < 0:
