@@ -101,3 +101,19 @@ async def test_sql_tools_and_grader_agree_with_the_in_memory_example(retail_db):
         assert outputs == want_outputs, (item["task_id"], label)
         assert score == want_score, (item["task_id"], label)
     assert (await retail_db.counts())["live"] == 0  # every graded rollout released its database
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_main_job_on_sql_prints_the_in_memory_runs_checks(backend, tmp_path, request):
+    import subprocess
+    import sys
+
+    if backend == "postgres":
+        request.getfixturevalue("pg_url")  # skips locally / fails in CI without the server binaries
+    proc = subprocess.run([sys.executable, "-m", "examples.retail.main_job", "--backend", backend, "--limit", "6",
+                           "--samples", "2", "--runs-dir", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"backend: {backend}" in proc.stdout
+    assert proc.stdout.count("PASS") == 4 and "FAIL" not in proc.stdout
