@@ -41,6 +41,7 @@ import pydantic
 import pydantic_core
 
 from ._body import loads_strict, loads_trusted, orjson, problems
+from ._db import CallScope, RolloutDatabase
 from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find_surrogate
 from ._invoke import invoke
 from ._metrics import Metrics
@@ -106,15 +107,19 @@ async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str
 
 
 async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
-                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES) -> tuple[int, bytes]:
+                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES,
+                            db: RolloutDatabase | None = None) -> tuple[int, bytes]:
     """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
 
     A ``call_id`` already answered in this rollout is replayed (same status,
     same bytes) without running again. An answer over ``response_limit`` bytes
     is answered and recorded as a 413 ``output_too_large`` without output.
+    With ``db``, the tool runs with ``rollout.db`` in a transaction committed
+    (with the call_id) when it returns and rolled back when it raises.
 
     Raises:
-        EndpointError: 503 ``retryable`` (nothing recorded, state rolled back).
+        EndpointError: 503 ``retryable`` (nothing recorded, state rolled back);
+            503 ``database_limit`` (no database free for a new rollout).
         StoreError: the store failed (answered 503 by the server).
     """
     call_id, trace_id = request.call_id, request.trace_id
@@ -131,64 +136,87 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
-        trajectory = stored.trajectory
-
-        started_at, t0 = time.time(), time.perf_counter()
-        arguments: dict[str, Any] = {"_raw": request.arguments}
-        output: str | None = None
-        error: str | None = None
-        new_state_json: str | None = None
-        echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+        scope = await db.open_call(trace_id, call_id, is_async=definition.is_async) if db is not None else None
         try:
-            arguments = decode_arguments(request.arguments)
-            rollout = Rollout(trace_id, stored.item, _load_state(stored.state_json), trajectory, call_id)
-            output = await run_tool(definition, arguments, rollout)
-            try:
-                new_state_json = json.dumps(rollout.state)
-            except (TypeError, ValueError) as exc:
-                raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
-            status = 200
-            payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
-                                       "output": output}
-        except EndpointError as exc:
-            if exc.status >= 500:
-                metrics.incr("tool_retryable_errors")
-                raise
-            if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
-                metrics.incr(exc.counter)
-            output, new_state_json = None, None
-            status, payload, error = exc.status, exc.body(echo), exc.message
+            return await _run_call(definition, request, store, metrics, response_limit, stored, scope)
+        finally:
+            if scope is not None:
+                await scope.close()
 
-        status, payload, body, too_large = _answer(status, payload, response_limit, echo)
-        if too_large is not None:
-            metrics.incr("outputs_too_large")
-            output, error = None, too_large
-        latency_s = time.perf_counter() - t0
-        record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
-                                output=output, error=error, status=status, started_at=started_at,
-                                latency_s=latency_s)
-        metrics.incr("tool_calls")
-        if status == 422:
-            metrics.incr("invalid_arguments")
-        elif status != 200:
-            metrics.incr("tool_errors")
-        metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
-                          output_bytes=len(output.encode("utf-8")) if output else 0)
-        # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
-        # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
-        append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
-        if append is not None:
-            append(record)
+
+async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, metrics: Metrics,
+                    response_limit: int, stored: StoredRollout, scope: CallScope | None) -> tuple[int, bytes]:
+    """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
+    call_id, trace_id = request.call_id, request.trace_id
+    trajectory = stored.trajectory
+    replayed = scope.replay if scope is not None else None
+
+    started_at, t0 = time.time(), time.perf_counter()
+    arguments: dict[str, Any] = {"_raw": request.arguments}
+    output: str | None = None
+    error: str | None = None
+    new_state_json: str | None = None
+    echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+    try:
+        arguments = decode_arguments(request.arguments)
+        rollout = Rollout(trace_id, stored.item, _load_state(stored.state_json), trajectory, call_id,
+                          scope.connection if scope is not None else None)
+        if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
+            output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
+            rollout.state = _load_state(replayed[1]["state_json"])
         else:
-            stored.trajectory = [*trajectory, record]
-        stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
-        if new_state_json is not None:
-            stored.state_json = new_state_json
+            output = await run_tool(definition, arguments, rollout)
         try:
-            await store.save(stored)
-        except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
-            raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
-        return status, body
+            new_state_json = json.dumps(rollout.state)
+        except (TypeError, ValueError) as exc:
+            raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
+        if scope is not None and replayed is None:
+            await scope.commit(call_id, output, {"arguments": arguments, "started_at": started_at,
+                                                 "state_json": new_state_json})
+        status = 200
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
+                                   "output": output}
+    except EndpointError as exc:
+        if scope is not None:
+            await scope.rollback()
+        if exc.status >= 500:
+            metrics.incr("tool_retryable_errors")
+            raise
+        if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
+            metrics.incr(exc.counter)
+        output, new_state_json = None, None
+        status, payload, error = exc.status, exc.body(echo), exc.message
+
+    status, payload, body, too_large = _answer(status, payload, response_limit, echo)
+    if too_large is not None:
+        metrics.incr("outputs_too_large")
+        output, error = None, too_large
+    latency_s = time.perf_counter() - t0
+    record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
+                            output=output, error=error, status=status, started_at=started_at,
+                            latency_s=latency_s)
+    metrics.incr("tool_calls")
+    if status == 422:
+        metrics.incr("invalid_arguments")
+    elif status != 200:
+        metrics.incr("tool_errors")
+    metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
+                      output_bytes=len(output.encode("utf-8")) if output else 0)
+    # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
+    # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
+    append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
+    if append is not None:
+        append(record)
+    else:
+        stored.trajectory = [*trajectory, record]
+    stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
+    if new_state_json is not None:
+        stored.state_json = new_state_json
+    try:
+        await store.save(stored)
+    except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
+        raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
+    return status, body
 
 
 def _load_state(state_json: str) -> dict[str, Any]:

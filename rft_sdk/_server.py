@@ -10,9 +10,10 @@ service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,12 +24,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._body import decode_object, parse_model, read_body
-from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments
+from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments, run_tool
+from ._db import RolloutDatabase
 from ._endpoint import EndpointError, encode_json, error_response, json_response
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
+from ._rollout import Rollout
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
 from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
@@ -73,6 +76,10 @@ class ToolServer(ExportMixin):
             ``OpenEnvSurface(dataset=...)``); default ``$RFT_SURFACES`` (comma-separated) or
             ``("hosted",)``. The hosted routes always answer in process (every surface's
             calls go through them); they are exposed over HTTP only with ``"hosted"``.
+        db: a database per rollout cloned from a template (``SQLiteDatabase``,
+            ``PostgresDatabase``): tools get it as ``rollout.db``, graders as
+            ``ctx.db``; started by the app's lifespan (or the first call),
+            dropped per rollout at its grade or after its TTL (docs/database.md).
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
@@ -97,8 +104,10 @@ class ToolServer(ExportMixin):
         response_limit: int = MAX_BODY_BYTES,
         surfaces: Collection[str | Surface] | None = None,
         graded_tombstone_s: float = 3600.0,
+        db: RolloutDatabase | None = None,
     ) -> None:
         self.store: RolloutStore = store if store is not None else default_store()
+        self.db = db
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
         self.grade_retention_s = float(grade_retention_s)
@@ -129,7 +138,11 @@ class ToolServer(ExportMixin):
                 Route("/metrics", self._metrics, methods=["GET"]),
             ],
             exception_handlers=_HANDLERS,
+            lifespan=lambda app: self._lifespan(),
         )
+        if db is not None:
+            db.attach(self._replay_tool, lambda name: self._tools[name].is_async if name in self._tools else False,
+                      self.metrics_state.registry)
         self._app.state.metrics = self.metrics_state
         # Surfaces (rft_sdk/surfaces, docs/surfaces.md): the hosted app above answers in process; each
         # surface adds routes in front of it; one AuthMiddleware guards all of them (websockets too).
@@ -140,7 +153,7 @@ class ToolServer(ExportMixin):
         mounts = [surface.mount(self.surface_context()) for surface in objects]
         self._app = self.protect(compose(self._pipeline, mounts, expose_hosted=HOSTED in names,
                                          fallback=[Route("/healthz", self._healthz, methods=["GET"])],
-                                         exception_handlers=_HANDLERS))
+                                         exception_handlers=_HANDLERS, lifespan=self._lifespan))
 
     def protect(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind this server's ``AuthMiddleware`` (its tokens, headers and grader secret)."""
@@ -249,6 +262,23 @@ class ToolServer(ExportMixin):
                               if isinstance(value := data.get(key), str)}
         return data
 
+    @contextlib.asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """The server's own lifespan, run by the outermost app (surfaces or not): start the
+        rollout database (template, pool, sweep) before serving; stop it after."""
+        if self.db is not None:
+            await self.db.astart()
+        try:
+            yield
+        finally:
+            if self.db is not None:
+                await self.db.aclose()
+
+    async def _replay_tool(self, name: str, arguments: dict[str, Any], conn: Any, item: dict[str, Any],
+                           state: dict[str, Any]) -> str:
+        """Run tool ``name`` on database connection ``conn`` (a gold replay of ``ctx.db``)."""
+        return await run_tool(self._tool_named(name), arguments, Rollout("", item, state, (), None, conn))
+
     async def _healthz(self, request: Request) -> Response:
         return json_response(encode_json({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)}))
 
@@ -279,7 +309,7 @@ class ToolServer(ExportMixin):
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
         with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
             status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
-                                                   self.response_limit)
+                                                   self.response_limit, self.db)
             observed.result(status, body)
         return json_response(body, status)
 
@@ -301,7 +331,7 @@ class ToolServer(ExportMixin):
         with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
             score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
                                                  self.metrics_state, self.grade_retention_s,
-                                                 self.graded_tombstone_s)
+                                                 self.graded_tombstone_s, self.db)
             observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
 

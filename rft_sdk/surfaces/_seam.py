@@ -82,21 +82,24 @@ class Surface(Protocol):
 
 
 def compose(hosted: ASGIApp, mounts: Sequence[SurfaceMount], *, expose_hosted: bool,
-            fallback: Sequence[BaseRoute] = (), exception_handlers: Mapping[Any, Any] | None = None) -> ASGIApp:
+            fallback: Sequence[BaseRoute] = (), exception_handlers: Mapping[Any, Any] | None = None,
+            lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None) -> ASGIApp:
     """One ASGI app: each surface's routes, then the hosted routes (or only ``fallback``
-    routes, e.g. ``/healthz``, when the hosted surface is not exposed), with every
-    surface's lifespan run for the app's life. No surface: ``hosted`` itself."""
+    routes, e.g. ``/healthz``, when the hosted surface is not exposed), with the core's
+    ``lifespan`` (the server's own: stores, databases) entered first and every surface's
+    lifespan after it, for the app's life. No surface: ``hosted`` itself (which runs the
+    core's lifespan on its own)."""
     if not mounts:
         return hosted
     routes: list[BaseRoute] = [route for mount in mounts for route in mount.routes]
     routes += [Mount("", app=hosted)] if expose_hosted else list(fallback)
-    lifespans = [m.lifespan for m in mounts if m.lifespan is not None]
+    lifespans = [*([lifespan] if lifespan is not None else []), *(m.lifespan for m in mounts if m.lifespan is not None)]
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def run_lifespans(app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             for factory in lifespans:
                 await stack.enter_async_context(factory())
             yield
 
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(exception_handlers or {}))
+    return Starlette(routes=routes, lifespan=run_lifespans, exception_handlers=dict(exception_handlers or {}))
