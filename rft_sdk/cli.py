@@ -91,7 +91,8 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
             out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
                                  max_episode_steps=args.max_episode_steps,
                                  compute_multiplier=args.compute_multiplier, rate_limit=args.rate_limit,
-                                 pass_threshold=args.pass_threshold)
+                                 pass_threshold=args.pass_threshold,
+                                 allow_unauthenticated=args.allow_unauthenticated)
         else:
             out = app.dataset_tools(args.format)
     except ValueError as exc:
@@ -201,9 +202,12 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     job.add_argument("--token-env", default=None, metavar="VAR",
                      help="put the token $VAR in every tool's (and, for openai, the grader's) headers "
                           "(read from the environment, so the token stays out of shell history)")
+    job.add_argument("--allow-unauthenticated", action="store_true",
+                     help="print the job without a token although the server checks tokens (refused otherwise)")
     job.add_argument("--grader", default=None, help="grader name (default: the server's default grader)")
     job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
-    job.add_argument("--compute-multiplier", type=float, default=1.0, help="rollouts per item scale (default 1.0)")
+    job.add_argument("--compute-multiplier", type=float, default=None,
+                     help="rollouts per item scale (left out unless given: the service's default)")
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")
     job.add_argument("--pass-threshold", type=float, default=1.0, help="score counted as a pass (default 1.0)")
 
