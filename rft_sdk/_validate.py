@@ -121,7 +121,7 @@ class Finding:
 
     def __str__(self) -> str:
         fix = f"\n    fix: {self.fix}" if self.fix else ""
-        return f"{self.severity}: {self.where()}, {self.field}: {self.message}{fix}"
+        return f"{self.severity}: {self.where()}, field {self.field}: {self.message}{fix}"
 
     def to_dict(self) -> dict[str, Any]:
         """``{"severity", "lines", "field", "message", "fix"}``."""
