@@ -248,7 +248,8 @@ def _check_messages(messages: Any, lineno: int, rules: TargetRules, report: Repo
     for i, msg in enumerate(messages):
         where = f"messages.{i}"
         if not isinstance(msg, dict):
-            report.add("error", lineno, where, "must be an object with role and content")
+            report.add("error", lineno, where, "must be an object with role and content",
+                       '{"role": "user", "content": "..."}')
             continue
         role = msg.get("role")
         if role not in ROLES:
@@ -259,7 +260,7 @@ def _check_messages(messages: Any, lineno: int, rules: TargetRules, report: Repo
         content = msg.get("content")
         if content is not None and not isinstance(content, (str, list)):
             report.add("error", lineno, f"{where}.content", f"must be a string or a list of parts, got "
-                       f"{type(content).__name__}")
+                       f"{type(content).__name__}", "write the text as a string")
     last = messages[-1].get("role") if isinstance(messages[-1], dict) else None
     if last in ROLES and last not in rules.final_roles:
         why = ("the model writes the answer in RFT, so a line ending with the answer is an SFT line"
@@ -273,7 +274,7 @@ def _check_tools(tools: Any, lineno: int, rules: TargetRules, allowed: set[str] 
     if tools is None:
         return
     if not isinstance(tools, list):
-        report.add("error", lineno, "tools", "must be a list of function tools")
+        report.add("error", lineno, "tools", "must be a list of function tools", _REGENERATE)
         return
     seen: set[str] = set()
     for i, tool in enumerate(tools):
@@ -285,7 +286,8 @@ def _check_tools(tools: Any, lineno: int, rules: TargetRules, allowed: set[str] 
             continue
         name = fn.get("name")
         if not isinstance(name, str) or not _NAME_RE.match(name):
-            report.add("error", lineno, f"{base}.function.name", f"{name!r} must match ^[A-Za-z0-9_-]{{1,64}}$")
+            report.add("error", lineno, f"{base}.function.name", f"{name!r} must match ^[A-Za-z0-9_-]{{1,64}}$",
+                       "rename the tool (letters, digits, '_' and '-', at most 64)")
         elif name in seen:
             report.add("error", lineno, f"{base}.function.name", f"tool {name!r} is declared twice on this line",
                        "keep one definition per tool")

@@ -72,15 +72,17 @@ def _read_job(path: str | Path, report: Report) -> tuple[dict[str, Any], dict[st
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        report.add("error", None, "job", f"cannot read {str(path)!r}: {exc}")
+        report.add("error", None, "job", f"cannot read {str(path)!r}: {exc}", "check the --config path")
         return None
     except json.JSONDecodeError as exc:
-        report.add("error", None, "job", f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}")
+        report.add("error", None, "job", f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}",
+                   "write the job as one JSON object (rft job writes it)")
         return None
     inner = data.get("method", {}).get("reinforcement") if isinstance(data, dict) and isinstance(
         data.get("method"), dict) else data
     if not isinstance(data, dict) or not isinstance(inner, dict):
-        report.add("error", None, "job", "must be a JSON object: the hosted job or its reinforcement object")
+        report.add("error", None, "job", "must be a JSON object: the hosted job or its reinforcement object",
+                   "write it with rft job / ToolServer.job_config")
         return None
     return data, inner
 
