@@ -120,9 +120,10 @@ def _job_servers(inner: dict[str, Any]) -> dict[str, tuple[dict[str, str], list[
         if not isinstance(tool, dict) or not isinstance(tool.get("server_url"), str):
             continue
         name = str(tool.get("name", ""))
-        headers = tool.get("headers") if isinstance(tool.get("headers"), dict) else {}
+        raw = tool.get("headers")
+        headers = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
         base = _base_url(tool["server_url"], name)
-        out.setdefault(base, (dict(headers), []))[1].append(name)
+        out.setdefault(base, (headers, []))[1].append(name)
     return out
 
 

@@ -20,7 +20,6 @@ them, tool by tool, parameter by parameter, recursively: names, JSON types,
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -151,7 +150,11 @@ def _json_type(value: Any) -> str:
         return "integer"
     if isinstance(value, float):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "any")
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "any"
 
 
 def _enum(node: Any, root: Mapping[str, Any]) -> list[Any] | None:

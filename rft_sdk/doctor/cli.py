@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         from rft_sdk._validate_cli import run_preflight
-        from rft_sdk.doctor._common import TARGETS
         from rft_sdk.doctor import HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
+        from rft_sdk.doctor._common import TARGETS
         from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError
     except ImportError as exc:
         print(f"error: {_NEEDS_EXTRA} ({exc})", file=sys.stderr)
