@@ -2,7 +2,8 @@
 
 Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
 every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
-``GET /tools``, ``GET /healthz`` (never authenticated), ``POST /grade``,
+``GET /tools``, ``GET /healthz`` (liveness, never authenticated), ``GET /readyz``
+(readiness: the store and the user's checks, never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
 service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 ``?format=json``, docs/observability.md).
@@ -30,6 +31,7 @@ from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
+from ._ready import ExposureWatch, Readiness, ReadinessCheck
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
 from .exceptions import GraderDefinitionError, RFTError, StoreError, ToolDefinitionError
@@ -78,7 +80,13 @@ class ToolServer(ExportMixin):
         RFTError: ``"mcp"`` asked for without the ``mcp`` extra installed.
 
     Usage: ``uvicorn app:server`` or ``Starlette(routes=[Mount("/rft", server)])``.
+
+    Attributes:
+        check_store_at_startup: when True, ASGI lifespan startup fails (the server
+            exits) if the store does not answer; ``rft serve`` sets it.
     """
+
+    check_store_at_startup: bool = False
 
     def __init__(
         self,
@@ -106,6 +114,8 @@ class ToolServer(ExportMixin):
             grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
         self._grader_secret = check_grader_secret(grader_secret)
         self.metrics_state = Metrics()
+        self.readiness = Readiness(self.store)
+        self._exposure = ExposureWatch(self.exposure_warning)
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
         self._graders: dict[str, GraderDefinition] = {}
@@ -118,6 +128,7 @@ class ToolServer(ExportMixin):
             routes=[
                 Route("/tools/{name}", self._call_tool, methods=["POST"]),  # first: the hot path (one match)
                 Route("/healthz", self._healthz, methods=["GET"]),
+                Route("/readyz", self._readyz, methods=["GET"]),
                 Route("/tools", self._list_tools, methods=["GET"]),
                 Route("/tools", self._call_tool, methods=["POST"]),
                 Route("/grade", self._grade, methods=["POST"]),
@@ -145,6 +156,7 @@ class ToolServer(ExportMixin):
             else:  # MCP alone still answers the readiness probe
                 self._app = mcp_app(self, hosted=self._app)
                 self._app.router.routes.append(Route("/healthz", self._healthz, methods=["GET"]))
+                self._app.router.routes.append(Route("/readyz", self._readyz, methods=["GET"]))
 
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
@@ -194,6 +206,29 @@ class ToolServer(ExportMixin):
         if self._default_grader is None or definition.default:
             self._default_grader = definition.name
 
+    def readiness_check(self, fn: ReadinessCheck | None = None, /, *, name: str | None = None) -> Any:
+        """Decorator registering a readiness check of ``GET /readyz`` (beside the store's); returns ``fn``.
+
+        The check is a sync or async function without arguments; the server is ready
+        while every check returns anything but ``False`` without raising, within
+        5 seconds. E.g. ``@server.readiness_check`` over ``def db() -> bool: ...``.
+
+        Raises:
+            ValueError: ``name`` (default: the function's name) is ``"store"`` or taken.
+        """
+        def decorate(func: ReadinessCheck) -> ReadinessCheck:
+            self.readiness.add(name or str(getattr(func, "__name__", "check")), func)
+            return func
+        return decorate(fn) if fn is not None else decorate
+
+    async def startup_problem(self) -> str | None:
+        """Why this server should not start (its store does not answer), or ``None``."""
+        problem = await self.readiness.store_problem()
+        if problem is None:
+            return None
+        return (f"the rollout store {type(self.store).__name__} does not answer ({problem}); check RFT_STORE_URL "
+                "(or ToolServer(store=...)) and that the store is running")
+
     @property
     def tools(self) -> dict[str, ToolDefinition]:
         """Registered tools by name (a copy)."""
@@ -213,8 +248,8 @@ class ToolServer(ExportMixin):
         """A loud warning when serving on ``host`` leaves routes unprotected, else ``None``.
 
         Unprotected: no token configured while ``host`` is reachable from other
-        machines (not loopback). ``rft serve`` prints it at startup; the server
-        also logs it (WARNING) on its first request from a non-loopback bind.
+        machines (not loopback). The server logs it (WARNING) at startup, from the
+        address it binds (ASGI lifespan; see ``rft_sdk._ready``).
         """
         if self._auth.enabled or is_loopback(host):
             return None
@@ -232,7 +267,25 @@ class ToolServer(ExportMixin):
     # parse_model (422) -> execute_* under the rollout lock -> encoded JSON answer.
     # Any EndpointError / StoreError on the way is answered by error_response.
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
+        if not self._exposure.decided:  # no bind address known from the lifespan: judge by the request
+            self._exposure.on_request(scope)
         await self._app(scope, receive, send)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's lifespan, plus: the exposure warning from the bind address; with
+        ``check_store_at_startup`` a startup that fails when the store does not answer."""
+        self._exposure.on_lifespan(receive)
+
+        async def checked_send(message: Any) -> None:
+            if message["type"] == "lifespan.startup.complete" and self.check_store_at_startup:
+                if (problem := await self.startup_problem()) is not None:
+                    message = {"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"}
+            await send(message)
+
+        await self._app(scope, receive, checked_send)
 
     async def _read(self, request: Request) -> dict[str, Any]:
         """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
@@ -244,6 +297,11 @@ class ToolServer(ExportMixin):
 
     async def _healthz(self, request: Request) -> Response:
         return json_response(encode_json({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)}))
+
+    async def _readyz(self, request: Request) -> Response:
+        ok, checks = await self.readiness.run()
+        return json_response(encode_json({"status": "ready" if ok else "unavailable", "checks": checks}),
+                             200 if ok else 503)
 
     async def _list_tools(self, request: Request) -> Response:
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),

@@ -3,7 +3,9 @@
 Core sub-commands (this module, no extras needed):
     rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc]   serve with uvicorn
                        (--workers N > 1 is refused unless the ToolServer's store is
-                       multiprocess_safe, e.g. SQLiteStore; exit status 2)
+                       multiprocess_safe, e.g. SQLiteStore; exit status 2; a store that
+                       does not answer stops the start: status 2 with workers, 3 from
+                       uvicorn's failed lifespan startup otherwise)
     rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
     rft --version                                                  print the installed version
 
@@ -71,6 +73,23 @@ def _unshared_store(app: Any) -> str | None:
             "rollout landing on different workers would see different state. Give the ToolServer a "
             "store shared by the worker processes (rft serve --store sqlite:///path/rollouts.db for a SQLiteStore, or "
             "--store redis://host:6379/0 for replicas on several hosts), or serve with --workers 1")
+
+
+def _store_problem(app: ToolServer) -> str | None:
+    """Why ``app``'s store does not answer, checked on a throwaway event loop (the worker processes
+    import their own app; this instance is never served)."""
+    import asyncio
+
+    async def check() -> str | None:
+        try:
+            return await app.startup_problem()
+        finally:
+            try:
+                await app.store.aclose()
+            except Exception:  # closing a store that never connected may fail; the answer above stands
+                pass
+
+    return asyncio.run(check())
 
 
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
@@ -264,8 +283,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1 and (problem := _unshared_store(app)):
         print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
         return 2
-    if isinstance(app, ToolServer) and (warning := app.exposure_warning(args.host)):
-        print(f"rft serve: {warning}", file=sys.stderr)
+    if isinstance(app, ToolServer):
+        # the exposure warning is logged at startup from the bind address (ASGI lifespan, rft_sdk._ready);
+        # a store that does not answer stops the start: here for worker processes, in the lifespan otherwise
+        if args.workers > 1 and (problem := _store_problem(app)):
+            print(f"rft serve: {problem}", file=sys.stderr)
+            return 2
+        app.check_store_at_startup = True
     import uvicorn
 
     if args.workers > 1:  # uvicorn needs an import string to spawn workers (each tunes nothing: --gc is 1 worker)
