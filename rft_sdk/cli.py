@@ -20,25 +20,29 @@ not installed is listed with the ``pip install`` line that enables it.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import EntryPoint, entry_points
-from types import ModuleType
 from typing import Any
 
+from ._cli_commands import (
+    COMMANDS_GROUP,
+    close_option,
+    load_command,
+    missing_extra,
+    plugin_commands,
+    static_help,
+    subparser,
+)
 from ._server import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._version import __version__
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
-
-#: Entry-point group through which packages declare ``rft`` sub-commands.
-COMMANDS_GROUP = "rft_sdk.commands"
-
 
 def load_app(target: str) -> Any:
     """Import ``"package.module:attr"`` with the cwd on ``sys.path``.
@@ -121,21 +125,7 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _plugin_commands() -> dict[str, EntryPoint]:
-    """Sub-commands declared in the ``rft_sdk.commands`` entry-point group, by name."""
-    return {ep.name: ep for ep in entry_points(group=COMMANDS_GROUP)}
-
-
-def _load_command(ep: EntryPoint) -> ModuleType | str:
-    """Import a declared command module, or say why it is unavailable (missing extra)."""
-    try:
-        module = ep.load()
-    except ImportError as exc:
-        # Convention (pyproject.toml): a command that needs an extra is named like it.
-        return f"unavailable ({exc}); install it with: pip install \"rft-sdk[{ep.name}]\""
-    if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "run")):
-        return f"unavailable: {ep.value} does not define HELP, add_arguments and run"
-    return module  # type: ignore[no-any-return]
+_load_command = load_command  # the name tests and older callers use
 
 
 #: ``rft serve --gc`` modes; see :func:`tune_gc`.
@@ -230,34 +220,66 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")
     job.add_argument("--pass-threshold", type=float, default=1.0, help="score counted as a pass (default 1.0)")
 
-    # Declared commands are imported only when run, or when the top-level help lists them.
-    for name, ep in sorted(_plugin_commands().items()):
-        if command is not None and command != name:
+    # Declared commands are imported only when run; the top-level help reads their HELP from source.
+    for name, ep in sorted(plugin_commands().items()):
+        if command != name:
+            text = static_help(ep) or f"(from {ep.value})"
+            if extra := missing_extra(name):
+                text += f' [needs: pip install "rft-sdk[{extra}]"]'
+            sub.add_parser(name, help=text, description=text)
             continue
-        loaded = _load_command(ep)
+        loaded = load_command(ep)
         if isinstance(loaded, str):
             child = sub.add_parser(name, help=loaded, description=loaded)
             child.set_defaults(_unavailable=loaded)
             child.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
             continue
-        child = sub.add_parser(name, help=loaded.HELP, description=loaded.HELP)
+        child = sub.add_parser(name, help=loaded.HELP, description=loaded.HELP,
+                               formatter_class=getattr(loaded, "FORMATTER_CLASS", argparse.HelpFormatter))
         loaded.add_arguments(child)
         child.set_defaults(_delegate=loaded)
     return parser
 
 
+def _quiet_broken_pipe() -> int:
+    """After stdout's reader went away (``rft tools ... | head``): no traceback, exit 141 as a shell would
+    (128 + SIGPIPE). stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (tests capturing it)
+        pass
+    return 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``rft``; returns the process exit status."""
+    """Entry point of ``rft``; returns the process exit status (141 when stdout's reader went away)."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # inside the try: a reader gone by now must not fail at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
     parser = _build_parser(command)
+    known = ["serve", "tools", *plugin_commands()]
+    if command is not None and command not in known:
+        near = difflib.get_close_matches(command, known, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        print(f"rft: unknown command {command!r}{hint}; commands: {', '.join(sorted(known))}", file=sys.stderr)
+        return 2
     try:
         args, unknown = parser.parse_known_args(args_list)
         if getattr(args, "_unavailable", None):  # its extra is missing: say what to install
             print(f"rft {args.command}: {args._unavailable}", file=sys.stderr)
             return 2
         if unknown:
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+            child = subparser(parser, args.command)
+            child.error(f"unrecognized arguments: {' '.join(unknown)}{close_option(unknown, child)}")
     except SystemExit as exc:  # --help / --version exit 0, usage errors exit 2
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "_delegate", None) is not None:
