@@ -229,8 +229,9 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
     order: list[int] = []
     silent = SignalWatch()
     # with a time budget the bar's total is the steps the budget fits, known after MEASURE_STEPS (unknown till then)
-    bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress,
-               total=None if cfg.max_train_s is not None else cfg.steps)
+    grpo_steps = range(1, cfg.steps + 1)
+    bar = tqdm(iter(grpo_steps) if cfg.max_train_s is not None else grpo_steps, desc="GRPO",
+               disable=not cfg.progress)
     last_step = 0
     for step in bar:
         if budget.spent():
