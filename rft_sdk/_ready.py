@@ -5,9 +5,9 @@ rollout store answers (a real round trip: ``RolloutStore.astats``, bounded by
 :data:`CHECK_TIMEOUT_S`) and so does every check the user registered with
 ``@server.readiness_check``; otherwise it answers 503 and a load balancer stops
 sending calls that would all answer 503 ``store_unavailable``. The body says
-which check failed, never why (the reason may hold a host name or a password
-in a store URL, and the route is open like ``/healthz``); the reason is logged
-(WARNING, once per change of state).
+which check failed, never why (the reason may hold a host name, and the route
+is open like ``/healthz``); the reason is logged (WARNING, once per change of
+state), with any password in a URL masked.
 
 The exposure warning (no token configured while the server is reachable from
 other machines) is decided from the address the server **binds**, read at ASGI
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = ["CHECK_TIMEOUT_S", "ExposureWatch", "Readiness", "ReadinessCheck", "b
 
 logger = logging.getLogger("rft_sdk")
 
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]+@")  # the password of a URL in an error message
 #: Seconds one readiness check may take before it counts as failed.
 CHECK_TIMEOUT_S = 5.0
 #: A readiness check: sync or async, no arguments; ready when it returns anything but ``False``
@@ -76,7 +78,7 @@ class Readiness:
         except asyncio.TimeoutError:
             return name, f"no answer within {self.timeout_s:g} s"
         except Exception as exc:  # a failing check is the answer, not an error of the probe
-            return name, f"{type(exc).__name__}: {exc}"
+            return name, _URL_PASSWORD.sub(r"\1***@", f"{type(exc).__name__}: {exc}")
         return name, "returned False" if result is False else None
 
     async def store_problem(self) -> str | None:

@@ -278,14 +278,23 @@ class ToolServer(ExportMixin):
         """The app's lifespan, plus: the exposure warning from the bind address; with
         ``check_store_at_startup`` a startup that fails when the store does not answer."""
         self._exposure.on_lifespan(receive)
+        refused = False
 
         async def checked_send(message: Any) -> None:
+            nonlocal refused
+            if refused:  # the app's own report of the unwinding below: already said, in one line
+                return
             if message["type"] == "lifespan.startup.complete" and self.check_store_at_startup:
                 if (problem := await self.startup_problem()) is not None:
-                    message = {"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"}
+                    refused = True
+                    await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"})
+                    raise _StartupRefused(problem)
             await send(message)
 
-        await self._app(scope, receive, checked_send)
+        try:
+            await self._app(scope, receive, checked_send)
+        except _StartupRefused:
+            return  # the lifespan ends here: the server exits without a traceback
 
     async def _read(self, request: Request) -> dict[str, Any]:
         """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
@@ -355,6 +364,10 @@ class ToolServer(ExportMixin):
                                                  self.graded_tombstone_s)
             observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
+
+
+class _StartupRefused(Exception):
+    """Unwinds the app's lifespan after ``lifespan.startup.failed`` was sent."""
 
 
 #: Environment variable naming the surfaces a ``ToolServer`` exposes when none are passed in code.

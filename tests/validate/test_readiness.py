@@ -137,7 +137,7 @@ def test_user_checks_count_sync_async_failing_and_hanging(tmp_path):
 
 def test_rft_serve_fails_fast_when_the_store_does_not_answer(tmp_path, redis):
     app = write_app(tmp_path)
-    dead = f"redis://127.0.0.1:{free_port()}/0"
+    dead = f"redis://:pw-{'x' * 20}@127.0.0.1:{free_port()}/0"
     for workers in ("1", "2"):
         t0 = time.monotonic()
         result = subprocess.run([sys.executable, "-m", "rft_sdk", "serve", app, "--port", str(free_port()),
@@ -145,6 +145,7 @@ def test_rft_serve_fails_fast_when_the_store_does_not_answer(tmp_path, redis):
                                 text=True, timeout=60)
         assert result.returncode != 0 and time.monotonic() - t0 < 30
         assert "the rollout store RedisStore does not answer" in result.stderr and "RFT_STORE_URL" in result.stderr
+        assert "Traceback" not in result.stderr and "x" * 20 not in result.stderr  # one line, password masked
     with serve_process(app, "--store", redis.url, cwd=tmp_path, health_path="/readyz") as url:
         assert httpx.get(f"{url}/readyz").json()["checks"] == {"store": "ok"}
 
