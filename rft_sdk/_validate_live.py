@@ -20,6 +20,7 @@ them, tool by tool, parameter by parameter, recursively: names, JSON types,
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +68,7 @@ def diff_line_tools(items: list[Any], server: Mapping[str, Mapping[str, Any]], r
     """Diff every line's ``tools`` against ``server`` (``{name: function spec}``) into ``report``;
     also warn once for a served tool that no line offers."""
     offered: set[str] = set()
+    seen: dict[str, list[tuple[Severity, str, str, str]]] = {}  # lines repeat the same few definitions
     for lineno, item in enumerate(items, start=1):
         tools = item.get("tools") if isinstance(item, dict) else None
         if not isinstance(tools, list):
@@ -76,7 +78,16 @@ def diff_line_tools(items: list[Any], server: Mapping[str, Mapping[str, Any]], r
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
                 continue
             offered.add(fn["name"])
-            for severity, suffix, message, fix in diff_tool(fn, server):
+            try:
+                key = json.dumps(fn, sort_keys=True)
+            except (TypeError, ValueError):
+                key = None
+            problems = seen.get(key) if key is not None else None
+            if problems is None:
+                problems = diff_tool(fn, server)
+                if key is not None:
+                    seen[key] = problems
+            for severity, suffix, message, fix in problems:
                 report.add(severity, lineno, f"tools.{i}.function{suffix}", message, fix)
     for name in sorted(set(server) - offered):
         if items:
