@@ -71,6 +71,10 @@ def diff_line_tools(items: list[Any], server: Mapping[str, Mapping[str, Any]], r
     seen: dict[str, list[tuple[Severity, str, str, str]]] = {}  # lines repeat the same few definitions
     for lineno, item in enumerate(items, start=1):
         tools = item.get("tools") if isinstance(item, dict) else None
+        if isinstance(item, dict) and not tools and server:
+            report.add("warning", lineno, "tools", f"the line offers the model no tools, so a hosted model can call "
+                       f"none of the server's {len(server)}: it can only answer from the prompt",
+                       'add "tools" from `rft tools MODULE:ATTR` (a replay policy may still call them in rft emulate)')
         if not isinstance(tools, list):
             continue
         for i, tool in enumerate(tools):

@@ -151,3 +151,15 @@ def test_the_sdks_own_schemas_pass_while_their_constraints_are_enforced_by_the_s
     with run_server(server) as url:
         r = httpx.post(f"{url}/tools/lookup_capital", json=body)
     assert r.status_code == 422 and r.json()["error"]["details"][0]["field"] == "country"
+
+
+def test_lines_without_tools_are_warned_against_a_server_with_tools(tmp_path):
+    server = load_app(tmp_path)
+    app = write_app(tmp_path)
+    lines = [{k: v for k, v in line.items() if k != "tools"} for line in lines_for(server.dataset_tools())]
+    dataset = write_jsonl(tmp_path / "d.jsonl", lines)
+    result = rft("validate", str(dataset), "--app", app, "--json", cwd=tmp_path)
+    report = json.loads(result.stdout)
+    assert result.returncode == 0 and report["errors"] == 0  # legal, but the hosted model could call no tool
+    (warning,) = [f for f in report["findings"] if f["field"] == "tools" and f["lines"]]
+    assert warning["lines"] == list(range(1, 13)) and "offers the model no tools" in warning["message"]
