@@ -2,7 +2,8 @@
 
 Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
 every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
-``GET /tools``, ``GET /healthz`` (never authenticated), ``POST /grade``,
+``GET /tools``, ``GET /healthz`` (liveness, never authenticated), ``GET /readyz``
+(readiness: the store and the user's checks, never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
 service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 ``?format=json``, docs/observability.md).
@@ -31,6 +32,7 @@ from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
+from ._ready import ExposureWatch, Readiness, ReadinessCheck
 from ._rollout import Rollout
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
@@ -87,7 +89,13 @@ class ToolServer(ExportMixin):
         RFTError: a surface asked for without its extra installed (names the ``pip install``).
 
     Usage: ``uvicorn app:server`` or ``Starlette(routes=[Mount("/rft", server)])``.
+
+    Attributes:
+        check_store_at_startup: when True, ASGI lifespan startup fails (the server
+            exits) if the store does not answer; ``rft serve`` sets it.
     """
+
+    check_store_at_startup: bool = False
 
     def __init__(
         self,
@@ -117,6 +125,8 @@ class ToolServer(ExportMixin):
             grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
         self._grader_secret = check_grader_secret(grader_secret)
         self.metrics_state = Metrics()
+        self.readiness = Readiness(self.store)
+        self._exposure = ExposureWatch(self.exposure_warning)
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
         self._graders: dict[str, GraderDefinition] = {}
@@ -129,6 +139,7 @@ class ToolServer(ExportMixin):
             routes=[
                 Route("/tools/{name}", self._call_tool, methods=["POST"]),  # first: the hot path (one match)
                 Route("/healthz", self._healthz, methods=["GET"]),
+                Route("/readyz", self._readyz, methods=["GET"]),
                 Route("/tools", self._list_tools, methods=["GET"]),
                 Route("/tools", self._call_tool, methods=["POST"]),
                 Route("/grade", self._grade, methods=["POST"]),
@@ -138,7 +149,7 @@ class ToolServer(ExportMixin):
                 Route("/metrics", self._metrics, methods=["GET"]),
             ],
             exception_handlers=_HANDLERS,
-            lifespan=lambda app: self._lifespan(),
+            lifespan=lambda app: self._core_lifespan(),
         )
         if db is not None:
             db.attach(self._replay_tool, lambda name: self._tools[name].is_async if name in self._tools else False,
@@ -152,8 +163,9 @@ class ToolServer(ExportMixin):
         self.surfaces = names
         mounts = [surface.mount(self.surface_context()) for surface in objects]
         self._app = self.protect(compose(self._pipeline, mounts, expose_hosted=HOSTED in names,
-                                         fallback=[Route("/healthz", self._healthz, methods=["GET"])],
-                                         exception_handlers=_HANDLERS, lifespan=self._lifespan))
+                                         fallback=[Route("/healthz", self._healthz, methods=["GET"]),
+                                                   Route("/readyz", self._readyz, methods=["GET"])],
+                                         exception_handlers=_HANDLERS, lifespan=self._core_lifespan))
 
     def protect(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind this server's ``AuthMiddleware`` (its tokens, headers and grader secret)."""
@@ -214,6 +226,29 @@ class ToolServer(ExportMixin):
         if self._default_grader is None or definition.default:
             self._default_grader = definition.name
 
+    def readiness_check(self, fn: ReadinessCheck | None = None, /, *, name: str | None = None) -> Any:
+        """Decorator registering a readiness check of ``GET /readyz`` (beside the store's); returns ``fn``.
+
+        The check is a sync or async function without arguments; the server is ready
+        while every check returns anything but ``False`` without raising, within
+        5 seconds. E.g. ``@server.readiness_check`` over ``def db() -> bool: ...``.
+
+        Raises:
+            ValueError: ``name`` (default: the function's name) is ``"store"`` or taken.
+        """
+        def decorate(func: ReadinessCheck) -> ReadinessCheck:
+            self.readiness.add(name or str(getattr(func, "__name__", "check")), func)
+            return func
+        return decorate(fn) if fn is not None else decorate
+
+    async def startup_problem(self) -> str | None:
+        """Why this server should not start (its store does not answer), or ``None``."""
+        problem = await self.readiness.store_problem()
+        if problem is None:
+            return None
+        return (f"the rollout store {type(self.store).__name__} does not answer ({problem}); check RFT_STORE_URL "
+                "(or ToolServer(store=...)) and that the store is running")
+
     @property
     def tools(self) -> dict[str, ToolDefinition]:
         """Registered tools by name (a copy)."""
@@ -233,8 +268,8 @@ class ToolServer(ExportMixin):
         """A loud warning when serving on ``host`` leaves routes unprotected, else ``None``.
 
         Unprotected: no token configured while ``host`` is reachable from other
-        machines (not loopback). ``rft serve`` prints it at startup; the server
-        also logs it (WARNING) on its first request from a non-loopback bind.
+        machines (not loopback). The server logs it (WARNING) at startup, from the
+        address it binds (ASGI lifespan; see ``rft_sdk._ready``).
         """
         if self._auth.enabled or is_loopback(host):
             return None
@@ -252,7 +287,34 @@ class ToolServer(ExportMixin):
     # parse_model (422) -> execute_* under the rollout lock -> encoded JSON answer.
     # Any EndpointError / StoreError on the way is answered by error_response.
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._serve_lifespan(scope, receive, send)
+            return
+        if not self._exposure.decided:  # no bind address known from the lifespan: judge by the request
+            self._exposure.on_request(scope)
         await self._app(scope, receive, send)
+
+    async def _serve_lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's lifespan (which runs :meth:`_core_lifespan`), plus: the exposure warning from the bind address; with
+        ``check_store_at_startup`` a startup that fails when the store does not answer."""
+        self._exposure.on_lifespan(receive)
+        refused = False
+
+        async def checked_send(message: Any) -> None:
+            nonlocal refused
+            if refused:  # the app's own report of the unwinding below: already said, in one line
+                return
+            if message["type"] == "lifespan.startup.complete" and self.check_store_at_startup:
+                if (problem := await self.startup_problem()) is not None:
+                    refused = True
+                    await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"})
+                    raise _StartupRefused(problem)
+            await send(message)
+
+        try:
+            await self._app(scope, receive, checked_send)
+        except _StartupRefused:
+            return  # the lifespan ends here: the server exits without a traceback
 
     async def _read(self, request: Request) -> dict[str, Any]:
         """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
@@ -263,7 +325,7 @@ class ToolServer(ExportMixin):
         return data
 
     @contextlib.asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def _core_lifespan(self) -> AsyncIterator[None]:
         """The server's own lifespan, run by the outermost app (surfaces or not): start the
         rollout database (template, pool, sweep) before serving; stop it after."""
         if self.db is not None:
@@ -281,6 +343,11 @@ class ToolServer(ExportMixin):
 
     async def _healthz(self, request: Request) -> Response:
         return json_response(encode_json({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)}))
+
+    async def _readyz(self, request: Request) -> Response:
+        ok, checks = await self.readiness.run()
+        return json_response(encode_json({"status": "ready" if ok else "unavailable", "checks": checks}),
+                             200 if ok else 503)
 
     async def _list_tools(self, request: Request) -> Response:
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
@@ -337,6 +404,10 @@ class ToolServer(ExportMixin):
 
 
 _HANDLERS: dict[Any, Any] = {EndpointError: error_response, StoreError: error_response, Exception: error_response}
+
+
+class _StartupRefused(Exception):
+    """Unwinds the app's lifespan after ``lifespan.startup.failed`` was sent."""
 
 
 def _check_surfaces(surfaces: Iterable[str | Surface]) -> tuple[frozenset[str], list[Surface]]:

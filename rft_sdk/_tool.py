@@ -201,9 +201,11 @@ def build_definition(
             field_kwargs["description"] = param_docs[param.name]
         if isinstance(param.default, FieldInfo):
             # ``= Field(5, ge=1, le=10)``: keep its limits; ``null`` maps to its default
-            info = copy.copy(param.default)
-            if info.description is None and "description" in field_kwargs:
-                info.description = field_kwargs["description"]
+            info = param.default
+            if info.description is None and "description" in field_kwargs:  # merged, so the schema shows it
+                info = FieldInfo.merge_field_infos(info, description=field_kwargs["description"])
+            else:
+                info = copy.copy(info)
             if not info.is_required():
                 defaults.add(param.name)
             fields[param.name] = (annotation, info)
