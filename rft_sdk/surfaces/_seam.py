@@ -23,13 +23,14 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
-from ._hosted import HostedClient
+if TYPE_CHECKING:  # httpx (and with it, where installed, rich) is imported only when a surface runs
+    from ._hosted import HostedClient
 
 __all__ = ["Surface", "SurfaceContext", "SurfaceMount", "compose"]
 
@@ -58,6 +59,8 @@ class SurfaceContext:
 
     def hosted_client(self, *, timeout_s: float | None = None) -> HostedClient:
         """A :class:`HostedClient` sending hosted requests to :attr:`pipeline` in process."""
+        from ._hosted import HostedClient
+
         return HostedClient.in_process(self.pipeline, timeout_s=timeout_s)
 
 
