@@ -25,15 +25,22 @@ from starlette.types import Receive, Scope, Send
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._body import decode_object, parse_model, read_body
 from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments
-from ._endpoint import EndpointError, encode_json, error_response, json_response
+from ._endpoint import EndpointError, encode_json, exception_handlers, json_response
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, RFTError, StoreError, ToolDefinitionError
-from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
+from .exceptions import GraderDefinitionError, RFTError, ToolDefinitionError
+from .protocol import (
+    BODY_TIMEOUT_S,
+    GRADE_DETAILS_HEADER,
+    MAX_BODY_BYTES,
+    QUEUE_TIMEOUT_S,
+    GradeRequest,
+    ToolCallRequest,
+)
 
 __all__ = ["ToolServer"]
 
@@ -128,8 +135,7 @@ class ToolServer(ExportMixin):
             ],
             middleware=[Middleware(AuthMiddleware, auth=self._auth, metrics=self.metrics_state,
                                    grader_secret=self._grader_secret)],
-            exception_handlers={EndpointError: error_response, StoreError: error_response,
-                                Exception: error_response},
+            exception_handlers=exception_handlers(),  # every non-2xx is JSON, routes' 404/405 included
         )
         self._app.state.metrics = self.metrics_state
         self.surfaces = _check_surfaces(surfaces if surfaces is not None
@@ -149,14 +155,16 @@ class ToolServer(ExportMixin):
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
              description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
-             max_concurrency: int | None = None) -> Any:
+             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Any:
         """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-            if name is None and description is None and blocking and timeout_s is None and max_concurrency is None:
+            if (name is None and description is None and blocking and timeout_s is None and max_concurrency is None
+                    and queue_timeout_s == QUEUE_TIMEOUT_S):
                 self.add_tool(func)
             else:
                 self._register_tool(build_definition(func, name=name, description=description, blocking=blocking,
-                                                     timeout_s=timeout_s, max_concurrency=max_concurrency))
+                                                     timeout_s=timeout_s, max_concurrency=max_concurrency,
+                                                     queue_timeout_s=queue_timeout_s))
             return func
         return decorate(fn) if fn is not None else decorate
 
