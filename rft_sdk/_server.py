@@ -10,9 +10,10 @@ service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -136,6 +137,7 @@ class ToolServer(ExportMixin):
             middleware=[Middleware(AuthMiddleware, auth=self._auth, metrics=self.metrics_state,
                                    grader_secret=self._grader_secret)],
             exception_handlers=exception_handlers(),  # every non-2xx is JSON, routes' 404/405 included
+            lifespan=self._lifespan,
         )
         self._app.state.metrics = self.metrics_state
         self.surfaces = _check_surfaces(surfaces if surfaces is not None
@@ -241,6 +243,13 @@ class ToolServer(ExportMixin):
     # Any EndpointError / StoreError on the way is answered by error_response.
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Any) -> AsyncIterator[None]:
+        """ASGI lifespan: the store checks its backing storage before the first request
+        (``RolloutStore.startup``; e.g. ``RedisStore`` refuses a Redis without persistence)."""
+        await self.store.startup()
+        yield
 
     async def _read(self, request: Request) -> dict[str, Any]:
         """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
