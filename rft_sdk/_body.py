@@ -37,6 +37,8 @@ __all__ = ["SurrogateError", "decode_object", "loads_strict", "loads_trusted", "
            "read_body", "surrogate_path"]
 
 logger = logging.getLogger("rft_sdk")
+#: An answer sent before the whole body was read ends the connection (RFC 9110 §15.5.9: a 408 closes it).
+_CLOSE = {"Connection": "close"}
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
@@ -203,6 +205,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
 
     uvicorn has no body-read timeout of its own, so a client that declares
     more bytes than it sends would otherwise hold the connection forever.
+    The 408 and 413 answers say ``Connection: close``: the rest of the body is
+    never read, so the connection cannot carry another request.
 
     Raises:
         EndpointError: 413 ``body_too_large`` over ``limit`` bytes (declared or
@@ -212,7 +216,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large")
+        raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large",
+                            headers=_CLOSE)
     chunks: list[bytes] = []
     try:
         if timeout_s is None:  # no timeout: no cancel scope to open and close per request
@@ -221,8 +226,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
             with anyio.move_on_after(timeout_s) as scope:
                 await _receive(request, limit, chunks)
             if scope.cancelled_caught:
-                raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s} s",
-                                    counter="body_timeouts")
+                raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s:g} s",
+                                    counter="body_timeouts", headers=_CLOSE)
     except ClientDisconnect:
         size = sum(len(chunk) for chunk in chunks)
         logger.info("client disconnected after %d body bytes on %s", size, request.url.path)
@@ -238,7 +243,7 @@ async def _receive(request: Request, limit: int, chunks: list[bytes]) -> None:
         size += len(chunk)
         if size > limit:
             raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
-                                counter="body_too_large")
+                                counter="body_too_large", headers=_CLOSE)
         chunks.append(chunk)
 
 
