@@ -127,14 +127,21 @@ class RedisStore(RolloutStore):
         self.persistence, self._checked = persistence, persistence == "off"
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
         if client is None:
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialWithJitterBackoff
+
+            # a broken connection (Redis restarted) is retried on a new one: every script is safe to run twice
+            retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=3)
             pool = redis.asyncio.BlockingConnectionPool.from_url(
-                url, decode_responses=True, max_connections=DEFAULT_MAX_CONNECTIONS, timeout=DEFAULT_POOL_TIMEOUT_S)
+                url, decode_responses=True, max_connections=DEFAULT_MAX_CONNECTIONS, timeout=DEFAULT_POOL_TIMEOUT_S,
+                retry=retry)
             client = redis.asyncio.Redis.from_pool(pool)  # the URL's max_connections / timeout win
         self.client = client
         self._scripts = {name: self.client.register_script(getattr(lua, name))
                          for name in ("SAVE", "LOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK", "RENEW")}
         self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
         self._local = KeyedLocks()
+        self._orphans: dict[str, str] = {}  # trace_id -> owner of a lock this process failed to unlock
         self._counters = dict.fromkeys(STATS_KEYS, 0)
         self._bytes = 0
         self._cache = CallCache(cache_bytes)
@@ -216,7 +223,11 @@ class RedisStore(RolloutStore):
                 with anyio.CancelScope(shield=True):
                     with contextlib.suppress(asyncio.CancelledError):
                         await renewer
-                    kept = await self._run("UNLOCK", [owner], [key])
+                    try:
+                        kept = await self._run("UNLOCK", [owner], [key])
+                    except StoreError:  # Redis unreachable: this process takes its own lock over next time
+                        self._orphans[trace_id] = owner  # (not after lease_s), under the local lock held here
+                        raise
             if not kept:
                 raise StoreError(f"{self._label}: the lock of rollout {trace_id!r} was taken over after its lease "
                                  f"of {self.lease_s:g} s ended while this call still held it (raise lease_s)")
@@ -239,7 +250,9 @@ class RedisStore(RolloutStore):
             held = await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, ""], [key])
             if held == "OK":
                 return True
-            if owner_dead(held.rpartition("|")[0]):  # a dead process of this host: take over now
+            holder = held.rpartition("|")[0]
+            if owner_dead(holder) or self._orphans.get(trace_id) == holder:  # a dead process, or our own lock
+                self._orphans.pop(trace_id, None)  # left when Redis failed during UNLOCK: take it over now
                 return bool(await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, held], [key]) == "OK")
             return False
 
