@@ -260,15 +260,25 @@ class RedisStore(RolloutStore):
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:
+        return (await self._load(trace_id))[0]
+
+    async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
+        """The rollout and whether it was graded, in one script (one round trip)."""
+        rollout, tombstone = await self._load(trace_id)
+        return rollout, self._tombstone_digest(tombstone) is not None
+
+    async def _load(self, trace_id: str) -> tuple[StoredRollout | None, str]:
+        """``(rollout or None, raw tombstone value or "")``; see ``_redis_scripts.LOAD``."""
         cached = self._cache.get(trace_id)
         have = (cached.generation, len(cached.records), len(cached.responses)) if cached else ("", 0, 0)
         reply = await self._run("LOAD", [self.prefix, trace_id, self.clock(), *have])
-        if not reply or reply[0] == "evicted":
+        status, tombstone = reply[0], str(reply[1])
+        if status != "ok":
             self._cache.drop(trace_id)
-            if reply:
+            if status == "evicted":
                 raise RolloutEvictedError(trace_id, "RedisStore")
-            return None
-        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply
+            return None, tombstone
+        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply[2:]
         old = cached if cached is not None and int(first) > 0 else None
 
         def build() -> StoredRollout:
@@ -281,7 +291,7 @@ class RedisStore(RolloutStore):
         rollout = self._decode(build, trace_id)
         Delta.loaded(rollout, generation, int(calls_bytes), item_json or "{}")
         self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes))
-        return rollout
+        return rollout, tombstone
 
     async def save(self, rollout: StoredRollout) -> None:
         delta = Delta.of(rollout)
@@ -334,7 +344,11 @@ class RedisStore(RolloutStore):
             value = cast("str | None", await self.client.get(f"{self.prefix}t:{trace_id}"))
         except self._redis_errors as exc:
             raise self._error(exc) from exc
-        if value is None:
+        return self._tombstone_digest(value or "")
+
+    def _tombstone_digest(self, value: str) -> str | None:
+        """The digest of a tombstone value ``digest|deadline`` while its deadline lasts, else ``None``."""
+        if not value:
             return None
         digest, _, deadline = value.rpartition("|")
         return digest if float(deadline) > self.clock() else None

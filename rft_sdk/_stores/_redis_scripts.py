@@ -101,26 +101,29 @@ return counters('OK')
 """
 
 #: ARGV: P, trace_id, now, cached generation ('' = none), first record, first response wanted.
-#: Returns {'evicted'} (evicted in progress, not graded), {} or {meta fields, records from, responses from, record from, response from}; the
+#: Returns {status, tombstone ('' = none)} with status 'none' or 'evicted' (evicted in progress, not
+#: graded), or {'ok', tombstone, meta fields, records from, responses from, record from, response from}; the
 #: "from"s are 0 (everything) when the cached generation is not the stored one.
 LOAD = r"""
 local P, tid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local tomb = redis.call('GET', P .. 't:' .. tid) or ''
 local exp = redis.call('ZSCORE', P .. 'idx', tid)
 local rel = redis.call('ZSCORE', P .. 'rel', tid)
 if not exp then
-  local lost, graded = redis.call('GET', P .. 'e:' .. tid), redis.call('GET', P .. 't:' .. tid)
-  if graded then graded = tonumber(string.match(graded, '|([^|]*)$')) > now end
-  if lost and tonumber(lost) > now and not graded then return {'evicted'} end
-  return {}
+  local lost = redis.call('GET', P .. 'e:' .. tid)
+  local graded = tomb ~= '' and tonumber(string.match(tomb, '|([^|]*)$')) > now
+  if lost and tonumber(lost) > now and not graded then return {'evicted', tomb} end
+  return {'none', tomb}
 end
-if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {} end
+if tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {'none', tomb} end
 local m = redis.call('HMGET', P .. 'r:' .. tid, 'gen', 'item', 'state', 'created', 'cb')
-if not m[1] then return {} end
+if not m[1] then return {'none', tomb} end
 local cf, rf = tonumber(ARGV[5]), tonumber(ARGV[6])
 if m[1] ~= ARGV[4] or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
   cf, rf = 0, 0
 end
-return {m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
+return {'ok', tomb, m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1),
+        cf, rf}
 """
 
 #: ARGV: P, trace_id, now, after_s. Returns counters.
