@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -133,7 +134,10 @@ async def error_response(request: Request, exc: Exception) -> Response:
     metrics = getattr(request.app.state, "metrics", None)
     if isinstance(exc, StoreError):
         status, code = getattr(exc, "status", 503), getattr(exc, "code", "store_unavailable")
-        logger.warning("rollout store error on %s: %s", request.url.path, exc)
+        throttle = getattr(request.app.state, "store_warnings", None)
+        if throttle is None:  # one per app (a server's outage is its own)
+            throttle = request.app.state.store_warnings = _Throttled()
+        throttle.warn("rollout store error on %s: %s", request.url.path, exc)
         exc = EndpointError(status, code, str(exc), counter=getattr(exc, "counter", "store_errors"))
     elif isinstance(exc, HTTPException):
         code = _HTTP_CODES.get(exc.status_code, "http_error")
@@ -148,6 +152,24 @@ async def error_response(request: Request, exc: Exception) -> Response:
         metrics.incr(exc.counter)
     echo = getattr(request.state, "echo", None)
     return json_response(encode_json(exc.body(echo)), exc.status, exc.headers)
+
+
+class _Throttled:
+    """A warning logged at most once per ``every_s`` seconds, saying how many were left out meanwhile
+    (a store outage at 300 requests/s must not write 300 lines a second)."""
+
+    def __init__(self, every_s: float = 1.0) -> None:
+        self.every_s, self.next_at, self.skipped = every_s, 0.0, 0
+
+    def warn(self, message: str, *args: Any) -> None:
+        now = time.monotonic()
+        if now < self.next_at:
+            self.skipped += 1
+            return
+        if self.skipped:
+            message += f" (and {self.skipped} more like it in the last {self.every_s:g} s)"
+        self.next_at, self.skipped = now + self.every_s, 0
+        logger.warning(message, *args)
 
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}

@@ -5,8 +5,10 @@ counter counts what its name says."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 import uuid
 
 import httpx
@@ -138,6 +140,26 @@ def test_store_passwords_never_leave_the_process(caplog):
     assert "redis://:***@127.0.0.1" in answer.json()["error"]["message"]
     assert secret not in answer.text and secret not in caplog.text and secret not in metrics
     assert "redis://:***@" in caplog.text  # the log still says which store
+
+
+def test_a_store_outage_is_logged_throttled_not_once_per_request(caplog):
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0?socket_connect_timeout=0.2", persistence="off")
+    server = _server(store=store)
+
+    async def burst(url: str) -> list[int]:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            answers = await asyncio.gather(*(client.post("/tools/add", json=body("add", {"sku": "A"}))
+                                             for _ in range(30)))
+        return [a.status_code for a in answers]
+
+    with caplog.at_level(logging.WARNING, logger="rft_sdk"), run_server(server) as url:
+        statuses = asyncio.run(burst(url))
+        time.sleep(1.1)
+        asyncio.run(burst(url))
+    assert statuses == [503] * 30
+    lines = [r.getMessage() for r in caplog.records if "rollout store error" in r.getMessage()]
+    assert 1 <= len(lines) <= 10 and any("more like it" in line for line in lines)
+    assert server.metrics["counters"]["store_errors"] == 60  # every one is still counted
 
 
 def test_a_newline_in_a_trace_id_cannot_forge_a_log_line(live, caplog):
