@@ -15,7 +15,9 @@ table in docs/reliability.md:
 * ``load``: an open-loop 300 requests/s (50 rollouts/s of 6 calls) on one worker with Redis ->
   errors, latency p50/p99/max;
 * ``hung-tools``: 50 calls of a blocking tool that hangs, then calls of a 1 s-timeout tool in other
-  rollouts -> ``tool_timeout`` answers among them (must be 0).
+  rollouts -> ``tool_timeout`` answers among them (must be 0);
+* ``cost``: CPU milliseconds per call of the server, Redis and the client (memory and Redis stores):
+  a figure the other jobs of a shared machine do not inflate, and one worker's capacity from it.
 
 Usage::
 
@@ -52,6 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from rft_sdk.protocol import TOOL_TIMEOUT_S  # noqa: E402
 from rft_sdk.testing import free_port, serve_process  # noqa: E402
 
 APP = "benchmarks.reliability_app:server"
@@ -280,8 +283,8 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
     with redis_server() as redis_proc, serve_process(APP, "--store", redis_proc.url, "--log-level", "warning",
                                                      cwd=ROOT) as url:
         async def run() -> float:
-            limits = httpx.Limits(max_connections=500, max_keepalive_connections=500)
-            async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+            async with httpx.AsyncClient(base_url=url, timeout=TOOL_TIMEOUT_S, limits=limits) as client:
                 async def timed(payload: dict, path: str) -> None:
                     t0 = time.perf_counter()
                     try:
@@ -347,8 +350,60 @@ def hung_tools(args: argparse.Namespace) -> dict[str, Any]:
             "other_max_ms": round(max(times) * 1e3, 1)}
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cost(args: argparse.Namespace) -> dict[str, Any]:
+    """CPU milliseconds per tool call of the server, Redis and this client (closed loop, 8 clients): a figure
+    other processes on the machine do not inflate, from which one worker's capacity follows."""
+    out: dict[str, Any] = {"scenario": "cost"}
+    for store in ("memory", "redis"):
+        with redis_server() as redis_proc:
+            port = free_port()
+            extra = ["--store", redis_proc.url] if store == "redis" else []
+            proc = subprocess.Popen([sys.executable, "-m", "rft_sdk", "serve", APP, "--port", str(port),
+                                     "--log-level", "warning", *extra], cwd=ROOT)
+            url = f"http://127.0.0.1:{port}"
+            try:
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        httpx.get(url + "/healthz")
+                        break
+                    except httpx.TransportError:
+                        if time.monotonic() > deadline:
+                            raise RuntimeError("server did not start") from None
+                        time.sleep(0.1)
+
+                async def run(url: str = url) -> int:
+                    async with httpx.AsyncClient(base_url=url, timeout=TOOL_TIMEOUT_S) as client:
+                        async def worker() -> None:
+                            trace = ""
+                            for i in range(args.calls_per_client):
+                                trace = trace if i % 6 else f"trace_{uuid.uuid4().hex}"
+                                await client.post("/tools/write", json=call("write", {"sku": "A"}, trace_id=trace))
+
+                        await asyncio.gather(*(worker() for _ in range(8)))
+                    return 8 * args.calls_per_client
+
+                assert redis_proc.proc is not None
+                server0, redis0, client0 = _cpu_s(proc.pid), _cpu_s(redis_proc.proc.pid), time.process_time()
+                n = asyncio.run(run())
+                out[store] = {"server_ms": round((_cpu_s(proc.pid) - server0) / n * 1e3, 2),
+                              "redis_ms": round((_cpu_s(redis_proc.proc.pid) - redis0) / n * 1e3, 2),
+                              "client_ms": round((time.process_time() - client0) / n * 1e3, 2)}
+                out[store]["server_capacity_rps"] = round(1e3 / out[store]["server_ms"])
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+    return out
+
+
 SCENARIOS = {"fuzz": fuzz, "slow-headers": slow_headers, "redis-restart": redis_restart, "load": load,
-             "hung-tools": hung_tools}
+             "hung-tools": hung_tools, "cost": cost}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rollouts", type=int, default=80, help="redis-restart: rollouts")
     p.add_argument("--calls", type=int, default=6, help="redis-restart, load: calls per rollout (grade included)")
     p.add_argument("--rate", type=float, default=300.0, help="load: requests per second")
+    p.add_argument("--calls-per-client", type=int, default=300, help="cost: calls per client (8 clients)")
     p.add_argument("--hung", type=int, default=50, help="hung-tools: hung calls")
     p.add_argument("--hang-s", type=float, default=30.0, help="hung-tools: how long each hangs")
     p.add_argument("--quick", type=int, default=300, help="hung-tools: calls of the quick tool meanwhile")
