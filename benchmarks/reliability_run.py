@@ -290,8 +290,8 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
                     try:
                         answer = await client.post(path, json=payload)
                         statuses[answer.status_code] += 1
-                    except httpx.TransportError:
-                        statuses[0] += 1
+                    except httpx.TransportError as exc:  # counted by kind (a status of 0 would hide which)
+                        statuses[type(exc).__name__] += 1  # type: ignore[index]
                     latencies.append(time.perf_counter() - t0)
 
                 async def rollout() -> None:
