@@ -29,11 +29,11 @@ def test_partial_headers_and_idle_connections_are_closed_within_the_header_timeo
         t0 = time.monotonic()
         # meanwhile a well-behaved client is served at once
         assert httpx.post(url + "/tools/echo", json=body("echo")).status_code == 200
-        closed = [closed_by_peer(sock, 4.0) for sock in partial + idle]
+        closed = [closed_by_peer(sock, 8.0) for sock in partial + idle]
         elapsed = time.monotonic() - t0
         for sock in partial + idle:
             sock.close()
-        assert all(closed) and elapsed < 4.0
+        assert all(closed) and elapsed < 8.0  # 1 s, plus slack for a loaded machine (without it: never)
 
 
 def test_a_keep_alive_connection_that_stalls_in_its_next_request_is_closed():
@@ -43,7 +43,7 @@ def test_a_keep_alive_connection_that_stalls_in_its_next_request_is_closed():
             sock.sendall(raw_request("/tools/echo", b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}"}'))
             assert read_response(sock)[0] == 200
             sock.sendall(b"POST /tools/echo HTTP/1.1\r\nHo")  # the next request stalls mid-header
-            assert closed_by_peer(sock, 4.0)
+            assert closed_by_peer(sock, 8.0)
         finally:
             sock.close()
 
@@ -83,7 +83,7 @@ def test_a_body_that_never_arrives_is_408_at_the_body_timeout_and_the_connection
                          b"Content-Length: 100\r\n\r\n{\"call_id\"")
             t0 = time.monotonic()
             status, headers, payload = read_response(sock)
-            assert status == 408 and time.monotonic() - t0 < 5
+            assert status == 408 and time.monotonic() - t0 < 10
             assert headers.get("connection") == "close" and b"body_timeout" in payload
             assert closed_by_peer(sock, 3.0)
         except (TimeoutError, ConnectionError) as exc:  # pragma: no cover - a failure message

@@ -107,11 +107,12 @@ def test_max_concurrency_holds_the_slot_until_the_abandoned_thread_really_ends()
 
 def test_a_queue_wait_past_queue_timeout_s_is_a_retryable_503_never_recorded():
     server = ToolServer(auth_env_var=None)
-    gate = threading.Event()
+    gate, started = threading.Event(), threading.Event()
 
     @server.tool(max_concurrency=1, queue_timeout_s=0.3)
     def narrow(rollout: Rollout) -> str:
         """Takes the one slot until released."""
+        started.set()
         gate.wait(10)
         rollout.state["done"] = rollout.state.get("done", 0) + 1
         return "ok"
@@ -126,7 +127,8 @@ def test_a_queue_wait_past_queue_timeout_s_is_a_retryable_503_never_recorded():
         async def scenario() -> tuple[httpx.Response, httpx.Response]:
             async with httpx.AsyncClient(base_url=url, timeout=30) as client:
                 holder = asyncio.ensure_future(client.post("/tools/narrow", json=body("narrow")))
-                await asyncio.sleep(0.2)
+                while not started.is_set():  # the first call holds the slot
+                    await asyncio.sleep(0.01)
                 waiting = await client.post("/tools/narrow", json=body("narrow", trace_id=trace, call_id="call_w"))
                 gate.set()
                 return await holder, waiting
@@ -149,7 +151,7 @@ def test_a_nonblocking_tool_that_holds_the_loop_is_moved_to_a_thread(caplog):
     @server.tool(blocking=False)
     def sleepy() -> str:
         """Declared non-blocking, but sleeps (a broken promise)."""
-        time.sleep(0.4)
+        time.sleep(1.5)
         return "slept"
 
     @server.tool
@@ -166,14 +168,14 @@ def test_a_nonblocking_tool_that_holds_the_loop_is_moved_to_a_thread(caplog):
         async def scenario() -> float:
             async with httpx.AsyncClient(base_url=url, timeout=30) as client:
                 slow = asyncio.ensure_future(client.post("/tools/sleepy", json=body("sleepy")))
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.2)
                 t0 = time.perf_counter()
                 await client.post("/tools/fast", json=body("fast"))
                 elapsed = time.perf_counter() - t0
                 await slow
                 return elapsed
 
-        assert asyncio.run(scenario()) < 0.3  # served while the sleepy call runs (in a thread now)
+        assert asyncio.run(scenario()) < 1.0  # served while the sleepy call (1.5 s) runs, in a thread now
     assert caplog.text.count("held the event loop") == 1
 
 
