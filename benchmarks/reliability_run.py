@@ -283,7 +283,8 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
     with redis_server() as redis_proc, serve_process(APP, "--store", redis_proc.url, "--log-level", "warning",
                                                      cwd=ROOT) as url:
         async def run() -> float:
-            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000,
+                                  keepalive_expiry=2.0)  # under uvicorn's 5 s: no close-vs-reuse race
             async with httpx.AsyncClient(base_url=url, timeout=TOOL_TIMEOUT_S, limits=limits) as client:
                 async def timed(payload: dict, path: str) -> None:
                     t0 = time.perf_counter()
