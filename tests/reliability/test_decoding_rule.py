@@ -183,7 +183,7 @@ def test_raw_surrogate_in_any_grade_field_is_400_before_the_grader_runs(live, fi
     assert len(server.runs) == runs
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(st.data())
 def test_fuzzed_bytes_never_answer_5xx_and_never_run_a_tool_on_a_refusal(live, data):
