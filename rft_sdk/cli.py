@@ -29,7 +29,6 @@ from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
 
-from ._connections import HEADER_TIMEOUT_ENV, http_protocol
 from ._server import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
@@ -262,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.header_timeout_s >= 0 or args.limit_concurrency < 0:
             print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0", file=sys.stderr)
             return 2
+        from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
+
         os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
     try:
         app = load_app(args.app)
@@ -283,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(app, ToolServer) and (warning := app.exposure_warning(args.host)):
         print(f"rft serve: {warning}", file=sys.stderr)
     import uvicorn
+
+    from ._connections import http_protocol
 
     try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._connections)
         http = http_protocol(args.http)
