@@ -187,7 +187,7 @@ class RedisStore(RolloutStore):
         problem = (f"{self._label} keeps no append-only file (INFO persistence: aof_enabled:0): a restart of "
                    "Redis would silently lose rollouts, grade tombstones and locks (calls run twice, late calls "
                    "accepted, grades on partial trajectories). Run Redis with --appendonly yes --appendfsync "
-                   "always (the templates do), or accept the risk with RedisStore(persistence='warn'), "
+                   "always (docs/reliability.md), or accept the risk with RedisStore(persistence='warn'), "
                    f"?persistence=warn in the store URL, or rft serve --redis-persistence warn")
         if self.persistence == "require":
             raise StoreError(problem)
