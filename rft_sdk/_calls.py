@@ -30,26 +30,24 @@ empty state, nothing recorded or replayed.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import time
 from typing import Any, cast
 
-import anyio
 import pydantic
 import pydantic_core
 
-from ._body import loads_strict, loads_trusted, orjson, problems
+from ._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
 from ._db import CallScope, RolloutDatabase
-from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find_surrogate
-from ._invoke import invoke
+from ._endpoint import EndpointError, clean_text, clean_value, encode_json
+from ._invoke import CallTimedOut, NoSlotError, call_limited
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._stores import RolloutStore, RolloutTooLargeError, StoredRollout
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
-from .protocol import MAX_BODY_BYTES, ToolCallRequest
+from .protocol import LOOP_STALL_S, MAX_BODY_BYTES, ToolCallRequest
 
 __all__ = ["decode_arguments", "execute_stateless_call", "execute_tool_call", "is_bare_arguments", "run_tool"]
 
@@ -67,11 +65,15 @@ def _answer(status: int, payload: dict[str, Any], limit: int,
             echo: dict[str, str | None]) -> tuple[int, dict[str, Any], bytes, str | None]:
     """Encode an answer; an oversize 200 becomes the 413 the model would see.
     Returns ``(status, payload, body, error_message_or_None)``."""
+    body = None
     if status == 200 and orjson is not None:
         # a 200 answer holds only strings free of lone surrogates (the output is cleaned, call_id/id were
         # checked in the request) and None: orjson gives the bytes encode_json would, without its checks
-        body = orjson.dumps(payload)
-    else:
+        try:
+            body = orjson.dumps(payload)
+        except TypeError:  # never expected; encode_json below always encodes (U+FFFD for a surrogate)
+            body = None
+    if body is None:
         body = encode_json(payload)
     if len(body) <= limit:
         return status, payload, body, None
@@ -123,6 +125,11 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         StoreError: the store failed (answered 503 by the server).
     """
     call_id, trace_id = request.call_id, request.trace_id
+    if request.name is not None and request.name != definition.name:
+        message = (f"the body names tool {request.name!r} but was sent to tool {definition.name!r} "
+                   f"(POST /tools/{definition.name}); a tool call names one tool")
+        raise EndpointError(422, "invalid_request", message, counter="bad_requests",
+                            details=[{"field": "name", "problem": message}])
     item = request.item or {}
     async with store.lock(trace_id):
         loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
@@ -131,6 +138,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
             stored.item = item
         previous = stored.responses.get(call_id)
         if previous is not None:
+            _check_same_call(stored.trajectory, definition.name, request)
             metrics.incr("replayed_calls")
             return int(previous[0]), str(previous[1]).encode("utf-8")
         if graded:  # exactly-once ends at the grade, never after
@@ -219,6 +227,35 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
     return status, body
 
 
+def _recorded_arguments(raw: Any) -> dict[str, Any]:
+    """The arguments as a call with ``raw`` would record them (``{"_raw": raw}`` when not a JSON object)."""
+    try:
+        return decode_arguments(raw)
+    except EndpointError:
+        return {"_raw": raw}
+
+
+def _check_same_call(trajectory: Any, name: str, request: ToolCallRequest) -> None:
+    """Refuse a ``call_id`` answered before for another tool or other arguments (the hosted side resends
+    a call_id only as a retry of the same call; replaying the first answer would hide the second call).
+
+    Raises:
+        EndpointError: 409 ``call_id_conflict`` naming what differs (not run, not recorded).
+    """
+    for record in reversed(trajectory):  # only on a replay, which is rare: O(calls) decodes are fine
+        if record.call_id != request.call_id:
+            continue
+        if record.name != name:
+            problem = f"it was used for tool {record.name!r}, now for {name!r}"
+        elif record.arguments != _recorded_arguments(request.arguments):
+            problem = "it was used with other arguments"
+        else:
+            return
+        raise EndpointError(409, "call_id_conflict", f"call_id {request.call_id!r} already names another call in "
+                            f"this rollout: {problem}; a call_id names one call (a retry resends it unchanged)",
+                            counter="call_id_conflicts")
+
+
 def _load_state(state_json: str) -> dict[str, Any]:
     """The rollout state decoded from the store's JSON text (see ``loads_trusted``)."""
     state: dict[str, Any] = loads_trusted(state_json)
@@ -240,13 +277,11 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            value = loads_strict(raw)
+            value = loads_strict(raw)  # the one decoding rule (rft_sdk._body)
+        except SurrogateError as exc:
+            raise EndpointError(400, "malformed_arguments", f"arguments hold a {exc}") from None
         except ValueError as exc:
             raise EndpointError(400, "malformed_arguments", f"arguments are not valid JSON: {exc}") from None
-        where = find_surrogate(raw.encode("utf-8"), value)
-        if where is not None:
-            raise EndpointError(400, "malformed_arguments",
-                                f"arguments hold a lone UTF-16 surrogate in {where!r}; text must be valid Unicode")
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -276,8 +311,9 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     Raises:
         EndpointError: 422 ``invalid_arguments`` (schema violation, ``details``
             per field); 400 ``tool_error`` (``ToolError`` or any other
-            exception, logged with its traceback); 503 ``retryable``
-            (``RetryableToolError``).
+            exception, logged with its traceback); 400 ``tool_timeout`` (ran
+            past ``timeout_s``); 503 ``retryable`` (``RetryableToolError``);
+            503 ``tool_busy`` (no slot within ``queue_timeout_s``, nothing ran).
     """
     args = {k: v for k, v in arguments.items() if not (v is None and k in definition.defaults)}
     try:
@@ -290,15 +326,22 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     if definition.rollout_param:
         kwargs[definition.rollout_param] = rollout
     try:
-        if definition.timeout_s is None and definition.limiter is None:
-            if definition.blocking or definition.is_async:
-                return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
-            return _to_output(definition.fn(**kwargs))  # @tool(blocking=False): on the loop, no thread hop
-        return _to_output(await _limited(definition, kwargs))
-    except TimeoutError:
+        if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
+            if definition.is_async:
+                return _to_output(await definition.fn(**kwargs))
+            return _to_output(_on_loop(definition, kwargs))  # @tool(blocking=False): on the loop, no thread hop
+        return _to_output(await call_limited(definition.fn, kwargs, is_async=definition.is_async,
+                                             in_thread=not definition.on_loop, limiter=definition.limiter,
+                                             timeout_s=definition.timeout_s,
+                                             queue_timeout_s=definition.queue_timeout_s))
+    except CallTimedOut:
         message = f"tool {definition.name!r} did not finish within {definition.timeout_s:g} s (timeout_s)"
         logger.warning("%s (call_id=%s)", message, rollout.call_id)
         raise EndpointError(400, "tool_timeout", message, counter="tool_timeouts") from None
+    except NoSlotError as exc:  # nothing ran: retryable, never shown to the model
+        message = f"tool {definition.name!r} is busy: {exc}; retry"
+        logger.warning("%s (call_id=%s)", message, rollout.call_id)
+        raise EndpointError(503, "tool_busy", message, counter="tool_queue_timeouts") from None
     except RetryableToolError as exc:
         logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
         raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc
@@ -309,23 +352,16 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
         raise EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}")) from exc
 
 
-async def _limited(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:
-    """Call the tool under its ``max_concurrency`` limiter and ``timeout_s`` (waiting included).
-
-    Raises:
-        TimeoutError: the call (or its wait for a slot) took longer than ``timeout_s``.
-    """
-    with anyio.fail_after(definition.timeout_s):
-        limiter = definition.limiter
-        if limiter is not None:
-            await limiter.acquire()
-        try:
-            if definition.is_async:
-                return await definition.fn(**kwargs)
-            if definition.blocking:  # the worker thread is abandoned on timeout: threads cannot be killed
-                return await anyio.to_thread.run_sync(functools.partial(definition.fn, **kwargs),
-                                                      abandon_on_cancel=True)
-            return definition.fn(**kwargs)
-        finally:
-            if limiter is not None:
-                limiter.release()
+def _on_loop(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:
+    """Call a ``blocking=False`` tool on the event loop; one that held the loop past ``LOOP_STALL_S``
+    (every other request waited) runs in a worker thread from its next call on, and says so once."""
+    t0 = time.perf_counter()
+    try:
+        return definition.fn(**kwargs)
+    finally:
+        held_s = time.perf_counter() - t0
+        if held_s > LOOP_STALL_S and not definition.runtime.moved_to_thread:
+            definition.runtime.moved_to_thread = True
+            logger.warning("tool %s is declared blocking=False but held the event loop for %.3f s (every other "
+                           "request of the process waited): its later calls run in a worker thread. Drop "
+                           "blocking=False, or make it async and await its I/O", definition.name, held_s)

@@ -14,7 +14,10 @@ Flow, under the rollout's lock (so grading waits for in-flight tool calls):
 
 Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
 raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
-when the grader raises or returns an invalid score, 409 ``already_graded``.
+when the grader raises or returns an invalid score (counted ``grader_errors``),
+409 ``already_graded`` (counted ``grade_conflicts``, not a grader error); a
+rollout evicted in progress raises ``RolloutEvictedError`` from the store (503
+``rollout_evicted``: the grade would see a trajectory with calls missing).
 """
 
 from __future__ import annotations
@@ -98,7 +101,11 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
             if records:
                 message = (f"rollout {trace_id} was already graded (by {sorted(records)}) and its state "
                            "released; raise ToolServer(grade_retention_s=...) to grade it again")
-                raise EndpointError(409, "already_graded", message, counter="grader_errors")
+                raise EndpointError(409, "already_graded", message, counter="grade_conflicts")
+            if await store.graded_digest(trace_id) is not None:  # graded; its record left the store since
+                message = (f"rollout {trace_id} was already graded and its state and grade record released; "
+                           "grading it again would see an empty trajectory")
+                raise EndpointError(409, "already_graded", message, counter="grade_conflicts")
         ctx_item = item if item is not None else (stored.item if stored else {})
         view = await open_grading_view(db, trace_id, ctx_item) if db is not None else None
         ctx = GradingContext(

@@ -27,7 +27,7 @@ from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAu
 from ._body import decode_object, parse_model, read_body
 from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments, run_tool
 from ._db import RolloutDatabase
-from ._endpoint import EndpointError, encode_json, error_response, json_response
+from ._endpoint import EndpointError, encode_json, exception_handlers, json_response
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
@@ -36,8 +36,15 @@ from ._ready import ExposureWatch, Readiness, ReadinessCheck
 from ._rollout import Rollout
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
-from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
+from .exceptions import GraderDefinitionError, ToolDefinitionError
+from .protocol import (
+    BODY_TIMEOUT_S,
+    GRADE_DETAILS_HEADER,
+    MAX_BODY_BYTES,
+    QUEUE_TIMEOUT_S,
+    GradeRequest,
+    ToolCallRequest,
+)
 from .surfaces import HOSTED, SURFACES_ENV_VAR, Surface, SurfaceContext, available_surfaces, compose, load_surface
 
 __all__ = ["SURFACES_ENV_VAR", "ToolServer"]
@@ -148,7 +155,7 @@ class ToolServer(ExportMixin):
                 Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
                 Route("/metrics", self._metrics, methods=["GET"]),
             ],
-            exception_handlers=_HANDLERS,
+            exception_handlers=exception_handlers(),  # every non-2xx is JSON, routes' 404/405 included
             lifespan=lambda app: self._core_lifespan(),
         )
         if db is not None:
@@ -165,7 +172,7 @@ class ToolServer(ExportMixin):
         self._app = self.protect(compose(self._pipeline, mounts, expose_hosted=HOSTED in names,
                                          fallback=[Route("/healthz", self._healthz, methods=["GET"]),
                                                    Route("/readyz", self._readyz, methods=["GET"])],
-                                         exception_handlers=_HANDLERS, lifespan=self._core_lifespan))
+                                         exception_handlers=exception_handlers(), lifespan=self._core_lifespan))
 
     def protect(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind this server's ``AuthMiddleware`` (its tokens, headers and grader secret)."""
@@ -181,14 +188,16 @@ class ToolServer(ExportMixin):
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
              description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
-             max_concurrency: int | None = None) -> Any:
+             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Any:
         """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-            if name is None and description is None and blocking and timeout_s is None and max_concurrency is None:
+            if (name is None and description is None and blocking and timeout_s is None and max_concurrency is None
+                    and queue_timeout_s == QUEUE_TIMEOUT_S):
                 self.add_tool(func)
             else:
                 self._register_tool(build_definition(func, name=name, description=description, blocking=blocking,
-                                                     timeout_s=timeout_s, max_concurrency=max_concurrency))
+                                                     timeout_s=timeout_s, max_concurrency=max_concurrency,
+                                                     queue_timeout_s=queue_timeout_s))
             return func
         return decorate(fn) if fn is not None else decorate
 
@@ -326,8 +335,11 @@ class ToolServer(ExportMixin):
 
     @contextlib.asynccontextmanager
     async def _core_lifespan(self) -> AsyncIterator[None]:
-        """The server's own lifespan, run by the outermost app (surfaces or not): start the
-        rollout database (template, pool, sweep) before serving; stop it after."""
+        """The server's own lifespan, run by the outermost app (surfaces or not): the store
+        checks its backing storage before the first request (``RolloutStore.startup``; e.g.
+        ``RedisStore`` refuses a Redis without persistence), then the rollout database starts
+        (template, pool, sweep); the database stops after serving."""
+        await self.store.startup()
         if self.db is not None:
             await self.db.astart()
         try:
@@ -401,9 +413,6 @@ class ToolServer(ExportMixin):
                                                  self.graded_tombstone_s, self.db)
             observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
-
-
-_HANDLERS: dict[Any, Any] = {EndpointError: error_response, StoreError: error_response, Exception: error_response}
 
 
 class _StartupRefused(Exception):

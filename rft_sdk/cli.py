@@ -1,7 +1,8 @@
 """The ``rft`` command line.
 
 Core sub-commands (this module, no extras needed):
-    rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc]   serve with uvicorn
+    rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc --header-timeout-s
+                          --limit-concurrency --redis-persistence]   serve with uvicorn
                        (--workers N > 1 is refused unless the ToolServer's store is
                        multiprocess_safe, e.g. SQLiteStore; exit status 2; a store that
                        does not answer stops the start: status 2 with workers, 3 from
@@ -40,7 +41,9 @@ from ._cli_commands import (
 )
 from ._server import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
+from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
+from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
@@ -194,6 +197,15 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="event loop (default auto: uvloop when installed, e.g. uvicorn[standard])")
     serve.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
                        help="HTTP parser (default auto: httptools when installed)")
+    serve.add_argument("--header-timeout-s", type=float, default=HEADER_TIMEOUT_S, metavar="S",
+                       help=f"seconds a connection has to send a request's complete headers before it is closed "
+                            f"(slow or stalled clients; default {HEADER_TIMEOUT_S:g}, 0: none; docs/reliability.md)")
+    serve.add_argument("--limit-concurrency", type=int, default=CONNECTION_LIMIT, metavar="N",
+                       help=f"connections or requests in flight per worker before uvicorn answers 503 (retried by "
+                            f"the hosted side); keep it under the open-file limit (default {CONNECTION_LIMIT}, 0: none)")
+    serve.add_argument("--redis-persistence", default=None, choices=list(PERSISTENCE_MODES),
+                       help="a RedisStore on a Redis without an append-only file: refuse to start (require, the "
+                            "default), warn, or off (sets $RFT_REDIS_PERSISTENCE; docs/reliability.md)")
     serve.add_argument("--gc", default=None, choices=list(GC_MODES),
                        help=f"garbage-collector tuning of a single worker (docs/performance.md; {SERVE_GC} unless "
                             "given): freeze (objects alive at startup leave every collection; gen-0 threshold "
@@ -289,6 +301,15 @@ def _main(argv: Sequence[str] | None) -> int:
         os.environ[STORE_URL_ENV] = args.store
     if getattr(args, "surfaces", None):  # read by ToolServer() when the app module is imported (and by workers)
         os.environ[SURFACES_ENV_VAR] = args.surfaces
+    if getattr(args, "redis_persistence", None):  # read by RedisStore() (and by workers)
+        os.environ[PERSISTENCE_ENV] = args.redis_persistence
+    if args.command == "serve":  # read by each connection of the protocol classes (and by workers)
+        if not args.header_timeout_s >= 0 or args.limit_concurrency < 0:
+            print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0", file=sys.stderr)
+            return 2
+        from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
+
+        os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
     try:
         app = load_app(args.app)
     except (ValueError, ImportError, AttributeError) as exc:
@@ -315,15 +336,24 @@ def _main(argv: Sequence[str] | None) -> int:
         app.check_store_at_startup = True
     import uvicorn
 
+    from ._connections import http_protocol
+
+    try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._connections)
+        http = http_protocol(args.http)
+    except ValueError as exc:
+        print(f"rft serve: {exc}", file=sys.stderr)
+        return 2
+    limit = args.limit_concurrency or None
     if args.workers > 1:  # uvicorn needs an import string to spawn workers (each tunes nothing: --gc is 1 worker)
         if args.gc is not None:
             print(f"rft serve: --gc {args.gc} applies to --workers 1 only; workers keep the interpreter's settings",
                   file=sys.stderr)
-        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=args.http,
-                    log_level=args.log_level, app_dir=os.getcwd())
+        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=http,
+                    log_level=args.log_level, app_dir=os.getcwd(), limit_concurrency=limit)
     else:
         tune_gc(args.gc or SERVE_GC)
-        uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=args.http, log_level=args.log_level)
+        uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=http, log_level=args.log_level,
+                    limit_concurrency=limit)
     return 0
 
 

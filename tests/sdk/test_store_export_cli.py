@@ -19,7 +19,10 @@ async def test_memory_store_capacity_ttl_and_release():
     store = MemoryStore(ttl_s=0.2, max_rollouts=3)
     for i in range(5):
         await store.save(StoredRollout(trace_id=f"t{i}"))
-    assert [await store.load(f"t{i}") is not None for i in range(5)] == [False, False, True, True, True]
+    for i in (0, 1):  # evicted in progress: refused, never a silent fresh start
+        with pytest.raises(rft_sdk.RolloutEvictedError):
+            await store.load(f"t{i}")
+    assert [await store.load(f"t{i}") is not None for i in range(2, 5)] == [True, True, True]
     assert store.stats()["evicted"] == 2
     await store.release("t2")
     await store.release("t3", after_s=0.05)
@@ -28,7 +31,7 @@ async def test_memory_store_capacity_ttl_and_release():
     assert await store.load("t3") is None
     time.sleep(0.2)
     assert await store.load("t4") is None
-    assert store.stats() == {"rollouts": 0, "evicted": 2, "expired": 1, "released": 2}
+    assert store.stats() == {"rollouts": 0, "evicted": 2, "expired": 1, "released": 2, "marks_dropped": 0}
     with pytest.raises(ValueError):
         MemoryStore(ttl_s=0)
 
