@@ -131,22 +131,28 @@ def main_job(argv: list[str] | None, *, prog: str, doc: str, app: str, server: A
 
 
 
-def pool_factory(**options: Any) -> Callable[[], Any]:
+def pool_factory(*, ro_paths: Callable[[], list[Any]] | None = None, **options: Any) -> Callable[[], Any]:
     """A thread-safe lazy ``SandboxPool(os.environ.get("RFT_SANDBOX_ROOT"), **options)``:
     created on the first call (not at import), once per process even when the
-    first tool calls arrive concurrently in worker threads."""
+    first tool calls arrive concurrently in worker threads. ``ro_paths()`` (called
+    then) names host paths the commands may read (e.g. the bare repository).
+
+    Making the factory removes the sandbox roots that servers killed on this host
+    (``kill -9``) left behind, so a restarted server starts clean."""
     import os
     import threading
 
-    from rft_sdk.sandbox import SandboxPool
+    from rft_sdk.sandbox import SandboxPool, remove_stale_roots
 
+    remove_stale_roots()
     lock = threading.Lock()
     box: list[SandboxPool] = []
 
     def pool() -> SandboxPool:
         with lock:
             if not box:
-                box.append(SandboxPool(os.environ.get("RFT_SANDBOX_ROOT"), **options))
+                box.append(SandboxPool(os.environ.get("RFT_SANDBOX_ROOT"), ro_paths=ro_paths() if ro_paths else (),
+                                       **options))
             return box[0]
 
     pool.__doc__ = "The process's sandbox pool (root ``$RFT_SANDBOX_ROOT`` or a temp dir), created on first use."

@@ -1,0 +1,643 @@
+"""Running model-written commands contained: limits, results, and the local and
+container backends.
+
+``LocalBackend`` runs each command under bubblewrap (``bwrap``, Debian/Ubuntu
+package ``bubblewrap``) in new mount, PID, IPC, UTS and network namespaces:
+
+- the command sees only its own working tree (read-write), the system's
+  ``/usr`` (and the ``/bin``, ``/lib*`` links), a few files of ``/etc``, this
+  Python's runtime (``sys.base_prefix``, the virtual environment) and the
+  pool's ``ro_paths``, all read-only; a private ``/tmp``, ``/dev/shm``,
+  ``/dev`` and ``/proc``; nothing else of the host exists for it;
+- it runs as an unprivileged uid (65534, ``nobody``, when the server is root:
+  bwrap sets up the namespaces as root, then ``setpriv`` drops to the uid with
+  no capabilities, ``no_new_privs`` set);
+- its network namespace has only loopback, **up** (tests may open local
+  sockets), the outside is unreachable;
+- its processes are bounded by a ``pids`` cgroup (``_sandbox_cgroup``) when one
+  is writable, else by ``RLIMIT_NPROC`` of the unprivileged uid; CPU, memory,
+  file size and open files by ``setrlimit``; wall clock by a timeout that kills
+  the cgroup, the process group and the PID namespace.
+
+Where the OS forbids part of this (no bwrap, no user namespaces, no writable
+cgroup), the backend falls back — ``unshare`` namespaces without a private
+filesystem, then a plain process group — and says so loudly: a ``WARNING`` log
+record and a ``RuntimeWarning`` once per process, and ``LocalBackend.isolation``
+reports what is and is not enforced. ``LocalBackend(strict=True)`` refuses to
+fall back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import logging
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, Protocol, runtime_checkable
+
+from ._sandbox_cgroup import PidsController, find_pids_controller
+from .exceptions import RFTError
+
+__all__ = ["MAX_OUTPUT_BYTES", "CommandResult", "ContainerBackend", "IsolationReport", "LocalBackend",
+           "SandboxBackend", "SandboxError", "SandboxLimits", "SandboxProcess", "network_isolation_available"]
+
+log = logging.getLogger("rft_sdk.sandbox")
+
+MAX_OUTPUT_BYTES = 1_000_000  # hosted protocol: a tool output is at most 1 MB
+NOBODY = 65534
+_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "hosts", "host.conf",
+        "localtime", "timezone", "ssl", "ca-certificates", "ca-certificates.conf", "mime.types", "alternatives",
+        "gitconfig", "os-release", "debian_version")
+_TMPFS_BYTES = 256 * 1024**2  # size of the private /tmp; /dev/shm gets a quarter
+
+
+class SandboxError(RFTError):
+    """A sandbox could not be created, used or released (bad template, I/O error,
+    or the isolation ``strict=True`` demands is not available)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxLimits:
+    """Per-command limits (``None`` = not limited).
+
+    Attributes:
+        timeout_s: wall-clock seconds before every process of the command is killed.
+        cpu_s: CPU seconds per process (``RLIMIT_CPU``; SIGXCPU then SIGKILL).
+        memory_bytes: address space per process (``RLIMIT_AS``), bytes.
+        max_processes: processes (tasks) of one command: ``pids.max`` of its own
+            cgroup where one is writable (holds for root too), else
+            ``RLIMIT_NPROC`` of the command's uid (shared by every command of
+            that uid; ignored by the kernel for uid 0).
+        file_size_bytes: largest file a command may write (``RLIMIT_FSIZE``).
+        open_files: open file descriptors per process (``RLIMIT_NOFILE``).
+        output_bytes: bytes kept of stdout and of stderr each (at most 1 MB).
+        network: ``False`` (default) runs the command in a new network
+            namespace: loopback up, nothing else reachable.
+        run_as_uid: the uid commands run as; ``None`` = 65534 (``nobody``) when
+            the server runs as root, else the server's own uid. The sandbox tree
+            is owned by that uid.
+    """
+
+    timeout_s: float = 30.0
+    cpu_s: int | None = 30
+    memory_bytes: int | None = 2 * 1024**3
+    max_processes: int | None = 64
+    file_size_bytes: int | None = 64 * 1024**2
+    open_files: int | None = 256
+    output_bytes: int = MAX_OUTPUT_BYTES
+    network: bool = False
+    run_as_uid: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+        if not 0 < self.output_bytes <= MAX_OUTPUT_BYTES:
+            raise ValueError(f"output_bytes must be in (0, {MAX_OUTPUT_BYTES}], got {self.output_bytes!r}")
+        if self.max_processes is not None and self.max_processes < 1:
+            raise ValueError(f"max_processes must be >= 1 or None, got {self.max_processes!r}")
+
+    def uid(self) -> int:
+        """The uid commands run as (``run_as_uid`` resolved)."""
+        if self.run_as_uid is not None:
+            return self.run_as_uid
+        return NOBODY if os.geteuid() == 0 else os.geteuid()
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandResult:
+    """What a command did.
+
+    Attributes:
+        returncode: exit status (negative: killed by that signal).
+        stdout, stderr: decoded output (UTF-8, invalid bytes replaced), each at
+            most ``SandboxLimits.output_bytes`` bytes before decoding.
+        timed_out: the wall-clock timeout fired and the process tree was killed.
+        truncated: some output beyond the cap was dropped.
+        duration_s: wall-clock seconds.
+    """
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    truncated: bool
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        """Exit status 0 and no timeout."""
+        return self.returncode == 0 and not self.timed_out
+
+    def text(self, limit: int = MAX_OUTPUT_BYTES) -> str:
+        """``stdout`` + ``stderr`` (+ a status line when not ok), cut to ``limit`` characters."""
+        status = "" if self.ok else (
+            f"\n[timed out after {self.duration_s:.1f}s]" if self.timed_out else f"\n[exit status {self.returncode}]")
+        return (self.stdout + self.stderr + status)[:limit]
+
+
+@dataclasses.dataclass(frozen=True)
+class IsolationReport:
+    """What a backend enforces on this host.
+
+    Attributes:
+        mode: ``"bwrap"``, ``"namespaces"`` (``unshare``: no private filesystem),
+            ``"process"`` (a process group and rlimits only) or ``"container"``.
+        filesystem: a command sees only its tree and read-only runtime paths.
+        network: a command has a network namespace of its own (loopback up).
+        pids: the process bound: ``"cgroup v2 pids.max"``, ``"cgroup v1 pids.max"``,
+            ``"RLIMIT_NPROC (per uid)"`` or ``"none (uid 0)"``.
+        user: the uid commands run as (``"uid 65534"``).
+        problems: why something is not enforced (empty when everything is).
+    """
+
+    mode: str
+    filesystem: bool
+    network: bool
+    pids: str
+    user: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Filesystem, network and a process bound all enforced, as a non-root uid."""
+        return self.filesystem and self.network and not self.pids.startswith("none") and self.user != "uid 0"
+
+
+@runtime_checkable
+class SandboxBackend(Protocol):
+    """Runs a command over a local working tree (the command runner seam).
+
+    ``LocalBackend`` and ``ContainerBackend`` implement it. A sandbox service
+    that keeps the trees elsewhere implements ``SandboxProvider`` instead
+    (``rft_sdk.sandbox``; see ``docs/sandbox.md``).
+    """
+
+    def run(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
+            env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> CommandResult:
+        """Run ``argv`` with ``workdir`` as its current directory under ``limits``."""
+        ...
+
+
+def _read_capped(f: IO[bytes], cap: int) -> tuple[bytes, bool]:
+    f.seek(0)
+    data = f.read(cap + 1)
+    return data[:cap], len(data) > cap
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _runtime_paths() -> list[str]:
+    """This interpreter's installation and virtual environment (real paths, existing)."""
+    paths = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    paths.add(os.path.realpath(os.path.dirname(os.path.realpath(sys.executable))))
+    return sorted(p for p in paths if os.path.isdir(p) and p != "/")
+
+
+@functools.cache
+def _unshare_ok(as_root: bool) -> bool:
+    exe = shutil.which("unshare")
+    if exe is None:
+        return False
+    user = [] if as_root else ["--user", "--map-root-user"]
+    try:
+        return subprocess.run([exe, *user, "--net", "--pid", "--fork", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def network_isolation_available() -> bool:
+    """Whether commands can get a network namespace of their own here (bwrap or ``unshare``)."""
+    return LocalBackend().isolation.network
+
+
+class SandboxProcess:
+    """A command started with ``Sandbox.popen``: binary pipes ``stdin``/``stdout``,
+    stderr kept (capped) for :meth:`stderr_text`. Killed with everything it started
+    by :meth:`close` (a context manager) or when ``limits.timeout_s`` passes.
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], err: IO[bytes], limits: SandboxLimits,
+                 cleanup: Callable[[], None]) -> None:
+        self._proc, self._err, self._limits, self._cleanup = proc, err, limits, cleanup
+        assert proc.stdin is not None and proc.stdout is not None
+        self.stdin: IO[bytes] = proc.stdin
+        self.stdout: IO[bytes] = proc.stdout
+        self.timed_out = False
+        self._closed = False
+        self._timer = threading.Timer(limits.timeout_s, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        self.timed_out = True
+        _kill_group(self._proc.pid)
+
+    @property
+    def pid(self) -> int:
+        """The host pid of the outermost process (bwrap or the command)."""
+        return self._proc.pid
+
+    def poll(self) -> int | None:
+        """The exit status, or ``None`` while it runs."""
+        return self._proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the exit status (``subprocess.TimeoutExpired`` after ``timeout`` s)."""
+        return self._proc.wait(timeout)
+
+    def stderr_text(self) -> str:
+        """What it wrote to stderr so far (at most ``output_bytes``, decoded)."""
+        self._err.flush()
+        data, _ = _read_capped(self._err, self._limits.output_bytes)
+        self._err.seek(0, os.SEEK_END)
+        return data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Kill every process it started, release its cgroup and pipes (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._timer.cancel()
+        _kill_group(self._proc.pid)
+        with contextlib.suppress(OSError):
+            self.stdin.close()
+        self._proc.wait()
+        with contextlib.suppress(OSError):
+            self.stdout.close()
+        self._cleanup()
+        self._err.close()
+
+    def __enter__(self) -> SandboxProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalBackend:
+    """Runs commands on this host, contained (see the module docstring).
+
+    Args:
+        isolation: ``"auto"`` (the strongest available: bwrap, else ``unshare``
+            namespaces, else a plain process group — with a loud warning),
+            ``"bwrap"``, ``"namespaces"`` or ``"process"`` (no namespaces: only
+            for trusted commands).
+        ro_paths: extra host paths every command sees read-only at the same path
+            (e.g. a bare git repository the tools read).
+        strict: raise ``SandboxError`` instead of falling back when filesystem,
+            network or process isolation is not available.
+
+    Raises:
+        SandboxError: ``strict`` and isolation incomplete, or an explicit
+            ``isolation`` mode not usable here.
+    """
+
+    def __init__(self, isolation: str = "auto", *, ro_paths: Sequence[str | os.PathLike[str]] = (),
+                 strict: bool = False) -> None:
+        if isolation not in ("auto", "bwrap", "namespaces", "process"):
+            raise ValueError(f"isolation must be 'auto', 'bwrap', 'namespaces' or 'process', got {isolation!r}")
+        self.ro_paths = tuple(os.path.realpath(p) for p in ro_paths)
+        self._requested, self.strict = isolation, strict
+        self._pids, pids_reason = _pids()
+        self.mode, problems = self._choose(isolation)
+        if self._pids is None:
+            problems.append(f"no writable pids cgroup ({pids_reason}): processes bounded by RLIMIT_NPROC per uid")
+        self._problems = tuple(problems)
+        report = self.isolation
+        if not report.complete:
+            msg = (f"rft_sdk.sandbox: commands are NOT fully contained on this host (mode {report.mode!r}): "
+                   + "; ".join(problems))
+            if strict:
+                raise SandboxError(msg + ". Install bubblewrap (apt-get install bubblewrap), allow user "
+                                   "namespaces, or run as root with a pids cgroup.")
+            _warn_once(msg)
+
+    def _choose(self, wanted: str) -> tuple[str, list[str]]:
+        problems: list[str] = []
+        if wanted in ("auto", "bwrap"):
+            reason = _bwrap_reason(self._as_root())
+            if not reason:
+                return "bwrap", problems
+            if wanted == "bwrap":
+                raise SandboxError(f"isolation='bwrap' is not usable here: {reason}")
+            problems.append(f"bubblewrap unusable ({reason}): the host filesystem is visible to commands")
+        if wanted in ("auto", "namespaces"):
+            if _unshare_ok(self._as_root()):
+                return "namespaces", problems
+            if wanted == "namespaces":
+                raise SandboxError("isolation='namespaces' is not usable here: `unshare` failed")
+            problems.append("unshare unusable: commands share the host's network and PID namespace")
+        return "process", problems
+
+    @staticmethod
+    def _as_root() -> bool:
+        return os.geteuid() == 0
+
+    @property
+    def isolation(self) -> IsolationReport:
+        """What is enforced for commands (default limits) on this host."""
+        uid = SandboxLimits().uid()
+        pids = self._pids.label if self._pids else ("none (uid 0)" if uid == 0 else "RLIMIT_NPROC (per uid)")
+        problems = list(self._problems)
+        if uid == 0:
+            problems.append("commands run as uid 0")
+        return IsolationReport(self.mode, self.mode == "bwrap", self.mode in ("bwrap", "namespaces"), pids,
+                               f"uid {uid}", tuple(problems))
+
+    # -- argv ---------------------------------------------------------------------------------
+    def _wrap(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits) -> list[str]:
+        uid, root = limits.uid(), self._as_root()
+        drop = root and uid != 0
+        if self.mode == "bwrap":
+            return [*bwrap_argv(str(workdir), network=limits.network, as_root=root,
+                                ro_paths=(*_runtime_paths(), *self.ro_paths), drop_to=uid if drop else None),
+                    *argv]
+        if self.mode == "namespaces":
+            user = [] if root else ["--user", "--map-root-user"]
+            net = [] if limits.network else ["--net"]
+            inner = "ip link set lo up 2>/dev/null; exec \"$@\""
+            setpriv = _setpriv(uid) if drop else []
+            return [shutil.which("unshare") or "unshare", *user, *net, "--pid", "--ipc", "--uts", "--fork",
+                    "--kill-child", "--", "/bin/sh", "-c", inner, "sh", *setpriv, *argv]
+        return [*(_setpriv(uid, caps=False) if drop else []), *argv]
+
+    def _preexec(self, limits: SandboxLimits, group: Path | None) -> Callable[[], None]:
+        pairs = [(resource.RLIMIT_CORE, 0)]
+        nproc = limits.max_processes if group is None else None
+        for res, value in ((resource.RLIMIT_CPU, limits.cpu_s), (resource.RLIMIT_AS, limits.memory_bytes),
+                           (resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+                           (resource.RLIMIT_NOFILE, limits.open_files)):
+            if value is not None:
+                pairs.append((res, int(value)))
+        join = PidsController.join
+
+        def preexec() -> None:  # in the child, between fork and exec
+            if group is not None:
+                join(group)
+            os.umask(0o022)
+            for res, value in pairs:
+                resource.setrlimit(res, (value, value))
+
+        return preexec
+
+    def _env(self, workdir: Path, env: Mapping[str, str] | None) -> dict[str, str]:
+        path = (env or {}).get("PATH") or ":".join(
+            [os.path.dirname(sys.executable), "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
+             "/sbin", "/bin"])
+        base = {"PATH": path, "HOME": str(workdir), "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                "PYTHONDONTWRITEBYTECODE": "1"}
+        return {**base, **(env or {})}
+
+    def _start(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, env: Mapping[str, str] | None,
+               **popen: Any) -> tuple[subprocess.Popen[bytes], Callable[[], None]]:
+        if not argv:
+            raise SandboxError("empty command")
+        full_env = self._env(workdir, env)
+        if "/" not in argv[0] and shutil.which(argv[0], path=full_env["PATH"]) is None:
+            raise SandboxError(f"cannot start {argv[0]!r}: not found on PATH")
+        group = None
+        if self._pids is not None and limits.max_processes is not None:
+            try:
+                group = self._pids.new_group(limits.max_processes + 2)  # + bwrap and its PID-1 reaper
+            except OSError as exc:
+                raise SandboxError(f"cannot make the command's pids cgroup: {exc}") from exc
+
+        def cleanup() -> None:
+            if group is not None and self._pids is not None:
+                self._pids.kill_and_remove(group)
+
+        try:
+            proc = subprocess.Popen(self._wrap(workdir, argv, limits), cwd=workdir, env=full_env,  # no shell
+                                    start_new_session=True, preexec_fn=self._preexec(limits, group), close_fds=True,
+                                    **popen)
+        except (OSError, subprocess.SubprocessError) as exc:
+            cleanup()
+            raise SandboxError(f"cannot start {argv[0]!r}: {exc}") from exc
+        return proc, cleanup
+
+    def run(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
+            env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> CommandResult:
+        """Run ``argv`` in ``workdir`` contained; never raises for the command's own
+        failure (that is ``returncode``). stdout/stderr go to unlinked temporary files
+        (no pipe deadlock, memory bounded) of which the first ``output_bytes`` are kept.
+
+        Raises:
+            SandboxError: the command could not be started (e.g. not found).
+        """
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
+            if stdin is not None:
+                inp.write(stdin)
+                inp.seek(0)
+            t0 = time.monotonic()
+            proc, cleanup = self._start(workdir, argv, limits, env, stdin=inp, stdout=out, stderr=err)
+            timed_out = False
+            try:
+                proc.wait(timeout=limits.timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill_group(proc.pid)
+                proc.wait()
+                cleanup()
+            duration = time.monotonic() - t0
+            so, t1 = _read_capped(out, limits.output_bytes)
+            se, t2 = _read_capped(err, limits.output_bytes)
+        return CommandResult(proc.returncode, so.decode("utf-8", "replace"), se.decode("utf-8", "replace"),
+                             timed_out, t1 or t2, duration)
+
+    def popen(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
+              env: Mapping[str, str] | None = None) -> SandboxProcess:
+        """Start ``argv`` contained, with pipes (see :class:`SandboxProcess`).
+
+        Raises:
+            SandboxError: the command could not be started.
+        """
+        err = tempfile.TemporaryFile()
+        try:
+            proc, cleanup = self._start(workdir, argv, limits, env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=err)
+        except BaseException:
+            err.close()
+            raise
+        return SandboxProcess(proc, err, limits, cleanup)
+
+
+def _setpriv(uid: int, *, caps: bool = True) -> list[str]:
+    exe = "/usr/bin/setpriv" if os.path.exists("/usr/bin/setpriv") else (shutil.which("setpriv") or "setpriv")
+    extra = ["--inh-caps=-all", "--bounding-set=-all"] if caps else []
+    return [exe, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *extra, "--"]
+
+
+def bwrap_argv(workdir: str, *, network: bool = False, as_root: bool, ro_paths: Sequence[str] = (),
+               drop_to: int | None = None) -> list[str]:
+    """The ``bwrap ... --`` prefix for one command (no side effects); see the module docstring.
+
+    ``drop_to``: as root, the uid ``setpriv`` switches to after bwrap set up the
+    namespaces (bwrap needs root for the mounts; the command must not keep it).
+    """
+    exe = shutil.which("bwrap") or "bwrap"
+    a = [exe, "--die-with-parent", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+         "--hostname", "sandbox"]
+    if not as_root:
+        a.append("--unshare-user")
+    if not network:
+        a.append("--unshare-net")
+    for name in _SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            a += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            a += ["--ro-bind", path, path]
+    a += ["--perms", "0755", "--dir", "/etc"]
+    for name in _ETC:
+        a += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    a += ["--proc", "/proc", "--dev", "/dev",
+          "--perms", "1777", "--size", str(_TMPFS_BYTES), "--tmpfs", "/tmp",
+          "--perms", "1777", "--size", str(_TMPFS_BYTES // 4), "--tmpfs", "/dev/shm"]
+    made = {"/", "/tmp", "/dev", "/proc", "/etc", *(f"/{n}" for n in _SYSTEM_DIRS)}
+    covered = [f"/{n}" for n in _SYSTEM_DIRS]
+    for src, rw in [*((p, False) for p in sorted(set(ro_paths), key=len)), (workdir, True)]:
+        if not rw and any(src == c or src.startswith(c + "/") for c in covered):
+            continue  # already visible (e.g. a runtime under /usr)
+        parents = []
+        parent = os.path.dirname(src)
+        while parent not in made and not any(parent == c or parent.startswith(c + "/") for c in covered):
+            parents.append(parent)
+            parent = os.path.dirname(parent)
+        for p in reversed(parents):
+            a += ["--perms", "0755", "--dir", p]
+            made.add(p)
+        a += ["--bind" if rw else "--ro-bind", src, src]
+        if not rw:
+            covered.append(src)
+    a += ["--chdir", workdir]
+    if drop_to is not None:
+        a += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--",
+              *_setpriv(drop_to)[:-1]]
+    return [*a, "--"]
+
+
+@functools.cache
+def _bwrap_reason(as_root: bool) -> str:
+    """Why bwrap cannot contain a command here ('' when it can): runs ``true`` in it once."""
+    if shutil.which("bwrap") is None:
+        return "bwrap not installed (apt-get install bubblewrap)"
+    if as_root and not os.path.exists("/usr/bin/setpriv") and shutil.which("setpriv") is None:
+        return "setpriv (util-linux) not installed: cannot drop root inside the sandbox"
+    with tempfile.TemporaryDirectory(prefix="rft-bwrap-probe-") as tmp:
+        uid = NOBODY if as_root else os.geteuid()
+        os.chmod(tmp, 0o777)
+        argv = [*bwrap_argv(tmp, as_root=as_root, ro_paths=_runtime_paths(), drop_to=uid if as_root else None),
+                sys.executable, "-c", "import os; print(os.getuid())"]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"bwrap failed to start: {exc}"
+    if proc.returncode != 0 or proc.stdout.strip() != str(uid):
+        return f"bwrap test run failed (status {proc.returncode}): {proc.stderr.strip()[:300]}"
+    return ""
+
+
+@functools.cache
+def _pids() -> tuple[PidsController | None, str]:
+    return find_pids_controller()
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(msg: str) -> None:
+    if msg in _WARNED:
+        return
+    _WARNED.add(msg)
+    log.warning(msg)
+    warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+
+class ContainerBackend:
+    """Runs each command in a fresh container (``docker run --rm``) with the
+    sandbox directory bind-mounted at ``/work``; the same interface as
+    ``LocalBackend``. Limits map to ``--network none``, ``--memory``,
+    ``--pids-limit``, ``--cpus 1``, ``--user`` and ``--ulimit fsize/nofile/cpu``.
+
+    Args:
+        image: container image holding the tools the commands need.
+        engine: the CLI (``docker`` or ``podman``).
+
+    Raises:
+        SandboxError: the engine is not installed (at construction).
+    """
+
+    def __init__(self, image: str, *, engine: str = "docker") -> None:
+        exe = shutil.which(engine)
+        if exe is None:
+            raise SandboxError(f"{engine!r} not found on PATH; use LocalBackend or install {engine}")
+        self.image, self.engine = image, exe
+
+    @property
+    def isolation(self) -> IsolationReport:
+        """What the container engine enforces (everything, by construction)."""
+        return IsolationReport("container", True, True, "--pids-limit", f"uid {SandboxLimits().uid()}")
+
+    def command(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits,
+                env: Mapping[str, str] | None = None) -> list[str]:
+        """The ``docker run`` argv for one command (no side effects)."""
+        uid = limits.uid()
+        cmd = [self.engine, "run", "--rm", "-i", "--cpus", "1", "--user", f"{uid}:{uid}", "-v", f"{workdir}:/work",
+               "-w", "/work"]
+        if not limits.network:
+            cmd += ["--network", "none"]
+        if limits.memory_bytes is not None:
+            cmd += ["--memory", str(limits.memory_bytes)]
+        if limits.max_processes is not None:
+            cmd += ["--pids-limit", str(limits.max_processes)]
+        for name, value in (("fsize", limits.file_size_bytes), ("nofile", limits.open_files),
+                            ("cpu", limits.cpu_s)):
+            if value is not None:
+                cmd += ["--ulimit", f"{name}={value}:{value}"]
+        for key, val in (env or {}).items():
+            cmd += ["-e", f"{key}={val}"]
+        return [*cmd, self.image, *argv]
+
+    def _outer(self, limits: SandboxLimits) -> SandboxLimits:
+        return dataclasses.replace(limits, network=True, cpu_s=None, memory_bytes=None, max_processes=None,
+                                   file_size_bytes=None, open_files=None, run_as_uid=os.geteuid())
+
+    def run(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
+            env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> CommandResult:
+        """Run ``argv`` in a container; the timeout kills the ``docker`` client and
+        the container (``--rm``) with it."""
+        return _HOST.run(workdir, self.command(workdir, argv, limits, env), self._outer(limits), stdin=stdin)
+
+    def popen(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
+              env: Mapping[str, str] | None = None) -> SandboxProcess:
+        """Start ``argv`` in a container with pipes."""
+        return _HOST.popen(workdir, self.command(workdir, argv, limits, env), self._outer(limits))
+
+
+class _HostRunner(LocalBackend):
+    """A plain process group (for the container engine's client)."""
+
+    def __init__(self) -> None:
+        self.ro_paths, self._requested, self.strict = (), "process", False
+        self._pids, self.mode, self._problems = None, "process", ()
+
+
+_HOST = _HostRunner()
