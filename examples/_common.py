@@ -16,7 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["ROOT", "PlanPolicy", "main_job", "mean", "read_jsonl", "write_jsonl"]
+__all__ = ["ROOT", "PlanPolicy", "build_dataset_main", "doctor_job", "main_job", "mean", "pool_factory", "read_jsonl",
+           "write_jsonl"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,3 +185,33 @@ def build_dataset_main(argv: list[str] | None, *, doc: str, data_dir: Path,
     write_jsonl(args.out / "test.jsonl", test)
     print(f"{len(train)} train + {len(test)} test items in {args.out}")
     return 0
+
+
+def doctor_job(argv: list[str] | None, *, prog: str, doc: str, app: str, dataset_dir: Path, probes: str,
+               steps: int = 12) -> int:
+    """``rft doctor --principles unhackable --probes PROBES`` against ``rft serve APP``
+    (``--app`` picks another app, e.g. a pre-fix fixture) on a split of the example.
+    Writes the job config and the doctor's report under ``--out``; returns the doctor's
+    exit status (0: no probe earns reward, 1: a probe does, 2: bad input)."""
+    from rft_sdk.cli import load_app
+    from rft_sdk.doctor.cli import main as doctor_main
+    from rft_sdk.testing import serve_process
+
+    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
+    p.add_argument("--app", default=app, help=f"the tool server to check, MODULE:ATTR (default {app})")
+    p.add_argument("--probes", default=probes, help=f"probe pack, MODULE:ATTR (default {probes})")
+    p.add_argument("--split", choices=("train", "test"), default="test")
+    p.add_argument("--limit", type=int, default=None, help="only the first N items")
+    p.add_argument("--data-dir", type=Path, default=dataset_dir)
+    p.add_argument("--out", type=Path, default=None, help="report folder (default runs/doctor-<example>-<time>)")
+    args = p.parse_args(argv)
+    out = args.out or Path("runs") / f"doctor-{prog.split('.')[-2]}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    items = read_jsonl(args.data_dir / f"{args.split}.jsonl")[: args.limit]
+    write_jsonl(out / "dataset.jsonl", items)
+    server = load_app(args.app)
+    with serve_process(args.app, cwd=ROOT) as base_url:
+        (out / "job.json").write_text(json.dumps(server.job_config(base_url, max_episode_steps=steps), indent=2))
+        return doctor_main(["--dataset", str(out / "dataset.jsonl"), "--config", str(out / "job.json"),
+                            "--out", str(out), "--principles", "unhackable", "--probes", args.probes,
+                            "--concurrency", "4"])

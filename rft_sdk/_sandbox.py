@@ -229,8 +229,9 @@ class SandboxPool:
     Args:
         root: parent directory (created; shared, swept by TTL). ``None`` = a new
             directory ``<tmp>/rft-sandboxes-<pid>-*`` owned by this process:
-            removed at exit and, if this process dies without exiting (``kill -9``),
-            by the next pool made on the host.
+            removed when this process ends — however it ends: a janitor process
+            waits on a pipe only this process holds — and, should the janitor
+            be killed too, by the next pool made on the host.
         limits: per-command limits.
         backend: runs the commands (default ``LocalBackend(ro_paths=ro_paths)``).
         ro_paths: host paths commands may read (e.g. a bare repository); only
@@ -256,9 +257,11 @@ class SandboxPool:
         if ro_paths and backend is not None:
             raise ValueError("ro_paths applies to the default LocalBackend; pass LocalBackend(ro_paths=...) instead")
         self.owned = root is None
+        self._janitor: int | None = None
         if self.owned:
             fs.remove_stale_roots()
             self.root = fs.claim_root()
+            self._janitor = fs.start_janitor(self.root)
         else:
             self.root = Path(root).resolve()  # type: ignore[arg-type]
             self.root.mkdir(parents=True, exist_ok=True)
@@ -388,6 +391,9 @@ class SandboxPool:
         """Remove every sandbox and the root directory; stops the background sweep."""
         self._closed.set()
         fs.rmtree(self.root)
+        if self._janitor is not None:
+            os.close(self._janitor)
+            self._janitor = None
 
 
 def _close_ref(ref: weakref.ref[SandboxPool]) -> None:

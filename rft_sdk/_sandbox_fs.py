@@ -28,7 +28,7 @@ from pathlib import Path
 from .exceptions import ToolError
 
 __all__ = ["MAX_TREE_FILES", "SandboxPathError", "claim_root", "copy_tree", "list_dir", "read_bytes",
-           "open_dirs", "remove_stale_roots", "rmtree", "split_relpath", "tree_files", "write_bytes"]
+           "open_dirs", "remove_stale_roots", "rmtree", "start_janitor", "split_relpath", "tree_files", "write_bytes"]
 
 MAX_TREE_FILES = 200_000  # entries tree_files() walks at most (a hostile tree cannot stall the grader)
 ROOT_PREFIX = "rft-sandboxes-"
@@ -259,6 +259,31 @@ def claim_root(parent: Path | None = None) -> Path:
     root = Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-", dir=parent))
     (root / _OWNER).write_text(json.dumps({"pid": os.getpid(), "start": _start_time(os.getpid())}))
     return root
+
+
+_JANITOR = 'cat >/dev/null; chmod -R u+rwx -- "$1" 2>/dev/null; rm -rf -- "$1"'
+
+
+def start_janitor(root: Path) -> int | None:
+    """Start a tiny process (``sh``) that removes ``root`` as soon as this process is
+    gone — a normal exit, a signal (uvicorn re-raises SIGTERM after its shutdown, so
+    ``atexit`` never runs), or ``kill -9``: it waits for the end of a pipe only this
+    process holds. Returns the pipe's write end (close it to release the janitor
+    early), or ``None`` when ``sh`` is missing (then only ``atexit`` and the next
+    start clean up)."""
+    sh = shutil.which("sh")
+    if sh is None:
+        return None
+    read_end, write_end = os.pipe()  # both non-inheritable: no command of a sandbox holds them
+    try:
+        subprocess.Popen([sh, "-c", _JANITOR, "rft-sandbox-janitor", str(root)], stdin=read_end,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    return write_end
 
 
 def _alive(owner: dict[str, object]) -> bool:

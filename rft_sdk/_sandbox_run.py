@@ -344,6 +344,8 @@ class LocalBackend:
             if wanted == "namespaces":
                 raise SandboxError("isolation='namespaces' is not usable here: `unshare` failed")
             problems.append("unshare unusable: commands share the host's network and PID namespace")
+        else:
+            problems.append("isolation='process': no namespaces, the host filesystem and network are visible")
         return "process", problems
 
     @staticmethod

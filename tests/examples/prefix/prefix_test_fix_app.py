@@ -1,4 +1,7 @@
-"""Make the tests pass (the Cosine pattern): ``rft serve examples.test_fix.app:server``.
+"""PRE-FIX FIXTURE (issue #25): the test_fix app as it was before the grader fix, kept to show that
+``rft doctor --probes rft_sdk.doctor.packs:pytest`` FAILs it. Do not use it for anything else.
+
+Make the tests pass (the Cosine pattern): ``rft serve examples.test_fix.app:server``.
 
 Each rollout gets a sandbox holding the sample library (``examples/_repos``) at
 a commit with that commit's code change reverted and its new tests present. Tools read, search,
@@ -32,11 +35,11 @@ from typing import Any
 from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, rewards, tool
 from rft_sdk.sandbox import Sandbox, SandboxLimits
 
-from .._common import pool_factory
-from .._repo_tools import grep as _grep
-from .._repo_tools import list_dir as _list_dir
-from .._repo_tools import read_file as _read_file
-from ._data import restore_tests, template_for
+from examples._common import pool_factory
+from examples._repo_tools import grep as _grep
+from examples._repo_tools import list_dir as _list_dir
+from examples._repo_tools import read_file as _read_file
+from examples.test_fix._data import restore_tests, template_for
 
 __all__ = ["MAX_TOOL_CALLS", "PYTEST_ENV", "RUBRIC", "SelfValidationJudge", "grade_fix", "judge", "pool", "server"]
 

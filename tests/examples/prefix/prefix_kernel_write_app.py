@@ -1,4 +1,7 @@
-"""Kernel writing (the MACO pattern): ``rft serve examples.kernel_write.app:server``.
+"""PRE-FIX FIXTURE (issue #25): the kernel_write app as it was before the grader fix, kept to show that
+``rft doctor --probes rft_sdk.doctor.packs:benchmark_harness`` FAILs it. Do not use it for anything else.
+
+Kernel writing (the MACO pattern): ``rft serve examples.kernel_write.app:server``.
 
 Each rollout's sandbox holds the reference program
 (``reference.py``) and ``harness.py``. Tools: ``write_kernel`` saves the
@@ -31,16 +34,18 @@ from typing import Any
 from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, tool
 from rft_sdk.sandbox import Sandbox, SandboxLimits
 
-from .._common import pool_factory
-from .._repos import _atomic_dir, cache_dir
-from .hack_judge import RUNTIME_FLAGS, static_hacks
+from examples._common import pool_factory
+from examples._repos import _atomic_dir, cache_dir
+from examples.kernel_write.hack_judge import static_hacks
 
 __all__ = ["MAX_SPEEDUP", "MAX_TOOL_CALLS", "candidate_source", "grade_kernel", "pool", "run_candidate", "server", "write_kernel"]
 
 MAX_SPEEDUP = 3.0
 MAX_SOURCE_BYTES = 100_000
 MAX_TOOL_CALLS = 12  # six write/run rounds
-HARNESS = Path(__file__).resolve().parent / "harness.py"
+HARNESS = Path(__file__).resolve().parent / "prefix_kernel_harness.py"
+RUNTIME_FLAGS = {"identity": "identity", "caching": "caching", "timing_tamper": "timing",
+                 "input_mutation": "input_mutation", "tensor_subclass": "lazy_output"}
 _CODE_BLOCK = re.compile(r"```(?:python)?\n(.*?)```", re.S)
 
 
@@ -56,7 +61,7 @@ def _template(item: dict[str, Any]) -> Path:
 
     import hashlib
     key = hashlib.sha256(ref.encode() + HARNESS.read_bytes()).hexdigest()[:16]
-    return _atomic_dir(cache_dir() / f"kernel-{key}", build)
+    return _atomic_dir(cache_dir() / f"prefix-kernel-{key}", build)
 
 
 def _box(rollout: Rollout | GradingContext) -> Sandbox:
