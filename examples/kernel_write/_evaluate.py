@@ -31,9 +31,9 @@ import json
 import os
 import secrets
 import select
-import subprocess
 import statistics
 import struct
+import subprocess
 import sys
 import time
 from pathlib import Path

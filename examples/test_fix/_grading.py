@@ -156,9 +156,11 @@ def verdict(run: TestRun, required: Sequence[str]) -> tuple[bool, list[str]]:
 
 
 def run_clean(pool: SandboxPool, key: str, template: Path, files: Mapping[str, bytes | None],
-              ids: Sequence[str], *, timeout_s: float = 300.0) -> TestRun:
+              ids: Sequence[str], *, autoload: bool = False, timeout_s: float = 300.0) -> TestRun:
     """Run pytest over ``ids`` in a fresh sandbox ``key`` made from ``template`` plus
-    ``files`` (``None``: delete), with the report plugin; the sandbox is released."""
+    ``files`` (``None``: delete), with the report plugin; the sandbox is released.
+    ``autoload``: load the environment's installed pytest plugins (entry points; the
+    environment is the server's, read-only: a rollout cannot add one)."""
     box = pool.create(key, template)
     try:
         for path, data in files.items():
@@ -168,8 +170,9 @@ def run_clean(pool: SandboxPool, key: str, template: Path, files: Mapping[str, b
             else:
                 box.write_bytes(path, data)
         box.write_bytes(f"{PLUGIN_NAME}.py", PLUGIN_SOURCE.read_bytes())
+        env = {k: v for k, v in PYTEST_ENV.items() if not (autoload and k == "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
         res = box.run([sys.executable, "-m", "pytest", "-p", PLUGIN_NAME, "-p", "no:cacheprovider", "-q",
-                       "--tb=line", *ids], env=PYTEST_ENV, timeout_s=timeout_s)
+                       "--tb=line", *ids], env=env, timeout_s=timeout_s)
         try:
             text = box.read_text(REPORT_FILE, 20_000_000)
         except (OSError, ValueError):

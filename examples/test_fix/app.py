@@ -124,7 +124,7 @@ def run_tests(target: str, *, rollout: Rollout) -> str:
     """Run pytest on space-separated files, folders or node ids ("tests" for all); the output's tail."""
     box = _box(rollout)
     res = box.run([sys.executable, "-m", "pytest", "-q", "--tb=short", "-p", "no:cacheprovider",
-                   *_targets(box, target)], env=PYTEST_ENV)
+                   *_targets(box, target)], env={} if rollout.item.get("autoload_plugins") else PYTEST_ENV)
     return _tail(res.text())
 
 
@@ -196,7 +196,8 @@ async def grade_fix(ctx: GradingContext) -> Grade:
         if not changed:
             return Grade(0.0, {"tests_pass": 0.0}, ["no change to the library's source files", *notes])
         run = await anyio.to_thread.run_sync(functools.partial(
-            run_clean, pool(), grading_key(ctx.trace_id), template, changed, [*ids, *keep]))
+            run_clean, pool(), grading_key(ctx.trace_id), template, changed, [*ids, *keep],
+            autoload=bool(ctx.item.get("autoload_plugins"))))
         ok, reasons = verdict(run, [*ids, *keep])
         g = await rewards.gated_judge(BASE, ok, judge(), _content(ctx), bonus=BONUS, name="self_validation",
                                       gate_name="tests_pass")

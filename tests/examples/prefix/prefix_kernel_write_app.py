@@ -31,12 +31,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, tool
-from rft_sdk.sandbox import Sandbox, SandboxLimits
-
 from examples._common import pool_factory
 from examples._repos import _atomic_dir, cache_dir
 from examples.kernel_write.hack_judge import static_hacks
+from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, tool
+from rft_sdk.sandbox import Sandbox, SandboxLimits
 
 __all__ = ["MAX_SPEEDUP", "MAX_TOOL_CALLS", "candidate_source", "grade_kernel", "pool", "run_candidate", "server", "write_kernel"]
 

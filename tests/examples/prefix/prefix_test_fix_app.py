@@ -32,14 +32,13 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, rewards, tool
-from rft_sdk.sandbox import Sandbox, SandboxLimits
-
 from examples._common import pool_factory
 from examples._repo_tools import grep as _grep
 from examples._repo_tools import list_dir as _list_dir
 from examples._repo_tools import read_file as _read_file
 from examples.test_fix._data import restore_tests, template_for
+from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, rewards, tool
+from rft_sdk.sandbox import Sandbox, SandboxLimits
 
 __all__ = ["MAX_TOOL_CALLS", "PYTEST_ENV", "RUBRIC", "SelfValidationJudge", "grade_fix", "judge", "pool", "server"]
 
