@@ -1,8 +1,8 @@
 # Two commands a newcomer needs:  `make demo` (the main job) and `make test`.
 # Both set up .venv first (once; `make clean` to start over). `make test` also
-# installs redis-server from the system's packages when it is missing (the
-# store conformance suite runs against a real Redis) and runs ruff and mypy
-# before the tests.
+# installs redis-server (the store conformance suite runs against a real Redis)
+# and bubblewrap (the per-rollout sandbox, docs/sandbox.md) from the system's
+# packages when they are missing, and runs ruff and mypy before the tests.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -24,6 +24,13 @@ redis-server:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 	@redis-server --version
 
+# bubblewrap (bwrap) contains the code rollouts run (docs/sandbox.md); setpriv (util-linux) drops root in it.
+sandbox-tools:
+	@command -v bwrap >/dev/null && command -v setpriv >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq bubblewrap util-linux >/dev/null; }
+	@bwrap --version
+
 demo: $(VENV)/.installed
 	$(PY) -m examples.retail.main_job
 
@@ -35,10 +42,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(VENV)/.installed redis-server lint
+test: $(VENV)/.installed redis-server sandbox-tools lint
 	$(PY) -m pytest -q
 
 clean:
 	rm -rf $(VENV) runs
 
-.PHONY: install redis-server demo doctor lint test clean
+.PHONY: install redis-server sandbox-tools demo doctor lint test clean

@@ -340,6 +340,8 @@ class LocalBackend:
             problems.append(f"bubblewrap unusable ({reason}): the host filesystem is visible to commands")
         if wanted in ("auto", "namespaces"):
             if _unshare_ok(self._as_root()):
+                if wanted == "namespaces":
+                    problems.append("isolation='namespaces': the host filesystem is visible to commands")
                 return "namespaces", problems
             if wanted == "namespaces":
                 raise SandboxError("isolation='namespaces' is not usable here: `unshare` failed")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import posixpath
 import re
 import shutil
 import subprocess
@@ -93,8 +94,10 @@ def _function_passed(run: TestRun, wanted: str) -> bool | None:
 
 def _item(entry: dict[str, Any], pool: SandboxPool, autoload: bool) -> dict[str, Any] | None:
     files = entry["changed_files"]
+    present = set(git(bare_repo(), "ls-tree", "-r", "--name-only", entry["commit"]).split())
     code = [f for f in files if f.startswith(package() + "/") and f.endswith(".py")]
-    tests = [f for f in files if is_test_file(f) and f.endswith(".py")]
+    tests = [f for f in files if is_test_file(f) and f.endswith(".py") and f in present
+             and posixpath.basename(f).startswith("test")]
     if not code or not tests:
         return None
     ids = [i for t in tests for i in candidate_tests(entry["commit"], entry["parent"], t)]

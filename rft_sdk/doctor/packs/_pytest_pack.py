@@ -90,7 +90,7 @@ def _package(item: Mapping[str, Any]) -> str:
 
 def _unnumbered(output: str) -> str | None:
     """The file text from a ``read_file`` output (``N: line`` per line), or ``None`` when cut short."""
-    lines = []
+    lines: list[str] = []
     for raw in output.splitlines():
         m = _LINE.match(raw)
         if m is None:
