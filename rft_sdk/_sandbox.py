@@ -25,11 +25,11 @@ from typing import Any, Protocol, runtime_checkable
 import anyio.to_thread
 
 from . import _sandbox_fs as fs
+from ._sandbox_container import ContainerBackend
 from ._sandbox_fs import SandboxPathError
 from ._sandbox_run import (
     MAX_OUTPUT_BYTES,
     CommandResult,
-    ContainerBackend,
     IsolationReport,
     LocalBackend,
     SandboxBackend,

@@ -47,21 +47,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from ._sandbox_bwrap import NOBODY, bwrap_argv, bwrap_reason, runtime_paths, setpriv_argv, unshare_ok
 from ._sandbox_cgroup import PidsController, find_pids_controller
 from .exceptions import RFTError
 
-__all__ = ["MAX_OUTPUT_BYTES", "CommandResult", "ContainerBackend", "IsolationReport", "LocalBackend",
-           "SandboxBackend", "SandboxError", "SandboxLimits", "SandboxProcess", "network_isolation_available"]
+__all__ = ["MAX_OUTPUT_BYTES", "CommandResult", "IsolationReport", "LocalBackend", "SandboxBackend", "SandboxError",
+           "SandboxLimits", "SandboxProcess", "network_isolation_available"]
 
 log = logging.getLogger("rft_sdk.sandbox")
 
 MAX_OUTPUT_BYTES = 1_000_000  # hosted protocol: a tool output is at most 1 MB
-NOBODY = 65534
-_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "hosts", "host.conf",
-        "localtime", "timezone", "ssl", "ca-certificates", "ca-certificates.conf", "mime.types", "alternatives",
-        "gitconfig", "os-release", "debian_version")
-_TMPFS_BYTES = 256 * 1024**2  # size of the private /tmp; /dev/shm gets a quarter
 
 
 class SandboxError(RFTError):
@@ -202,26 +197,6 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _runtime_paths() -> list[str]:
-    """This interpreter's installation and virtual environment (real paths, existing)."""
-    paths = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
-    paths.add(os.path.realpath(os.path.dirname(os.path.realpath(sys.executable))))
-    return sorted(p for p in paths if os.path.isdir(p) and p != "/")
-
-
-@functools.cache
-def _unshare_ok(as_root: bool) -> bool:
-    exe = shutil.which("unshare")
-    if exe is None:
-        return False
-    user = [] if as_root else ["--user", "--map-root-user"]
-    try:
-        return subprocess.run([exe, *user, "--net", "--pid", "--fork", "true"], capture_output=True,
-                              timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
 def network_isolation_available() -> bool:
     """Whether commands can get a network namespace of their own here (bwrap or ``unshare``)."""
     return LocalBackend().isolation.network
@@ -236,7 +211,8 @@ class SandboxProcess:
     def __init__(self, proc: subprocess.Popen[bytes], err: IO[bytes], limits: SandboxLimits,
                  cleanup: Callable[[], None]) -> None:
         self._proc, self._err, self._limits, self._cleanup = proc, err, limits, cleanup
-        assert proc.stdin is not None and proc.stdout is not None
+        if proc.stdin is None or proc.stdout is None:
+            raise SandboxError("SandboxProcess needs a process started with stdin and stdout pipes")
         self.stdin: IO[bytes] = proc.stdin
         self.stdout: IO[bytes] = proc.stdout
         self.timed_out = False
@@ -332,14 +308,14 @@ class LocalBackend:
     def _choose(self, wanted: str) -> tuple[str, list[str]]:
         problems: list[str] = []
         if wanted in ("auto", "bwrap"):
-            reason = _bwrap_reason(self._as_root())
+            reason = bwrap_reason(self._as_root())
             if not reason:
                 return "bwrap", problems
             if wanted == "bwrap":
                 raise SandboxError(f"isolation='bwrap' is not usable here: {reason}")
             problems.append(f"bubblewrap unusable ({reason}): the host filesystem is visible to commands")
         if wanted in ("auto", "namespaces"):
-            if _unshare_ok(self._as_root()):
+            if unshare_ok(self._as_root()):
                 if wanted == "namespaces":
                     problems.append("isolation='namespaces': the host filesystem is visible to commands")
                 return "namespaces", problems
@@ -371,16 +347,16 @@ class LocalBackend:
         drop = root and uid != 0
         if self.mode == "bwrap":
             return [*bwrap_argv(str(workdir), network=limits.network, as_root=root,
-                                ro_paths=(*_runtime_paths(), *self.ro_paths), drop_to=uid if drop else None),
+                                ro_paths=(*runtime_paths(), *self.ro_paths), drop_to=uid if drop else None),
                     *argv]
         if self.mode == "namespaces":
             user = [] if root else ["--user", "--map-root-user"]
             net = [] if limits.network else ["--net"]
             inner = "ip link set lo up 2>/dev/null; exec \"$@\""
-            setpriv = _setpriv(uid) if drop else []
+            setpriv = setpriv_argv(uid) if drop else []
             return [shutil.which("unshare") or "unshare", *user, *net, "--pid", "--ipc", "--uts", "--fork",
                     "--kill-child", "--", "/bin/sh", "-c", inner, "sh", *setpriv, *argv]
-        return [*(_setpriv(uid, caps=False) if drop else []), *argv]
+        return [*(setpriv_argv(uid, caps=False) if drop else []), *argv]
 
     def _preexec(self, limits: SandboxLimits, group: Path | None) -> Callable[[], None]:
         pairs = [(resource.RLIMIT_CORE, 0)]
@@ -483,82 +459,6 @@ class LocalBackend:
         return SandboxProcess(proc, err, limits, cleanup)
 
 
-def _setpriv(uid: int, *, caps: bool = True) -> list[str]:
-    exe = "/usr/bin/setpriv" if os.path.exists("/usr/bin/setpriv") else (shutil.which("setpriv") or "setpriv")
-    extra = ["--inh-caps=-all", "--bounding-set=-all"] if caps else []
-    return [exe, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *extra, "--"]
-
-
-def bwrap_argv(workdir: str, *, network: bool = False, as_root: bool, ro_paths: Sequence[str] = (),
-               drop_to: int | None = None) -> list[str]:
-    """The ``bwrap ... --`` prefix for one command (no side effects); see the module docstring.
-
-    ``drop_to``: as root, the uid ``setpriv`` switches to after bwrap set up the
-    namespaces (bwrap needs root for the mounts; the command must not keep it).
-    """
-    exe = shutil.which("bwrap") or "bwrap"
-    a = [exe, "--die-with-parent", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
-         "--hostname", "sandbox"]
-    if not as_root:
-        a.append("--unshare-user")
-    if not network:
-        a.append("--unshare-net")
-    for name in _SYSTEM_DIRS:
-        path = "/" + name
-        if os.path.islink(path):
-            a += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            a += ["--ro-bind", path, path]
-    a += ["--perms", "0755", "--dir", "/etc"]
-    for name in _ETC:
-        a += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    a += ["--proc", "/proc", "--dev", "/dev",
-          "--perms", "1777", "--size", str(_TMPFS_BYTES), "--tmpfs", "/tmp",
-          "--perms", "1777", "--size", str(_TMPFS_BYTES // 4), "--tmpfs", "/dev/shm"]
-    made = {"/", "/tmp", "/dev", "/proc", "/etc", *(f"/{n}" for n in _SYSTEM_DIRS)}
-    covered = [f"/{n}" for n in _SYSTEM_DIRS]
-    for src, rw in [*((p, False) for p in sorted(set(ro_paths), key=len)), (workdir, True)]:
-        if not rw and any(src == c or src.startswith(c + "/") for c in covered):
-            continue  # already visible (e.g. a runtime under /usr)
-        parents = []
-        parent = os.path.dirname(src)
-        while parent not in made and not any(parent == c or parent.startswith(c + "/") for c in covered):
-            parents.append(parent)
-            parent = os.path.dirname(parent)
-        for p in reversed(parents):
-            a += ["--perms", "0755", "--dir", p]
-            made.add(p)
-        a += ["--bind" if rw else "--ro-bind", src, src]
-        if not rw:
-            covered.append(src)
-    a += ["--chdir", workdir]
-    if drop_to is not None:
-        a += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--",
-              *_setpriv(drop_to)[:-1]]
-    return [*a, "--"]
-
-
-@functools.cache
-def _bwrap_reason(as_root: bool) -> str:
-    """Why bwrap cannot contain a command here ('' when it can): runs ``true`` in it once."""
-    if shutil.which("bwrap") is None:
-        return "bwrap not installed (apt-get install bubblewrap)"
-    if as_root and not os.path.exists("/usr/bin/setpriv") and shutil.which("setpriv") is None:
-        return "setpriv (util-linux) not installed: cannot drop root inside the sandbox"
-    with tempfile.TemporaryDirectory(prefix="rft-bwrap-probe-") as tmp:
-        uid = NOBODY if as_root else os.geteuid()
-        os.chmod(tmp, 0o777)
-        argv = [*bwrap_argv(tmp, as_root=as_root, ro_paths=_runtime_paths(), drop_to=uid if as_root else None),
-                sys.executable, "-c", "import os; print(os.getuid())"]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"bwrap failed to start: {exc}"
-    if proc.returncode != 0 or proc.stdout.strip() != str(uid):
-        return f"bwrap test run failed (status {proc.returncode}): {proc.stderr.strip()[:300]}"
-    return ""
-
-
 @functools.cache
 def _pids() -> tuple[PidsController | None, str]:
     return find_pids_controller()
@@ -573,75 +473,3 @@ def _warn_once(msg: str) -> None:
     _WARNED.add(msg)
     log.warning(msg)
     warnings.warn(msg, RuntimeWarning, stacklevel=3)
-
-
-class ContainerBackend:
-    """Runs each command in a fresh container (``docker run --rm``) with the
-    sandbox directory bind-mounted at ``/work``; the same interface as
-    ``LocalBackend``. Limits map to ``--network none``, ``--memory``,
-    ``--pids-limit``, ``--cpus 1``, ``--user`` and ``--ulimit fsize/nofile/cpu``.
-
-    Args:
-        image: container image holding the tools the commands need.
-        engine: the CLI (``docker`` or ``podman``).
-
-    Raises:
-        SandboxError: the engine is not installed (at construction).
-    """
-
-    def __init__(self, image: str, *, engine: str = "docker") -> None:
-        exe = shutil.which(engine)
-        if exe is None:
-            raise SandboxError(f"{engine!r} not found on PATH; use LocalBackend or install {engine}")
-        self.image, self.engine = image, exe
-
-    @property
-    def isolation(self) -> IsolationReport:
-        """What the container engine enforces (everything, by construction)."""
-        return IsolationReport("container", True, True, "--pids-limit", f"uid {SandboxLimits().uid()}")
-
-    def command(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits,
-                env: Mapping[str, str] | None = None) -> list[str]:
-        """The ``docker run`` argv for one command (no side effects)."""
-        uid = limits.uid()
-        cmd = [self.engine, "run", "--rm", "-i", "--cpus", "1", "--user", f"{uid}:{uid}", "-v", f"{workdir}:/work",
-               "-w", "/work"]
-        if not limits.network:
-            cmd += ["--network", "none"]
-        if limits.memory_bytes is not None:
-            cmd += ["--memory", str(limits.memory_bytes)]
-        if limits.max_processes is not None:
-            cmd += ["--pids-limit", str(limits.max_processes)]
-        for name, value in (("fsize", limits.file_size_bytes), ("nofile", limits.open_files),
-                            ("cpu", limits.cpu_s)):
-            if value is not None:
-                cmd += ["--ulimit", f"{name}={value}:{value}"]
-        for key, val in (env or {}).items():
-            cmd += ["-e", f"{key}={val}"]
-        return [*cmd, self.image, *argv]
-
-    def _outer(self, limits: SandboxLimits) -> SandboxLimits:
-        return dataclasses.replace(limits, network=True, cpu_s=None, memory_bytes=None, max_processes=None,
-                                   file_size_bytes=None, open_files=None, run_as_uid=os.geteuid())
-
-    def run(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
-            env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> CommandResult:
-        """Run ``argv`` in a container; the timeout kills the ``docker`` client and
-        the container (``--rm``) with it."""
-        return _HOST.run(workdir, self.command(workdir, argv, limits, env), self._outer(limits), stdin=stdin)
-
-    def popen(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits, *,
-              env: Mapping[str, str] | None = None) -> SandboxProcess:
-        """Start ``argv`` in a container with pipes."""
-        return _HOST.popen(workdir, self.command(workdir, argv, limits, env), self._outer(limits))
-
-
-class _HostRunner(LocalBackend):
-    """A plain process group (for the container engine's client)."""
-
-    def __init__(self) -> None:
-        self.ro_paths, self._requested, self.strict = (), "process", False
-        self._pids, self.mode, self._problems = None, "process", ()
-
-
-_HOST = _HostRunner()

@@ -16,8 +16,8 @@ task's own tools and records its ``family``, ``how`` and ``source``:
   forged output and exit-code tricks (tasks that time generated code, e.g. kernels).
 
 Call a factory with other tool names for a task that names its tools differently,
-e.g. ``pytest(write="create_file", run="pytest")``. See ``docs/doctor.md`` and
-``docs/examples.md`` (the before/after table of the two code examples).
+e.g. ``pytest(write="create_file", run="pytest")``. See ``docs/examples.md``
+(sources, and the before/after table of the two code examples).
 """
 
 from ._benchmark_pack import benchmark_probes as benchmark_harness
