@@ -105,6 +105,10 @@ def main_job(argv: list[str] | None, *, prog: str, doc: str, app: str, server: A
     except (DatasetError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
         return 2
+    missing = _missing_commit(items)
+    if missing:
+        console.print(f"[red]error:[/] {missing}", markup=True, highlight=False)
+        return 2
 
     async def run(base_url: str) -> int:
         steps = max(-(-len(pol.plan(it)[0]) // pol.parallel) for pol in policies.values()
@@ -163,6 +167,24 @@ def pool_factory(*, ro_paths: Callable[[], list[Any]] | None = None, **options: 
 
     pool.__doc__ = "The process's sandbox pool (root ``$RFT_SANDBOX_ROOT`` or a temp dir), created on first use."
     return pool
+
+
+def _missing_commit(items: list[dict[str, Any]]) -> str | None:
+    """A message when the items cite a commit the configured repository lacks, else ``None``."""
+    import subprocess
+
+    from ._repos import bare_repo
+
+    commit = next((i["commit"] for i in items if isinstance(i.get("commit"), str)), None)
+    if commit is None:
+        return None
+    repo = bare_repo()
+    if subprocess.run(["git", f"--git-dir={repo}", "cat-file", "-e", f"{commit}^{{commit}}"],
+                      capture_output=True).returncode == 0:
+        return None
+    return (f"the dataset cites commit {commit[:12]}, which is not in the repository {str(repo)!r}: build it with "
+            f"the example's build_dataset --source CLONE --out DIR (that writes DIR/{SOURCE_FILE}) and pass "
+            f"--data-dir DIR")
 
 
 SOURCE_FILE = "source.json"  # written next to a dataset built with --source: which repository it came from

@@ -2,9 +2,10 @@
 
 The served app (``tests.integrations.apps:retail_recorded``) keeps every rollout in a
 ``SQLiteStore`` file, so the test reads back what the server itself recorded per
-``trace_id``. Rollouts are seeded with the item's gold ``get_order_status`` call
-(``seed_first_call``, see examples/retail/train_trl.py): a random model rarely writes
-a valid tool call; its completions are still generated and graded.
+``trace_id``. No tool call is seeded: the model writes every call itself. A random
+model gets signal only from the partial-credit test grader (``answer_similarity``);
+with the exact ``order_status`` grader it gets none, and the example says so; after a
+warm start (SFT on the gold demonstrations) it gets signal from ``order_status`` too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 pytest.importorskip("trl")
 
-from examples.retail.train_trl import train
+from examples.retail.train_trl import main, train
 from rft_sdk import SQLiteStore
 from rft_sdk.testing import serve_process
 
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
 TOKEN = "trl-test-token"
 STEPS, PROMPTS, GENERATIONS = 2, 2, 2
+WARM_STEPS = 120
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +50,12 @@ def test_every_generation_is_a_recorded_graded_rollout(run):
 
     for record, (stored, grades) in zip(records, asyncio.run(read())):
         assert record.trace_id.startswith("trace_")
-        assert stored is not None, f"server kept no state for {record.trace_id}"
-        assert len(stored.trajectory) == record.tool_calls >= 1
-        assert stored.trajectory[0].name == "get_order_status"
-        assert stored.item["order_id"] == stored.trajectory[0].arguments["order_id"]
         assert record.score is not None
         assert grades["answer_similarity"].score == pytest.approx(record.score)
-        assert grades["answer_similarity"].details["subscores"]["called_lookup"] == 1.0
+        looked_up = grades["answer_similarity"].details["subscores"]["called_lookup"]
+        if record.tool_calls:  # whatever calls the model wrote reached the server under this trace_id
+            assert stored is not None and len(stored.trajectory) == record.tool_calls
+        assert looked_up == float(bool(stored and any(c.name == "get_order_status" for c in stored.trajectory)))
 
 
 def test_trainer_logged_the_graders_rewards_and_optimised(run):
@@ -68,7 +69,27 @@ def test_trainer_logged_the_graders_rewards_and_optimised(run):
         assert float(entry["rewards/grader_reward/mean"]) == pytest.approx(sum(scores) / per_step, abs=1e-4)
         sims = [r.subscores["similarity"] for r in records[step * per_step:(step + 1) * per_step]]
         assert float(entry["grader/similarity"]) == pytest.approx(sum(sims) / per_step, abs=1e-4)
-        assert float(entry["grader/tool_calls_per_rollout"]) >= 1.0
+        calls = [r.tool_calls for r in records[step * per_step:(step + 1) * per_step]]
+        assert float(entry["grader/tool_calls_per_rollout"]) == pytest.approx(sum(calls) / per_step, abs=1e-4)
     assert result["trainer"].state.global_step == STEPS
     # Partial-credit rewards differ within a group, so the updates are real (non-zero gradients).
     assert any(math.isfinite(float(e["grad_norm"])) and float(e["grad_norm"]) > 0 for e in logs)
+
+
+def test_a_random_model_with_the_exact_grader_says_it_has_no_signal(capsys):
+    with serve_process("examples.retail.app:server") as url:
+        assert main(["--base-url", url, "--steps", "1", "--generations", "2", "--prompts-per-step", "2",
+                     "--warm-start-steps", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "NO LEARNING SIGNAL" in out and "frac_reward_zero_std: 1.00" in out and "grad norm: 0.0000" in out
+
+
+@pytest.mark.slow
+def test_a_warm_started_model_gets_signal_from_the_exact_grader(tmp_path):
+    with serve_process("examples.retail.app:server") as url:
+        result = train(url, steps=2, prompts_per_step=2, generations=4, warm_start_steps=WARM_STEPS,
+                       output_dir=str(tmp_path))
+        result["environment"].close()
+    assert result["warm_start_loss"] < 0.5
+    assert result["tool_calls_per_rollout"] > 0  # the model wrote the lookups itself
+    assert result["signal"] and result["reward_std"] > 0 and result["grad_norm"] > 0, result
