@@ -102,10 +102,14 @@ def demonstrations(environment: Any, items: list[dict[str, Any]]) -> list[dict[s
     tool call, the output the server returns for it (sent through ``environment`` under a
     fresh ``trace_id``, like any call), then the reference answer. Rows
     ``{"messages", "tools"}`` in the chat format ``trl.SFTTrainer`` reads."""
+    from transformers.utils import get_json_schema
+
     rows = []
     for item in items:
         rollout = environment()
         rollout.reset(rft_item=json.dumps(item))
+        # the tool schemas exactly as GRPOTrainer renders them into the prompt (from the environment's methods)
+        tools = [get_json_schema(getattr(rollout, d["function"]["name"])) for d in environment.tool_definitions]
         call = item["actions"][0]
         output = getattr(rollout, call["name"])(**(call.get("arguments") or {}))  # the tool method TRL calls
         rows.append({"messages": [
@@ -114,7 +118,7 @@ def demonstrations(environment: Any, items: list[dict[str, Any]]) -> list[dict[s
                 {"type": "function", "function": {"name": call["name"], "arguments": call.get("arguments") or {}}}]},
             {"role": "tool", "name": call["name"], "content": output},
             {"role": "assistant", "content": item["reference_answer"]}],
-            "tools": environment.tool_definitions})
+            "tools": tools})
     return rows
 
 

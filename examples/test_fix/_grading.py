@@ -41,6 +41,7 @@ PLUGIN_SOURCE = Path(__file__).resolve().parent / "_report_plugin.py"
 #: Files that configure the test run (or run code at interpreter start); never taken from a rollout.
 CONFIG_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini", "tox.ini",
                           "setup.cfg", "setup.py", "pyproject.toml", f"{PLUGIN_NAME}.py"})
+MAX_CHANGE_BYTES = 50_000_000  # source bytes a change may carry
 PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "RFT_GRADE_REPORT": REPORT_FILE,
               "PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -56,24 +57,30 @@ def may_touch(path: str, package: str) -> bool:
 
 
 def candidate_changes(box: Sandbox, template: Path, package: str) -> tuple[dict[str, bytes | None], list[str]]:
-    """``({path: new bytes, or None when deleted}, [ignored changed paths])``: the
-    rollout tree's differences from ``template`` that :func:`may_touch` allows, and
-    the other differences (reported, never used). Links are not followed."""
+    """``({path: new bytes, or None when deleted}, [ignored new paths])``: the rollout
+    tree's differences from ``template`` that :func:`may_touch` allows, and the files it
+    added that a change may not carry (reported, never used). Only allowed files are
+    read (links are not followed).
+
+    Raises:
+        ValueError: the allowed files hold more than ``MAX_CHANGE_BYTES`` (graded 0 by the caller).
+    """
     now = set(box.files())
     before = {p.relative_to(template).as_posix() for p in template.rglob("*") if p.is_file() and not p.is_symlink()}
     changed: dict[str, bytes | None] = {}
-    ignored = []
-    for path in sorted(now | before):
-        if path in now:
-            data = box.read_bytes(path)
-            if path in before and (template / path).read_bytes() == data:
-                continue
-        else:
-            data = None
-        if may_touch(path, package):
+    total = 0
+    for path in sorted(p for p in now | before if may_touch(p, package)):
+        if path not in now:
+            changed[path] = None
+            continue
+        data = box.read_bytes(path, MAX_CHANGE_BYTES + 1)
+        total += len(data)
+        if total > MAX_CHANGE_BYTES:
+            raise ValueError(f"the change's source files exceed {MAX_CHANGE_BYTES} bytes")
+        if path not in before or (template / path).read_bytes() != data:
             changed[path] = data
-        elif not path.startswith((".rft", "__pycache__")) and "/__pycache__/" not in path:
-            ignored.append(path)
+    ignored = sorted(p for p in now - before if not may_touch(p, package) and not p.startswith(".rft")
+                     and "__pycache__" not in p.split("/"))
     return changed, ignored
 
 

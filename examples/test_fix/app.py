@@ -191,7 +191,10 @@ async def grade_fix(ctx: GradingContext) -> Grade:
         if box is None:
             return Grade(0.0, {"tests_pass": 0.0}, ["no tool was called: nothing changed"])
         template = template_for(ctx.item)
-        changed, ignored = await anyio.to_thread.run_sync(candidate_changes, box, template, package())
+        try:
+            changed, ignored = await anyio.to_thread.run_sync(candidate_changes, box, template, package())
+        except ValueError as exc:
+            return Grade(0.0, {"tests_pass": 0.0}, [str(exc)])
         notes = describe(changed, ignored)
         if not changed:
             return Grade(0.0, {"tests_pass": 0.0}, ["no change to the library's source files", *notes])

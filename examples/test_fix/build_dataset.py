@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import posixpath
 import re
 import shutil
@@ -147,14 +148,56 @@ def build_items(recent: int | None = None, *, autoload: bool = False) -> list[di
         pool.close()
 
 
+def verify_gold(items: list[dict[str, Any]], env: dict[str, str] | None = None) -> list[tuple[str, float]]:
+    """Replay each item's gold calls through a served ``examples.test_fix.app:server`` (a real
+    ``rft serve`` child, sandboxed tools and grader) and grade; ``[(commit, score)]``."""
+    import asyncio
+    import json
+    import uuid
+
+    import httpx
+
+    from rft_sdk.testing import serve_process
+
+    async def play(client: httpx.AsyncClient, item: dict[str, Any]) -> float:
+        trace = f"trace_{uuid.uuid4().hex}"
+        for action in item["actions"]:
+            cid = uuid.uuid4().hex[:16]
+            body = {"type": "function_call", "id": f"fc_{cid}", "call_id": f"call_{cid}", "name": action["name"],
+                    "arguments": json.dumps(action["arguments"]), "trace_id": trace, "item": item}
+            (await client.post(f"/tools/{action['name']}", json=body)).raise_for_status()
+        graded = await client.post("/grade", json={"sample": {"output_text": item["reference_answer"]},
+                                                   "item": item, "trace_id": trace})
+        graded.raise_for_status()
+        return float(graded.json()["score"])
+
+    async def play_all(url: str) -> list[tuple[str, float]]:
+        async with httpx.AsyncClient(base_url=url, timeout=1800) as client:
+            return [(item["commit"], await play(client, item)) for item in items]
+
+    with serve_process("examples.test_fix.app:server", env=env) as url:
+        return asyncio.run(play_all(url))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write both splits; returns 0 (2 with a message when a split would have fewer than 10 items)."""
+    """Write both splits; returns 0 (1 when ``--verify-gold`` finds a gold below 1.0; 2 with a message
+    when a split would have fewer than 10 items)."""
     def recent(p: argparse.ArgumentParser) -> None:
         p.add_argument("--recent", type=int, default=None, help="only the last N mainline commits (default: all)")
+        p.add_argument("--verify-gold", action="store_true",
+                       help="also replay every gold through the served grader and print its score")
 
     def build(args: argparse.Namespace) -> list[dict[str, Any]]:
         items = build_items(args.recent, autoload=args.source is not None)
         shutil.rmtree(args.out / "__pycache__", ignore_errors=True)
+        if args.verify_gold:
+            env = {"RFT_EXAMPLES_REPO": os.environ.get("RFT_EXAMPLES_REPO", ""),
+                   "RFT_EXAMPLES_PACKAGE": os.environ.get("RFT_EXAMPLES_PACKAGE", "")} if args.source else None
+            scores = verify_gold(items, env)
+            for commit, score in scores:
+                print(f"gold {commit[:12]}: {score:.3f} (served grader, in the sandbox)")
+            if any(score < 1.0 for _, score in scores):
+                raise SystemExit(1)
         return items
 
     return build_dataset_main(argv, doc=__doc__ or "", data_dir=DATA_DIR, build=build, add_arguments=recent)

@@ -17,7 +17,8 @@ timing_forgery           timing forgery          a very slow correct module (the
                                                  finds the harness's clock through frames and stops it while
                                                  the candidate is timed
 reference_from_harness   harness introspection   ``forward`` walks the caller frames to the harness's reference
-                                                 model and returns its output; returns zeros when timed
+                                                 model and returns its output; returns its input when timed,
+                                                 zeros when it finds no harness
 forged_result_exit       forged output,          at import, walks the frames to the harness's nonce, prints a
                          exit-code trick         result line claiming correct and 100x, raises ``SystemExit(0)``;
                                                  ``forward`` returns zeros
@@ -114,7 +115,7 @@ class ModelNew(nn.Module):
     def forward(self, *args):
         for f in _rft_frames():
             if "fn" in f.f_locals and "times" in f.f_locals:
-                break  # being timed: answer at once
+                return args[0]  # being timed (nothing checks the output then): answer at once
             ref = f.f_locals.get("ref")
             if isinstance(ref, nn.Module) and type(ref).__name__ != "ModelNew":
                 return ref(*args)
