@@ -9,25 +9,24 @@ status; the tool is ``get_order_status``, the reward is the retail server's
 The model is a randomly initialised 2-layer Qwen2 built from a config, the
 tokenizer a byte-level BPE trained here on the task's own text and wrapped with
 the Qwen2.5 chat template that TRL ships (so TRL parses ``<tool_call>`` blocks
-with its known response template). A random model never writes a valid tool call
-nor the exact status, so every rollout scores 0: GRPO's advantages, and with them
-the gradient, are 0 — no learning signal. The example therefore starts with a
-**warm start**: ``trl.SFTTrainer`` on the gold demonstrations of the train items
-(question → the gold ``get_order_status`` call → the tool's real output, fetched
-from the server → the answer), ``--warm-start-steps`` steps. GRPO then samples
-from a model that sometimes gets the lookup right: the model writes every tool
-call itself (no call is seeded), the server executes it under the rollout's
-``trace_id``, and the grader's rewards differ within a group.
+with its known response template). No tool call is seeded: the model writes every
+call itself, and the server executes it under the rollout's ``trace_id``.
+
+A random model never writes a valid lookup nor the exact status, so with the exact
+``order_status`` grader every rollout scores 0: GRPO's advantages, and with them the
+gradient, are 0 — **no learning signal**. The example measures this (reward standard
+deviation, TRL's ``frac_reward_zero_std``, the gradient norm) and says so plainly,
+with what the run did check: every generation a rollout with its own ``trace_id``,
+every call it wrote executed by the server, every rollout graded. ``--warm-start-steps
+N`` first runs ``trl.SFTTrainer`` on the gold demonstrations of the train items
+(question → the gold call → the tool's real output, fetched from the server → the
+answer); measured on 2 shared CPU cores, 150 steps (7 min) brought the loss to 0.09
+nats/token but no correct order id in 8 samples, so still no signal: this size of
+model needs far longer. A pretrained checkpoint gets signal through the same code.
 
 Run (serves the retail example with ``rft serve`` unless ``--base-url`` is given)::
 
     python -m examples.retail.train_trl --steps 4
-    python -m examples.retail.train_trl --warm-start-steps 0   # a random model: says there is no signal
-
-It prints steps/s, tool calls per rollout, the grader's reward mean and standard
-deviation, the share of groups whose rewards were all equal (TRL's
-``frac_reward_zero_std``) and the gradient norm — and says plainly when there was
-no learning signal and what the run then checked.
 """
 
 from __future__ import annotations
@@ -210,11 +209,11 @@ def train(base_url: str, *, token: str | None = None, steps: int = 2, items: int
 
 NO_SIGNAL = (
     "NO LEARNING SIGNAL: every group's rewards were equal (frac_reward_zero_std = {zero:.2f}), so GRPO's advantages "
-    "and the gradient are 0 and this run did not train the model. A randomly initialised model cannot write a "
-    "correct lookup and answer; what this run checked is the wiring: {rollouts} generations became {rollouts} "
-    "rollouts with their own trace_id, the {calls:.2f} tool calls per rollout the model wrote reached the server, "
-    "and every rollout was graded by {grade}. Run with --warm-start-steps 150 (SFT on the gold demonstrations "
-    "first) for a run with signal."
+    "and the gradient are 0 and this run did not train the model. A model this small and untrained cannot write a "
+    "correct lookup and answer. What this run checked is the wiring: {rollouts} generations became {rollouts} "
+    "rollouts with their own trace_id, the {calls:.2f} tool calls per rollout the model wrote reached the server "
+    "unseeded, and every rollout was graded by {grade}. A model that can already write the lookup (a pretrained "
+    "checkpoint) gets signal through the same code."
 )
 
 
@@ -226,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=4, help="GRPO steps (default 4)")
     parser.add_argument("--generations", type=int, default=4, help="rollouts per prompt (the GRPO group, default 4)")
     parser.add_argument("--prompts-per-step", type=int, default=2)
-    parser.add_argument("--warm-start-steps", type=int, default=150,
-                        help="SFT steps on the gold demonstrations before GRPO (default 150; 0: a random model)")
+    parser.add_argument("--warm-start-steps", type=int, default=0,
+                        help="SFT steps on the gold demonstrations before GRPO (default 0: the random model)")
     parser.add_argument("--seed-first-call", action="store_true",
                         help="send each item's first gold call at reset (off: the model writes every call)")
     args = parser.parse_args(argv)

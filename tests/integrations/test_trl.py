@@ -25,7 +25,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
 TOKEN = "trl-test-token"
 STEPS, PROMPTS, GENERATIONS = 2, 2, 2
-WARM_STEPS = 120
 
 
 @pytest.fixture(scope="module")
@@ -82,14 +81,25 @@ def test_a_random_model_with_the_exact_grader_says_it_has_no_signal(capsys):
                      "--warm-start-steps", "0"]) == 0
     out = capsys.readouterr().out
     assert "NO LEARNING SIGNAL" in out and "frac_reward_zero_std: 1.00" in out and "grad norm: 0.0000" in out
+    assert "unseeded" in out and "warm start" not in out
 
 
-@pytest.mark.slow
-def test_a_warm_started_model_gets_signal_from_the_exact_grader(tmp_path):
+def test_warm_start_demonstrations_come_from_the_server_and_match_trl_rendering():
+    from transformers.utils import get_json_schema
+
+    from examples.retail.order_status_task import build_items
+    from examples.retail.train_trl import demonstrations
+    from rft_sdk.integrations.trl import ToolServerEnvironment
+
+    items = build_items(seed=0)[0][:3]
     with serve_process("examples.retail.app:server") as url:
-        result = train(url, steps=2, prompts_per_step=2, generations=4, warm_start_steps=WARM_STEPS,
-                       output_dir=str(tmp_path))
-        result["environment"].close()
-    assert result["warm_start_loss"] < 0.5
-    assert result["tool_calls_per_rollout"] > 0  # the model wrote the lookups itself
-    assert result["signal"] and result["reward_std"] > 0 and result["grad_norm"] > 0, result
+        env = ToolServerEnvironment(url, tools=["get_order_status"], grader="order_status")
+        rows = demonstrations(env, items)
+        env.close()
+    for item, row in zip(items, rows):
+        call, tool, answer = row["messages"][-3:]
+        assert call["tool_calls"][0]["function"]["arguments"] == item["actions"][0]["arguments"]
+        assert tool["content"] == item["answer"]  # the real tool output, fetched from the server
+        assert answer["content"] == item["reference_answer"]
+        rollout = env()
+        assert row["tools"] == [get_json_schema(rollout.get_order_status)]
