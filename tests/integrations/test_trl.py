@@ -11,6 +11,7 @@ warm start (SFT on the gold demonstrations) it gets signal from ``order_status``
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 
 import pytest
@@ -84,7 +85,7 @@ def test_a_random_model_with_the_exact_grader_says_it_has_no_signal(capsys):
     assert "unseeded" in out and "warm start" not in out
 
 
-def test_warm_start_demonstrations_come_from_the_server_and_match_trl_rendering():
+def test_warm_start_demonstrations_come_from_the_server_and_match_trl_rendering(tmp_path):
     from transformers.utils import get_json_schema
 
     from examples.retail.order_status_task import build_items
@@ -96,6 +97,11 @@ def test_warm_start_demonstrations_come_from_the_server_and_match_trl_rendering(
         env = ToolServerEnvironment(url, tools=["get_order_status"], grader="order_status")
         rows = demonstrations(env, items)
         env.close()
+    from examples.retail.train_trl import build_tiny_model, build_tokenizer, warm_start
+
+    tokenizer = build_tokenizer([json.dumps(r) for r in rows] * 4)
+    loss = warm_start(build_tiny_model(tokenizer), tokenizer, rows, steps=2, output_dir=str(tmp_path))
+    assert math.isfinite(loss) and loss > 0  # trl.SFTTrainer ran on the rows as they are
     for item, row in zip(items, rows):
         call, tool, answer = row["messages"][-3:]
         assert call["tool_calls"][0]["function"]["arguments"] == item["actions"][0]["arguments"]
