@@ -184,9 +184,9 @@ class SandboxProvider(Protocol):
 
     ``SandboxPool`` is the local implementation. A provider backed by a remote
     service implements these methods with the same contracts and returns
-    sandbox objects offering ``trace_id``, ``run``/``arun``, ``read_bytes``/
-    ``read_text``, ``write_bytes``/``write_text``, ``list_dir``, ``files`` and
-    ``is_file`` (no local ``path``). The examples use nothing else, so they run
+    sandbox objects offering ``trace_id``, ``run``/``arun``, ``popen``,
+    ``read_bytes``/``read_text``, ``write_bytes``/``write_text``, ``list_dir``,
+    ``files``, ``is_file`` and ``relpath`` (no local ``path``). The examples use nothing else, so they run
     unchanged on such a provider. ``template`` is a local directory the
     provider uploads (and may cache) on first use. See ``docs/sandbox.md``.
     """

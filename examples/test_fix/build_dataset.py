@@ -22,7 +22,9 @@ the sandbox by construction). Items: ``messages`` (the request = the commit's su
 ``autoload_plugins`` (real repositories may need their pytest plugins), and for reference replay
 ``actions`` (run the tests, apply the real code diff, run the tests, run the linter) and
 ``reference_answer``. Every other item goes to the test split; each split needs 10 items (the
-hosted minimum), else the builder stops with an error naming what it found.
+hosted minimum), else the builder stops with an error naming what it found. ``--verify-gold``
+also replays every kept gold through a served grader (``rft serve examples.test_fix.app:server``)
+and prints its score.
 """
 
 from __future__ import annotations
