@@ -43,7 +43,7 @@ TOOL_REPS, GRADE_REPS = 5, 10  # timed calls per evaluation
 _CODE_BLOCK = re.compile(r"```(?:python)?\n(.*?)```", re.S)
 
 
-pool = pool_factory(limits=SandboxLimits(timeout_s=120, cpu_s=300, memory_bytes=None, max_processes=64))
+pool = pool_factory(limits=SandboxLimits(timeout_s=120, cpu_s=300, memory_bytes=4 * 1024**3, max_processes=64))
 
 
 def _box(rollout: Rollout | GradingContext) -> Sandbox:

@@ -142,7 +142,7 @@ def build_items(recent: int | None = None, *, autoload: bool = False) -> list[di
     """The items, oldest commit first, from the last ``recent`` mainline commits (``None``: all);
     every test run in a sandbox (two per candidate commit)."""
     history = mainline()[-recent:] if recent else mainline()
-    pool = SandboxPool(limits=SandboxLimits(timeout_s=900, cpu_s=1800, memory_bytes=None, max_processes=512))
+    pool = SandboxPool(limits=SandboxLimits(timeout_s=900, cpu_s=1800, memory_bytes=8 * 1024**3, max_processes=512))
     try:
         with ThreadPoolExecutor(2) as ex:
             return [i for i in ex.map(lambda e: _item(e, pool, autoload), history) if i is not None]
