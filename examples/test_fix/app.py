@@ -37,7 +37,7 @@ from typing import Any
 import anyio.to_thread
 
 from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, rewards, tool
-from rft_sdk.sandbox import Sandbox, SandboxLimits
+from rft_sdk.sandbox import Sandbox, SandboxLimits, SandboxPathError
 
 from .._common import pool_factory
 from .._repo_tools import grep as _grep
@@ -193,7 +193,7 @@ async def grade_fix(ctx: GradingContext) -> Grade:
         template = template_for(ctx.item)
         try:
             changed, ignored = await anyio.to_thread.run_sync(candidate_changes, box, template, package())
-        except ValueError as exc:
+        except (ValueError, SandboxPathError) as exc:  # an oversized or unreadable tree: nothing to grade
             return Grade(0.0, {"tests_pass": 0.0}, [str(exc)])
         notes = describe(changed, ignored)
         if not changed:
