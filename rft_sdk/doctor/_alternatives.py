@@ -12,7 +12,9 @@ the *gradeable* principle fails on it. Two sources:
 * user probes whose ``intent`` is ``"valid"`` (``_probes``), run on the items they apply to.
 
 Each must score at least the job's ``pass_threshold``; a discarded rollout counts
-as rejected.
+as rejected. A rollout cut off by ``max_episode_steps`` before its answer is not
+a grader's fault: it is counted as ``truncated`` (the job allows fewer turns
+than a valid solution needs — a warning of its own).
 """
 
 from __future__ import annotations
@@ -95,8 +97,9 @@ async def check_alternatives(items: Sequence[Mapping[str, Any]], job: Reinforcem
     """Replay every alternative and run every valid probe; collect those scored below ``pass_threshold``.
 
     Returns:
-        ``{"checked": int, "rejected": [{"item", "path", "score", "reasons"}], "by_path":
-        {path: {"checked", "rejected"}}}``; ``path`` is the alternative's name or the probe's.
+        ``{"checked": int, "rejected": [{"item", "path", "score", "reasons"}], "truncated":
+        [{"item", "path"}], "by_path": {path: {"checked", "rejected", "truncated"}}}``; ``path``
+        is the alternative's name or the probe's.
 
     Raises:
         ValueError: malformed alternatives (see :func:`read_alternatives`).
@@ -105,7 +108,7 @@ async def check_alternatives(items: Sequence[Mapping[str, Any]], job: Reinforcem
     threshold = job.grader.pass_threshold
     plays: list[tuple[Any, Any]] = [(AlternativeReplay(k, field), None) for k in range(max(map(len, alts), default=0))]
     plays += [(probe, name) for name, probe in (valid_probes or {}).items()]
-    checked, rejected = 0, []
+    checked, rejected, truncated = 0, [], []
     by_path: dict[str, dict[str, int]] = {}
     for probe, probe_name in plays:
         index = [i for i, item in enumerate(items) if probe_applies(probe, item)]
@@ -116,7 +119,11 @@ async def check_alternatives(items: Sequence[Mapping[str, Any]], job: Reinforcem
         for r in results:
             i = index[r.item_index]
             path = probe_name or str(alts[i][probe.k].get("name") or f"alternative_{probe.k}")
-            row = by_path.setdefault(path, {"checked": 0, "rejected": 0})
+            row = by_path.setdefault(path, {"checked": 0, "rejected": 0, "truncated": 0})
+            if r.truncated:
+                row["truncated"] += 1
+                truncated.append({"item": i, "path": path})
+                continue
             row["checked"] += 1
             checked += 1
             if r.discarded or r.score is None or r.score < threshold:
@@ -125,4 +132,4 @@ async def check_alternatives(items: Sequence[Mapping[str, Any]], job: Reinforcem
                                                                      if r.discarded else [])
                 rejected.append({"item": i, "path": path, "score": r.score, "reasons": list(reasons)[:3]})
     return {"checked": checked, "rejected": sorted(rejected, key=lambda x: (x["item"], x["path"])),
-            "by_path": dict(sorted(by_path.items()))}
+            "truncated": truncated, "by_path": dict(sorted(by_path.items()))}

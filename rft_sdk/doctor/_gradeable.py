@@ -177,7 +177,7 @@ async def check_gradeable(
         "grades_in_flight_at_rate_limit": in_flight,
         "alternatives_checked": alts["checked"], "alternatives_rejected_count": len(alts["rejected"]),
         "alternatives_rejected": alts["rejected"][:20],
-        "alternatives_by_path": alts["by_path"],
+        "alternatives_by_path": alts["by_path"], "alternatives_truncated": len(alts["truncated"]),
     }
     if nondet:
         findings.append(Finding("fail", f"{len(nondet)} item(s) scored differently for the same trajectory",
@@ -199,6 +199,11 @@ async def check_gradeable(
                                 f"{first['path']!r} scored {first['score']}: {'; '.join(first['reasons'])[:160]})",
                                 "grade the outcome (end state, facts the answer states and where they came from), "
                                 "not the path: a correct solution that differs from the gold must score like it"))
+    if alts["truncated"]:
+        findings.append(Finding("warn", f"{len(alts['truncated'])} valid alternative solution(s) need more turns "
+                                f"than max_episode_steps={job.max_episode_steps} (e.g. item "
+                                f"{alts['truncated'][0]['item']} {alts['truncated'][0]['path']!r})",
+                                "a policy taking that path is cut off before it answers: raise max_episode_steps"))
     if in_flight is not None and in_flight > 64:
         findings.append(Finding("warn", f"at rate_limit {job.grader.rate_limit}/s and p95 latency "
                                 f"{lat['p95']:.3f} s the grader must serve {in_flight:.0f} requests at once",
