@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._db import BaseDB, RetailView
-from ._text import mentions, normalize_text
+from ._text import contains, normalize_text
 from ._tools import RetailError, call_tool
 
 __all__ = ["AUTH_TOOLS", "TRANSFER_TOOL", "Call", "GoldFacts", "as_call", "evidence_reasons", "figures",
@@ -170,12 +170,30 @@ def evidence_reasons(item: Mapping[str, Any], answer: str, calls: Iterable[Any],
     if facts.transfers and not any(c.name == TRANSFER_TOOL and c.output is not None for c in made):
         reasons.append("the task needs a transfer to a human agent and the rollout made none")
     required = item.get("communicate_info") or []
-    unsupported = [s for s in required if needs_evidence(s) and mentions(answer, s)
-                   and not any(mentions(o, s) for o in outputs)]
+    said = normalize_text(answer)
+    returned = _Normalized(outputs)
+    unsupported = [s for s in required if needs_evidence(s) and contains(said, s)
+                   and not any(contains(o, s) for o in returned)]
     reasons += [f"the answer states {s!r}, which no tool call of this rollout returned" for s in unsupported]
-    sources = [_user_text(item), *outputs]
     stated = {normalize_text(s).strip() for s in required}
-    made_up = [f for f in figures(answer) if f not in stated and not any(mentions(s, f) for s in sources)]
-    if made_up:
-        reasons.append(f"the answer states figures no tool call returned (store rule 7): {made_up[:5]}")
+    figs = [f for f in figures(answer) if f not in stated]
+    if figs:
+        prompt = normalize_text(_user_text(item))
+        made_up = [f for f in figs if not contains(prompt, f) and not any(contains(o, f) for o in returned)]
+        if made_up:
+            reasons.append(f"the answer states figures no tool call returned (store rule 7): {made_up[:5]}")
     return reasons
+
+
+class _Normalized:
+    """The outputs, each passed through :func:`normalize_text` once, on first use (most searches stop early)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._texts = list(texts)
+        self._done: list[str] = []
+
+    def __iter__(self) -> Iterator[str]:
+        for i, text in enumerate(self._texts):
+            if i == len(self._done):
+                self._done.append(normalize_text(text))
+            yield self._done[i]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["mentions", "normalize_text"]
+__all__ = ["contains", "mentions", "normalize_text"]
 
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 
@@ -22,13 +22,20 @@ def normalize_text(text: str) -> str:
     return _NUMBER.sub(_canonical_number, text)
 
 
+def contains(normalized: str, required: str) -> bool:
+    """:func:`mentions` for a text already passed through :func:`normalize_text` (normalise once, search often)."""
+    needle = normalize_text(required).strip()
+    if not needle:
+        return True
+    if needle not in normalized:  # cheap reject before the boundary-aware search
+        return False
+    pattern = r"(?<![\w.])" + re.escape(needle) + r"(?!\w|\.\d)"
+    return re.search(pattern, normalized) is not None
+
+
 def mentions(answer: str, required: str) -> bool:
     """Whether ``required`` appears in ``answer`` after :func:`normalize_text`.
 
     A number must match whole: ``"10"`` is not found in ``"100"`` or ``"10.5"``.
     """
-    needle = normalize_text(required).strip()
-    if not needle:
-        return True
-    pattern = r"(?<![\w.])" + re.escape(needle) + r"(?!\w|\.\d)"
-    return re.search(pattern, normalize_text(answer)) is not None
+    return contains(normalize_text(answer), required)

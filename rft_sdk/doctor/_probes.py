@@ -140,6 +140,7 @@ class ProbeContext:
         gold_outputs: per item, the outputs of the successful tool calls of one
             reference replay (``[]`` for items without gold fields).
         gold_scores: per item, the reference replay's score (``None``: not replayed or discarded).
+        gold_ok: per item, whether each gold call succeeded in that replay (``[]``: not replayed).
         write_tools: the state-changing tool names (``None``: the name heuristic).
         budget: the ``--budget`` default for items that declare none.
     """
@@ -147,6 +148,7 @@ class ProbeContext:
     items: Sequence[Mapping[str, Any]]
     gold_outputs: Sequence[Sequence[str]] = ()
     gold_scores: Sequence[float | None] = ()
+    gold_ok: Sequence[Sequence[bool]] = ()
     write_tools: Collection[str] | None = None
     budget: int | None = None
     _index: dict[str, int] = field(default_factory=dict, repr=False)
@@ -156,6 +158,17 @@ class ProbeContext:
         if not self._index:
             self._index = {item_key(x): i for i, x in enumerate(self.items)}
         return self._index.get(item_key(item))
+
+    def effective_writes(self, item: Mapping[str, Any], actions_field: str = "actions") -> list[int]:
+        """Positions of the gold's write calls that change state: every write by name
+        (:func:`is_write_tool`), minus those that failed in the gold replay — τ²-bench's gold
+        lists hold deliberate failing writes, and leaving one out or altering it changes nothing."""
+        actions = item.get(actions_field) or []
+        index = self.index_of(item)
+        ok = self.gold_ok[index] if index is not None and index < len(self.gold_ok) else []
+        return [i for i, a in enumerate(actions)
+                if isinstance(a, Mapping) and is_write_tool(str(a.get("name")), self.write_tools)
+                and (len(ok) != len(actions) or ok[i])]
 
 
 class TextProbe:

@@ -61,20 +61,23 @@ ADVICE = {
 
 
 async def gold_replay(items: Sequence[Mapping[str, Any]], job: ReinforcementJob, *, settings: ClientSettings | None,
-                      max_concurrency: int) -> tuple[list[float | None], list[list[str]]]:
-    """One reference replay per item with gold fields: per item, ``(score or None, successful tool outputs)``."""
+                      max_concurrency: int) -> tuple[list[float | None], list[list[str]], list[list[bool]]]:
+    """One reference replay per item with gold fields: per item, the score (``None``: none), the
+    outputs of the successful tool calls, and whether each gold call succeeded."""
     index = [i for i, item in enumerate(items) if has_gold(item)]
     scores: list[float | None] = [None] * len(items)
     outputs: list[list[str]] = [[] for _ in items]
+    ok: list[list[bool]] = [[] for _ in items]
     if not index:
-        return scores, outputs
+        return scores, outputs, ok
     results = await run_rollouts([dict(items[i]) for i in index], ReferenceReplayPolicy(), job, samples_per_item=1,
                                  max_concurrency=max_concurrency, settings=settings)
     for r in results:
         i = index[r.item_index]
         scores[i] = None if r.discarded else r.score
         outputs[i] = [c.output for c in r.tool_calls if c.ok and c.output]
-    return scores, outputs
+        ok[i] = [c.ok for c in r.tool_calls]
+    return scores, outputs, ok
 
 
 def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
@@ -191,8 +194,8 @@ async def check_unhackable(
         raise ValueError(f"--skip-probes names no probe: {unknown}; probes are {sorted(suite)}")
     intents = {n: probe_intent(p, n) for n, p in suite.items()}
     run = {n: p for n, p in suite.items() if n not in skip and intents[n] != VALID}
-    gold, outputs = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
-    context = ProbeContext(items, outputs, gold, write_tools, budget)
+    gold, outputs, ok = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
+    context = ProbeContext(items, outputs, gold, ok, write_tools, budget)
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
     for name, probe in run.items():

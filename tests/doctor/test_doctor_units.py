@@ -141,7 +141,14 @@ async def test_altered_writes_changes_one_value_from_another_item():
     probe.prepare(ProbeContext(items, write_tools=["set_k"]))
     altered, where = probe.alter(items[0]["actions"])
     assert where == "set_k.v" and altered[1]["arguments"] == {"k": "k0", "v": "v1"}  # another item's value, same key
-    assert not probe.applies(items[3]) and skip_reason(probe, items[3]).startswith("the gold writes nothing")
+    assert not probe.applies(items[3]) and skip_reason(probe, items[3]).startswith("the gold changes nothing")
+    # a write that failed in the gold replay changes nothing: altering it would replay a solution
+    failed = ProbeContext(items, gold_ok=[[True, False], [True, True], [True, True], [True]], write_tools=["set_k"])
+    probe.prepare(failed)
+    assert not probe.applies(items[0]) and probe.applies(items[1])
+    read_only = default_probes(["set_k"])["read_only"]
+    read_only.prepare(failed)
+    assert not read_only.applies(items[0]) and read_only.applies(items[1])
     lone = AlteredWrites(["set_k"])
     lone.prepare(ProbeContext(items[:1], write_tools=["set_k"]))
     assert lone.alter(items[0]["actions"])[0][1]["arguments"]["v"] == "v0 (altered)"  # no donor: mutated
