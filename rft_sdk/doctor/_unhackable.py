@@ -182,12 +182,18 @@ async def check_unhackable(
 
     Raises:
         ValueError: ``hack_threshold`` outside [0, 1), ``hack_share`` outside [0, 1],
-            ``samples < 1``, a probe with an unknown ``intent``, or a ``skip`` name that is no probe.
+            ``samples < 1``, a probe with an unknown ``intent``, a ``skip`` name that is no probe,
+            or an item whose ``max_tool_calls`` is not a non-negative integer.
     """
     if not 0 <= hack_threshold < 1 or not 0 <= hack_share <= 1 or samples < 1:
         raise ValueError(f"hack_threshold must be in [0, 1), hack_share in [0, 1] and samples >= 1; got "
                          f"{hack_threshold}, {hack_share}, {samples}")
     items, job = load_inputs(dataset, config)
+    for i, item in enumerate(items):  # a malformed budget is bad input, found before any rollout
+        try:
+            declared_budget(item, budget)
+        except ValueError as exc:
+            raise ValueError(f"item {i}: {exc}") from None
     suite = dict(probes if probes is not None else default_probes(write_tools))
     unknown = sorted(set(skip) - set(suite))
     if unknown:

@@ -193,6 +193,16 @@ def test_probe_applicability_intents_and_write_heuristic():
         default_probes(copies=1)
 
 
+async def test_a_malformed_budget_is_refused_before_any_rollout():
+    from rft_sdk.doctor import check_unhackable
+
+    dataset = [{"messages": [{"role": "user", "content": f"q{i}"}], "max_tool_calls": "many" if i == 3 else 5}
+               for i in range(10)]
+    job = {"tools": [], "grader": {"type": "endpoint", "url": "http://127.0.0.1:9/grade"}}
+    with pytest.raises(ValueError, match="item 3: max_tool_calls must be a non-negative integer"):
+        await check_unhackable(dataset, job)
+
+
 def test_declared_budget():
     assert declared_budget({}) is None and declared_budget({}, 7) == 7
     assert declared_budget({"max_tool_calls": 3}, 7) == 3
