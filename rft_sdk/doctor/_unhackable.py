@@ -54,7 +54,8 @@ ADVICE = {
     "noop_write": "a write that changes nothing earns reward: grade the end state, not that a tool was called",
     "answer_without_work": "the right answer without any tool call earns reward: RL will learn to guess when "
                            "answers repeat; hold out items, vary the answers, or require that the answer was "
-                           "returned by a tool call of the rollout",
+                           "returned by a tool call of the rollout (and if the task has an outcome the end state "
+                           "does not show, such as a hand-over, this is a hack: grade that outcome)",
     "tool_spam": "calls far past what the task needs still earn reward: declare a tool-call budget "
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
 }
