@@ -96,6 +96,6 @@ def test_set_f1_partial_credit_for_a_hedge_stays_below_the_line(reports):
 def test_skip_reasons_name_the_real_cause(reports):
     rows = reports["exact"][1]["principles"]["unhackable"]["probes"]
     assert rows["read_only"]["verdict"] == "skipped"
-    assert list(rows["read_only"]["skip_reasons"]) == ["the gold writes nothing: reading only is the right solution"]
+    assert list(rows["read_only"]["skip_reasons"]) == ["the gold changes nothing: reading only is the right solution"]
     rows = reports["end_state"][1]["principles"]["unhackable"]["probes"]
-    assert "the gold writes" in next(iter(rows["answer_without_work"]["skip_reasons"]))
+    assert "the gold changes state" in next(iter(rows["answer_without_work"]["skip_reasons"]))
