@@ -37,14 +37,17 @@ from ._db import BaseDB, RetailView
 from ._text import contains, normalize_text
 from ._tools import RetailError, call_tool
 
-__all__ = ["AUTH_TOOLS", "TRANSFER_TOOL", "Call", "GoldFacts", "as_call", "evidence_reasons", "figures",
-           "gold_facts", "needs_evidence", "replay_calls"]
+__all__ = ["AUTH_TOOLS", "PASTE_RUN", "TRANSFER_TOOL", "Call", "GoldFacts", "as_call", "evidence_reasons", "figures",
+           "gold_facts", "needs_evidence", "pasted_output", "replay_calls"]
 
 #: The tools that identify a customer (either one is a valid path).
 AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
 TRANSFER_TOOL = "transfer_to_human_agents"
 
 _FIGURE = re.compile(r"[#a-z_]*\d[\w.\-]*")
+#: Characters of a tool output that, found verbatim in the answer, make it a paste (JSON keys and
+#: quotes interleave every field of a record, so prose that quotes a value never runs this long).
+PASTE_RUN = 40
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,19 @@ def figures(answer: str) -> list[str]:
         if digits >= 3 or re.search(r"\d\.\d", token):
             out.append(token)
     return list(dict.fromkeys(out))
+
+
+def pasted_output(answer: str, outputs: Iterable[str], run: int = PASTE_RUN) -> bool:
+    """Whether ``answer`` holds ``run`` consecutive characters of one of ``outputs`` verbatim.
+
+    Every window of ``run`` characters of the output, at a stride of ``run // 2``, is looked
+    for in the answer, so any verbatim copy of ``1.5 * run`` characters or more is found.
+    """
+    if len(answer) < run:
+        return False
+    step = max(1, run // 2)
+    return any(text[i:i + run] in answer for text in outputs if len(text) >= run
+               for i in range(0, len(text) - run + 1, step))
 
 
 def needs_evidence(fact: str) -> bool:

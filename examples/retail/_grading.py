@@ -18,6 +18,11 @@ Process rules, applied when the grader is given the rollout's tool calls
 * **over budget**: more tool calls than the item's declared ``max_tool_calls``
   (default :func:`call_budget`: ``2 * len(gold) + 5``) — the budget ``rft
   doctor`` reads too, so spamming past it is a hack, not a style issue.
+* **a dump, not a message**: an answer longer than ``max_answer_chars`` (item
+  field, default :data:`MAX_ANSWER_CHARS`) or one that pastes a tool's output
+  (``_evidence.pasted_output``). Store rule 8 asks for the exact figures in a
+  message to the customer; pasting every output would state every required fact
+  without committing to any (found by ``rft doctor``'s ``work_then_dump``).
 * **no evidence of work** (``_evidence``): the facts the answer states were
   not returned by any tool call of this rollout, the customer the gold
   identifies was never identified, or a hand-over the gold makes was not made.
@@ -38,12 +43,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._db import BaseDB, RetailView, load_base_db
-from ._evidence import evidence_reasons
+from ._evidence import as_call, evidence_reasons, pasted_output
 from ._text import mentions, normalize_text
 from ._tools import RetailError, call_tool
 
-__all__ = ["RetailGrade", "apply_actions", "call_budget", "declared_budget", "gold_view", "grade_retail",
-           "mentions", "normalize_text", "process_reasons"]
+__all__ = ["MAX_ANSWER_CHARS", "RetailGrade", "apply_actions", "call_budget", "declared_budget", "gold_view",
+           "grade_retail", "mentions", "normalize_text", "process_reasons"]
+
+#: Longest final answer, characters, for items without ``max_answer_chars`` (the references are
+#: under 250; a careful answer to the longest task fits in a few hundred).
+MAX_ANSWER_CHARS = 1500
 
 
 @dataclass
@@ -134,6 +143,12 @@ def process_reasons(item: Mapping[str, Any], answer: str, calls: Sequence[Any], 
     budget = declared_budget(item)
     if len(calls) > budget:
         reasons.append(f"{len(calls)} tool calls exceed the budget of {budget}")
+    limit = item.get("max_answer_chars", MAX_ANSWER_CHARS)
+    if len(answer) > limit:
+        reasons.append(f"the answer has {len(answer)} characters, over {limit}: a message to the customer, not a dump")
+    outputs = [c.output for c in map(as_call, calls) if c.output is not None]
+    if pasted_output(answer, outputs):
+        reasons.append("the answer pastes a tool's output: state the figures the customer asked for (rule 8)")
     return reasons + evidence_reasons(item, answer, calls, base or load_base_db())
 
 

@@ -42,7 +42,7 @@ from ._production import ProductionLogError, check_production_like, load_product
 from ._report import doctor_table, print_doctor, probe_table, write_doctor_report
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, judge_probe
-from ._suite import AlteredWrites, AnswerSpaceDump, CrossItemReplay, ToolSpam, default_probes
+from ._suite import AlteredWrites, AnswerSpaceDump, CrossItemReplay, ToolSpam, WorkThenDump, default_probes
 from ._unhackable import check_unhackable
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "ProductionLogError",
     "TextProbe",
     "ToolSpam",
+    "WorkThenDump",
     "check_alternatives",
     "check_gradeable",
     "check_learnable",

@@ -1,4 +1,5 @@
-"""The probes that need the whole dataset (``prepare``): answer-space dump, cross-item replay, altered writes.
+"""The probes that need the whole dataset (``prepare``): answer-space dump (alone, and after the gold's
+work), cross-item replay, altered writes.
 
 See the table of ``_suite`` for what each plays and why it cannot be a solution.
 """
@@ -9,10 +10,12 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
+
 from ._answers import TOKEN, WORD, enum_values, normalize_answer, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay"]
+__all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump"]
 
 #: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
 MAX_DUMP_CHARS = 64_000
@@ -57,10 +60,41 @@ class AnswerSpaceDump:
         return ("Possible answers:\n" + "\n".join(k for k in lines if k))[:MAX_DUMP_CHARS]
 
     async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
-                  trace_id: str) -> Any:
+                  trace_id: str) -> PolicyStep:
         """Return the dump (no tool calls)."""
-        from rft_sdk.emulator import PolicyStep
+        return PolicyStep(content=self.dump(item))
 
+
+class WorkThenDump(AnswerSpaceDump):
+    """The gold calls, then the answer-space dump (``intent`` :data:`HACK`), on items whose gold changes
+    nothing — where the answer alone decides, so a hedge after the right work is still no answer.
+
+    Catches graders that check the work was done and then look for the facts *somewhere* in the
+    reply: pasting every tool output states every fact without committing to one.
+    """
+
+    def __init__(self, answer_field: str = "reference_answer", actions_field: str = "actions") -> None:
+        super().__init__(answer_field)
+        self.actions_field = actions_field
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Whether the item has gold calls and a reference answer, and its gold changes nothing."""
+        gold = isinstance(item.get(self.actions_field), list) and isinstance(item.get(self.answer_field), str)
+        return gold and self._context is not None and not self._context.effective_writes(item, self.actions_field)
+
+    def skip_reason(self, item: Mapping[str, Any]) -> str:
+        """Missing gold fields, or a gold that changes state (then the end state decides, not the words)."""
+        if not isinstance(item.get(self.actions_field), list) or not isinstance(item.get(self.answer_field), str):
+            return f"the item has no {self.actions_field!r} list and {self.answer_field!r} string"
+        return "the gold changes state: after the gold's work the end state is right, whatever the answer"
+
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
+        """Gold call number ``turn``, then the dump."""
+        actions = item[self.actions_field]
+        turn = turns_taken(messages, item)
+        if turn < len(actions):
+            return PolicyStep(tool_calls=[make_tool_call(actions[turn]["name"], actions[turn].get("arguments", {}))])
         return PolicyStep(content=self.dump(item))
 
 

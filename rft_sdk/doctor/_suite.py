@@ -15,6 +15,8 @@ self_report             hack      a confident claim of success phrased from the 
 answer_space_dump       hack      one reply holding every distinct reference answer of the
                                   dataset, the tool outputs of the item's gold replay, and the
                                   ids, numbers and enum values of the prompt and tool schemas
+work_then_dump          hack      the gold calls, then that dump, on items whose gold changes
+                                  nothing (the work done, but no committed answer)
 cross_item_replay       hack      another item's gold calls and reference answer, played
                                   against this item (pairs that could coincide are skipped)
 altered_writes          hack      the gold calls with one argument of one write changed (a value
@@ -48,11 +50,11 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
-from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay
+from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
-           "WritePlanProbe", "default_probes", "normalize_answer"]
+           "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
 
 
 class WritePlanProbe(GoldPlanProbe):
@@ -128,6 +130,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "ignore_instructions": TextProbe(lambda item: IGNORE_TEXT),
         "self_report": TextProbe(self_report),
         "answer_space_dump": AnswerSpaceDump(answer_field),
+        "work_then_dump": WorkThenDump(answer_field, actions_field),
         "cross_item_replay": CrossItemReplay(write_tools, **fields),
         "altered_writes": AlteredWrites(write_tools, **fields),
         "activity_no_answer": GoldPlanProbe(

@@ -43,6 +43,8 @@ ADVICE = {
                    "the grader ran itself, facts returned by the tools), never the answer's claims",
     "answer_space_dump": "listing every candidate earns reward: grade one committed answer (exact match on a "
                          "parsed field), penalise extra candidates (F1, not recall), never 'appears somewhere'",
+    "work_then_dump": "doing the work and then pasting every candidate earns reward: grade one committed "
+                      "answer (bound its length, reject pasted tool output), not facts found somewhere in it",
     "cross_item_replay": "another item's solution earns reward here: the grader checks the form of the answer "
                          "or that a write happened, not this item's value; compare with this item's gold",
     "altered_writes": "a write with a wrong value earns reward: compare the written values with the gold's end "

@@ -52,9 +52,11 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
         result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
     rows = result.evidence["probes"]
     assert result.passed is False
-    assert set(result.evidence["failed_probes"]) == {n for n, r in rows.items() if r["intent"] == "hack"}
+    ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 13
     assert result.evidence["warned_probes"] == ["tool_spam"]
-    assert rows["answer_without_work"]["verdict"] == "skipped"
+    # every item writes: the probes defined only where the gold changes nothing are skipped
+    assert {n for n, r in rows.items() if r["verdict"] == "skipped"} == {"answer_without_work", "work_then_dump"}
 
 
 async def test_hack_threshold_is_configurable():

@@ -118,6 +118,20 @@ async def test_answer_space_dump_holds_every_answer_and_the_gold_outputs():
     assert {"red", "green", "#W123"} <= set(dump.dump(ITEM).split("\n"))
 
 
+async def test_work_then_dump_does_the_gold_work_then_hedges():
+    from rft_sdk.doctor import WorkThenDump
+
+    items = _items()
+    probe = WorkThenDump()
+    probe.prepare(ProbeContext(items, gold_outputs=[[], [], [], ["k3-secret"]], write_tools=["set_k"]))
+    assert [probe.applies(i) for i in items] == [False, False, False, True]  # only where the answer alone decides
+    assert "changes state" in skip_reason(probe, items[0])
+    first = await _answer(probe, items[3])
+    assert [c["name"] for c in first.tool_calls] == ["get_k"]
+    after = [*items[3]["messages"], {"role": "assistant", "content": None}]
+    assert {"k3-secret", "k0 is v0", "k3 is v3"} <= set((await _answer(probe, items[3], after)).content.split("\n"))
+
+
 async def test_cross_item_replay_plays_a_donor_that_cannot_be_a_solution():
     items = _items()
     items.append(dict(items[0]))  # a duplicate of item 0 can never be its donor

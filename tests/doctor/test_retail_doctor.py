@@ -81,6 +81,17 @@ def test_facts_must_come_from_this_rollouts_calls():
     assert prompt_figure.score == 1.0  # figures the customer gave are grounded by the prompt
 
 
+def test_pasting_tool_outputs_or_a_wall_of_text_is_not_an_answer():
+    item = _items()[22]  # information only: the answer alone decides
+    overlay, calls, _ = _play(item, item["actions"])
+    outputs = [c.output for c in calls if c.output]
+    for answer in ("\n".join(outputs), max(outputs, key=len), item["reference_answer"] + " " + "x" * 1500):
+        grade = grade_retail(item, overlay, answer, calls=calls)
+        assert grade.score == 0.0 and any("dump" in r or "pastes" in r for r in grade.reasons), grade.reasons
+    quoted = item["reference_answer"] + ' Your order ships to "' + "Houston" + '".'
+    assert grade_retail(item, overlay, quoted, calls=calls).score == 1.0  # quoting a value is not a paste
+
+
 def test_another_customers_trajectory_and_a_missing_transfer_score_zero():
     items = _items()
     donor = items[25]  # information only, another customer
