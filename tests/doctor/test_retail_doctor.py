@@ -5,7 +5,11 @@ every probe, and the path-matching grader it replaces is caught by the gradeable
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from retail_before import grade_before
 from retail_before import server as before_server
 
@@ -157,3 +161,20 @@ async def test_the_path_matching_grader_is_caught_by_gradeable():
     assert {i for i, path in rejected if path.startswith("auth_by_")} == {SUBSET.index(i) for i in NO_CHANGE}
     assert {i for i, _ in rejected} == {SUBSET.index(i) for i in NO_CHANGE}  # the writing items: end state decides
     assert any("never called" in " ".join(r["reasons"]) for r in result.evidence["alternatives_rejected"])
+
+
+@pytest.mark.slow
+def test_make_doctor_passes_all_four_principles(tmp_path):
+    """``make doctor`` (``python -m examples.retail.doctor_job``) on the 40 test items, as a subprocess."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "examples.retail.doctor_job", "--runs-dir", str(tmp_path)],
+                          cwd=root, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (path,) = tmp_path.glob("doctor-*/doctor.json")
+    report = json.loads(path.read_text())
+    assert {n: p["passed"] for n, p in report["principles"].items()} == {
+        "gradeable": True, "production_like": True, "learnable": True, "unhackable": True}
+    assert report["principles"]["gradeable"]["alternatives_rejected_count"] == 0
+    assert report["principles"]["gradeable"]["alternatives_checked"] == 132
+    unhackable = report["principles"]["unhackable"]
+    assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and len(unhackable["probes"]) == 16
