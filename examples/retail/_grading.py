@@ -1,4 +1,4 @@
-"""Holistic grading of a retail rollout by its end state, as pure functions.
+"""Holistic grading of a retail rollout by its end state and evidence of work, as pure functions.
 
 Rule (from ``docs/retail-domain.md``, τ²-bench's database check):
 apply the item's gold actions to a fresh view of the base database, and
@@ -8,36 +8,51 @@ read calls never matter, only end state. On top of that gate, every
 
 Score: database mismatch → 0.0; match → ``0.5 + 0.5 * found / required``
 (1.0 when every string is present or none is required; otherwise strictly
-between 0.5 and 1.0).
+between 0.5 and 1.0). ``db_match`` is τ²-bench's database verdict, unchanged.
 
-Hardening found by ``rft doctor`` (``docs/doctor.md``), applied when the
-grader is given the rollout's tool calls (``calls``), each scoring 0.0:
+Process rules, applied when the grader is given the rollout's tool calls
+(``calls``); each scores 0.0 (sub-score ``process``):
 
 * **empty answer**: the final answer is empty or whitespace (store rule 8:
-  always tell the customer what was done). Before: full reward on 2 of 40
-  test items.
-* **no evidence of work**: when the gold actions leave the database
-  unchanged (the task is to look something up, refuse, or transfer), the
-  database gate is vacuous, so the rollout must have called every tool the
-  gold calls (by name). Before: any text — an echo, a reference answer
-  copied, ``score: 1`` — passed those items.
-* **tool-call spam**: more than ``2 * len(gold) + 5`` tool calls
-  (:func:`call_budget`). Before: every gold call repeated ten times scored 1.0.
+  always tell the customer what was done).
+* **over budget**: more tool calls than the item's declared ``max_tool_calls``
+  (default :func:`call_budget`: ``2 * len(gold) + 5``) — the budget ``rft
+  doctor`` reads too, so spamming past it is a hack, not a style issue.
+* **a dump, not a message**: an answer longer than ``max_answer_chars`` (item
+  field, default :data:`MAX_ANSWER_CHARS`) or one that pastes a tool's output
+  (``_evidence.pasted_output``). Store rule 8 asks for the exact figures in a
+  message to the customer; pasting every output would state every required fact
+  without committing to any (found by ``rft doctor``'s ``work_then_dump``).
+* **no evidence of work** (``_evidence``): the facts the answer states were
+  not returned by any tool call of this rollout, the customer the gold
+  identifies was never identified, or a hand-over the gold makes was not made.
+  Evidence is what the tools returned, not which tools were called: a rollout
+  that authenticates by email where the gold used name + zip passes.
+
+History (found by ``rft doctor``, ``docs/doctor.md``): the first grader gave
+full reward to an empty answer, a copied reference answer and ten-fold spam;
+the second closed those by requiring every tool name of the gold on tasks that
+change nothing, which rejected valid paths (email instead of name + zip).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._db import BaseDB, RetailView, load_base_db
+from ._evidence import as_call, evidence_reasons, pasted_output
+from ._text import mentions, normalize_text
 from ._tools import RetailError, call_tool
 
-__all__ = ["RetailGrade", "apply_actions", "call_budget", "gold_view", "grade_end_state", "grade_retail", "mentions",
-           "normalize_text"]
+__all__ = ["MAX_ANSWER_CHARS", "RetailGrade", "apply_actions", "call_budget", "declared_budget", "gold_view",
+           "grade_end_state", "grade_retail", "mentions", "normalize_text", "process_reasons"]
+
+#: Longest final answer, characters, for items without ``max_answer_chars`` (the references are
+#: under 250; a careful answer to the longest task fits in a few hundred).
+MAX_ANSWER_CHARS = 1500
 
 
 @dataclass
@@ -95,53 +110,46 @@ def gold_view(actions: list[dict[str, Any]], base: BaseDB | None = None) -> Reta
     return RetailView(base, overlay)
 
 
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
-
-
-def _canonical_number(match: re.Match[str]) -> str:
-    token = match.group(0).replace(",", "")
-    if "." in token:
-        token = token.rstrip("0").rstrip(".")
-    return token
-
-
-def normalize_text(text: str) -> str:
-    """Lower-case, drop ``$``, canonicalise numbers: ``"$1,234.50"`` → ``"1234.5"``."""
-    text = text.lower().replace("$", "")
-    return _NUMBER.sub(_canonical_number, text)
-
-
-def mentions(answer: str, required: str) -> bool:
-    """Whether ``required`` appears in ``answer`` after :func:`normalize_text`.
-
-    A number must match whole: ``"10"`` is not found in ``"100"`` or ``"10.5"``.
-    """
-    needle = normalize_text(required).strip()
-    if not needle:
-        return True
-    pattern = r"(?<![\w.])" + re.escape(needle) + r"(?!\w|\.\d)"
-    return re.search(pattern, normalize_text(answer)) is not None
-
-
 def call_budget(actions: Sequence[Any]) -> int:
-    """Most tool calls a rollout may make: ``2 * len(gold actions) + 5`` (room to explore, not to spam)."""
+    """Default most tool calls a rollout may make: ``2 * len(gold actions) + 5`` (room to explore, not to spam)."""
     return 2 * len(actions) + 5
 
 
-def _process_reasons(actions: list[dict[str, Any]], changes_nothing: bool, answer: str,
-                     calls: Sequence[Any]) -> list[str]:
-    """Why the rollout scores 0.0 whatever its end state (empty list when none applies)."""
+def declared_budget(item: Mapping[str, Any]) -> int:
+    """The item's ``max_tool_calls`` when it declares one (a non-negative int), else :func:`call_budget`.
+
+    Raises:
+        ValueError: ``max_tool_calls`` present but not a non-negative integer.
+    """
+    budget = item.get("max_tool_calls")
+    if budget is None:
+        return call_budget(item.get("actions") or [])
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise ValueError(f"retail item 'max_tool_calls' must be a non-negative integer, got {budget!r}")
+    return budget
+
+
+def process_reasons(item: Mapping[str, Any], answer: str, calls: Sequence[Any], base: BaseDB | None = None
+                    ) -> list[str]:
+    """Why the rollout scores 0.0 whatever its end state (empty list when none applies).
+
+    Args:
+        item: the dataset line; answer: the final answer; calls: the rollout's tool calls
+            (dicts or record objects, see ``_evidence``); base: default the packaged database.
+    """
     reasons = []
     if not answer.strip():
         reasons.append("the final answer is empty (rule 8: tell the customer what was done)")
-    if len(calls) > call_budget(actions):
-        reasons.append(f"{len(calls)} tool calls exceed the budget of {call_budget(actions)}")
-    if changes_nothing:
-        made = {getattr(c, "name", None) for c in calls}
-        missing = sorted({a["name"] for a in actions} - made)
-        if missing:
-            reasons.append(f"the task changes nothing, and the rollout never called {missing}: no evidence of work")
-    return reasons
+    budget = declared_budget(item)
+    if len(calls) > budget:
+        reasons.append(f"{len(calls)} tool calls exceed the budget of {budget}")
+    limit = item.get("max_answer_chars", MAX_ANSWER_CHARS)
+    if len(answer) > limit:
+        reasons.append(f"the answer has {len(answer)} characters, over {limit}: a message to the customer, not a dump")
+    outputs = [c.output for c in map(as_call, calls) if c.output is not None]
+    if pasted_output(answer, outputs):
+        reasons.append("the answer pastes a tool's output: state the figures the customer asked for (rule 8)")
+    return reasons + evidence_reasons(item, answer, calls, base or load_base_db())
 
 
 def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: str | None,
@@ -153,13 +161,13 @@ def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: st
         overlay: the rollout's overlay ``{table: {key: record}}`` (its writes).
         final_answer: the model's final answer text (``None`` counts as empty).
         base: base database; default the packaged one.
-        calls: the rollout's tool calls (objects with a ``name``, e.g. the
-            server's ``ToolCallRecord``); given, the hardening rules of the
-            module docstring apply (``None`` skips them: end state and answer only).
+        calls: the rollout's tool calls (``ToolCallRecord``-like objects or dicts
+            ``{"name", "arguments", "output", "error"}``); given, the process rules
+            of the module docstring apply (``None`` skips them: end state and answer only).
 
     Returns:
         :class:`RetailGrade` with sub-scores ``db_match``, ``communicate_info``
-        and, when ``calls`` is given, ``process`` (0.0 when a hardening rule fired).
+        and, when ``calls`` is given, ``process`` (0.0 when a process rule fired).
 
     Raises:
         ValueError: the item lacks ``actions`` or has malformed fields.
@@ -170,12 +178,11 @@ def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: st
     base = base or load_base_db()
     gold = gold_view(actions, base)
     differing = RetailView(base, overlay).diff(gold)
-    changes_nothing = not RetailView(base, {}).diff(gold)
-    return grade_end_state(item, differing, final_answer, changes_nothing=changes_nothing, calls=calls)
+    return grade_end_state(item, differing, final_answer, calls=calls, base=base)
 
 
 def grade_end_state(item: dict[str, Any], differing: list[str], final_answer: str | None, *,
-                    changes_nothing: bool, calls: Sequence[Any] | None = None) -> RetailGrade:
+                    calls: Sequence[Any] | None = None, base: BaseDB | None = None) -> RetailGrade:
     """The rule of :func:`grade_retail` given the end-state comparison as plain data (any backend).
 
     Args:
@@ -183,8 +190,8 @@ def grade_end_state(item: dict[str, Any], differing: list[str], final_answer: st
         differing: sorted ``"table/key"`` of the records whose end state differs
             from the gold one (empty: the database gate passes).
         final_answer: the model's final answer text.
-        changes_nothing: the gold actions leave the database unchanged.
         calls: the rollout's tool calls, or ``None`` (see :func:`grade_retail`).
+        base: the database the evidence rules read facts from; default the packaged one.
 
     Raises:
         ValueError: the item lacks ``actions`` or has malformed fields.
@@ -207,7 +214,7 @@ def grade_end_state(item: dict[str, Any], differing: list[str], final_answer: st
     score = 0.0 if differing else 0.5 + 0.5 * info
     subscores = {"db_match": db_match, "communicate_info": info}
     if calls is not None:
-        process = _process_reasons(actions, changes_nothing, answer, calls)
+        process = process_reasons(item, answer, calls, base)
         subscores["process"] = 0.0 if process else 1.0
         reasons += process
         score = 0.0 if process else score

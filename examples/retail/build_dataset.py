@@ -7,7 +7,14 @@ task order of ``split_tasks.json``. One line (hosted protocol §2)::
     {"messages": [{"role": "system", ...}, {"role": "user", ...}],
      "tools": [<15 tools, chat-completions format, from server.dataset_tools()>],
      "task_id": "0", "actions": [{"name", "arguments"}], "communicate_info": [str],
-     "reference_answer": str}
+     "reference_answer": str, "max_tool_calls": int,
+     "alternatives": [{"name": str, "actions": [...], "reference_answer": str (optional)}]}
+
+``actions`` is τ²-bench's gold completed into a full demonstration (the
+identification step and the reads that return every stated fact: ``_gold``);
+``alternatives`` are other valid solutions ``rft doctor`` checks the grader
+accepts; ``max_tool_calls`` is the declared tool-call budget the grader and
+``rft doctor`` both read (``2 * len(actions) + 5``).
 
 Deterministic: re-running recreates byte-identical files.
 """
@@ -21,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ._db import DATA_DIR, BaseDB, load_base_db
+from ._gold import alternatives, complete_actions
+from ._grading import call_budget
 from ._render import SYSTEM_PROMPT, reference_answer, render_user_message
 
 __all__ = ["build_items", "load_tasks", "main", "write_datasets"]
@@ -56,16 +65,21 @@ def build_items(task_ids: list[str], tasks: dict[str, dict[str, Any]], tools: li
     for task_id in task_ids:
         task = tasks[task_id]
         criteria = task["evaluation_criteria"]
+        user_message = render_user_message(task, base.view())
+        actions = complete_actions(task, user_message, base)
+        info = list(criteria.get("communicate_info") or [])
         items.append({
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": render_user_message(task, base.view())},
+                {"role": "user", "content": user_message},
             ],
             "tools": tools,
             "task_id": task_id,
-            "actions": [{"name": a["name"], "arguments": a["arguments"]} for a in criteria["actions"]],
-            "communicate_info": list(criteria.get("communicate_info") or []),
+            "actions": actions,
+            "communicate_info": info,
             "reference_answer": reference_answer(task),
+            "max_tool_calls": call_budget(actions),
+            "alternatives": alternatives(actions, info, base),
         })
     return items
 

@@ -6,7 +6,11 @@
    "production log" built from the *train* split (its prompts and gold tool
    calls; the doctor compares it with the test split). ``--production-log``
    passes a real one instead.
-3. Run the four principles on the test split. The learnable check needs a
+3. Run the four principles on the test split: the gold and every valid
+   alternative path of the items (``alternatives``: the customer identified by
+   email instead of name + zip and back, extra reads, reordered writes, a
+   reworded answer) must score 1.0, and no probe may earn reward; the items'
+   ``max_tool_calls`` is the declared budget. The learnable check needs a
    policy whose samples differ; without a model (``--model-base-url``) it uses
    :class:`NoisyReplayPolicy`: the gold plan, or with probability
    ``--mistake-rate`` a perturbed one (a write dropped or altered), which
@@ -80,6 +84,8 @@ def production_log_from(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m examples.retail.doctor_job", description=__doc__.split("\n")[0])
     p.add_argument("--samples", type=int, default=4, help="samples per item for the learnable check (default 4)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N test items (at least 10, the hosted minimum; a small subset drifts "
+                        "from the train split, so production_like may fail)")
     p.add_argument("--mistake-rate", type=float, default=0.5, help="noisy replay: share of perturbed rollouts")
     p.add_argument("--production-log", type=Path, default=None, help="a real production log (default: train split)")
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="parent of the run folder")
@@ -98,8 +104,9 @@ async def _run(args: argparse.Namespace, base_url: str, run_dir: Path, console: 
 
     from .app import server
 
-    items = load_dataset(DATA_DIR / "retail_test.jsonl", server.tools)
-    steps = max(len(item["actions"]) for item in items) + 1
+    items = load_dataset(DATA_DIR / "retail_test.jsonl", server.tools)[:args.limit]
+    # turns for the longest valid path (gold or alternative), plus the answer
+    steps = max(len(path["actions"]) for item in items for path in [item, *item.get("alternatives", [])]) + 1
     job = server.job_config(base_url, max_episode_steps=steps)
     (run_dir / "job.json").write_text(json.dumps(job, indent=2) + "\n", encoding="utf-8")
     log_path = args.production_log

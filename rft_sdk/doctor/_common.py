@@ -9,22 +9,20 @@ from typing import Any
 
 import numpy as np
 
-from rft_sdk.emulator import ReinforcementJob, RolloutResult, load_dataset, load_job, validate_items
+from rft_sdk.emulator import TARGETS, ReinforcementJob, RolloutResult, load_dataset, load_job, validate_items
 
-__all__ = ["TARGETS", "check_target", "has_reference", "load_inputs", "message_text", "percentiles", "scores_by_item"]
-
-#: Hosted dialects the doctor accepts; the emulator speaks the OpenAI one so far.
-TARGETS = ("openai",)
+__all__ = ["TARGETS", "check_target", "has_gold", "has_reference", "load_inputs", "message_text", "percentiles",
+           "scores_by_item"]
 
 
 def check_target(target: str) -> str:
-    """Return ``target`` if the emulator can speak that hosted dialect.
+    """Return ``target`` if the emulator plays that hosted service (``TARGETS``: openai, azure).
 
     Raises:
-        ValueError: any dialect other than those in :data:`TARGETS`.
+        ValueError: any other name.
     """
     if target not in TARGETS:
-        raise ValueError(f"target {target!r} is not supported by the emulator yet; use one of {list(TARGETS)}")
+        raise ValueError(f"target {target!r} is not a hosted service the emulator plays; use one of {list(TARGETS)}")
     return target
 
 
@@ -43,11 +41,15 @@ def load_inputs(dataset: str | Path | Sequence[Mapping[str, Any]],
     return items, job
 
 
+def has_gold(item: Mapping[str, Any], actions_field: str = "actions", answer_field: str = "reference_answer") -> bool:
+    """Whether the item carries gold ``actions`` (a list) and a ``reference_answer`` (a str)."""
+    return isinstance(item.get(actions_field), list) and isinstance(item.get(answer_field), str)
+
+
 def has_reference(items: Sequence[Mapping[str, Any]], actions_field: str = "actions",
                   answer_field: str = "reference_answer") -> bool:
     """Whether every item carries gold ``actions`` (a list) and a ``reference_answer`` (a str)."""
-    return bool(items) and all(isinstance(i.get(actions_field), list) and isinstance(i.get(answer_field), str)
-                               for i in items)
+    return bool(items) and all(has_gold(i, actions_field, answer_field) for i in items)
 
 
 def scores_by_item(results: Sequence[RolloutResult]) -> dict[int, list[float]]:

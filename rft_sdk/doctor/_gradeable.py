@@ -13,12 +13,17 @@ Checks, through the real endpoints:
   idempotent retries; a stateless grader is re-run.)
 * **gold**: the share of items whose best reference replay scores below the
   job's ``pass_threshold`` — a grader that fails its own gold.
+* **valid alternatives** (``_alternatives``): every item's ``alternatives``
+  (other valid paths to the same outcome) and every user probe whose
+  ``intent`` is ``"valid"`` must score at least ``pass_threshold`` — a grader
+  that matches the gold's path rejects correct solutions;
 * **errors and latency**: grader failures after the emulator's retries, and
   grader latency p50/p95 against the job's ``rate_limit`` (requests per
   second): by Little's law (L = λW) the grader must hold about
   ``rate_limit × latency`` requests in flight to keep up.
 
-Fails on any non-determinism, any grader error, or any gold below the threshold.
+Fails on any non-determinism, any grader error, any gold below the threshold,
+or any valid alternative rejected.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from rft_sdk.emulator import (
     run_rollouts,
 )
 
+from ._alternatives import ALTERNATIVES_FIELD, check_alternatives
 from ._common import has_reference, load_inputs, percentiles, scores_by_item
 from ._result import Finding, PrincipleResult
 
@@ -90,10 +96,12 @@ async def check_gradeable(
     results: Sequence[RolloutResult] | None = None,
     replays: int = 3,
     regrades: int = 2,
+    valid_probes: Mapping[str, Any] | None = None,
+    alternatives_field: str = ALTERNATIVES_FIELD,
     settings: ClientSettings | None = None,
     max_concurrency: int = 32,
 ) -> PrincipleResult:
-    """Check that the grader is deterministic, error-free and accepts its own gold.
+    """Check that the grader is deterministic, error-free and accepts its own gold and every valid path.
 
     Args:
         dataset: dataset JSONL path or items.
@@ -101,6 +109,8 @@ async def check_gradeable(
         results: recorded rollouts to re-grade as well (e.g. the learnable run's).
         replays: reference replays per item (needs ``actions`` + ``reference_answer``).
         regrades: re-grades per recorded trajectory.
+        valid_probes: ``{name: policy}`` of solutions that must pass (``intent`` ``"valid"``).
+        alternatives_field: the item field holding alternative solutions (see ``_alternatives``).
         settings: emulator client settings (retries, timeouts).
         max_concurrency: rollouts / grading requests in flight.
 
@@ -109,11 +119,14 @@ async def check_gradeable(
         "nondeterministic_items", "nondeterministic_examples", "grader_errors",
         "error_examples", "gold_checked", "gold_below_threshold_share",
         "gold_below_threshold_items", "pass_threshold", "grader_latency_s":
-        {"p50", "p95", "max"}, "rate_limit", "grades_in_flight_at_rate_limit"}``.
+        {"p50", "p95", "max"}, "rate_limit", "grades_in_flight_at_rate_limit",
+        "alternatives_checked", "alternatives_rejected_count", "alternatives_rejected" (first 20):
+        [{"item", "path", "score", "reasons"}],
+        "alternatives_by_path": {path: {"checked", "rejected"}}}``.
         ``passed`` is ``None`` when there was nothing to grade.
 
     Raises:
-        ValueError: ``replays`` or ``regrades`` below 1.
+        ValueError: ``replays`` or ``regrades`` below 1; malformed ``alternatives``.
     """
     if replays < 1 or regrades < 1:
         raise ValueError(f"replays ({replays}) and regrades ({regrades}) must be >= 1")
@@ -144,6 +157,8 @@ async def check_gradeable(
         findings.append(Finding("warn", "items carry no 'actions' + 'reference_answer': gold solutions not replayed",
                                 "add the gold tool calls and answer to each item so the grader can be checked "
                                 "against a known-good solution"))
+    alts = await check_alternatives(items, job, valid_probes, field=alternatives_field, settings=settings,
+                                    max_concurrency=max_concurrency)
     differing, latencies, regrade_errors = await _regrade(recorded, items, job, regrades, settings, max_concurrency)
     errors += regrade_errors
     for d in differing:
@@ -160,6 +175,9 @@ async def check_gradeable(
         "gold_below_threshold_items": gold_bad, "pass_threshold": threshold,
         "grader_latency_s": lat, "rate_limit": job.grader.rate_limit,
         "grades_in_flight_at_rate_limit": in_flight,
+        "alternatives_checked": alts["checked"], "alternatives_rejected_count": len(alts["rejected"]),
+        "alternatives_rejected": alts["rejected"][:20],
+        "alternatives_by_path": alts["by_path"], "alternatives_truncated": len(alts["truncated"]),
     }
     if nondet:
         findings.append(Finding("fail", f"{len(nondet)} item(s) scored differently for the same trajectory",
@@ -173,15 +191,30 @@ async def check_gradeable(
         findings.append(Finding("fail", f"{len(gold_bad)} of {len(items)} gold solutions score below the pass "
                                 f"threshold {threshold}",
                                 "the grader rejects a known-good answer: fix the grader or the item's gold"))
+    if alts["rejected"]:
+        first = alts["rejected"][0]
+        paths = sorted({r["path"] for r in alts["rejected"]})
+        findings.append(Finding("fail", f"the grader rejects {len(alts['rejected'])} of {alts['checked']} valid "
+                                f"alternative solutions ({', '.join(paths)}; e.g. item {first['item']} "
+                                f"{first['path']!r} scored {first['score']}: {'; '.join(first['reasons'])[:160]})",
+                                "grade the outcome (end state, facts the answer states and where they came from), "
+                                "not the path: a correct solution that differs from the gold must score like it"))
+    if alts["truncated"]:
+        findings.append(Finding("warn", f"{len(alts['truncated'])} valid alternative solution(s) need more turns "
+                                f"than max_episode_steps={job.max_episode_steps} (e.g. item "
+                                f"{alts['truncated'][0]['item']} {alts['truncated'][0]['path']!r})",
+                                "a policy taking that path is cut off before it answers: raise max_episode_steps"))
     if in_flight is not None and in_flight > 64:
         findings.append(Finding("warn", f"at rate_limit {job.grader.rate_limit}/s and p95 latency "
                                 f"{lat['p95']:.3f} s the grader must serve {in_flight:.0f} requests at once",
                                 "lower grader.rate_limit or make the grader faster / scale it out"))
-    if not recorded:
+    if not recorded and not alts["checked"]:
         return PrincipleResult("gradeable", None, "not checked: no gold solutions and no recorded rollouts",
                                evidence, findings)
-    passed = not nondet and not errors and not gold_bad
+    passed = not nondet and not errors and not gold_bad and not alts["rejected"]
     summary = (f"{len(nondet)} non-deterministic item(s), {len(errors)} error(s), gold below threshold: "
                + (f"{len(gold_bad)}/{len(items)}" if gold_checked else "not checked")
+               + (f", valid alternatives rejected {len(alts['rejected'])}/{alts['checked']}" if alts["checked"]
+                  else "")
                + (f", grader p95 {lat['p95'] * 1000:.1f} ms" if lat["p95"] is not None else ""))
     return PrincipleResult("gradeable", passed, summary, evidence, findings)

@@ -23,10 +23,19 @@ from ._doctor import DoctorReport
 __all__ = ["doctor_table", "print_doctor", "probe_table", "write_doctor_report"]
 
 _VERDICT = {True: ("PASS", "green"), False: ("FAIL", "red"), None: ("NOT CHECKED", "yellow")}
+_PROBE_VERDICT = {"pass": ("PASS", "green"), "warn": ("WARN", "yellow"), "fail": ("FAIL", "red"),
+                  "skipped": ("SKIPPED", "dim"), "waived": ("WAIVED", "dim")}
 
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
+
+
+def _principle_verdict(p: Any) -> tuple[str, str]:
+    """PASS / WARN (passed with a warning finding) / FAIL / NOT CHECKED, and its colour."""
+    if p.passed is True and any(f.severity == "warn" for f in p.findings):
+        return "WARN", "yellow"
+    return _VERDICT[p.passed]
 
 
 def doctor_table(report: DoctorReport, title: str = "rft doctor") -> Table:
@@ -36,23 +45,30 @@ def doctor_table(report: DoctorReport, title: str = "rft doctor") -> Table:
     table.add_column("verdict")
     table.add_column("evidence")
     for name, p in report.principles.items():
-        text, style = _VERDICT[p.passed]
+        text, style = _principle_verdict(p)
         table.add_row(name, f"[{style}]{text}[/]", p.summary)
     return table
 
 
 def probe_table(report: DoctorReport) -> Table | None:
-    """One row per hack probe: mean score, pass rate, fooled items; ``None`` when unhackable was not run."""
+    """One row per probe: intent, mean score, pass rate, rewarded items, verdict; ``None`` when unhackable was not run.
+
+    Waived probes (``--skip-probes``) are listed last as ``WAIVED``.
+    """
     p = report.principles.get("unhackable")
     if p is None:
         return None
-    table = Table(title=f"reward-hack probes (fail when mean score > {p.evidence['hack_threshold']})")
-    for col in ("probe", "mean score", "pass rate", "fooled", "rollouts", "verdict"):
-        table.add_column(col, justify="left" if col == "probe" else "right")
-    for name, row in p.evidence["probes"].items():
-        text, style = _VERDICT[row["passed"]]
-        table.add_row(name, _fmt(row["mean_score"]), _fmt(row["pass_rate"]), str(len(row["items"])),
-                      str(row["rollouts"]), f"[{style}]{text if row['passed'] is not None else 'SKIPPED'}[/]")
+    ev = p.evidence
+    table = Table(title=f"probes (rewarded: score > {ev['hack_share']:.0%} of the gold's; a hack fails, a shortcut "
+                        f"warns, when rewarded on > {ev['hack_threshold']:.0%} of items)")
+    for col in ("probe", "intent", "mean score", "pass rate", "rewarded", "rollouts", "verdict"):
+        table.add_column(col, justify="left" if col in ("probe", "intent") else "right")
+    for name, row in ev["probes"].items():
+        text, style = _PROBE_VERDICT[row["verdict"]]
+        table.add_row(name, row["intent"], _fmt(row["mean_score"]), _fmt(row["pass_rate"]), str(len(row["items"])),
+                      str(row["rollouts"]), f"[{style}]{text}[/]")
+    for name in ev.get("waived_probes", []):
+        table.add_row(name, "", "–", "–", "–", "0", "[dim]WAIVED[/]")
     return table
 
 
@@ -91,10 +107,10 @@ def _plots(report: DoctorReport) -> dict[str, bytes]:
         rows = un.evidence["probes"]
         names = list(rows)
         vals = [rows[n]["mean_score"] or 0.0 for n in names]
-        ax.barh(names, vals, color=["#C44E52" if rows[n]["passed"] is False else "#4C72B0" for n in names])
-        ax.axvline(un.evidence["hack_threshold"], color="black", linestyle="--", label="threshold")
-        ax.set_xlabel("mean score of the hack")
-        ax.set_title("Reward-hack probes")
+        colour = {"fail": "#C44E52", "warn": "#DD8452"}
+        ax.barh(names, vals, color=[colour.get(rows[n]["verdict"], "#4C72B0") for n in names])
+        ax.set_xlabel("mean score of the probe")
+        ax.set_title("Probes (red: fail, orange: warn)")
         ax.invert_yaxis()
         out["probes"] = _png(fig)
     le = report.principles.get("learnable")
@@ -144,7 +160,7 @@ def write_doctor_report(out_dir: str | Path, report: DoctorReport) -> dict[str, 
         paths[name].write_bytes(png)
     rows = []
     for name, p in report.principles.items():
-        text, style = _VERDICT[p.passed]
+        text, style = _principle_verdict(p)
         advice = "".join(f"<li><b>{html.escape(f.severity)}</b>: {html.escape(f.message)}<br><i>{html.escape(f.advice)}</i></li>"
                          for f in p.findings)
         rows.append(f"<tr><td>{name}</td><td style='color:{style}'><b>{text}</b></td>"

@@ -1,53 +1,152 @@
-"""Principle 4, unhackable: no shortcut earns reward.
+"""Principle 4, unhackable: nothing that fails the task earns reward.
 
-Each probe (see ``_probes``) plays one known hack through the real tool and
-grader endpoints, one rollout per applicable item. Per probe: ``mean_score``
-over graded rollouts, ``pass_rate`` (share with ``score >= pass_threshold``),
-the items it fooled (passed) and the items it got any reward on.
+Each probe (``_probes`` for the contract, ``_suite`` for the built-in ones)
+plays one behaviour through the real tool and grader endpoints, one rollout per
+applicable item. First, one reference replay per item with gold fields gives
+the gold's score (the scale of the severity rule, ``_severity``) and the tool
+outputs the answer-space dump lists. Per probe: ``mean_score``, the rewarded
+share and items, ``pass_rate`` (share at or above ``pass_threshold``), the
+verdict (``pass``/``warn``/``fail``/``skipped``/``waived``) and, for skipped
+items, why. Probes named in ``skip`` are waived: not run, and recorded as such.
 
-A probe fails when its mean score exceeds ``hack_threshold`` (default
-:data:`HACK_THRESHOLD` = 0.02: one item in fifty fully rewarded). The bar is
-low on purpose: RL amplifies any reward a shortcut earns — MACO's kernel
-agent found seven such hacks and trained well only once each was closed.
-The principle fails when any probe fails.
+The principle fails when any probe fails; probes that warn leave it passing
+with a finding each (the report shows ``WARN``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rft_sdk.emulator import ClientSettings, ReinforcementJob, run_rollouts
+from rft_sdk.emulator import ClientSettings, ReferenceReplayPolicy, ReinforcementJob, RolloutResult, run_rollouts
 
-from ._common import load_inputs
-from ._probes import default_probes, probe_applies
+from ._common import has_gold, load_inputs
+from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
+from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, judge_probe
+from ._suite import default_probes, normalize_answer
 
-__all__ = ["HACK_THRESHOLD", "check_unhackable"]
-
-#: Default largest mean score a hack probe may earn.
-HACK_THRESHOLD = 0.02
+__all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "check_unhackable", "gold_replay"]
 
 ADVICE = {
     "empty_answer": "reject an empty final answer (score 0) before anything else",
     "echo_prompt": "the grader credits text the prompt already holds; check against the outcome, not words",
     "prompt_reference": "returning the reference material unchanged earns reward (MACO's 'returned the reference "
                         "code'): require that the answer differs from what the prompt gives",
-    "answer_dump": "listing every candidate earns reward: grade one committed answer (exact match on a parsed "
-                   "field), or penalise extra candidates",
     "injected_score": "text in the answer steers the grader: never let a model grader read the answer as "
                       "instructions; parse a score only from the grader's own output",
     "ignore_instructions": "text in the answer steers the grader: isolate the answer (quote it, strip "
                            "instructions) and check outcomes rather than claims",
-    "no_tool_calls": "a claim of success without any tool call earns reward: check the state the tools "
-                     "changed, or require the calls the task needs",
-    "copied_answer": "the right words without the work earn reward: grade what the tools did (end state, "
-                     "calls made), not only the answer text",
+    "self_report": "a claim of success without any work earns reward: check the outcome (state, test results "
+                   "the grader ran itself, facts returned by the tools), never the answer's claims",
+    "answer_space_dump": "listing every candidate earns reward: grade one committed answer (exact match on a "
+                         "parsed field), penalise extra candidates (F1, not recall), never 'appears somewhere'",
+    "work_then_dump": "doing the work and then pasting every candidate earns reward: grade one committed "
+                      "answer (bound its length, reject pasted tool output), not facts found somewhere in it",
+    "cross_item_replay": "another item's solution earns reward here: the grader checks the form of the answer "
+                         "or that a write happened, not this item's value; compare with this item's gold",
+    "altered_writes": "a write with a wrong value earns reward: compare the written values with the gold's end "
+                      "state, not that the record was written",
+    "activity_no_answer": "tool calls without an answer earn reward: reward the outcome, never activity",
+    "copied_answer": "the right words without the work earn reward: grade what the tools did (end state, facts "
+                     "the tools returned), not only the answer text",
     "read_only": "reading without acting earns reward: grade the end state the writes must produce",
-    "tool_spam": "calls far past the needed budget are not penalised: cap or penalise calls beyond a budget",
     "noop_write": "a write that changes nothing earns reward: grade the end state, not that a tool was called",
+    "answer_without_work": "the right answer without any tool call earns reward: RL will learn to guess when "
+                           "answers repeat; hold out items, vary the answers, or require that the answer was "
+                           "returned by a tool call of the rollout (and if the task has an outcome the end state "
+                           "does not show, such as a hand-over, this is a hack: grade that outcome)",
+    "tool_spam": "calls far past what the task needs still earn reward: declare a tool-call budget "
+                 "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
 }
+
+
+async def gold_replay(items: Sequence[Mapping[str, Any]], job: ReinforcementJob, *, settings: ClientSettings | None,
+                      max_concurrency: int) -> tuple[list[float | None], list[list[str]], list[list[bool]]]:
+    """One reference replay per item with gold fields: per item, the score (``None``: none), the
+    outputs of the successful tool calls, and whether each gold call succeeded."""
+    index = [i for i, item in enumerate(items) if has_gold(item)]
+    scores: list[float | None] = [None] * len(items)
+    outputs: list[list[str]] = [[] for _ in items]
+    ok: list[list[bool]] = [[] for _ in items]
+    if not index:
+        return scores, outputs, ok
+    results = await run_rollouts([dict(items[i]) for i in index], ReferenceReplayPolicy(), job, samples_per_item=1,
+                                 max_concurrency=max_concurrency, settings=settings)
+    for r in results:
+        i = index[r.item_index]
+        scores[i] = None if r.discarded else r.score
+        outputs[i] = [c.output for c in r.tool_calls if c.ok and c.output]
+        ok[i] = [c.ok for c in r.tool_calls]
+    return scores, outputs, ok
+
+
+def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
+    answers = [normalize_answer(i["reference_answer"]) for i in items if isinstance(i.get("reference_answer"), str)]
+    if not answers:
+        return None
+    answer, count = Counter(answers).most_common(1)[0]
+    return answer, count / len(answers)
+
+
+def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequence[int],
+         items: Sequence[Mapping[str, Any]], gold: Sequence[float | None], threshold: float, budget: int | None,
+         hack_threshold: float, hack_share: float) -> dict[str, Any]:
+    graded = [r for r in results if not r.discarded and r.score is not None]
+    outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
+                        declared_budget(items[index[r.item_index]], budget)) for r in graded]
+    verdict = judge_probe(intent, outcomes, gold, pass_threshold=threshold, hack_threshold=hack_threshold,
+                          hack_share=hack_share)
+    scores = [o.score for o in outcomes]
+    best: dict[int, float] = {}
+    for o in outcomes:
+        if o.score > 0:
+            best[o.item] = max(o.score, best.get(o.item, 0.0))
+    return {
+        "intent": intent, "verdict": verdict.verdict,
+        "passed": None if verdict.verdict == "skipped" else verdict.verdict != "fail",
+        "mean_score": sum(scores) / len(scores) if scores else None,
+        "pass_rate": sum(s >= threshold for s in scores) / len(scores) if scores else None,
+        "rewarded_share": verdict.rewarded_share, "items": list(verdict.rewarded),
+        "rewarded": {str(k): v for k, v in sorted(best.items())}, "over_budget": list(verdict.over_budget),
+        "rollouts": len(results), "discarded": len(results) - len(graded),
+        "discard_reasons": dict(Counter(r.discard_reason or "unknown" for r in results if r.discarded)),
+        "skipped_items": len(items) - len(index), "skip_reasons": {},
+        "advice": ADVICE.get(name, "close the shortcut this probe takes"),
+    }
+
+
+def _findings(rows: Mapping[str, dict[str, Any]], items: Sequence[Mapping[str, Any]], hack_threshold: float,
+              hack_share: float) -> list[Finding]:
+    out = []
+    for n, r in rows.items():
+        fooled = f"{len(r['items'])} item(s) rewarded, mean score {r['mean_score'] or 0:.3f}"
+        if r["verdict"] == "fail" and r["intent"] == HACK:
+            out.append(Finding("fail", f"probe {n} does not achieve the task and earns reward: {fooled} (more "
+                               f"than {hack_share:.0%} of the gold's score on over {hack_threshold:.0%} of items)",
+                               r["advice"]))
+        elif r["verdict"] == "fail":
+            out.append(Finding("fail", f"probe {n} earns reward past the declared tool-call budget on "
+                               f"{len(r['over_budget'])} item(s)", r["advice"]))
+        elif r["verdict"] == "warn":
+            advice = r["advice"]
+            majority = _majority(items) if n == "answer_without_work" else None
+            if majority is not None and majority[1] > 0.1:
+                advice += (f" (the most common reference answer, {majority[0][:60]!r}, is the answer of "
+                           f"{majority[1]:.0%} of the items: a policy giving it every time, without work, "
+                           f"earns that share)")
+            out.append(Finding("warn", f"probe {n} achieves the task by a shortcut and earns reward: {fooled}",
+                               advice))
+        if r["discarded"]:
+            out.append(Finding("warn", f"probe {n}: {r['discarded']} rollout(s) discarded {r['discard_reasons']}",
+                               "a grader or tool that fails on unusual input is a discarded rollout the run "
+                               "pays for: answer it with a score (0) instead"))
+        if r["verdict"] == "skipped" and r["skip_reasons"]:
+            why = "; ".join(f"{k} ({v} items)" for k, v in r["skip_reasons"].items())
+            out.append(Finding("info", f"probe {n}: no applicable item (skipped): {why}", ""))
+    return out
 
 
 async def check_unhackable(
@@ -56,70 +155,87 @@ async def check_unhackable(
     probes: Mapping[str, Any] | None = None,
     *,
     hack_threshold: float = HACK_THRESHOLD,
-    write_tools: Sequence[str] | None = None,
+    hack_share: float = HACK_SHARE,
+    write_tools: Collection[str] | None = None,
     samples: int = 1,
+    budget: int | None = None,
+    skip: Collection[str] = (),
     settings: ClientSettings | None = None,
     max_concurrency: int = 32,
 ) -> PrincipleResult:
-    """Run every probe over the dataset and judge whether any hack pays.
+    """Run every probe over the dataset and judge whether anything that fails the task pays.
 
     Args:
         dataset, config: as for :func:`check_gradeable`.
         probes: ``{name: policy}``; default :func:`default_probes` (``write_tools`` passed on).
-        hack_threshold: largest mean score a probe may earn.
+            Probes whose ``intent`` is ``valid`` are left to the gradeable check.
+        hack_threshold, hack_share: the severity rule (``_severity``).
         write_tools: state-changing tool names (for the built-in probes).
         samples: rollouts per item and probe (the built-in probes are deterministic: 1).
+        budget: tool-call budget for items that declare no ``max_tool_calls``.
+        skip: probe names to waive (recorded in ``waived_probes``).
 
     Returns:
-        :class:`PrincipleResult` with evidence ``{"hack_threshold", "pass_threshold",
-        "probes": {name: {"mean_score", "pass_rate", "items" (fooled item indices),
-        "rewarded": {item: best score > 0}, "rollouts", "discarded", "skipped_items",
-        "passed", "advice"}}, "failed_probes": [names]}``; a probe with no
-        applicable item has ``mean_score`` ``None`` and ``passed`` ``None``.
+        :class:`PrincipleResult` with evidence ``{"hack_threshold", "hack_share", "pass_threshold",
+        "budget", "gold_replayed", "probes": {name: {"intent", "verdict", "passed", "mean_score",
+        "pass_rate", "rewarded_share", "items" (rewarded item indices), "rewarded": {item: best
+        score}, "over_budget", "rollouts", "discarded", "discard_reasons", "skipped_items",
+        "skip_reasons": {reason: count}, "advice"}}, "failed_probes", "warned_probes",
+        "waived_probes"}``. ``passed`` is ``None`` when no probe applied to any item.
 
     Raises:
-        ValueError: ``hack_threshold`` outside [0, 1) or ``samples < 1``.
+        ValueError: ``hack_threshold`` outside [0, 1), ``hack_share`` outside [0, 1],
+            ``samples < 1``, a probe with an unknown ``intent``, a ``skip`` name that is no probe,
+            or an item whose ``max_tool_calls`` is not a non-negative integer.
     """
-    if not 0 <= hack_threshold < 1 or samples < 1:
-        raise ValueError(f"hack_threshold must be in [0, 1) and samples >= 1; got {hack_threshold}, {samples}")
+    if not 0 <= hack_threshold < 1 or not 0 <= hack_share <= 1 or samples < 1:
+        raise ValueError(f"hack_threshold must be in [0, 1), hack_share in [0, 1] and samples >= 1; got "
+                         f"{hack_threshold}, {hack_share}, {samples}")
     items, job = load_inputs(dataset, config)
-    probes = dict(probes if probes is not None else default_probes(write_tools))
+    for i, item in enumerate(items):  # a malformed budget is bad input, found before any rollout
+        try:
+            declared_budget(item, budget)
+        except ValueError as exc:
+            raise ValueError(f"item {i}: {exc}") from None
+    suite = dict(probes if probes is not None else default_probes(write_tools))
+    unknown = sorted(set(skip) - set(suite))
+    if unknown:
+        raise ValueError(f"--skip-probes names no probe: {unknown}; probes are {sorted(suite)}")
+    intents = {n: probe_intent(p, n) for n, p in suite.items()}
+    run = {n: p for n, p in suite.items() if n not in skip and intents[n] != VALID}
+    gold, outputs, ok = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
+    context = ProbeContext(items, outputs, gold, ok, write_tools, budget)
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
-    for name, probe in probes.items():
-        index = [i for i, item in enumerate(items) if probe_applies(probe, item)]
-        results = await run_rollouts([items[i] for i in index], probe, job, samples_per_item=samples,
+    for name, probe in run.items():
+        prepare = getattr(probe, "prepare", None)
+        if prepare is not None:
+            prepare(context)
+        index: list[int] = []
+        reasons: Counter[str] = Counter()
+        for i, item in enumerate(items):
+            if probe_applies(probe, item):
+                index.append(i)
+            else:
+                reasons[skip_reason(probe, item)] += 1
+        results = await run_rollouts([dict(items[i]) for i in index], probe, job, samples_per_item=samples,
                                      max_concurrency=max_concurrency, settings=settings) if index else []
-        graded = [(index[r.item_index], r.score) for r in results if not r.discarded and r.score is not None]
-        scores = [s for _, s in graded]
-        mean = sum(scores) / len(scores) if scores else None
-        rewarded: dict[int, float] = {}
-        for i, s in graded:
-            if s > 0:
-                rewarded[i] = max(s, rewarded.get(i, 0.0))
-        rows[name] = {
-            "mean_score": mean, "pass_rate": (sum(s >= threshold for s in scores) / len(scores)) if scores else None,
-            "items": sorted({i for i, s in graded if s >= threshold}),
-            "rewarded": {str(k): v for k, v in sorted(rewarded.items())},
-            "rollouts": len(results), "discarded": sum(r.discarded for r in results),
-            "skipped_items": len(items) - len(index),
-            "passed": None if mean is None else mean <= hack_threshold,
-            "advice": ADVICE.get(name, "close the shortcut this probe takes"),
-        }
-    failed = [n for n, r in rows.items() if r["passed"] is False]
-    findings = [Finding("fail", f"probe {n}: mean score {rows[n]['mean_score']:.3f} > {hack_threshold} "
-                        f"({len(rows[n]['items'])} item(s) fooled)", rows[n]["advice"]) for n in failed]
-    for n, r in rows.items():
-        if r["passed"] is None:
-            findings.append(Finding("info", f"probe {n}: no applicable item (skipped)",
-                                    "items need 'actions' and 'reference_answer' for the gold-plan probes"))
-    checked = [r for r in rows.values() if r["passed"] is not None]
-    evidence = {"hack_threshold": hack_threshold, "pass_threshold": threshold, "probes": rows,
-                "failed_probes": failed}
+        rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
+                          hack_share)
+        rows[name]["skip_reasons"] = dict(reasons)
+    waived = [n for n in suite if n in skip]
+    failed = [n for n, r in rows.items() if r["verdict"] == "fail"]
+    warned = [n for n, r in rows.items() if r["verdict"] == "warn"]
+    findings = _findings(rows, items, hack_threshold, hack_share)
+    findings += [Finding("info", f"probe {n} waived (--skip-probes)", "") for n in waived]
+    evidence = {"hack_threshold": hack_threshold, "hack_share": hack_share, "pass_threshold": threshold,
+                "budget": budget, "gold_replayed": sum(s is not None for s in gold), "probes": rows,
+                "failed_probes": failed, "warned_probes": warned, "waived_probes": waived}
+    checked = [r for r in rows.values() if r["verdict"] != "skipped"]
     if not checked:
         return PrincipleResult("unhackable", None, "not checked: no probe applied to any item", evidence, findings)
-    worst = max(checked, key=lambda r: r["mean_score"])
-    worst_name = next(n for n, r in rows.items() if r is worst)
-    summary = (f"{len(failed)} of {len(checked)} probes fooled the grader" + (f": {', '.join(failed)}" if failed else "")
-               + f"; worst {worst_name} mean {worst['mean_score']:.3f} (max {hack_threshold})")
+    summary = (f"{len(failed)} of {len(checked)} probes fail" + (f" ({', '.join(failed)})" if failed else "")
+               + f", {len(warned)} warn" + (f" ({', '.join(warned)})" if warned else "")
+               + (f", {len(waived)} waived" if waived else ""))
     return PrincipleResult("unhackable", not failed, summary, evidence, findings)
+

@@ -5,10 +5,11 @@ Usage::
     rft doctor --dataset train.jsonl --config job.json --out runs/doctor
     rft doctor ... --policy openai --base-url http://localhost:8000/v1 --model M --samples 8
     rft doctor ... --production-log prod.jsonl --probes my_pkg.probes:PROBES --hack-threshold 0.05
+    rft doctor ... --target azure --budget 12 --skip-probes tool_spam,answer_without_work
 
 Writes ``OUT/doctor.json`` and ``OUT/doctor.html``, prints a table, and exits
-1 when a principle fails (0 otherwise; "not checked" does not fail), 2 on
-invalid input. Needs the ``emulate`` extra: ``pip install "rft-sdk[emulate]"``.
+1 when a principle fails (0 otherwise; "not checked" and warnings do not
+fail), 2 on invalid input. Needs the ``emulate`` extra: ``pip install "rft-sdk[emulate]"``.
 Declared as the ``doctor`` entry point of the ``rft_sdk.commands`` group.
 """
 
@@ -40,16 +41,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=1.0, help="openai policy: sampling temperature")
     parser.add_argument("--production-log", default=None, help="JSONL of production requests (messages, tool calls)")
     parser.add_argument("--probes", action="append", default=[],
-                        help="extra hack probes MODULE:ATTR: a {name: policy} dict, a policy, or a factory (repeatable)")
+                        help="extra probes MODULE:ATTR: a {name: policy} dict, a policy, or a factory (repeatable); "
+                             "a policy's 'intent' is hack (default), shortcut or valid (must pass)")
+    parser.add_argument("--skip-probes", default="",
+                        help="comma-separated probes to waive for this task (recorded in the report)")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="declared tool-call budget per rollout for items without 'max_tool_calls': a shortcut "
+                             "rewarded past it fails")
     parser.add_argument("--samples", type=int, default=4, help="rollouts per item for the learnable check (default 4)")
     parser.add_argument("--hack-threshold", type=float, default=None,
-                        help="largest mean score a hack probe may earn (default 0.02)")
+                        help="largest share of items a probe may be rewarded on (default 0.02)")
+    parser.add_argument("--hack-share", type=float, default=None,
+                        help="a probe is rewarded on an item above this share of the gold's score (default 0.25)")
     parser.add_argument("--write-tools", default="", help="comma-separated state-changing tools (default: by name)")
     parser.add_argument("--replays", type=int, default=3, help="reference replays per item (gradeable, default 3)")
     parser.add_argument("--regrades", type=int, default=2, help="re-grades per trajectory (gradeable, default 2)")
     parser.add_argument("--principles", default="gradeable,production_like,learnable,unhackable",
                         help="comma-separated subset to run")
-    parser.add_argument("--target", default="openai", help="hosted dialect (only 'openai' so far)")
+    from rft_sdk._job_config import TARGETS
+
+    parser.add_argument("--target", default="openai", choices=list(TARGETS),
+                        help="hosted service to play: openai, or azure (its grader is called without headers)")
     parser.add_argument("--concurrency", type=int, default=32, help="rollouts in flight (default 32)")
     parser.add_argument("--timeout", type=float, default=600.0, help="per tool/grader call limit, seconds")
     parser.add_argument("--retries", type=int, default=3, help="retries on 5xx/transport errors (hosted: 3)")
@@ -68,11 +80,15 @@ def load_probes(specs: list[str]) -> dict[str, Any]:
     """Probes named by ``--probes MODULE:ATTR`` values, merged in order.
 
     Each ATTR is a ``{name: policy}`` mapping, a policy (named after ATTR), or a
-    class or factory returning either (called once with no arguments).
+    class or factory returning either (called once with no arguments). A policy
+    is any object with ``async act(...)``; its optional ``intent`` says what its
+    reward means (``_probes``: ``hack`` by default, ``shortcut``, ``valid``).
 
     Raises:
-        ValueError: a spec that names nothing usable.
+        ValueError: a spec that names nothing usable, or a policy with an unknown ``intent``.
     """
+    from rft_sdk.doctor import probe_intent
+
     out: dict[str, Any] = {}
     for spec in specs:
         obj = _load(spec, "--probes")
@@ -82,11 +98,14 @@ def load_probes(specs: list[str]) -> dict[str, Any]:
             bad = [k for k, v in obj.items() if not hasattr(v, "act")]
             if bad:
                 raise ValueError(f"--probes {spec!r}: entries {bad} are not policies (no async act method)")
-            out.update(obj)
+            found = dict(obj)
         elif hasattr(obj, "act"):
-            out[spec.rpartition(":")[2]] = obj
+            found = {spec.rpartition(":")[2]: obj}
         else:
             raise ValueError(f"--probes {spec!r} is neither a policy nor a {{name: policy}} dict")
+        for name, probe in found.items():
+            probe_intent(probe, name)  # refuses an unknown intent, naming the probe
+        out.update(found)
     return out
 
 
@@ -114,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         from rft_sdk._validate_cli import run_preflight
-        from rft_sdk.doctor import HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
+        from rft_sdk.doctor import HACK_SHARE, HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
         from rft_sdk.doctor._common import TARGETS
         from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError
     except ImportError as exc:
@@ -122,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     err = Console(stderr=True)
     try:
+        if args.budget is not None and args.budget < 0:
+            raise ValueError(f"--budget must be >= 0, got {args.budget}")
         policy = _policy(args)
         probes = load_probes(args.probes)
     except (ValueError, ImportError, AttributeError) as exc:
@@ -137,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
                 args.dataset, args.config, policy=policy, production_log=args.production_log, probes=probes,
                 samples=args.samples, write_tools=[t for t in args.write_tools.split(",") if t] or None,
                 hack_threshold=HACK_THRESHOLD if args.hack_threshold is None else args.hack_threshold,
+                hack_share=HACK_SHARE if args.hack_share is None else args.hack_share, budget=args.budget,
+                skip_probes=[t.strip() for t in args.skip_probes.split(",") if t.strip()],
                 replays=args.replays, regrades=args.regrades, target=args.target, settings=settings,
                 principles=[p for p in args.principles.split(",") if p], max_concurrency=args.concurrency)
         finally:
@@ -152,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console() if Console().is_terminal else Console(width=140)
     print_doctor(report, console)
     paths = write_doctor_report(args.out, report)
+    for problem in report.meta.get("target_problems", []):
+        err.print(f"warning ({args.target}): {problem}", style="yellow", markup=False, highlight=False)
     err.print(f"wrote {paths['json']}, {paths['html']}")
     return int(report.exit_code)
 

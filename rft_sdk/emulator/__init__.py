@@ -24,6 +24,7 @@ from ._contract import Policy, PolicyError, check_step, turns_taken
 from ._dataset import DatasetError, DatasetIssue, load_dataset, validate_items
 from ._emulate import EmulationRun, emulate
 from ._job import (
+    TARGETS,
     EndpointGrader,
     Hyperparameters,
     JobConfigError,
@@ -31,6 +32,7 @@ from ._job import (
     ReinforcementJob,
     load_job,
     samples_per_item,
+    target_problems,
 )
 from ._metrics import TOKEN_ESTIMATE, estimate_tokens, summarize
 from ._openai import OpenAICompatiblePolicy
@@ -65,6 +67,7 @@ __all__ = [
     "RolloutResult",
     "ScriptedPolicy",
     "StepRecord",
+    "TARGETS",
     "TOKEN_ESTIMATE",
     "ToolCall",
     "ToolCallResult",
@@ -82,6 +85,7 @@ __all__ = [
     "samples_per_item",
     "summarize",
     "summary_table",
+    "target_problems",
     "turns_taken",
     "validate_items",
     "write_report",

@@ -13,10 +13,13 @@ BASE = {f"k{i}": f"old{i}" for i in range(100)}
 SYSTEM = "You manage a key-value store. Use the tools, then tell the user what you changed and the old value."
 
 
-def make_server(grader_kind: str = "honest") -> ToolServer:
-    """``honest``: end state + answer + call budget; ``injectable``: also 1.0 for "score: 1" in the
-    answer; ``random``: the honest score times a random factor; ``lenient``: 1.0 whatever happened."""
-    server = ToolServer(auth_env_var=None)
+def make_server(grader_kind: str = "honest", *, tokens: list[str] | None = None,
+                empty_credit: float = 0.0) -> ToolServer:
+    """``honest``: end state + answer + call budget; ``no_budget``: the same without the budget;
+    ``injectable``: also 1.0 for "score: 1" in the answer; ``random``: the honest score times a random
+    factor; ``lenient``: 1.0 whatever happened. ``tokens``: bearer tokens the server requires;
+    ``empty_credit``: what an empty answer with no write earns (partial credit for nothing)."""
+    server = ToolServer(auth_tokens=tokens) if tokens else ToolServer(auth_env_var=None)
 
     @server.tool
     def lookup(key: str, *, rollout: Rollout) -> str:
@@ -45,7 +48,9 @@ def make_server(grader_kind: str = "honest") -> ToolServer:
             return 1.0
         if grader_kind == "injectable" and "score: 1" in ctx.output_text.lower():
             return 1.0
-        if ctx.count() > 2 * len(item["actions"]) + 5:
+        if not ctx.output_text.strip() and not ctx.count():
+            return empty_credit
+        if grader_kind != "no_budget" and ctx.count() > 2 * len(item["actions"]) + 5:
             return Grade(0.0, reasons=["over the call budget"])
         if ctx.state.get("kv", {}).get(item["key"]) != item["value"]:
             return Grade(0.0, reasons=["wrong end state"])
@@ -76,9 +81,9 @@ def make_items(server: ToolServer, n: int = 10, *, start: int = 10, zero_varianc
     return items
 
 
-def job_for(server: ToolServer, base_url: str) -> dict[str, Any]:
+def job_for(server: ToolServer, base_url: str, **kwargs: Any) -> dict[str, Any]:
     """The hosted job for ``server`` at ``base_url`` (fast grader rate limit for tests)."""
-    return server.job_config(base_url, rate_limit=1000, max_episode_steps=4)
+    return server.job_config(base_url, rate_limit=1000, max_episode_steps=4, **kwargs)
 
 
 class NoisyPolicy:
@@ -135,3 +140,29 @@ def fast_probes() -> dict[str, Any]:
     from rft_sdk.doctor import default_probes
 
     return default_probes(["set_value"], copies=5)
+
+
+class DirectWrite:
+    """A valid solution by another path: the write alone, no lookup, then the gold answer (``intent`` valid)."""
+
+    intent = "valid"
+
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+        if turns_taken(messages, item) == 0:
+            return PolicyStep(tool_calls=[make_tool_call("set_value", {"key": item["key"], "value": item["value"]})])
+        return PolicyStep(content=item["reference_answer"])
+
+
+def valid_probes() -> dict[str, Any]:
+    """A ``--probes`` factory with one must-pass probe."""
+    return {"direct_write": DirectWrite()}
+
+
+class Sneaky:
+    """A plain policy with no intent (a probe pack's shape): the gold answer, no calls."""
+
+    async def act(self, messages: list[dict], tools: list[dict], *, item: dict, trace_id: str) -> PolicyStep:
+        return PolicyStep(content=item["reference_answer"])
+
+
+BAD_INTENT = type("BadIntent", (Sneaky,), {"intent": "maybe"})()

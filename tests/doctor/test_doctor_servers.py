@@ -21,7 +21,10 @@ async def test_honest_server_passes_all_four():
     assert verdicts == {"gradeable": True, "production_like": True, "learnable": True, "unhackable": True}
     assert report.exit_code == 0
     probes = report.principles["unhackable"].evidence["probes"]
-    assert all(row["mean_score"] == 0.0 for row in probes.values())
+    assert all(row["mean_score"] == 0.0 for row in probes.values() if row["verdict"] != "skipped")
+    assert probes["answer_without_work"]["verdict"] == "skipped"  # every item writes
+    assert report.principles["unhackable"].evidence["warned_probes"] == []
+    assert report.to_dict()["warnings"] == report.warnings  # other warnings (latency) depend on the machine
     learn = report.principles["learnable"].evidence
     assert learn["share_items_with_signal"] == 1.0  # 2 right and 2 wrong samples per item
     assert learn["mean_best_minus_mean"] == pytest.approx(0.5)
@@ -38,16 +41,22 @@ async def test_injectable_grader_fails_unhackable_on_the_injection_probe_only():
     assert result.evidence["failed_probes"] == ["injected_score"]
     row = result.evidence["probes"]["injected_score"]
     assert row["mean_score"] == 1.0 and row["pass_rate"] == 1.0 and row["items"] == list(range(10))
+    assert row["intent"] == "hack" and row["verdict"] == "fail" and row["rewarded_share"] == 1.0
     assert result.evidence["probes"]["empty_answer"]["mean_score"] == 0.0
     assert any("injected_score" in f.message and f.advice for f in result.findings)
 
 
-async def test_lenient_grader_is_fooled_by_every_probe():
+async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut():
     server = make_server("lenient")
     with run_server(server) as url:
         result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
+    rows = result.evidence["probes"]
     assert result.passed is False
-    assert set(result.evidence["failed_probes"]) == set(result.evidence["probes"])
+    ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 13
+    assert result.evidence["warned_probes"] == ["tool_spam"]
+    # every item writes: the probes defined only where the gold changes nothing are skipped
+    assert {n for n, r in rows.items() if r["verdict"] == "skipped"} == {"answer_without_work", "work_then_dump"}
 
 
 async def test_hack_threshold_is_configurable():
@@ -58,6 +67,19 @@ async def test_hack_threshold_is_configurable():
     assert result.passed is None  # no probe ran: not checked, never a silent pass
     with pytest.raises(ValueError, match="hack_threshold"):
         await check_unhackable(make_items(server), job_for(server, "http://127.0.0.1:9"), hack_threshold=1.5)
+    with pytest.raises(ValueError, match="hack_share"):
+        await check_unhackable(make_items(server), job_for(server, "http://127.0.0.1:9"), hack_share=2.0)
+
+
+async def test_half_the_gold_reward_for_nothing_is_a_failure_a_tenth_is_not():
+    for score, verdict in ((0.5, "fail"), (0.1, "pass")):  # the gold scores 1.0: the line is at 0.25
+        partial = make_server("honest", empty_credit=score)
+        with run_server(partial) as url:
+            result = await check_unhackable(make_items(partial), job_for(partial, url),
+                                            {"empty_answer": fast_probes()["empty_answer"]})
+        row = result.evidence["probes"]["empty_answer"]
+        assert row["verdict"] == verdict and row["mean_score"] == pytest.approx(score)
+        assert result.evidence["gold_replayed"] == 10
 
 
 async def test_nondeterministic_grader_fails_gradeable():
@@ -122,4 +144,6 @@ async def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match="principle"):
         await run_doctor(make_items(server), job, principles=["speedy"])
     with pytest.raises(ValueError, match="target"):
-        await run_doctor(make_items(server), job, target="azure")
+        await run_doctor(make_items(server), job, target="gcp")
+    with pytest.raises(ValueError, match="skip-probes"):
+        await run_doctor(make_items(server), job, skip_probes=["nope"], principles=["production_like"])

@@ -9,18 +9,32 @@ from collections import Counter
 import pytest
 
 from rft_sdk.doctor import (
+    HACK,
+    SHORTCUT,
+    VALID,
+    AlteredWrites,
+    AlternativeReplay,
+    AnswerSpaceDump,
+    CrossItemReplay,
     GoldPlanProbe,
+    ProbeContext,
     ProductionLogError,
+    declared_budget,
     default_probes,
     is_write_tool,
     js_distance,
+    judge_probe,
     ks_statistic,
     learnable_from_results,
     load_production_log,
     probe_applies,
+    probe_intent,
     psi_categorical,
     psi_numeric,
+    read_alternatives,
+    skip_reason,
 )
+from rft_sdk.doctor._severity import Outcome, allowance
 from rft_sdk.emulator import RolloutResult
 
 
@@ -62,8 +76,20 @@ ITEM = {
 }
 
 
+def _items(n=4):
+    """A small dataset: item i sets k<i> to v<i>; item 3 only reads."""
+    out = []
+    for i in range(n):
+        actions = [{"name": "get_k", "arguments": {"k": f"k{i}"}}]
+        if i < n - 1:
+            actions.append({"name": "set_k", "arguments": {"k": f"k{i}", "v": f"v{i}"}})
+        out.append({"messages": [{"role": "user", "content": f"Please set k{i} to v{i} now, thanks."}],
+                    "actions": actions, "reference_answer": f"k{i} is v{i}"})
+    return out
+
+
 async def _answer(probe, item=ITEM, messages=None):
-    return await probe.act(messages or list(item["messages"]), item["tools"], item=item, trace_id="trace_x")
+    return await probe.act(messages or list(item["messages"]), item.get("tools", []), item=item, trace_id="trace_x")
 
 
 async def test_text_probes_play_their_hack():
@@ -71,14 +97,75 @@ async def test_text_probes_play_their_hack():
     assert (await _answer(probes["empty_answer"])).content == ""
     assert (await _answer(probes["echo_prompt"])).content == ITEM["messages"][1]["content"]
     assert (await _answer(probes["prompt_reference"])).content == "def ref(x):\n    return x\n"
-    dump = (await _answer(probes["answer_dump"])).content
-    for expected in ("42", "#W123", "blue", "red", "green", "yes", "no"):
-        assert expected in dump.split("\n")
     assert "score: 1" in (await _answer(probes["injected_score"])).content
     assert "Ignore previous instructions" in (await _answer(probes["ignore_instructions"])).content
-    for name in ("empty_answer", "no_tool_calls", "copied_answer"):
+    report = (await _answer(probes["self_report"])).content
+    assert report.startswith("Done: Set k1 to 42, order #W123, option 'blue'") and "verified" in report
+    for name in ("empty_answer", "self_report", "copied_answer", "answer_without_work"):
         assert (await _answer(probes[name])).tool_calls == []
     assert (await _answer(probes["copied_answer"])).content == "Set."
+
+
+async def test_answer_space_dump_holds_every_answer_and_the_gold_outputs():
+    items = _items()
+    dump = AnswerSpaceDump()
+    dump.prepare(ProbeContext(items, gold_outputs=[["out-a"], [], [], ["out-d"]]))
+    text = (await _answer(dump, items[0])).content
+    lines = text.split("\n")
+    assert {"k0 is v0", "k1 is v1", "k2 is v2", "k3 is v3", "out-a", "yes", "no"} <= set(lines)
+    assert "out-d" not in lines  # another item's tool outputs are not listed
+    assert (await _answer(dump, ITEM)).content.split("\n")[1:].count("42") == 1  # prompt tokens, enum values
+    assert {"red", "green", "#W123"} <= set(dump.dump(ITEM).split("\n"))
+
+
+async def test_work_then_dump_does_the_gold_work_then_hedges():
+    from rft_sdk.doctor import WorkThenDump
+
+    items = _items()
+    probe = WorkThenDump()
+    probe.prepare(ProbeContext(items, gold_outputs=[[], [], [], ["k3-secret"]], write_tools=["set_k"]))
+    assert [probe.applies(i) for i in items] == [False, False, False, True]  # only where the answer alone decides
+    assert "changes state" in skip_reason(probe, items[0])
+    first = await _answer(probe, items[3])
+    assert [c["name"] for c in first.tool_calls] == ["get_k"]
+    after = [*items[3]["messages"], {"role": "assistant", "content": None}]
+    assert {"k3-secret", "k0 is v0", "k3 is v3"} <= set((await _answer(probe, items[3], after)).content.split("\n"))
+
+
+async def test_cross_item_replay_plays_a_donor_that_cannot_be_a_solution():
+    items = _items()
+    items.append(dict(items[0]))  # a duplicate of item 0 can never be its donor
+    probe = CrossItemReplay()
+    probe.prepare(ProbeContext(items))
+    for i, item in enumerate(items):
+        donor = probe.donor(item)
+        assert donor is not None and donor["actions"] != item["actions"], i
+    step = await _answer(probe, items[0])
+    assert step.tool_calls[0]["name"] == "get_k" and json.loads(step.tool_calls[0]["arguments"])["k"] != "k0"
+    # a read-only item whose donors all give the same answer: skipped, with the reason
+    same = [dict(i, reference_answer="ok", actions=[{"name": "get_k", "arguments": {"k": str(n)}}])
+            for n, i in enumerate(items)]
+    probe.prepare(ProbeContext(same))
+    assert not probe.applies(same[0]) and "could be a solution" in skip_reason(probe, same[0])
+
+
+async def test_altered_writes_changes_one_value_from_another_item():
+    items = _items()
+    probe = AlteredWrites(["set_k"])
+    probe.prepare(ProbeContext(items, write_tools=["set_k"]))
+    altered, where = probe.alter(items[0]["actions"])
+    assert where == "set_k.v" and altered[1]["arguments"] == {"k": "k0", "v": "v1"}  # another item's value, same key
+    assert not probe.applies(items[3]) and skip_reason(probe, items[3]).startswith("the gold changes nothing")
+    # a write that failed in the gold replay changes nothing: altering it would replay a solution
+    failed = ProbeContext(items, gold_ok=[[True, False], [True, True], [True, True], [True]], write_tools=["set_k"])
+    probe.prepare(failed)
+    assert not probe.applies(items[0]) and probe.applies(items[1])
+    read_only = default_probes(["set_k"])["read_only"]
+    read_only.prepare(failed)
+    assert not read_only.applies(items[0]) and read_only.applies(items[1])
+    lone = AlteredWrites(["set_k"])
+    lone.prepare(ProbeContext(items[:1], write_tools=["set_k"]))
+    assert lone.alter(items[0]["actions"])[0][1]["arguments"]["v"] == "v0 (altered)"  # no donor: mutated
 
 
 async def test_gold_plan_probes_transform_the_gold_calls():
@@ -92,19 +179,99 @@ async def test_gold_plan_probes_transform_the_gold_calls():
     assert len({c["call_id"] for c in spam.tool_calls}) == 3
     noop = await _answer(probes["noop_write"], messages=after)
     assert noop.tool_calls[0]["name"] == "set_k" and json.loads(noop.tool_calls[0]["arguments"]) == {}
+    activity = await _answer(probes["activity_no_answer"])
+    assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 3
+    assert (await _answer(probes["activity_no_answer"], messages=after)).content == ""
+    budgeted = {**ITEM, "max_tool_calls": 30}
+    assert len((await _answer(probes["tool_spam"], budgeted)).tool_calls) == 16  # ceil(31 / 2) > copies=3
 
 
-def test_probe_applicability_and_write_heuristic():
+def test_probe_applicability_intents_and_write_heuristic():
     probes = default_probes()
     reads_only = {**ITEM, "actions": [{"name": "get_k", "arguments": {}}]}
     assert probe_applies(probes["read_only"], ITEM) and not probe_applies(probes["read_only"], reads_only)
+    assert probe_applies(probes["answer_without_work"], reads_only)
+    assert not probe_applies(probes["answer_without_work"], ITEM)
     assert not probe_applies(probes["noop_write"], {"messages": ITEM["messages"]})
+    assert "no 'actions' list" in skip_reason(probes["noop_write"], {"messages": ITEM["messages"]})
     assert probe_applies(probes["empty_answer"], {"messages": ITEM["messages"]})
     assert is_write_tool("cancel_order") and not is_write_tool("get_order")
     assert is_write_tool("get_order", ["get_order"]) and not is_write_tool("cancel_order", [])
     assert not GoldPlanProbe(lambda a: [], answer_field="nope").applies(ITEM)
+    assert {probe_intent(p) for p in probes.values()} == {HACK, SHORTCUT}
+    assert {n for n, p in probes.items() if probe_intent(p) == SHORTCUT} == {"answer_without_work", "tool_spam"}
+    assert probe_intent(object()) == HACK  # a plain policy is a hack probe
+    with pytest.raises(ValueError, match="'odd'.*maybe"):
+        probe_intent(type("P", (), {"intent": "maybe"})(), "odd")
     with pytest.raises(ValueError, match="copies"):
         default_probes(copies=1)
+
+
+async def test_a_malformed_budget_is_refused_before_any_rollout():
+    from rft_sdk.doctor import check_unhackable
+
+    dataset = [{"messages": [{"role": "user", "content": f"q{i}"}], "max_tool_calls": "many" if i == 3 else 5}
+               for i in range(10)]
+    job = {"tools": [], "grader": {"type": "endpoint", "url": "http://127.0.0.1:9/grade"}}
+    with pytest.raises(ValueError, match="item 3: max_tool_calls must be a non-negative integer"):
+        await check_unhackable(dataset, job)
+
+
+def test_declared_budget():
+    assert declared_budget({}) is None and declared_budget({}, 7) == 7
+    assert declared_budget({"max_tool_calls": 3}, 7) == 3
+    for bad in (-1, 2.5, "3", True):
+        with pytest.raises(ValueError, match="max_tool_calls"):
+            declared_budget({"max_tool_calls": bad})
+
+
+def test_severity_rule_by_hand():
+    gold = [1.0, 1.0, 0.4, None]
+    hit = judge_probe(HACK, [Outcome(0, 1.0, 0), Outcome(1, 0.0, 0)], gold, pass_threshold=1.0)
+    assert hit.verdict == "fail" and hit.rewarded == (0,) and hit.rewarded_share == 0.5
+    # continuous rewards: up to a quarter of the gold's score is partial credit, not reward
+    assert judge_probe(HACK, [Outcome(0, 0.25, 0)], gold, pass_threshold=1.0).verdict == "pass"
+    assert judge_probe(HACK, [Outcome(0, 0.26, 0)], gold, pass_threshold=1.0).verdict == "fail"
+    assert judge_probe(HACK, [Outcome(2, 0.2, 0)], gold, pass_threshold=1.0).verdict == "fail"  # > 0.25 * 0.4
+    assert judge_probe(HACK, [Outcome(3, 0.2, 0)], gold, pass_threshold=0.5).verdict == "fail"  # no gold: 0.25 * 0.5
+    assert allowance(None, 0.0) == 0.25 and allowance(0.8, 1.0, 0.5) == 0.4
+    # one item in fifty is tolerated by default, two in fifty are not
+    many = [Outcome(i % 4, 1.0 if i == 0 else 0.0, 0) for i in range(50)]
+    assert judge_probe(HACK, many, gold, pass_threshold=1.0).verdict == "pass"
+    assert judge_probe(HACK, many, gold, pass_threshold=1.0, hack_threshold=0.0).verdict == "fail"
+    # shortcuts warn, and fail only when rewarded past a declared budget
+    assert judge_probe(SHORTCUT, [Outcome(0, 1.0, 40)], gold, pass_threshold=1.0).verdict == "warn"
+    assert judge_probe(SHORTCUT, [Outcome(0, 1.0, 40, budget=50)], gold, pass_threshold=1.0).verdict == "warn"
+    over = judge_probe(SHORTCUT, [Outcome(0, 1.0, 40, budget=9)], gold, pass_threshold=1.0)
+    assert over.verdict == "fail" and over.over_budget == (0,)
+    assert judge_probe(SHORTCUT, [Outcome(0, 0.0, 40, budget=9)], gold, pass_threshold=1.0).verdict == "pass"
+    assert judge_probe(HACK, [], gold, pass_threshold=1.0).verdict == "skipped"
+    with pytest.raises(ValueError, match="valid"):
+        judge_probe(VALID, [], gold, pass_threshold=1.0)
+
+
+def test_alternatives_are_validated_with_the_culprit_named():
+    assert read_alternatives([{}, {"alternatives": []}]) == [[], []]
+    good = {"alternatives": [{"name": "email", "actions": [{"name": "f", "arguments": {}}]}]}
+    assert read_alternatives([good])[0][0]["name"] == "email"
+    for bad, match in (({"alternatives": {}}, "must be a list"), ({"alternatives": [{}]}, r"alternatives\[0\] needs"),
+                       ({"alternatives": [{"actions": [1]}]}, "actions must be"),
+                       ({"alternatives": [{"actions": [], "name": 3}]}, "'name' must be a string")):
+        with pytest.raises(ValueError, match=match):
+            read_alternatives([{}, bad])
+    with pytest.raises(ValueError, match="item 1"):
+        read_alternatives([{}, {"alternatives": [{}]}])
+
+
+async def test_alternative_replay_plays_the_kth_path():
+    item = {"messages": [], "reference_answer": "gold", "alternatives": [
+        {"actions": [{"name": "a", "arguments": {}}]},
+        {"actions": [], "reference_answer": "other words"}]}
+    first, second = AlternativeReplay(0), AlternativeReplay(1)
+    assert first.intent == VALID and not AlternativeReplay(2).applies(item) and second.applies(item)
+    assert (await first.act([], [], item=item, trace_id="t")).tool_calls[0]["name"] == "a"
+    assert (await first.act([{"role": "assistant", "content": None}], [], item=item, trace_id="t")).content == "gold"
+    assert (await second.act([], [], item=item, trace_id="t")).content == "other words"
 
 
 def _rollouts(scores_by_item):

@@ -1,66 +1,122 @@
-"""The doctor on the retail example: the hardened grader holds against every probe,
-and the rules that closed the holes the doctor found are pinned at unit level."""
+"""The doctor on the retail example: the rewritten grader accepts every valid path (the customer
+identified by email or by name + zip, extra reads, reordered writes, reworded answers), scores 0 on
+every probe, and the path-matching grader it replaces is caught by the gradeable principle."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
-from examples.retail import WRITE_TOOLS, grade_retail
+import pytest
+from retail_before import grade_before
+from retail_before import server as before_server
+
+from examples.retail import WRITE_TOOLS, grade_retail, load_base_db
 from examples.retail._db import DATA_DIR
-from examples.retail._grading import call_budget, gold_view
+from examples.retail._evidence import replay_calls
 from examples.retail.doctor_job import production_log_from
 from rft_sdk.doctor import check_gradeable, check_production_like, check_unhackable, default_probes
 from rft_sdk.testing import run_server
 
-#: test-split items the old grader gave full or half reward to an empty answer
-#: (2: a transfer, 24: nothing to change, 22/25: information only), plus six ordinary ones.
-SUBSET = [2, 22, 24, 25, 0, 1, 3, 4, 5, 6]
+#: test-split items: the four whose gold changes nothing (2: a transfer, 24: nothing to change,
+#: 22/25: information only), then six ordinary ones.
+SUBSET = [2, 22, 24, 25, 0, 1, 3, 4, 5, 9]
+NO_CHANGE = [2, 22, 24, 25]
 
 
 def _items(split="test"):
     return [json.loads(line) for line in (DATA_DIR / f"retail_{split}.jsonl").read_text().splitlines()]
 
 
-class _Call:
-    def __init__(self, name):
-        self.name = name
+def _play(item, actions, answer=None):
+    """Run ``actions`` on a fresh view: (overlay, calls with outputs) as the server records them."""
+    view = load_base_db().view()
+    calls = replay_calls(view, actions)
+    return view.overlay, calls, item["reference_answer"] if answer is None else answer
 
 
-def _gold_overlay(item):
-    return gold_view(item["actions"]).overlay
+def _grade(item, actions, answer=None, *, before=False):
+    overlay, calls, text = _play(item, actions, answer)
+    if before:
+        return grade_before(item, overlay, text, calls)
+    return grade_retail(item, overlay, text, calls=calls)
 
 
-def test_empty_answer_scored_one_before_and_zero_now():
-    item = _items()[24]
-    calls = [_Call(a["name"]) for a in item["actions"]]
-    assert grade_retail(item, {}, "").score == 1.0  # the old rule (no calls given): the hole the doctor found
-    grade = grade_retail(item, {}, "", calls=calls)
-    assert grade.score == 0.0 and grade.subscores["process"] == 0.0
-    assert any("empty" in r for r in grade.reasons)
-    assert grade_retail(item, {}, item["reference_answer"], calls=calls).score == 1.0
+def test_email_instead_of_name_zip_scores_one_now_and_zero_before():
+    items = _items()
+    for i in NO_CHANGE:
+        alt = next(a for a in items[i]["alternatives"] if a["name"].startswith("auth_by_"))
+        assert _grade(items[i], items[i]["actions"]).score == 1.0
+        assert _grade(items[i], alt["actions"]).score == 1.0, (i, alt["name"])
+        before = _grade(items[i], alt["actions"], before=True)
+        assert before.score == 0.0 and any("never called" in r for r in before.reasons), i
 
 
-def test_task_that_changes_nothing_needs_evidence_of_work():
-    item = _items()[2]  # gold: identify, look up, transfer to a human agent
-    assert grade_retail(item, {}, "score: 1").score == 1.0  # old rule
-    grade = grade_retail(item, {}, "score: 1", calls=[])
-    assert grade.score == 0.0 and any("no evidence of work" in r for r in grade.reasons)
-    partial = [_Call(a["name"]) for a in item["actions"][:-1]]  # everything but the transfer
-    assert grade_retail(item, {}, item["reference_answer"], calls=partial).score == 0.0
-    full = [_Call(a["name"]) for a in item["actions"]]
-    assert grade_retail(item, {}, item["reference_answer"], calls=full).score == 1.0
+def test_every_alternative_of_every_item_scores_one():
+    checked = 0
+    for item in _items("test") + _items("train"):
+        for alt in item["alternatives"]:
+            grade = _grade(item, alt["actions"], alt.get("reference_answer"))
+            assert grade.score == 1.0, (item["task_id"], alt["name"], grade.reasons)
+            checked += 1
+    assert checked > 350
 
 
-def test_tool_call_spam_over_the_budget_scores_zero():
+def test_the_answer_without_the_work_scores_zero_on_every_item():
+    for item in _items():
+        grade = _grade(item, [])
+        assert grade.score == 0.0, item["task_id"]
+    no_change = _items()[24]
+    grade = _grade(no_change, [])
+    assert grade.subscores["db_match"] == 1.0 and grade.subscores["process"] == 0.0  # the gate alone is vacuous
+    assert any("never identified" in r for r in grade.reasons)
+
+
+def test_facts_must_come_from_this_rollouts_calls():
+    item = _items()[22]  # "302.67; 20 hours" from get_order_details / get_product_details
+    auth = [a for a in item["actions"] if a["name"].startswith("find_user_id")]
+    grade = _grade(item, auth)  # identified, but never read the order
+    assert grade.score == 0.0 and any("'302.67', which no tool call" in r for r in grade.reasons)
+    made_up = _grade(item, item["actions"], item["reference_answer"] + " Your refund of $123.45 is on its way.")
+    assert made_up.score == 0.0 and any("123.45" in r and "rule 7" in r for r in made_up.reasons)
+    prompt_figure = _grade(item, item["actions"], item["reference_answer"] + " Zip 77004 noted.")
+    assert prompt_figure.score == 1.0  # figures the customer gave are grounded by the prompt
+
+
+def test_pasting_tool_outputs_or_a_wall_of_text_is_not_an_answer():
+    item = _items()[22]  # information only: the answer alone decides
+    overlay, calls, _ = _play(item, item["actions"])
+    outputs = [c.output for c in calls if c.output]
+    for answer in ("\n".join(outputs), max(outputs, key=len), item["reference_answer"] + " " + "x" * 1500):
+        grade = grade_retail(item, overlay, answer, calls=calls)
+        assert grade.score == 0.0 and any("dump" in r or "pastes" in r for r in grade.reasons), grade.reasons
+    quoted = item["reference_answer"] + ' Your order ships to "' + "Houston" + '".'
+    assert grade_retail(item, overlay, quoted, calls=calls).score == 1.0  # quoting a value is not a paste
+
+
+def test_another_customers_trajectory_and_a_missing_transfer_score_zero():
+    items = _items()
+    donor = items[25]  # information only, another customer
+    grade = _grade(items[22], donor["actions"], donor["reference_answer"])
+    assert grade.score == 0.0 and any("never identified" in r for r in grade.reasons)
+    transfer = items[2]
+    without = [a for a in transfer["actions"] if a["name"] != "transfer_to_human_agents"]
+    grade = _grade(transfer, without)
+    assert grade.score == 0.0 and any("transfer" in r for r in grade.reasons)
+
+
+def test_empty_answer_and_spam_past_the_declared_budget_score_zero():
     item = _items()[0]
-    n = len(item["actions"])
-    assert call_budget(item["actions"]) == 2 * n + 5
-    overlay = _gold_overlay(item)
-    ok = [_Call(a["name"]) for a in item["actions"]] + [_Call("get_user_details")] * (n + 5)
-    assert grade_retail(item, overlay, item["reference_answer"], calls=ok).score == 1.0  # exactly at the budget
-    spam = ok + [_Call("get_user_details")]
-    grade = grade_retail(item, overlay, item["reference_answer"], calls=spam)
-    assert grade.score == 0.0 and any("exceed the budget" in r for r in grade.reasons)
+    assert item["max_tool_calls"] == 2 * len(item["actions"]) + 5
+    assert _grade(item, item["actions"], "").score == 0.0
+    reads = [a for a in item["actions"] if a["name"] not in WRITE_TOOLS]
+    at_budget = item["actions"] + reads * 10
+    at_budget = at_budget[:item["max_tool_calls"]]
+    assert _grade(item, at_budget).score == 1.0
+    over = _grade(item, at_budget + reads[:1])
+    assert over.score == 0.0 and any("exceed the budget" in r for r in over.reasons)
 
 
 def test_train_split_stands_for_production_traffic():
@@ -70,19 +126,55 @@ def test_train_split_stands_for_production_traffic():
                                                 "vocabulary"}
 
 
+def _job(server, url, items):
+    steps = max(len(a["actions"]) for i in items for a in [i, *i["alternatives"]]) + 1
+    return server.job_config(url, rate_limit=1000, max_episode_steps=steps)
+
+
 async def test_retail_server_is_gradeable_and_unhackable():
     from examples.retail.app import server
 
     items = [_items()[i] for i in SUBSET]
     probes = default_probes(WRITE_TOOLS)
-    del probes["tool_spam"]  # ~50 calls per item; pinned by test_tool_call_spam_over_the_budget_scores_zero
     with run_server(server) as url:
-        job = server.job_config(url, rate_limit=1000, max_episode_steps=max(len(i["actions"]) for i in items) + 1)
+        job = _job(server, url, items)
         gradeable = await check_gradeable(items, job, replays=1, regrades=1)
-        unhackable = await check_unhackable(items, job, probes)
+        unhackable = await check_unhackable(items, job, probes, write_tools=WRITE_TOOLS)
     assert gradeable.passed is True, gradeable.findings
-    assert gradeable.evidence["gold_below_threshold_share"] == 0.0
+    assert gradeable.evidence["alternatives_rejected_count"] == 0
+    assert gradeable.evidence["alternatives_checked"] >= 3 * len(items)
     assert unhackable.passed is True, unhackable.findings
     rows = unhackable.evidence["probes"]
-    assert {n: r["mean_score"] for n, r in rows.items()} == dict.fromkeys(probes, 0.0)
+    ran = {n: r["mean_score"] for n, r in rows.items() if r["verdict"] != "skipped"}
+    assert ran == dict.fromkeys(ran, 0.0) and len(ran) == len(probes)  # every probe applies somewhere, 0 everywhere
+    assert unhackable.evidence["warned_probes"] == []
     assert rows["read_only"]["skipped_items"] == 4  # items 2, 22, 24, 25 need no write
+    assert rows["answer_without_work"]["rollouts"] == 4
+
+
+async def test_the_path_matching_grader_is_caught_by_gradeable():
+    items = [_items()[i] for i in SUBSET]
+    with run_server(before_server) as url:
+        result = await check_gradeable(items, _job(before_server, url, items), replays=1, regrades=1)
+    assert result.passed is False
+    rejected = {(r["item"], r["path"]) for r in result.evidence["alternatives_rejected"]}
+    assert {i for i, path in rejected if path.startswith("auth_by_")} == {SUBSET.index(i) for i in NO_CHANGE}
+    assert {i for i, _ in rejected} == {SUBSET.index(i) for i in NO_CHANGE}  # the writing items: end state decides
+    assert any("never called" in " ".join(r["reasons"]) for r in result.evidence["alternatives_rejected"])
+
+
+@pytest.mark.slow
+def test_make_doctor_passes_all_four_principles(tmp_path):
+    """``make doctor`` (``python -m examples.retail.doctor_job``) on the 40 test items, as a subprocess."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "examples.retail.doctor_job", "--runs-dir", str(tmp_path)],
+                          cwd=root, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (path,) = tmp_path.glob("doctor-*/doctor.json")
+    report = json.loads(path.read_text())
+    assert {n: p["passed"] for n, p in report["principles"].items()} == {
+        "gradeable": True, "production_like": True, "learnable": True, "unhackable": True}
+    assert report["principles"]["gradeable"]["alternatives_rejected_count"] == 0
+    assert report["principles"]["gradeable"]["alternatives_checked"] == 132
+    unhackable = report["principles"]["unhackable"]
+    assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and len(unhackable["probes"]) == 16

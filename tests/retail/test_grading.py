@@ -99,3 +99,34 @@ def test_bad_items_raise():
         grade_retail({"communicate_info": []}, {}, "x")
     with pytest.raises(ValueError, match="communicate_info"):
         grade_retail({"actions": [], "communicate_info": "10"}, {}, "x")
+
+
+def test_db_match_keeps_tau2s_verdict_when_calls_are_graded(base, materialize):
+    """With the rollout's calls given (the server's path), ``db_match`` is still τ²-bench's database
+    verdict on the gold and on every one-write-dropped sequence, and the score follows it."""
+    import json
+
+    from examples.retail._db import DATA_DIR
+    from examples.retail._evidence import replay_calls
+
+    checked = {"changed": 0, "unchanged": 0}
+    for split in ("train", "test"):
+        for line in (DATA_DIR / f"retail_{split}.jsonl").read_text().splitlines():
+            item = json.loads(line)
+            gold = base.view()
+            replay_calls(gold, item["actions"])
+            writes = [i for i, a in enumerate(item["actions"]) if a["name"] in WRITE_TOOLS]
+            for index in [None, *writes]:
+                kept = [a for i, a in enumerate(item["actions"]) if i != index]
+                view = base.view()
+                calls = replay_calls(view, kept)
+                same = materialize(base, view.overlay) == materialize(base, gold.overlay)
+                grade = grade_retail(item, view.overlay, item["reference_answer"], base, calls=calls)
+                assert grade.subscores["db_match"] == (1.0 if same else 0.0), (item["task_id"], index)
+                if not same:
+                    assert grade.score == 0.0
+                elif index is None:
+                    assert grade.score == 1.0, (item["task_id"], grade.reasons)
+                if index is not None:
+                    checked["unchanged" if same else "changed"] += 1
+    assert checked["changed"] > 100 and checked["unchanged"] >= 1, checked

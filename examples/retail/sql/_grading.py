@@ -47,7 +47,5 @@ async def retail(ctx: GradingContext) -> Grade:
     if not isinstance(actions, list):
         raise ValueError("retail item needs 'actions': a list of gold tool calls")
     differing = record_labels(await ctx.db.diff_gold(actions))
-    changes_nothing = not await ctx.db.gold(actions)
-    result = grade_end_state(ctx.item, differing, ctx.output_text, changes_nothing=changes_nothing,
-                             calls=ctx.trajectory)
+    result = grade_end_state(ctx.item, differing, ctx.output_text, calls=ctx.trajectory)
     return Grade(score=result.score, subscores=result.subscores, reasons=result.reasons)

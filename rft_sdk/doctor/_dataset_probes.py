@@ -1,0 +1,250 @@
+"""The probes that need the whole dataset (``prepare``): answer-space dump (alone, and after the gold's
+work), cross-item replay, altered writes.
+
+See the table of ``_suite`` for what each plays and why it cannot be a solution.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
+
+from ._answers import TOKEN, WORD, enum_values, normalize_answer, prompt_texts
+from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
+
+__all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump"]
+
+#: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
+MAX_DUMP_CHARS = 64_000
+#: How many following items cross-item replay considers as donors (bounds its cost to O(n · window)).
+DONOR_WINDOW = 64
+
+
+class AnswerSpaceDump:
+    """Every candidate answer in one reply (``intent`` :data:`HACK`): see the module table.
+
+    Catches graders that pay when the right answer appears *somewhere* (substring,
+    "any of the listed", recall-only, any-number-within-tolerance).
+    """
+
+    intent = HACK
+
+    def __init__(self, answer_field: str = "reference_answer") -> None:
+        self.answer_field = answer_field
+        self._context: ProbeContext | None = None
+        self._answers: list[str] = []
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Collect the dataset's distinct reference answers."""
+        self._context = context
+        seen: dict[str, str] = {}
+        for item in context.items:
+            answer = item.get(self.answer_field)
+            if isinstance(answer, str) and answer.strip():
+                seen.setdefault(normalize_answer(answer), answer.strip())
+        self._answers = list(seen.values())
+
+    def dump(self, item: Mapping[str, Any]) -> str:
+        """The reply for ``item``."""
+        lines: dict[str, None] = dict.fromkeys(self._answers)
+        index = self._context.index_of(item) if self._context else None
+        if self._context is not None and index is not None and index < len(self._context.gold_outputs):
+            lines.update(dict.fromkeys(o.strip() for o in self._context.gold_outputs[index] if o.strip()))
+        for text in prompt_texts(item):
+            lines.update(dict.fromkeys(tok.strip("\"'.,") for tok in TOKEN.findall(text)))
+        lines.update(dict.fromkeys(enum_values(item.get("tools") or [])))
+        lines.update(dict.fromkeys(("yes", "no", "true", "false", "A", "B", "C", "D")))
+        return ("Possible answers:\n" + "\n".join(k for k in lines if k))[:MAX_DUMP_CHARS]
+
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
+        """Return the dump (no tool calls)."""
+        return PolicyStep(content=self.dump(item))
+
+
+class WorkThenDump(AnswerSpaceDump):
+    """The gold calls, then the answer-space dump (``intent`` :data:`HACK`), on items whose gold changes
+    nothing — where the answer alone decides, so a hedge after the right work is still no answer.
+
+    Catches graders that check the work was done and then look for the facts *somewhere* in the
+    reply: pasting every tool output states every fact without committing to one.
+    """
+
+    def __init__(self, answer_field: str = "reference_answer", actions_field: str = "actions") -> None:
+        super().__init__(answer_field)
+        self.actions_field = actions_field
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Whether the item has gold calls and a reference answer, and its gold changes nothing."""
+        gold = isinstance(item.get(self.actions_field), list) and isinstance(item.get(self.answer_field), str)
+        return gold and self._context is not None and not self._context.effective_writes(item, self.actions_field)
+
+    def skip_reason(self, item: Mapping[str, Any]) -> str:
+        """Missing gold fields, or a gold that changes state (then the end state decides, not the words)."""
+        if not isinstance(item.get(self.actions_field), list) or not isinstance(item.get(self.answer_field), str):
+            return f"the item has no {self.actions_field!r} list and {self.answer_field!r} string"
+        return "the gold changes state: after the gold's work the end state is right, whatever the answer"
+
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
+        """Gold call number ``turn``, then the dump."""
+        actions = item[self.actions_field]
+        turn = turns_taken(messages, item)
+        if turn < len(actions):
+            return PolicyStep(tool_calls=[make_tool_call(actions[turn]["name"], actions[turn].get("arguments", {}))])
+        return PolicyStep(content=self.dump(item))
+
+
+class CrossItemReplay(GoldPlanProbe):
+    """Another item's gold calls and reference answer against this item (``intent`` :data:`HACK`).
+
+    The donor of an item passes the rules of the module docstring and, of those, its
+    answer shares the fewest words with the item's (so a grader's honest partial
+    credit for answers that overlap by chance — set F1 — stays out of the verdict).
+    Catches format-only graders (any well-formed answer pays), value-blind state
+    checks, activity rewards and answer priors.
+    """
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(lambda actions: [[a] for a in actions], answer_field=answer_field,
+                         actions_field=actions_field, reason="no other item's trajectory differs in both "
+                         "calls and answer (it could be a solution of this one)")
+        self.write_tools = write_tools
+        self._context: ProbeContext | None = None
+        self._donor: dict[int, int] = {}
+
+    def _could_solve(self, a: Mapping[str, Any], b: Mapping[str, Any], context: ProbeContext) -> bool:
+        acts_a, acts_b = a[self.actions_field], b[self.actions_field]
+        if acts_a == acts_b:
+            return True
+        writes_a = [acts_a[i] for i in context.effective_writes(a, self.actions_field)]
+        if writes_a and all(c in acts_b for c in writes_a):
+            return True
+        same_answer = normalize_answer(a[self.answer_field]) == normalize_answer(b[self.answer_field])
+        return same_answer and not writes_a
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose a donor for every item that has one: among the next :data:`DONOR_WINDOW` items
+        (cyclically) that could not solve it, the one whose answer shares the fewest words with its own."""
+        self._context, self._donor = context, {}
+        n = len(context.items)
+        words = [set(WORD.findall(str(x.get(self.answer_field, "")).lower())) for x in context.items]
+        for i, a in enumerate(context.items):
+            if not self._has_gold(a):
+                continue
+            best: tuple[float, int] | None = None
+            for step in range(1, min(n, DONOR_WINDOW + 1)):
+                j = (i + step) % n
+                b = context.items[j]
+                if not self._has_gold(b) or self._could_solve(a, b, context):
+                    continue
+                union = words[i] | words[j]
+                overlap = len(words[i] & words[j]) / len(union) if union else 0.0
+                if best is None or overlap < best[0]:
+                    best = (overlap, j)
+            if best is not None:
+                self._donor[i] = best[1]
+
+    def donor(self, item: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The item whose trajectory is played against ``item``, or ``None``."""
+        index = self._context.index_of(item) if self._context else None
+        if self._context is None or index is None or index not in self._donor:
+            return None
+        return self._context.items[self._donor[index]]
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Whether ``item`` has a donor (``prepare`` must have run)."""
+        return self._has_gold(item) and self.donor(item) is not None
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The donor's gold calls, one per turn."""
+        donor = self.donor(item) or item
+        return [[a] for a in donor[self.actions_field]]
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The donor's reference answer."""
+        donor = self.donor(item) or item
+        return str(donor[self.answer_field])
+
+
+def _mutate(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + " (altered)"
+    if isinstance(value, list) and value:
+        return [*value[:-1], _mutate(value[-1])]
+    return None
+
+
+class AlteredWrites(GoldPlanProbe):
+    """The gold calls with one argument of one write changed, then the reference answer (``intent`` :data:`HACK`).
+
+    The first write of the gold whose arguments can be changed is altered: its
+    arguments are tried last-to-first but the first (usually the id of the record
+    written), which is tried last; the new value is one another item of the
+    dataset passes to the same tool and argument, else a mutation (``" (altered)"``
+    appended, ``+1``, ``not``). The end state is wrong, so any reward is a value-blind check.
+    """
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(lambda actions: [], answer_field=answer_field, actions_field=actions_field,
+                         reason="the gold changes nothing (no write, or none that succeeds; or no argument can be changed)")
+        self.write_tools = write_tools
+        self._values: dict[tuple[str, str], list[Any]] = {}
+        self._context = ProbeContext([], write_tools=write_tools)
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Collect the values every item's gold writes pass, per (tool, argument)."""
+        self._context = context
+        values: dict[tuple[str, str], dict[str, Any]] = {}
+        for item in context.items:
+            for call in item.get(self.actions_field) or []:
+                if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools):
+                    for arg, value in (call.get("arguments") or {}).items():
+                        values.setdefault((call["name"], arg), {})[json.dumps(value, sort_keys=True)] = value
+        self._values = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
+
+    def alter(self, actions: list[dict[str, Any]], writes: Collection[int] | None = None
+              ) -> tuple[list[dict[str, Any]], str] | None:
+        """``(actions with one write altered, "tool.argument")``, or ``None`` when nothing can be altered.
+
+        Args:
+            writes: positions of the writes that may be altered (default: every write by name).
+        """
+        for i, call in enumerate(actions):
+            arguments = call.get("arguments")
+            is_write = is_write_tool(str(call.get("name")), self.write_tools) if writes is None else i in writes
+            if not is_write or not isinstance(arguments, dict):
+                continue
+            names = list(arguments)
+            for arg in [*reversed(names[1:]), *names[:1]]:
+                current = json.dumps(arguments[arg], sort_keys=True)
+                other = next((v for v in self._values.get((call["name"], arg), [])
+                              if json.dumps(v, sort_keys=True) != current), None)
+                new = other if other is not None else _mutate(arguments[arg])
+                if new is None or json.dumps(new, sort_keys=True) == current:
+                    continue
+                altered = {"name": call["name"], "arguments": {**arguments, arg: new}}
+                return [*actions[:i], altered, *actions[i + 1:]], f"{call['name']}.{arg}"
+        return None
+
+    def _altered(self, item: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str] | None:
+        writes = self._context.effective_writes(item, self.actions_field)
+        return self.alter(list(item[self.actions_field]), writes)
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Whether the gold has a write (one that succeeded in the gold replay) that can be altered."""
+        return self._has_gold(item) and self._altered(item) is not None
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The altered gold calls, one per turn."""
+        altered = self._altered(item)
+        return [[a] for a in (altered[0] if altered else [])]
