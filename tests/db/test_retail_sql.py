@@ -48,13 +48,15 @@ def sequences() -> list[tuple[dict, str, list[dict]]]:
 
 def memory_run(item: dict, actions: list[dict]) -> tuple[list[tuple[int, str]], float]:
     """Outputs (200, text) / errors (400, message) and the in-memory grader's score."""
-    view, outputs = load_base_db().view(), []
+    view, outputs, calls = load_base_db().view(), [], []
     for action in actions:
         try:
             outputs.append((200, call_tool(view, action["name"], action["arguments"])))
         except RetailError as exc:
             outputs.append((400, str(exc)))
-    calls = [type("Call", (), {"name": a["name"]})() for a in actions]
+        ok = outputs[-1][0] == 200  # the trajectory the grader reads: what each call returned
+        calls.append({"name": action["name"], "arguments": action["arguments"],
+                      "output": outputs[-1][1] if ok else None, "error": None if ok else outputs[-1][1]})
     grade = grade_retail(item, view.overlay, item["reference_answer"], calls=calls)
     return outputs, grade.score
 
