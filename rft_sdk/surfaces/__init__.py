@@ -5,7 +5,7 @@
 protocol's session to a rollout ``trace_id``, its calls to the one hosted
 tool-call pipeline and its end of episode to the grader
 (:mod:`rft_sdk.surfaces._seam`). Built in: ``hosted`` (the hosted RFT routes),
-``mcp`` (``rft-sdk[mcp]``), ``openenv`` (no extra on the server side). More are
+``mcp`` (``rft-sdk[mcp]``), ``openenv`` and ``nemo_gym`` (no extra on the server side). More are
 declared by packages in the ``rft_sdk.surfaces`` entry-point group.
 
 Importing this package imports no surface and no extra.
@@ -22,11 +22,12 @@ from ._registry import (
 )
 from ._seam import Surface, SurfaceContext, SurfaceMount, compose
 
-_LAZY = {"MCPSurface": "rft_sdk.surfaces._mcp", "OpenEnvSurface": "rft_sdk.surfaces._openenv"}
+_LAZY = {"MCPSurface": "rft_sdk.surfaces._mcp", "OpenEnvSurface": "rft_sdk.surfaces._openenv",
+         "NeMoGymSurface": "rft_sdk.surfaces._nemo_gym"}
 
 
 def __getattr__(name: str) -> object:
-    """``MCPSurface`` and ``OpenEnvSurface``, imported on first use (the core imports no surface)."""
+    """``MCPSurface``, ``OpenEnvSurface`` and ``NeMoGymSurface``, imported on first use (the core imports no surface)."""
     if name in _LAZY:
         import importlib
 
