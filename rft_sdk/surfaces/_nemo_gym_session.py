@@ -115,10 +115,22 @@ class Sessions:
         self.expired: dict[str, float] = {}
 
     def get(self, cookie: str | None) -> Session | None:
+        """The live session of ``cookie`` (``None``: unknown or idle past ``timeout_s``, then expired)."""
         session = self.by_cookie.get(cookie or "")
-        if session is not None:
-            session.last_used = time.monotonic()
+        if session is None:
+            return None
+        now = time.monotonic()
+        if now - session.last_used > self.timeout_s:
+            self._expire(str(cookie), now)
+            return None
+        session.last_used = now
         return session
+
+    def _expire(self, cookie: str, now: float) -> None:
+        session = self.by_cookie.pop(cookie)
+        self.expired[cookie] = now
+        if session.resources_session_id is not None:
+            self.by_resources_id.pop(session.resources_session_id, None)
 
     def was_expired(self, cookie: str | None) -> bool:
         return bool(cookie) and cookie in self.expired
@@ -185,10 +197,7 @@ class Sessions:
         """Drop sessions idle for ``timeout_s`` and tombstones older than ``tombstone_s``."""
         now = time.monotonic()
         for cookie in [c for c, s in self.by_cookie.items() if now - s.last_used > self.timeout_s]:
-            session = self.by_cookie.pop(cookie)
-            self.expired[cookie] = now
-            if session.resources_session_id is not None:
-                self.by_resources_id.pop(session.resources_session_id, None)
+            self._expire(cookie, now)
         for table in (self.closed, self.expired):
             for key in [k for k, t in table.items() if now - t > self.tombstone_s]:
                 del table[key]
