@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -76,7 +77,9 @@ async def play_in(python: str, name: str, target: Target, items: list[dict[str, 
         RuntimeError: the child failed (its stderr's tail in the message).
     """
     payload = json.dumps({"name": name, "target": dataclasses.asdict(target), "items": items})
-    done = await anyio.run_process([python, "-m", __name__], input=payload.encode(), check=False)
+    # litellm (eval-protocol) downloads a price list at import unless told to use its own copy
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True")}
+    done = await anyio.run_process([python, "-m", __name__], input=payload.encode(), check=False, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"player {name!r} in {python} failed ({done.returncode}): "
                            f"{done.stderr.decode(errors='replace')[-2000:]}")
