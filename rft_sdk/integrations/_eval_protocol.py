@@ -162,7 +162,6 @@ class ToolServerRolloutProcessor(RolloutProcessor):
 
         async def one(row: EvaluationRow) -> EvaluationRow:
             async with config.semaphore:
-                row.input_metadata.completion_params = params
                 messages = [m.dump_mdoel_for_chat_completion_request() for m in row.messages]
                 try:
                     trace_id, conversation = await run_rollout(self._hosted(), messages, row.tools, item_of(row),

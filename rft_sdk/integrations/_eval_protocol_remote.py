@@ -12,7 +12,7 @@ the rollout runs in the background: the model through ``model_base_url`` (Firewo
 gateway records each call as the trace), every tool call over the hosted wire to the tool server
 (:func:`~._eval_protocol.run_rollout`, a fresh ``trace_id``), the item = the dataset line whose
 :func:`~._eval_protocol.row_id_of` is ``metadata.row_id``. Completion is logged with EP's
-``FireworksTracingHttpHandler`` and ``RolloutIdFilter``: ``Status.rollout_finished()`` (or
+``FireworksTracingHttpHandler`` (a record carrying ``rollout_id``): ``Status.rollout_finished()`` (or
 ``rollout_error``) with ``extras={"trace_id"}``, which EP merges into the row's
 ``execution_metadata.extra``, where :func:`~._eval_protocol.evaluate_row` finds it.
 ``GET /status?rollout_id=`` answers EP's ``StatusResponse`` (``terminated``, ``status``,
@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval_protocol import FireworksTracingHttpHandler, InitRequest, RolloutIdFilter
+from eval_protocol import FireworksTracingHttpHandler, InitRequest
 from eval_protocol.models import Status
 from eval_protocol.types.remote_rollout_processor import StatusResponse
 from pydantic import ValidationError
@@ -69,14 +69,20 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
     statuses: dict[str, tuple[float, StatusResponse]] = {}
     tasks: set[asyncio.Task[None]] = set()
     gate = asyncio.Semaphore(max_concurrent)
-    handler = tracing_handler or FireworksTracingHttpHandler()
+    # A logger of this app's own (not in logging's registry: nothing accumulates per rollout) whose one handler
+    # posts to the tracing gateway; its emit is blocking HTTP (requests), so it runs in a worker thread.
+    tracing = logging.Logger("rft_sdk.eval_protocol.tracing")
+    tracing.addHandler(tracing_handler or FireworksTracingHttpHandler())
     client = HostedClient.over_http(base_url, token=token)
+
+    async def report(rid: str, status: Status, message: str, extras: dict[str, Any]) -> None:
+        record = {"rollout_id": rid, "status": status, "extras": extras}
+        level = logging.ERROR if status.code != Status.rollout_finished().code else logging.INFO
+        logger.log(level, "rollout %s: %s", rid, message)
+        await asyncio.to_thread(tracing.log, level, message, extra=record)
 
     async def rollout(request: InitRequest, item: dict[str, Any]) -> None:
         rid = request.metadata.rollout_id
-        log = logging.getLogger(f"rft_sdk.eval_protocol.{rid}")
-        log.addFilter(RolloutIdFilter(rid))
-        log.addHandler(handler)
         params = dict(request.completion_params)
         model = params["model"]
         extra = {k: v for k, v in params.items() if k not in _RESERVED_PARAMS}
@@ -97,13 +103,13 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
                 trace_id, _ = await run_rollout(client, messages, request.tools, item, complete, max_turns)
             except (RolloutDiscardedError, openai.OpenAIError) as exc:
                 status = Status.rollout_error(str(exc))
-                log.error("rollout %s failed: %s", rid, exc, extra={"status": status, "extras": {}})
                 statuses[rid] = (time.monotonic(), StatusResponse(terminated=True, status=status, info={}))
+                await report(rid, status, f"rollout failed: {exc}", {})
                 return
             finally:
                 await llm.close()
         status = Status.rollout_finished()
-        log.info("rollout %s finished", rid, extra={"status": status, "extras": {"trace_id": trace_id}})
+        await report(rid, status, "rollout finished", {"trace_id": trace_id})
         statuses[rid] = (time.monotonic(), StatusResponse(terminated=True, status=status, info={"trace_id": trace_id}))
 
     async def init(request: Request) -> JSONResponse:
