@@ -1,8 +1,9 @@
 # Two commands a newcomer needs:  `make demo` (the main job) and `make test`.
 # Both set up .venv first (once; `make clean` to start over). `make test` also
-# installs redis-server from the system's packages when it is missing (the
-# store conformance suite runs against a real Redis) and runs ruff and mypy
-# before the tests.
+# installs redis-server and the PostgreSQL server from the system's packages when
+# they are missing (the store conformance suite runs against a real Redis, the
+# rollout-database tests against a throwaway PostgreSQL cluster they initdb as an
+# unprivileged user) and runs ruff and mypy before the tests.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -51,6 +52,14 @@ redis-server:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 	@redis-server --version
 
+# PostgreSQL server binaries (initdb, pg_ctl) for tests/db (Debian/Ubuntu package; needs root or sudo).
+# The tests start their own cluster in a temp dir (as the `postgres` user when run as root).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null || command -v initdb
+
 demo: $(VENV)/.installed
 	$(PY) -m examples.retail.main_job
 
@@ -62,10 +71,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server lint
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql lint
 	$(PY) -m pytest -q
 
 clean:
 	rm -rf $(VENV) $(ECO) $(ECO2) runs
 
-.PHONY: install eco eco2 redis-server demo doctor lint test clean
+.PHONY: install eco eco2 redis-server postgresql demo doctor lint test clean

@@ -27,6 +27,7 @@ Usage::
     python benchmarks/bench_server.py                    # full table
     python benchmarks/bench_server.py --quick            # smoke run (short, c=8, one repeat)
     python benchmarks/bench_server.py --inprocess        # µs/request, ASGI called directly
+    python benchmarks/bench_server.py --inprocess --item-bytes 14000 --before DIR   # vs another checkout
     python benchmarks/bench_server.py --inprocess --profile rft_sync   # cProfile of one app
     python benchmarks/bench_server.py --gc               # GC pauses with 10,000 live rollouts
     python benchmarks/bench_server.py --gc --before DIR  # the same for DIR's rft_sdk, then this one
@@ -314,9 +315,24 @@ def print_table(results: dict[tuple[str, str, int], list[dict[str, Any]]], apps:
 # -- in-process modes --------------------------------------------------------------------------------
 
 
+_ITEM = b""  # ',"item":{...}' of --item-bytes bytes (the hosted side sends the dataset item with every call)
+
+
+def _item(nbytes: int) -> bytes:
+    """A dataset-item-like JSON object of about ``nbytes`` bytes (messages of prose, a tools list, an answer)."""
+    if nbytes <= 0:
+        return b""
+    words = ("the order #W2378156 ships to 1234 Elm Street, Springfield; customer asks about a refund for the "
+             "blue jacket and wants the tracking number ")
+    text = (words * (nbytes // len(words) + 1))[: max(nbytes - 200, 0)]
+    item = {"messages": [{"role": "system", "content": "You are a retail agent."},
+                         {"role": "user", "content": text}], "answer": "delivered", "task_id": 7}
+    return b',"item":' + json.dumps(item).encode()
+
+
 def _body(run: int, n: int, rollouts: int = 4096) -> bytes:
     return (f'{{"type":"function_call","call_id":"c{run}-{n}","trace_id":"t{run}-{n % rollouts}",'
-            f'"name":"bump","arguments":"{{\\"by\\":1}}"}}').encode()
+            f'"name":"bump","arguments":"{{\\"by\\":1}}"').encode() + _ITEM + b"}"
 
 
 async def _call(app: Any, body: bytes) -> int:
@@ -347,20 +363,26 @@ async def _call(app: Any, body: bytes) -> int:
 def run_inprocess(args: argparse.Namespace) -> int:
     """µs per request with the ASGI app called directly (no socket, no uvicorn): the pipeline's own cost."""
     import asyncio
-    print(f"# in-process µs/request (median of {args.repeats}), load average {loadavg()}")
+    global _ITEM
+    _ITEM = _item(args.item_bytes)
+    print(f"# in-process µs/request (median of {args.repeats}), body {len(_body(0, 0))} bytes, "
+          f"load average {loadavg()}")
     names = [args.profile] if args.profile else list(args.apps)
     for name in names:
         app = build_app(name)
-        runs = []
+        runs, cpu_runs = [], []
         for rep in range(args.repeats):
-            async def go(rep: int = rep, app: Any = app, name: str = name) -> float:
+            async def go(rep: int = rep, app: Any = app, name: str = name, cpu_runs: list[float] = cpu_runs) -> float:
                 for i in range(200):  # warm-up
                     await _call(app, _body(rep + 100, i))
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 for i in range(args.requests):
                     status = await _call(app, _body(rep, i))
                     if status != 200:
                         raise RuntimeError(f"{name}: status {status}")
+                # CPU time of the whole process (worker threads included): what other jobs on the machine
+                # do not inflate, unlike the wall time
+                cpu_runs.append((time.process_time() - c0) / args.requests * 1e6)
                 return (time.perf_counter() - t0) / args.requests * 1e6
             if args.profile:
                 import cProfile
@@ -372,7 +394,7 @@ def run_inprocess(args: argparse.Namespace) -> int:
                 pstats.Stats(prof).sort_stats("tottime").print_stats(25)
                 break
             runs.append(asyncio.run(go()))
-        print(f"{name:>16}: {statistics.median(runs):7.1f} µs/request")
+        print(f"{name:>16}: {statistics.median(runs):7.1f} µs/request wall, {statistics.median(cpu_runs):7.1f} µs CPU")
     return 0
 
 
@@ -459,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inprocess", action="store_true", help="µs/request, ASGI app called directly")
     p.add_argument("--profile", default=None, metavar="APP", help="with --inprocess: cProfile of one app")
     p.add_argument("--requests", type=int, default=5000, help="in-process/GC modes: timed requests")
+    p.add_argument("--item-bytes", type=int, default=0, metavar="N",
+                   help="in-process: send a dataset item of about N bytes with every call (the hosted side does)")
     p.add_argument("--gc", action="store_true", help="GC pauses with --rollouts live rollouts")
     p.add_argument("--rollouts", type=int, default=10_000)
     p.add_argument("--calls", type=int, default=5, help="--gc: calls recorded per rollout before timing")
@@ -480,6 +504,13 @@ def main(argv: list[str] | None = None) -> int:
             print("## this checkout", flush=True)
         return run_gc(args)
     if args.inprocess:
+        if args.before:  # alternate the two checkouts, each in its own process, so load changes hit both
+            rest = [a for a in (argv or sys.argv[1:]) if a not in (args.before, "--before")]
+            for label, env in ((f"before ({args.before})", {**os.environ, "PYTHONPATH": args.before}),
+                               ("this checkout", dict(os.environ))) * 2:
+                print(f"## {label}", flush=True)
+                subprocess.run([sys.executable, __file__, *rest], env=env, check=True)
+            return 0
         return run_inprocess(args)
     return run_wrk(args)
 

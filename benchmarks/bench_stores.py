@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import platform
@@ -79,12 +80,17 @@ end
 
 
 def redis_server() -> tuple[subprocess.Popen[bytes], str]:
-    """Start a throwaway ``redis-server`` on a free loopback port; return it and its URL."""
+    """Start a throwaway ``redis-server`` on a free loopback port, configured as production must run it
+    (``--appendonly yes --appendfsync always`` in a temporary directory: ``RedisStore`` refuses a Redis
+    without an append-only file, docs/reliability.md); return it and its URL."""
     import redis
 
     port = free_port()
+    directory = tempfile.mkdtemp(prefix="rft-bench-redis-")
+    atexit.register(shutil.rmtree, directory, True)
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
+                             "--dir", directory, "--appendonly", "yes", "--appendfsync", "always"],
+                            stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     for _ in range(100):
         try:

@@ -6,6 +6,17 @@ Decorate plain Python functions as tools (``@server.tool``) and graders
 See ``docs/ARCHITECTURE.md`` for the public API contract.
 """
 
+from ._db import (
+    DatabaseDiff,
+    DatabaseLimitError,
+    GradingDatabase,
+    PostgresDatabase,
+    RolloutDatabase,
+    RowChange,
+    SQLiteDatabase,
+    sqlalchemy_engine,
+    sqlalchemy_session,
+)
 from ._grading import Grade, GraderDefinition, GradingContext, grader
 from ._rollout import Rollout, ToolCallRecord
 from ._sandbox import Sandbox, SandboxLimits, SandboxPool
@@ -15,6 +26,7 @@ from ._stores import (
     GradeRecord,
     MemoryStore,
     RedisStore,
+    RolloutEvictedError,
     RolloutStore,
     RolloutTooLargeError,
     SQLiteStore,
@@ -36,6 +48,8 @@ from .exceptions import (
 )
 
 __all__ = [
+    "DatabaseDiff",
+    "DatabaseLimitError",
     "FakeClock",
     "Grade",
     "GradeRecord",
@@ -43,13 +57,19 @@ __all__ = [
     "GraderDefinitionError",
     "GraderError",
     "GradingContext",
+    "GradingDatabase",
     "MemoryStore",
+    "PostgresDatabase",
     "RFTError",
     "RedisStore",
     "RetryableToolError",
     "Rollout",
+    "RolloutDatabase",
+    "RolloutEvictedError",
     "RolloutStore",
     "RolloutTooLargeError",
+    "RowChange",
+    "SQLiteDatabase",
     "SQLiteStore",
     "Sandbox",
     "SandboxLimits",
@@ -64,6 +84,8 @@ __all__ = [
     "ToolServer",
     "default_store",
     "grader",
+    "sqlalchemy_engine",
+    "sqlalchemy_session",
     "store_from_url",
     "tool",
 ]

@@ -7,7 +7,7 @@ Tokens: several may be valid at once (rotation); they come from the
 Azure AI Foundry samples) or ``api-key: <t>`` (Azure OpenAI style).
 
 Policy per route:
-    * ``GET /healthz``: open (load-balancer probes).
+    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes).
     * ``POST /grade/s/<secret>[/<name>]``: the grader for a service that cannot
       send headers (Azure's endpoint grader, stated in its samples): served only
       when the path segment equals ``grader_secret``; no token needed.
@@ -43,7 +43,7 @@ logger = logging.getLogger("rft_sdk")
 AUTH_ENV_VAR = "RFT_AUTH_TOKENS"
 GRADER_SECRET_ENV_VAR = "RFT_GRADER_SECRET"
 #: Routes served without credentials (paths relative to where the server is mounted).
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 #: Path prefix of the grader served behind a secret path segment (no headers needed).
 GRADER_SECRET_PREFIX = "/grade/s/"
 _REDACTED = "-"
@@ -151,7 +151,6 @@ class AuthMiddleware:
         self.auth = auth
         self.metrics = metrics
         self._secret = grader_secret.encode() if grader_secret else None
-        self._warned = False
         refusal = EndpointError(401, "unauthorized", "unauthorized")
         self._refusal = encode_json(refusal.body())
 
@@ -177,13 +176,6 @@ class AuthMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if not self._warned:
-            self._warned = True
-            host = (scope.get("server") or ("127.0.0.1", 0))[0]
-            if not self.auth.enabled and not is_loopback(str(host)):
-                logger.warning("rft_sdk: serving tools and graders WITHOUT authentication on %s; anyone who "
-                               "can reach it can call them. Set RFT_AUTH_TOKENS (or ToolServer(auth_tokens=...)).",
-                               host)
         path = _route_path(scope)
         if path.startswith(GRADER_SECRET_PREFIX):
             allowed = self._secret_path_ok(scope, path)

@@ -24,7 +24,7 @@ import anyio
 import pydantic
 from starlette.requests import ClientDisconnect, Request
 
-from ._endpoint import EndpointError, find_surrogate
+from ._endpoint import EndpointError
 from .protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES, MAX_JSON_DEPTH
 
 orjson: Any
@@ -33,9 +33,12 @@ try:  # optional accelerator (rft-sdk[fast]); every refusal is still decided by 
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     orjson = None
 
-__all__ = ["decode_object", "loads_strict", "loads_trusted", "orjson", "parse_model", "problems", "read_body"]
+__all__ = ["SurrogateError", "decode_object", "loads_strict", "loads_trusted", "orjson", "parse_model", "problems",
+           "read_body", "surrogate_path"]
 
 logger = logging.getLogger("rft_sdk")
+#: An answer sent before the whole body was read ends the connection (RFC 9110 §15.5.9: a 408 closes it).
+_CLOSE = {"Connection": "close"}
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
@@ -62,6 +65,20 @@ def _depth_ok(value: Any, limit: int) -> bool:
 
 _LONG_NUMBER = re.compile(rb"[0-9]{19}")  # may be an integer beyond 64 bits (orjson makes those floats)
 _LONG_NUMBER_STR = re.compile("[0-9]{19}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape of a surrogate (or a false alarm)
+_SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
+
+
+class SurrogateError(ValueError):
+    """Decoded JSON holds a lone UTF-16 surrogate (escaped ``\\ud800`` or raw-encoded ``\\xed\\xa0\\x80``).
+
+    Attributes:
+        where: dotted path of the first string (or key's object) holding one, e.g. ``"item.a"``.
+    """
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"lone UTF-16 surrogate in {where!r}; text must be valid Unicode")
+        self.where = where
 
 
 def _orjson_safe(text: str | bytes) -> bool:
@@ -93,19 +110,69 @@ def _too_few_brackets(text: str | bytes, max_depth: int) -> bool:
     return text.count(b"[") + text.count(b"{") <= max_depth
 
 
-def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """``json.loads`` that refuses ``NaN``/``Infinity`` and nesting deeper than ``max_depth``.
+def surrogate_path(value: Any) -> str | None:
+    """Dotted path of the first string of decoded JSON ``value`` holding a lone surrogate, else ``None``
+    (a key holding one names its object; ``"body"`` at the top). Iterative, no recursion."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE_CHAR.search(node):
+                return path or "body"
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                if _SURROGATE_CHAR.search(str(key)):
+                    return path or "body"
+                stack.append((f"{path}.{key}" if path else str(key), child))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in enumerate(node))
+    return None
 
-    With ``orjson`` installed (``rft-sdk[fast]``) a document is decoded by it
-    first; anything orjson refuses (invalid JSON, NaN, a lone surrogate, an
-    UTF-16 input) or may hold an integer beyond 64 bits (19+ digits in a row) goes to the stdlib decoder, so what
-    is accepted and the error messages are the stdlib's either way (orjson
-    accepts a strict subset of what the stdlib path accepts).
+
+def _text_of(raw: bytes | bytearray) -> str:
+    """``raw`` decoded strictly in the encoding RFC 8259 §8.1 detection names (UTF-8 unless a UTF-16/32
+    pattern says otherwise): no byte sequence is let through with ``surrogatepass`` (the stdlib's
+    ``json.loads(bytes)`` would keep a raw-encoded surrogate such as ``\\xed\\xa0\\x80``).
 
     Raises:
-        ValueError: not valid strict JSON (``json.JSONDecodeError`` and
-            ``UnicodeDecodeError`` are subclasses), or nested too deep; the
-            message says which.
+        SurrogateError: the only problem is raw-encoded surrogates (the field is named).
+        ValueError: any other invalid byte sequence.
+    """
+    encoding = json.detect_encoding(raw)
+    try:
+        return bytes(raw).decode(encoding)
+    except UnicodeDecodeError as exc:
+        reason = f"not valid {encoding.upper()}: {exc.reason} at byte {exc.start}"
+        try:  # locate the field of a raw-encoded surrogate, the one case worth naming
+            loose = json.loads(bytes(raw).decode(encoding, "surrogatepass"), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):
+            raise ValueError(reason) from None
+        raise SurrogateError(surrogate_path(loose) or "body") from None
+
+
+def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """The one decoding rule of request JSON (a body, or an ``arguments`` text).
+
+    Accepted: strict RFC 8259 JSON (no ``NaN``/``Infinity``), at most ``max_depth``
+    nested arrays/objects, every string and key valid Unicode: no lone UTF-16
+    surrogate, neither escaped (``"\\ud800"``) nor raw-encoded in the bytes
+    (``\\xed\\xa0\\x80``), so whatever is accepted can be stored, echoed and
+    encoded as UTF-8 later. Bytes are decoded strictly (UTF-8, or UTF-16/32 when
+    RFC 8259 §8.1 detection says so).
+
+    With ``orjson`` installed (``rft-sdk[fast]``) a document is decoded by it
+    first: orjson accepts a strict subset of the rule (it refuses invalid UTF-8,
+    every lone surrogate, NaN, UTF-16), so its result needs only the depth
+    check. Anything it refuses, or that may hold an integer beyond 64 bits (19+
+    digits in a row: orjson makes it a float), goes to the stdlib path, which
+    decides and words the error: accepted documents and error messages are the
+    same with or without orjson (``tests/reliability/test_decoding_rule.py``).
+
+    Raises:
+        SurrogateError: a lone surrogate (``.where`` names the field).
+        ValueError: not valid strict JSON (``json.JSONDecodeError`` is a
+            subclass), invalid bytes for its encoding, or nested too deep;
+            the message says which.
     """
     if _orjson_safe(text):
         try:
@@ -116,12 +183,19 @@ def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
             if _too_few_brackets(text, max_depth) or _depth_ok(data, max_depth):
                 return data
             raise ValueError(f"JSON nests deeper than {max_depth} levels")
+    raw_chars = isinstance(text, str)  # a str may hold surrogate characters itself
+    if not isinstance(text, str):
+        text = _text_of(text)
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
         raise ValueError(f"JSON nests deeper than {max_depth} levels") from None
     if not _depth_ok(data, max_depth):
         raise ValueError(f"JSON nests deeper than {max_depth} levels")
+    if _SURROGATE_ESCAPE.search(text) or (raw_chars and _SURROGATE_CHAR.search(text)):
+        where = surrogate_path(data)
+        if where is not None:
+            raise SurrogateError(where)
     return data
 
 
@@ -131,6 +205,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
 
     uvicorn has no body-read timeout of its own, so a client that declares
     more bytes than it sends would otherwise hold the connection forever.
+    The 408 and 413 answers say ``Connection: close``: the rest of the body is
+    never read, so the connection cannot carry another request.
 
     Raises:
         EndpointError: 413 ``body_too_large`` over ``limit`` bytes (declared or
@@ -140,7 +216,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large")
+        raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large",
+                            headers=_CLOSE)
     chunks: list[bytes] = []
     try:
         if timeout_s is None:  # no timeout: no cancel scope to open and close per request
@@ -149,8 +226,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
             with anyio.move_on_after(timeout_s) as scope:
                 await _receive(request, limit, chunks)
             if scope.cancelled_caught:
-                raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s} s",
-                                    counter="body_timeouts")
+                raise EndpointError(408, "body_timeout", f"request body not received within {timeout_s:g} s",
+                                    counter="body_timeouts", headers=_CLOSE)
     except ClientDisconnect:
         size = sum(len(chunk) for chunk in chunks)
         logger.info("client disconnected after %d body bytes on %s", size, request.url.path)
@@ -166,30 +243,29 @@ async def _receive(request: Request, limit: int, chunks: list[bytes]) -> None:
         size += len(chunk)
         if size > limit:
             raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
-                                counter="body_too_large")
+                                counter="body_too_large", headers=_CLOSE)
         chunks.append(chunk)
 
 
 def decode_object(raw: bytes) -> dict[str, Any]:
-    """Decode ``raw`` as one strict JSON object free of lone surrogates.
+    """Decode a request body by :func:`loads_strict` (the one rule) as one JSON object.
 
     Raises:
-        EndpointError: 400 ``malformed_json`` (not strict JSON, too deep, or a
-            lone UTF-16 surrogate, naming its field); 400 ``invalid_request``
-            (JSON, but not an object).
+        EndpointError: 400 ``malformed_json`` (not strict JSON, invalid bytes,
+            too deep, or a lone UTF-16 surrogate, whose field ``details`` names);
+            400 ``invalid_request`` (JSON, but not an object).
     """
     try:
         data = loads_strict(raw)
+    except SurrogateError as exc:
+        message = f"request body holds a {exc}"
+        raise EndpointError(400, "malformed_json", message, details=[{"field": exc.where, "problem": message}],
+                            counter="bad_requests") from None
     except ValueError as exc:
         raise EndpointError(400, "malformed_json", f"request body is not valid JSON: {exc}",
                             counter="bad_requests") from None
     if not isinstance(data, dict):
         raise EndpointError(400, "invalid_request", "request body must be a JSON object", counter="bad_requests")
-    where = find_surrogate(raw, data)
-    if where is not None:
-        message = f"request body holds a lone UTF-16 surrogate in {where!r}; text must be valid Unicode"
-        raise EndpointError(400, "malformed_json", message, details=[{"field": where, "problem": message}],
-                            counter="bad_requests")
     return data
 
 

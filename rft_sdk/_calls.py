@@ -30,25 +30,24 @@ empty state, nothing recorded or replayed.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import time
 from typing import Any, cast
 
-import anyio
 import pydantic
 import pydantic_core
 
-from ._body import loads_strict, loads_trusted, orjson, problems
-from ._endpoint import EndpointError, clean_text, clean_value, encode_json, find_surrogate
-from ._invoke import invoke
+from ._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
+from ._db import CallScope, RolloutDatabase
+from ._endpoint import EndpointError, clean_text, clean_value, encode_json
+from ._invoke import CallTimedOut, NoSlotError, call_limited
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._stores import RolloutStore, RolloutTooLargeError, StoredRollout
 from ._tool import ToolDefinition
 from .exceptions import RetryableToolError, ToolError
-from .protocol import MAX_BODY_BYTES, ToolCallRequest
+from .protocol import LOOP_STALL_S, MAX_BODY_BYTES, ToolCallRequest
 
 __all__ = ["decode_arguments", "execute_stateless_call", "execute_tool_call", "is_bare_arguments", "run_tool"]
 
@@ -66,11 +65,15 @@ def _answer(status: int, payload: dict[str, Any], limit: int,
             echo: dict[str, str | None]) -> tuple[int, dict[str, Any], bytes, str | None]:
     """Encode an answer; an oversize 200 becomes the 413 the model would see.
     Returns ``(status, payload, body, error_message_or_None)``."""
+    body = None
     if status == 200 and orjson is not None:
         # a 200 answer holds only strings free of lone surrogates (the output is cleaned, call_id/id were
         # checked in the request) and None: orjson gives the bytes encode_json would, without its checks
-        body = orjson.dumps(payload)
-    else:
+        try:
+            body = orjson.dumps(payload)
+        except TypeError:  # never expected; encode_json below always encodes (U+FFFD for a surrogate)
+            body = None
+    if body is None:
         body = encode_json(payload)
     if len(body) <= limit:
         return status, payload, body, None
@@ -106,18 +109,27 @@ async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str
 
 
 async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
-                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES) -> tuple[int, bytes]:
+                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES,
+                            db: RolloutDatabase | None = None) -> tuple[int, bytes]:
     """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
 
     A ``call_id`` already answered in this rollout is replayed (same status,
     same bytes) without running again. An answer over ``response_limit`` bytes
     is answered and recorded as a 413 ``output_too_large`` without output.
+    With ``db``, the tool runs with ``rollout.db`` in a transaction committed
+    (with the call_id) when it returns and rolled back when it raises.
 
     Raises:
-        EndpointError: 503 ``retryable`` (nothing recorded, state rolled back).
+        EndpointError: 503 ``retryable`` (nothing recorded, state rolled back);
+            503 ``database_limit`` (no database free for a new rollout).
         StoreError: the store failed (answered 503 by the server).
     """
     call_id, trace_id = request.call_id, request.trace_id
+    if request.name is not None and request.name != definition.name:
+        message = (f"the body names tool {request.name!r} but was sent to tool {definition.name!r} "
+                   f"(POST /tools/{definition.name}); a tool call names one tool")
+        raise EndpointError(422, "invalid_request", message, counter="bad_requests",
+                            details=[{"field": "name", "problem": message}])
     item = request.item or {}
     async with store.lock(trace_id):
         loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
@@ -126,69 +138,122 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
             stored.item = item
         previous = stored.responses.get(call_id)
         if previous is not None:
+            _check_same_call(stored.trajectory, definition.name, request)
             metrics.incr("replayed_calls")
             return int(previous[0]), str(previous[1]).encode("utf-8")
         if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
-        trajectory = stored.trajectory
-
-        started_at, t0 = time.time(), time.perf_counter()
-        arguments: dict[str, Any] = {"_raw": request.arguments}
-        output: str | None = None
-        error: str | None = None
-        new_state_json: str | None = None
-        echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+        scope = await db.open_call(trace_id, call_id, is_async=definition.is_async) if db is not None else None
         try:
-            arguments = decode_arguments(request.arguments)
-            rollout = Rollout(trace_id, stored.item, _load_state(stored.state_json), trajectory, call_id)
-            output = await run_tool(definition, arguments, rollout)
-            try:
-                new_state_json = json.dumps(rollout.state)
-            except (TypeError, ValueError) as exc:
-                raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
-            status = 200
-            payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
-                                       "output": output}
-        except EndpointError as exc:
-            if exc.status >= 500:
-                metrics.incr("tool_retryable_errors")
-                raise
-            if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
-                metrics.incr(exc.counter)
-            output, new_state_json = None, None
-            status, payload, error = exc.status, exc.body(echo), exc.message
+            return await _run_call(definition, request, store, metrics, response_limit, stored, scope)
+        finally:
+            if scope is not None:
+                await scope.close()
 
-        status, payload, body, too_large = _answer(status, payload, response_limit, echo)
-        if too_large is not None:
-            metrics.incr("outputs_too_large")
-            output, error = None, too_large
-        latency_s = time.perf_counter() - t0
-        record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
-                                output=output, error=error, status=status, started_at=started_at,
-                                latency_s=latency_s)
-        metrics.incr("tool_calls")
-        if status == 422:
-            metrics.incr("invalid_arguments")
-        elif status != 200:
-            metrics.incr("tool_errors")
-        metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
-                          output_bytes=len(output.encode("utf-8")) if output else 0)
-        # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
-        # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
-        append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
-        if append is not None:
-            append(record)
+
+async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, metrics: Metrics,
+                    response_limit: int, stored: StoredRollout, scope: CallScope | None) -> tuple[int, bytes]:
+    """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
+    call_id, trace_id = request.call_id, request.trace_id
+    trajectory = stored.trajectory
+    replayed = scope.replay if scope is not None else None
+
+    started_at, t0 = time.time(), time.perf_counter()
+    arguments: dict[str, Any] = {"_raw": request.arguments}
+    output: str | None = None
+    error: str | None = None
+    new_state_json: str | None = None
+    echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+    try:
+        arguments = decode_arguments(request.arguments)
+        rollout = Rollout(trace_id, stored.item, _load_state(stored.state_json), trajectory, call_id,
+                          scope.connection if scope is not None else None)
+        if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
+            output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
+            rollout.state = _load_state(replayed[1]["state_json"])
         else:
-            stored.trajectory = [*trajectory, record]
-        stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
-        if new_state_json is not None:
-            stored.state_json = new_state_json
+            output = await run_tool(definition, arguments, rollout)
         try:
-            await store.save(stored)
-        except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
-            raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
-        return status, body
+            new_state_json = json.dumps(rollout.state)
+        except (TypeError, ValueError) as exc:
+            raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
+        if scope is not None and replayed is None:
+            await scope.commit(call_id, output, {"arguments": arguments, "started_at": started_at,
+                                                 "state_json": new_state_json})
+        status = 200
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
+                                   "output": output}
+    except EndpointError as exc:
+        if scope is not None:
+            await scope.rollback()
+        if exc.status >= 500:
+            metrics.incr("tool_retryable_errors")
+            raise
+        if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
+            metrics.incr(exc.counter)
+        output, new_state_json = None, None
+        status, payload, error = exc.status, exc.body(echo), exc.message
+
+    status, payload, body, too_large = _answer(status, payload, response_limit, echo)
+    if too_large is not None:
+        metrics.incr("outputs_too_large")
+        output, error = None, too_large
+    latency_s = time.perf_counter() - t0
+    record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
+                            output=output, error=error, status=status, started_at=started_at,
+                            latency_s=latency_s)
+    metrics.incr("tool_calls")
+    if status == 422:
+        metrics.incr("invalid_arguments")
+    elif status != 200:
+        metrics.incr("tool_errors")
+    metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
+                      output_bytes=len(output.encode("utf-8")) if output else 0)
+    # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
+    # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
+    append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
+    if append is not None:
+        append(record)
+    else:
+        stored.trajectory = [*trajectory, record]
+    stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
+    if new_state_json is not None:
+        stored.state_json = new_state_json
+    try:
+        await store.save(stored)
+    except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
+        raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
+    return status, body
+
+
+def _recorded_arguments(raw: Any) -> dict[str, Any]:
+    """The arguments as a call with ``raw`` would record them (``{"_raw": raw}`` when not a JSON object)."""
+    try:
+        return decode_arguments(raw)
+    except EndpointError:
+        return {"_raw": raw}
+
+
+def _check_same_call(trajectory: Any, name: str, request: ToolCallRequest) -> None:
+    """Refuse a ``call_id`` answered before for another tool or other arguments (the hosted side resends
+    a call_id only as a retry of the same call; replaying the first answer would hide the second call).
+
+    Raises:
+        EndpointError: 409 ``call_id_conflict`` naming what differs (not run, not recorded).
+    """
+    for record in reversed(trajectory):  # only on a replay, which is rare: O(calls) decodes are fine
+        if record.call_id != request.call_id:
+            continue
+        if record.name != name:
+            problem = f"it was used for tool {record.name!r}, now for {name!r}"
+        elif record.arguments != _recorded_arguments(request.arguments):
+            problem = "it was used with other arguments"
+        else:
+            return
+        raise EndpointError(409, "call_id_conflict", f"call_id {request.call_id!r} already names another call in "
+                            f"this rollout: {problem}; a call_id names one call (a retry resends it unchanged)",
+                            counter="call_id_conflicts")
 
 
 def _load_state(state_json: str) -> dict[str, Any]:
@@ -212,13 +277,11 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            value = loads_strict(raw)
+            value = loads_strict(raw)  # the one decoding rule (rft_sdk._body)
+        except SurrogateError as exc:
+            raise EndpointError(400, "malformed_arguments", f"arguments hold a {exc}") from None
         except ValueError as exc:
             raise EndpointError(400, "malformed_arguments", f"arguments are not valid JSON: {exc}") from None
-        where = find_surrogate(raw.encode("utf-8"), value)
-        if where is not None:
-            raise EndpointError(400, "malformed_arguments",
-                                f"arguments hold a lone UTF-16 surrogate in {where!r}; text must be valid Unicode")
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -248,8 +311,9 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     Raises:
         EndpointError: 422 ``invalid_arguments`` (schema violation, ``details``
             per field); 400 ``tool_error`` (``ToolError`` or any other
-            exception, logged with its traceback); 503 ``retryable``
-            (``RetryableToolError``).
+            exception, logged with its traceback); 400 ``tool_timeout`` (ran
+            past ``timeout_s``); 503 ``retryable`` (``RetryableToolError``);
+            503 ``tool_busy`` (no slot within ``queue_timeout_s``, nothing ran).
     """
     args = {k: v for k, v in arguments.items() if not (v is None and k in definition.defaults)}
     try:
@@ -262,15 +326,22 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     if definition.rollout_param:
         kwargs[definition.rollout_param] = rollout
     try:
-        if definition.timeout_s is None and definition.limiter is None:
-            if definition.blocking or definition.is_async:
-                return _to_output(await invoke(definition.fn, definition.is_async, **kwargs))
-            return _to_output(definition.fn(**kwargs))  # @tool(blocking=False): on the loop, no thread hop
-        return _to_output(await _limited(definition, kwargs))
-    except TimeoutError:
+        if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
+            if definition.is_async:
+                return _to_output(await definition.fn(**kwargs))
+            return _to_output(_on_loop(definition, kwargs))  # @tool(blocking=False): on the loop, no thread hop
+        return _to_output(await call_limited(definition.fn, kwargs, is_async=definition.is_async,
+                                             in_thread=not definition.on_loop, limiter=definition.limiter,
+                                             timeout_s=definition.timeout_s,
+                                             queue_timeout_s=definition.queue_timeout_s))
+    except CallTimedOut:
         message = f"tool {definition.name!r} did not finish within {definition.timeout_s:g} s (timeout_s)"
         logger.warning("%s (call_id=%s)", message, rollout.call_id)
         raise EndpointError(400, "tool_timeout", message, counter="tool_timeouts") from None
+    except NoSlotError as exc:  # nothing ran: retryable, never shown to the model
+        message = f"tool {definition.name!r} is busy: {exc}; retry"
+        logger.warning("%s (call_id=%s)", message, rollout.call_id)
+        raise EndpointError(503, "tool_busy", message, counter="tool_queue_timeouts") from None
     except RetryableToolError as exc:
         logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
         raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc
@@ -281,23 +352,16 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
         raise EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}")) from exc
 
 
-async def _limited(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:
-    """Call the tool under its ``max_concurrency`` limiter and ``timeout_s`` (waiting included).
-
-    Raises:
-        TimeoutError: the call (or its wait for a slot) took longer than ``timeout_s``.
-    """
-    with anyio.fail_after(definition.timeout_s):
-        limiter = definition.limiter
-        if limiter is not None:
-            await limiter.acquire()
-        try:
-            if definition.is_async:
-                return await definition.fn(**kwargs)
-            if definition.blocking:  # the worker thread is abandoned on timeout: threads cannot be killed
-                return await anyio.to_thread.run_sync(functools.partial(definition.fn, **kwargs),
-                                                      abandon_on_cancel=True)
-            return definition.fn(**kwargs)
-        finally:
-            if limiter is not None:
-                limiter.release()
+def _on_loop(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:
+    """Call a ``blocking=False`` tool on the event loop; one that held the loop past ``LOOP_STALL_S``
+    (every other request waited) runs in a worker thread from its next call on, and says so once."""
+    t0 = time.perf_counter()
+    try:
+        return definition.fn(**kwargs)
+    finally:
+        held_s = time.perf_counter() - t0
+        if held_s > LOOP_STALL_S and not definition.runtime.moved_to_thread:
+            definition.runtime.moved_to_thread = True
+            logger.warning("tool %s is declared blocking=False but held the event loop for %.3f s (every other "
+                           "request of the process waited): its later calls run in a worker thread. Drop "
+                           "blocking=False, or make it async and await its I/O", definition.name, held_s)

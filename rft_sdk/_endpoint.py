@@ -19,20 +19,23 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ._redact import install_log_filter
 from .exceptions import StoreError
 
-__all__ = ["EndpointError", "clean_text", "clean_value", "encode_json", "error_body", "error_response", "find_surrogate",
-           "json_response"]
+__all__ = ["EndpointError", "clean_text", "clean_value", "encode_json", "error_body", "error_response",
+           "exception_handlers", "json_response"]
 
 logger = logging.getLogger("rft_sdk")
+install_log_filter()  # every value the package logs stays on its line (rft_sdk._redact)
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_MAY_HOLD_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a JSON escape of one (or a false alarm)
 
 
 class EndpointError(Exception):
@@ -108,32 +111,6 @@ def encode_json(value: Any) -> bytes:
                           allow_nan=False).encode("utf-8")
 
 
-def find_surrogate(raw: bytes, value: Any) -> str | None:
-    """Dotted path of the first string (or key) of decoded ``value`` holding a lone surrogate.
-
-    ``raw`` is the JSON text ``value`` was decoded from: a surrogate can only
-    come from a ``\\uD800``-``\\uDFFF`` escape, so a body without one is
-    answered at once (a regex scan), and only a suspicious body is walked.
-    """
-    if not _MAY_HOLD_SURROGATE.search(raw):
-        return None
-    stack: list[tuple[str, Any]] = [("", value)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, str):
-            if clean_text(node) is not node:
-                return path or "body"
-        elif isinstance(node, dict):
-            for key, child in node.items():
-                where = f"{path}.{key}" if path else str(key)
-                if clean_text(key) is not key:
-                    return path or "body"
-                stack.append((where, child))
-        elif isinstance(node, list):
-            stack.extend((f"{path}[{i}]", child) for i, child in enumerate(node))
-    return None
-
-
 def json_response(content: bytes, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
     """A ``Response`` carrying already-encoded JSON ``content`` (encoded once, by :func:`encode_json`)."""
     return Response(content, status_code=status, headers=headers, media_type="application/json")
@@ -144,17 +121,64 @@ async def error_response(request: Request, exc: Exception) -> Response:
 
     ``EndpointError`` answers its status; ``StoreError`` (lock timeout, database
     error, before anything was committed) answers 503 ``store_unavailable`` so
-    the hosted side retries (a completed call_id is replayed, not run again);
-    anything else is a bug: 500 ``internal_error`` (Starlette still logs it).
+    the hosted side retries (a completed call_id is replayed, not run again), or
+    its own ``status``/``code`` when it has them (e.g. 503 ``rollout_evicted``);
+    Starlette's ``HTTPException`` (an unmatched route: 404 ``not_found``, a
+    wrong method: 405 ``method_not_allowed`` with ``Allow``) answers its
+    status; anything else is a bug: 500 ``internal_error`` with ``Connection:
+    close`` (Starlette's ``ServerErrorMiddleware`` re-raises it after the
+    answer, uvicorn logs the traceback and drops the connection: the header
+    tells the client to open a new one instead of reading EOF on the next
+    request).
     """
     metrics = getattr(request.app.state, "metrics", None)
     if isinstance(exc, StoreError):
-        logger.warning("rollout store unavailable on %s: %s", request.url.path, exc)
-        exc = EndpointError(503, "store_unavailable", str(exc), counter="store_errors")
-    elif not isinstance(exc, EndpointError):
-        exc = EndpointError(500, "internal_error", f"internal error: {type(exc).__name__}",
-                            counter="internal_errors")
+        status, code = getattr(exc, "status", 503), getattr(exc, "code", "store_unavailable")
+        throttle = getattr(request.app.state, "store_warnings", None)
+        if throttle is None:  # one per app (a server's outage is its own)
+            throttle = request.app.state.store_warnings = _Throttled()
+        throttle.warn("rollout store error on %s: %s", request.url.path, exc)
+        exc = EndpointError(status, code, str(exc), counter=getattr(exc, "counter", "store_errors"))
+    elif isinstance(exc, HTTPException):
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        message = f"{request.method} {request.url.path}: {exc.detail}"
+        if exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+            message += f" (allowed: {exc.headers['Allow']})"
+        exc = EndpointError(exc.status_code, code, message, headers=exc.headers, counter=code)
+    elif not isinstance(exc, EndpointError):  # a bug: Starlette re-raises it after this answer, uvicorn logs
+        exc = EndpointError(500, "internal_error", f"internal error: {type(exc).__name__}",  # it and drops the
+                            counter="internal_errors", headers=_CLOSE)  # connection: say so (Connection: close)
     if exc.counter and metrics is not None:
         metrics.incr(exc.counter)
     echo = getattr(request.state, "echo", None)
     return json_response(encode_json(exc.body(echo)), exc.status, exc.headers)
+
+
+class _Throttled:
+    """A warning logged at most once per ``every_s`` seconds, saying how many were left out meanwhile
+    (a store outage at 300 requests/s must not write 300 lines a second)."""
+
+    def __init__(self, every_s: float = 1.0) -> None:
+        self.every_s, self.next_at, self.skipped = every_s, 0.0, 0
+
+    def warn(self, message: str, *args: Any) -> None:
+        now = time.monotonic()
+        if now < self.next_at:
+            self.skipped += 1
+            return
+        if self.skipped:
+            message += f" (and {self.skipped} more like it in the last {self.every_s:g} s)"
+        self.next_at, self.skipped = now + self.every_s, 0
+        logger.warning(message, *args)
+
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+_CLOSE = {"Connection": "close"}
+
+
+def exception_handlers() -> dict[Any, Any]:
+    """Starlette ``exception_handlers`` of a ``ToolServer``: ``EndpointError``, ``StoreError``,
+    ``HTTPException`` (unmatched routes and methods) and ``Exception`` (anything else), all answered
+    by :func:`error_response`, so every non-2xx answer is the JSON ``ErrorBody``."""
+    return {EndpointError: error_response, StoreError: error_response, HTTPException: error_response,
+            Exception: error_response}

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ._auth import BearerAuth
     from ._grading import GraderDefinition
     from ._tool import ToolDefinition
 
@@ -22,6 +23,7 @@ class ExportMixin:
     _graders: dict[str, GraderDefinition]
     _default_grader: str | None
     _grader_secret: str | None
+    _auth: BearerAuth
 
     def job_tools(self, base_url: str, headers: dict[str, str] | None = None, *,
                   shared_url: bool = False) -> list[dict[str, Any]]:
@@ -80,24 +82,28 @@ class ExportMixin:
                    headers: dict[str, str] | None = None, grader: str | None = None,
                    builtin_grader: Mapping[str, Any] | None = None, model: str | None = None,
                    training_file: str | None = None, validation_file: str | None = None,
-                   suffix: str | None = None, seed: int | None = None, max_episode_steps: int = 10,
-                   parallel_tool_calls: bool | None = None, rate_limit: int = 50, pass_threshold: float = 1.0,
-                   compute_multiplier: HyperValue = 1.0, eval_interval: HyperValue = 3,
-                   eval_samples: HyperValue = 5, n_epochs: HyperValue = 1, batch_size: HyperValue = 16,
-                   learning_rate_multiplier: HyperValue | None = None, reasoning_effort: str = "medium",
-                   submittable: bool = False) -> dict[str, Any]:
+                   suffix: str | None = None, seed: int | None = None, metadata: Mapping[str, str] | None = None,
+                   max_episode_steps: int = 10, parallel_tool_calls: bool | None = None, rate_limit: int = 50,
+                   pass_threshold: float = 1.0, compute_multiplier: HyperValue | None = None,
+                   eval_interval: HyperValue | None = None, eval_samples: HyperValue | None = None,
+                   n_epochs: HyperValue | None = None, batch_size: HyperValue | None = None,
+                   learning_rate_multiplier: HyperValue | None = None, reasoning_effort: str | None = None,
+                   submittable: bool = False, allow_unauthenticated: bool = False,
+                   allow_insecure_url: bool = False) -> dict[str, Any]:
         """The hosted fine-tuning job for ``target`` (``"openai"`` or ``"azure"``), validated
-        (``rft_sdk._job_config.validate_job``; fields and sources in ``docs/job-config.md``)::
+        (``rft_sdk._job_config.validate_job``; fields, defaults and sources in ``docs/job-config.md``)::
 
-            {"model"?, "training_file"?, "validation_file"?, "suffix"?, "seed"?,
+            {"model"?, "training_file"?, "validation_file"?, "suffix"?, "seed"?, "metadata"?,
              "method": {"type": "reinforcement", "reinforcement": {
                 "tools": [...], "grader": {...}, "max_episode_steps": int, "parallel_tool_calls"?,
-                "hyperparameters": {"compute_multiplier", "eval_interval", "eval_samples",
-                                    "n_epochs", "batch_size", "reasoning_effort",
-                                    "learning_rate_multiplier"?}}}}
+                "hyperparameters"?: {"compute_multiplier"?, "eval_interval"?, "eval_samples"?,
+                                     "n_epochs"?, "batch_size"?, "reasoning_effort"?,
+                                     "learning_rate_multiplier"?}}}}
 
-        Keys given as ``None`` are left out. Each hyperparameter is a positive number or
-        ``"auto"``; ``reasoning_effort`` one of ``default|low|medium|high``.
+        Keys given as ``None`` are left out, so every hyperparameter the caller did not set
+        is the service's own default (``"auto"`` on OpenAI; Azure documents ``eval_samples``
+        5, ``eval_interval`` 1, ``reasoning_effort`` medium). Each hyperparameter is a positive
+        number or ``"auto"``; ``reasoning_effort`` one of ``default|low|medium|high``.
 
         ``target="openai"``: one URL per tool (``base_url/tools/{name}``); ``token`` becomes
         ``Authorization: Bearer <token>`` on the tools and the grader.
@@ -108,15 +114,24 @@ class ExportMixin:
         With a ``grader_secret`` the grader URL is ``base_url/grade/s/<secret>`` without
         headers for both targets (the job then holds the secret: keep it private).
 
+        A server that checks tokens (``auth_tokens`` or ``$RFT_AUTH_TOKENS``) refuses every
+        call without one, so a job for it needs ``token`` or a token header in ``headers``
+        (``Authorization``, ``X-Functions-Key`` or ``api-key``); ``allow_unauthenticated=True``
+        writes it anyway (e.g. a gateway adds the header).
+
         ``builtin_grader`` (e.g. ``{"type": "string_check", ...}``) replaces the endpoint
         grader: the way to export a tools-only server.
 
         Raises:
             ValueError: the server has no grader and no ``builtin_grader`` is given (the
-                message says what to do), an unknown grader name or target, a field the
+                message says what to do), an unknown grader name or target, a server that
+                checks tokens and no token (unless ``allow_unauthenticated``), a field the
                 service would refuse (named), an Azure grader that would need headers, or
-                (``submittable=True``) no ``model``/``training_file``.
+                (``submittable=True``) no ``model``/``training_file`` (Azure: no
+                ``validation_file``) or a URL the service cannot reach safely (loopback,
+                private, plain http; unless ``allow_insecure_url``).
         """
+        from ._auth import TOKEN_HEADERS
         from ._job_config import TARGETS, validate_job
 
         if target not in TARGETS:
@@ -124,6 +139,11 @@ class ExportMixin:
         sent = dict(headers or {})
         if token:
             sent.update({"X-Functions-Key": token} if target == "azure" else {"Authorization": f"Bearer {token}"})
+        credentialed = any(name.lower() in {h for h, _ in TOKEN_HEADERS} for name in sent)
+        if self._auth.enabled and not credentialed and not allow_unauthenticated:
+            raise ValueError("this server checks tokens (auth_tokens / $RFT_AUTH_TOKENS) but the job would send "
+                             "none, so every tool call would answer 401: pass token= (rft job --token-env VAR), or "
+                             "allow_unauthenticated=True (--allow-unauthenticated) if something else adds the header")
         if builtin_grader is not None:
             grader_obj: dict[str, Any] = dict(builtin_grader)
         elif self._default_grader is None and grader is None:
@@ -132,7 +152,7 @@ class ExportMixin:
                              "rft job --builtin-grader JSON)")
         else:
             grader_headers = {} if (self._grader_secret or target == "azure") else sent
-            if target == "azure" and token and not self._grader_secret:
+            if target == "azure" and (token or self._auth.enabled) and not self._grader_secret:
                 raise ValueError("Azure AI Foundry's endpoint grader cannot send headers, so a server with a "
                                  "token needs ToolServer(grader_secret=...) (or $RFT_GRADER_SECRET): the grader "
                                  "is then exported as base_url/grade/s/<secret>")
@@ -144,5 +164,10 @@ class ExportMixin:
         reinforcement = {"tools": tools, "grader": grader_obj, "max_episode_steps": max_episode_steps,
                          "parallel_tool_calls": parallel_tool_calls, "hyperparameters": hyper}
         job = {"model": model, "training_file": training_file, "validation_file": validation_file,
-               "suffix": suffix, "seed": seed, "method": {"type": "reinforcement", "reinforcement": reinforcement}}
-        return validate_job(job, target, submittable=submittable).model_dump(exclude_none=True)
+               "suffix": suffix, "seed": seed, "metadata": dict(metadata) if metadata is not None else None,
+               "method": {"type": "reinforcement", "reinforcement": reinforcement}}
+        out = validate_job(job, target, submittable=submittable,
+                           allow_insecure_url=allow_insecure_url).model_dump(exclude_none=True)
+        if not out["method"]["reinforcement"]["hyperparameters"]:  # nothing chosen: the service decides all
+            del out["method"]["reinforcement"]["hyperparameters"]
+        return out

@@ -14,7 +14,10 @@ Flow, under the rollout's lock (so grading waits for in-flight tool calls):
 
 Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
 raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
-when the grader raises or returns an invalid score, 409 ``already_graded``.
+when the grader raises or returns an invalid score (counted ``grader_errors``),
+409 ``already_graded`` (counted ``grade_conflicts``, not a grader error); a
+rollout evicted in progress raises ``RolloutEvictedError`` from the store (503
+``rollout_evicted``: the grade would see a trajectory with calls missing).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import json
 import logging
 from typing import Any
 
+from ._db import RolloutDatabase, open_grading_view
 from ._endpoint import EndpointError, clean_text, clean_value
 from ._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
 from ._invoke import invoke
@@ -64,12 +68,15 @@ def fingerprint(body: dict[str, Any]) -> str:
 
 async def execute_grade(definition: GraderDefinition, request: GradeRequest, request_fingerprint: str,
                         store: RolloutStore, metrics: Metrics,
-                        retention_s: float, tombstone_s: float = 3600.0) -> tuple[float, dict[str, Any]]:
+                        retention_s: float, tombstone_s: float = 3600.0,
+                        db: RolloutDatabase | None = None) -> tuple[float, dict[str, Any]]:
     """Grade one validated request; return ``(score, details)``.
 
     A graded rollout leaves a tombstone for ``tombstone_s`` seconds
     (``RolloutStore.mark_graded``): a later tool call of that ``trace_id`` gets
     409 ``already_graded`` instead of running on a fresh, never-graded rollout.
+    With ``db``, the grader gets the rollout's database read-only (``ctx.db``),
+    and a successful grade drops it (after ``retention_s``).
 
     Raises:
         EndpointError: 500 ``grader_error`` (grader raised or returned an invalid
@@ -94,22 +101,35 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
             if records:
                 message = (f"rollout {trace_id} was already graded (by {sorted(records)}) and its state "
                            "released; raise ToolServer(grade_retention_s=...) to grade it again")
-                raise EndpointError(409, "already_graded", message, counter="grader_errors")
+                raise EndpointError(409, "already_graded", message, counter="grade_conflicts")
+            if await store.graded_digest(trace_id) is not None:  # graded; its record left the store since
+                message = (f"rollout {trace_id} was already graded and its state and grade record released; "
+                           "grading it again would see an empty trajectory")
+                raise EndpointError(409, "already_graded", message, counter="grade_conflicts")
+        ctx_item = item if item is not None else (stored.item if stored else {})
+        view = await open_grading_view(db, trace_id, ctx_item) if db is not None else None
         ctx = GradingContext(
             sample=parse_sample(request.sample.model_dump()),
-            item=item if item is not None else (stored.item if stored else {}),
+            item=ctx_item,
             trace_id=trace_id,
             trajectory=tuple(stored.trajectory) if stored else (),
             state=json.loads(stored.state_json) if stored else {},
             grader=definition.name,
+            db=view,
         )
-        grade = await _run_grader(definition, ctx)
+        try:
+            grade = await _run_grader(definition, ctx)
+        finally:
+            if view is not None:
+                await view.aclose()
         details = clean_value(grade.details())  # header, store and log always encode
         score = float(grade.score)
         await store.save_grade(GradeRecord(trace_id, definition.name, request_fingerprint, score, details))
         await store.mark_graded(trace_id, request_fingerprint, tombstone_s)
         if stored is not None:
             await store.release(trace_id, after_s=retention_s)
+        if db is not None:
+            await db.release(trace_id, after_s=retention_s)
         metrics.incr("grades")
         metrics.graded(definition.name, score=score, trajectory=ctx.trajectory)  # observe (#15)
         logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,

@@ -64,6 +64,9 @@ class GradingContext:
         traced: ``False`` when the grading request carried no ``trace_id``
             (Azure's grader tests): ``trajectory`` and ``state`` are then
             unknown, not "no tools called"; ``trace_id`` is ``""``.
+        db: the rollout's database, read-only, with row-level diff helpers
+            (``rft_sdk.GradingDatabase``: ``await ctx.db.diff_gold(actions)``),
+            when the server has one (``ToolServer(db=...)``), else ``None``.
     """
 
     sample: dict[str, Any]
@@ -73,6 +76,7 @@ class GradingContext:
     state: dict[str, Any] = dataclasses.field(default_factory=dict)
     grader: str = "default"
     traced: bool = True
+    db: Any = None
 
     @property
     def output_text(self) -> str:

@@ -14,13 +14,23 @@ the public source it was checked against):
   one of ``default|low|medium|high`` (``ReinforcementHyperparametersParam``).
 
 ``validate_job(data, target)`` adds what one service needs beyond the shape:
-Azure's endpoint grader cannot send headers (its samples' "Limitations").
+Azure's endpoint grader cannot send headers (its samples' "Limitations");
+Azure needs a validation file ("Both training and validation files are
+required", Azure's RFT how-to) and documents ranges for ``eval_samples``
+(1-10), ``eval_interval`` (1-25) and ``compute_multiplier`` (0.5-3.0); a
+submittable job's URLs must be public ``https://`` ones (a loopback or private
+address is unreachable from the service, plain http sends the token in clear).
+Every object refuses unknown keys; the error names the key and the nearest
+valid one (:func:`unknown_key_hint`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+import ipaddress
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -47,7 +57,10 @@ __all__ = [
     "MethodSpec",
     "ReinforcementSpec",
     "ToolSpec",
+    "insecure_url_problem",
+    "unknown_key_hint",
     "validate_job",
+    "validation_error_text",
 ]
 
 #: Services a job can be written for.
@@ -61,6 +74,8 @@ BuiltinGraderType = Literal["string_check", "text_similarity", "score_model", "p
 BUILTIN_GRADER_TYPES: tuple[str, ...] = get_args(BuiltinGraderType)
 
 _Auto = Literal["auto"]
+#: ``seed`` range of ``POST /v1/fine_tuning/jobs`` (OpenAI OpenAPI spec: minimum 0, maximum 2147483647).
+SEED_MAX = 2_147_483_647
 
 
 def _http_url(value: str, field: str) -> str:
@@ -172,28 +187,134 @@ class FineTuningJob(BaseModel):
     suffix: str | None = Field(default=None, max_length=64)
     seed: int | None = None
     metadata: dict[str, str] | None = None
+    integrations: list[dict[str, Any]] | None = None
     method: MethodSpec
+
+    @field_validator("seed")
+    @classmethod
+    def _seed(cls, value: int | None) -> int | None:
+        if value is not None and not 0 <= value <= SEED_MAX:
+            raise ValueError(f"must be in 0..{SEED_MAX} (OpenAI fine-tuning API), got {value}")
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        """At most 16 pairs, keys up to 64 and values up to 512 characters (OpenAI API reference, ``metadata``)."""
+        if value is None:
+            return value
+        if len(value) > 16:
+            raise ValueError(f"at most 16 key-value pairs, got {len(value)}")
+        for key, text in value.items():
+            if len(key) > 64:
+                raise ValueError(f"key {key[:20]!r}... is longer than 64 characters")
+            if len(text) > 512:
+                raise ValueError(f"value of {key!r} is longer than 512 characters")
+        return value
+
+
+def unknown_key_hint(key: str, allowed: Iterable[str]) -> str:
+    """``"unknown key 'max_episode_step' (did you mean 'max_episode_steps'?); valid keys: [...]"``."""
+    allowed = sorted(allowed)
+    near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"unknown key {key!r}{hint}; valid keys: {allowed}"
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation may hold (through Optional, list, Annotated, unions)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def _allowed_keys(root: type[BaseModel], loc: tuple[Any, ...]) -> set[str] | None:
+    """Field names of the model at ``loc`` (the location of an unknown key, the key itself excluded)."""
+    current = [root]
+    for part in loc:
+        step = [m for model in current if isinstance(part, str) and part in model.model_fields
+                for m in _models_in(model.model_fields[part].annotation)]
+        if step:
+            current = step
+        elif isinstance(part, str):  # a union tag ("endpoint"): the members whose ``type`` literal is that tag
+            tagged = [m for m in current if "type" in m.model_fields
+                      and part in get_args(m.model_fields["type"].annotation)]
+            current = tagged or current
+        # otherwise a list index: same models
+    if any(m.model_config.get("extra") != "forbid" for m in current):
+        return None
+    return {name for model in current for name in model.model_fields}
+
+
+def validation_error_text(exc: ValidationError, root: type[BaseModel], prefix: str = "") -> str:
+    """One line per problem, ``"path.to.field: message"``; an unknown key names the nearest valid one."""
+    parts = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        where = ".".join(str(p) for p in (prefix, *loc) if p != "")
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(root, loc[:-1])
+            message = unknown_key_hint(str(loc[-1]), allowed) if allowed else "unknown key"
+            parts.append(f"{where}: {message}")
+        else:
+            parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
 
 
 def _errors(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    return validation_error_text(exc, FineTuningJob)
 
 
-def validate_job(data: Mapping[str, Any], target: str = "openai", *, submittable: bool = False) -> FineTuningJob:
+def insecure_url_problem(url: str) -> str | None:
+    """Why the hosted service could not (safely) call ``url``, or ``None``.
+
+    Refused: plain ``http://`` (the job's token would travel in clear), and a host that is
+    ``localhost``, ``*.localhost``, ``*.local`` or a loopback, private, link-local or
+    unspecified IP address (the service cannot reach it).
+    """
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "https":
+        return f"{url!r} is not https:// (the service would send the job's token in clear)"
+    if not host:
+        return f"{url!r} has no host"
+    if host == "localhost" or host.endswith((".localhost", ".local")):
+        return f"{url!r} names this machine ({host}); the hosted service cannot reach it"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified:
+        return f"{url!r} is a loopback or private address; the hosted service cannot reach it"
+    return None
+
+
+#: Azure's documented ranges of the reinforcement hyperparameters (Azure RFT how-to, "Hyperparameter selection").
+AZURE_RANGES: dict[str, tuple[float, float]] = {"eval_samples": (1, 10), "eval_interval": (1, 25),
+                                                "compute_multiplier": (0.5, 3.0)}
+
+
+def validate_job(data: Mapping[str, Any], target: str = "openai", *, submittable: bool = False,
+                 allow_insecure_url: bool = False) -> FineTuningJob:
     """Check a job body for ``target`` (``"openai"`` or ``"azure"``).
 
     Args:
         data: the job (``{"method": ...}`` at least).
-        submittable: also require ``model`` and ``training_file``.
+        submittable: also require ``model`` and ``training_file`` (and for Azure
+            ``validation_file``), and public ``https://`` URLs (:func:`insecure_url_problem`).
+        allow_insecure_url: with ``submittable``, accept loopback/private/plain-http URLs anyway.
 
     Returns:
         The parsed job (``model_dump(exclude_none=True)`` gives the JSON to send).
 
     Raises:
-        ValueError: unknown target, a field of the wrong shape (the message names each,
-            e.g. ``method.reinforcement.hyperparameters.reasoning_effort: ...``), a missing
-            ``model``/``training_file`` when ``submittable``, or for Azure an endpoint
-            grader with headers (Azure's endpoint grader cannot send them yet).
+        ValueError: unknown target, an unknown key (named, with the nearest valid one), a field of
+            the wrong shape (the message names each, e.g.
+            ``method.reinforcement.hyperparameters.reasoning_effort: ...``), a seed outside
+            0..2147483647, a missing ``model``/``training_file`` when ``submittable``, or for
+            Azure an endpoint grader with headers (Azure's endpoint grader cannot send them yet),
+            a hyperparameter outside Azure's documented range, or (``submittable``) no
+            ``validation_file``.
     """
     if target not in TARGETS:
         raise ValueError(f"target must be one of {list(TARGETS)}, got {target!r}")
@@ -205,6 +326,26 @@ def validate_job(data: Mapping[str, Any], target: str = "openai", *, submittable
         missing = [f for f in ("model", "training_file") if getattr(job, f) is None]
         if missing:
             raise ValueError(f"a submittable job needs {' and '.join(missing)}")
+        if target == "azure" and job.validation_file is None:
+            raise ValueError("validation_file: Azure AI Foundry's reinforcement fine-tuning requires both training "
+                             "and validation files (Azure RFT how-to); upload a held-out file and pass "
+                             "--validation-file / validation_file=")
+        if not allow_insecure_url:
+            spec = job.method.reinforcement
+            urls = [(f"method.reinforcement.tools.{i}.server_url", t.server_url) for i, t in enumerate(spec.tools)]
+            if isinstance(spec.grader, EndpointGraderSpec):
+                urls.append(("method.reinforcement.grader.url", spec.grader.url))
+            for where, url in urls:
+                if problem := insecure_url_problem(url):
+                    raise ValueError(f"{where}: {problem}; deploy behind a public https:// URL "
+                                     "(--allow-insecure-url / allow_insecure_url=True to write it anyway)")
+    if target == "azure":
+        hyper = job.method.reinforcement.hyperparameters
+        for name, (low, high) in AZURE_RANGES.items():
+            value = getattr(hyper, name)
+            if isinstance(value, (int, float)) and not low <= value <= high:
+                raise ValueError(f"method.reinforcement.hyperparameters.{name}: {value} is outside Azure's "
+                                 f"documented range {low:g}-{high:g} (Azure RFT how-to)")
     grader = job.method.reinforcement.grader
     if target == "azure" and isinstance(grader, EndpointGraderSpec) and grader.headers:
         raise ValueError("method.reinforcement.grader.headers: Azure AI Foundry's endpoint grader cannot send "

@@ -7,6 +7,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from .exceptions import RFTError
+
 __all__ = ["Rollout", "ToolCallRecord"]
 
 
@@ -64,9 +66,10 @@ class Rollout:
             back when it raises.
         trajectory: the calls recorded so far, oldest first (read-only).
         call_id: ``call_id`` of the call being executed.
+        db: the rollout's own database (see :attr:`db`).
     """
 
-    __slots__ = ("_trajectory", "call_id", "item", "state", "trace_id")
+    __slots__ = ("_db", "_trajectory", "call_id", "item", "state", "trace_id")
 
     def __init__(
         self,
@@ -75,12 +78,30 @@ class Rollout:
         state: dict[str, Any],
         trajectory: Sequence[ToolCallRecord] = (),
         call_id: str | None = None,
+        db: Any = None,
     ) -> None:
         self.trace_id = trace_id
         self.item = item
         self.state = state
         self._trajectory = trajectory  # copied into a tuple on first read: most tools never look
         self.call_id = call_id
+        self._db = db
+
+    @property
+    def db(self) -> Any:
+        """This rollout's own database: a DB-API connection (``sqlite3.Connection``, or a
+        ``psycopg.Connection`` — a ``psycopg.AsyncConnection`` in an ``async def`` tool)
+        to a clone of the server's template, in a transaction the SDK commits when the
+        tool returns and rolls back when it raises (``commit()`` inside the tool keeps
+        work within the call; docs/database.md).
+
+        Raises:
+            RFTError: the server has no database (``ToolServer(db=SQLiteDatabase(...))``).
+        """
+        if self._db is None:
+            raise RFTError("this tool server has no rollout database: pass ToolServer(db=SQLiteDatabase(...)) "
+                           "or ToolServer(db=PostgresDatabase(...)) (docs/database.md)")
+        return self._db
 
     @property
     def trajectory(self) -> tuple[ToolCallRecord, ...]:

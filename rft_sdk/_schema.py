@@ -1,31 +1,63 @@
-"""Turn a pydantic JSON Schema into one valid under strict function calling.
+"""Turn a pydantic JSON Schema into one the models that RFT produces accept under strict function calling.
 
-Rules applied (OpenAI "Structured Outputs / strict function calling", the
-hosted services' tool format): every object has ``additionalProperties:
-false`` and lists *all* its properties in ``required``; a parameter that has a
-default becomes nullable instead of optional (``null`` is mapped back to the
-default by the server); ``title``/``default`` and the unsupported
-``uniqueItems`` (sets: the server still de-duplicates) and ``discriminator``
-keywords are dropped; ``oneOf`` (pydantic's discriminated unions) becomes
-``anyOf``; a ``$ref`` never has sibling keywords (strict mode refuses
-``{"$ref", "description"}``, so it becomes ``{"anyOf": [{"$ref"}],
-"description"}``); schemas that strict mode cannot express (free-form dicts,
-``Any``, tuples' ``prefixItems``, ``allOf``/``not``) are rejected.
+Rules applied (OpenAI "Structured model outputs" guide, sections "Supported
+schemas" and "Some type-specific keywords are not yet supported"; Azure OpenAI
+"Structured outputs" how-to, "JSON Schema support and limitations", which
+states the same subset): every object has ``additionalProperties: false`` and
+lists *all* its properties in ``required``; a parameter that has a default
+becomes nullable instead of optional (``null`` is mapped back to the default by
+the server); ``title``/``default`` and the unsupported ``uniqueItems`` (sets:
+the server still de-duplicates) and ``discriminator`` keywords are dropped;
+``oneOf`` (pydantic's discriminated unions) becomes ``anyOf``; a ``$ref``
+never has sibling keywords (strict mode refuses ``{"$ref", "description"}``,
+so it becomes ``{"anyOf": [{"$ref"}], "description"}``); schemas that strict
+mode cannot express (free-form dicts, ``Any``, tuples' ``prefixItems``,
+``allOf``/``not``) are rejected.
+
+**Only the keywords fine-tuned models support are emitted** (:data:`EMITTED_KEYWORDS`).
+A reinforcement fine-tuning job produces a fine-tuned model, and that model is
+what calls these tools in production. OpenAI's guide lists the keywords "not
+yet supported for fine-tuned models" — ``minLength``, ``maxLength``,
+``pattern``, ``format``, ``minimum``, ``maximum``, ``multipleOf``,
+``patternProperties``, ``minItems``, ``maxItems`` — and Azure's how-to refuses
+the same ones (plus ``minProperties``, ``maxProperties``, ``propertyNames``,
+``unevaluated*``, ``contains``, ``uniqueItems``) for every model. Such a
+constraint is therefore moved out of the schema into the node's
+``description`` (``"Constraints (checked by the server): at least 1
+character."``), so the model still learns it, and the server still enforces it:
+the tool's pydantic arguments model keeps every constraint, and a call that
+breaks one answers 422 naming the field.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
-__all__ = ["StrictSchemaError", "make_nullable", "strictify"]
+__all__ = ["CONSTRAINT_KEYWORDS", "EMITTED_KEYWORDS", "StrictSchemaError", "make_nullable", "strictify"]
 
-_DROP = ("title", "default", "uniqueItems", "discriminator")
+_DROP = ("title", "default", "uniqueItems", "discriminator", "examples", "$schema", "$id", "$comment",
+         "deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType")
 _REFUSED = {
     "prefixItems": "fixed-length tuple cannot be expressed in strict mode; use list[...] or a pydantic model",
     "allOf": "allOf cannot be expressed in strict mode",
     "not": "not cannot be expressed in strict mode",
 }
+#: Every keyword a schema written by this module may contain (both targets' fine-tuned models accept them).
+EMITTED_KEYWORDS = frozenset({"type", "description", "properties", "required", "additionalProperties", "items",
+                              "enum", "const", "anyOf", "$ref", "$defs"})
+#: Value constraints fine-tuned models do not support: moved into ``description``, enforced by the server.
+CONSTRAINT_KEYWORDS = ("minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+                       "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "minProperties", "maxProperties")
+#: ``format`` values that say nothing to the model (pydantic's ``bytes`` is any string, encoded as UTF-8).
+_SILENT_FORMATS = frozenset({"binary"})
+_FORMAT_WORDS = {"date-time": "an ISO 8601 date-time, e.g. 2025-01-31T13:45:00Z",
+                 "date": "an ISO 8601 date, e.g. 2025-01-31", "time": "an ISO 8601 time, e.g. 13:45:00",
+                 "duration": "an ISO 8601 duration, e.g. P3DT4H", "email": "an email address",
+                 "uuid": "a UUID", "uri": "a URI", "ipv4": "an IPv4 address", "ipv6": "an IPv6 address",
+                 "hostname": "a host name"}
+_PREFIX = "Constraints (checked by the server): "
 
 
 class StrictSchemaError(ValueError):
@@ -33,7 +65,8 @@ class StrictSchemaError(ValueError):
 
 
 def strictify(schema: dict[str, Any], where: str) -> dict[str, Any]:
-    """Return a strict copy of ``schema`` (a JSON Schema dict; ``$defs`` kept).
+    """Return a strict copy of ``schema`` (a JSON Schema dict; ``$defs`` kept) that uses only
+    :data:`EMITTED_KEYWORDS`; value constraints are described in ``description`` instead.
 
     Args:
         schema: JSON Schema from pydantic.
@@ -45,6 +78,50 @@ def strictify(schema: dict[str, Any], where: str) -> dict[str, Any]:
     """
     strict: dict[str, Any] = _walk(copy.deepcopy(schema), where)
     return strict
+
+
+def _number(value: Any) -> str:
+    return json.dumps(value)
+
+
+def _plural(n: Any, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _constraint_notes(node: dict[str, Any]) -> list[str]:
+    """Pop every value constraint of ``node`` and say it in words (in :data:`CONSTRAINT_KEYWORDS` order)."""
+    notes: list[str] = []
+    words = {
+        "minLength": lambda v: f"at least {_plural(v, 'character')}",
+        "maxLength": lambda v: f"at most {_plural(v, 'character')}",
+        "pattern": lambda v: f"matches the regular expression {v}",
+        "format": lambda v: _FORMAT_WORDS.get(v, f"format {v}"),
+        "minimum": lambda v: f">= {_number(v)}",
+        "maximum": lambda v: f"<= {_number(v)}",
+        "exclusiveMinimum": lambda v: f"> {_number(v)}",
+        "exclusiveMaximum": lambda v: f"< {_number(v)}",
+        "multipleOf": lambda v: f"a multiple of {_number(v)}",
+        "minItems": lambda v: f"at least {_plural(v, 'item')}",
+        "maxItems": lambda v: f"at most {_plural(v, 'item')}",
+        "minProperties": lambda v: f"at least {_plural(v, 'property')}",
+        "maxProperties": lambda v: f"at most {_plural(v, 'property')}",
+    }
+    for key in CONSTRAINT_KEYWORDS:
+        if key not in node:
+            continue
+        value = node.pop(key)
+        if key == "format" and value in _SILENT_FORMATS:
+            continue
+        notes.append(words[key](value))
+    return notes
+
+
+def _describe(node: dict[str, Any], notes: list[str]) -> None:
+    if not notes:
+        return
+    text = _PREFIX + "; ".join(notes) + "."
+    described = node.get("description")
+    node["description"] = f"{described.rstrip()} {text}" if described else text
 
 
 def _walk(node: Any, where: str) -> Any:
@@ -60,6 +137,7 @@ def _walk(node: Any, where: str) -> Any:
     typed = any(k in node for k in ("type", "$ref", "anyOf", "allOf", "oneOf", "enum", "const"))
     if not typed:
         raise StrictSchemaError(f"{where}: untyped value (Any) cannot be expressed in strict mode")
+    notes = _constraint_notes(node)
     if "$defs" in node:
         node["$defs"] = {name: _walk(sub, f"{where} -> {name}") for name, sub in node["$defs"].items()}
     if node.get("type") == "object" or "properties" in node:
@@ -77,7 +155,14 @@ def _walk(node: Any, where: str) -> Any:
     if isinstance(node.get("items"), dict):
         node["items"] = _walk(node["items"], f"{where}[]")
     if "anyOf" in node:
-        node["anyOf"] = [_walk(sub, where) for sub in node["anyOf"]]
+        branches = []
+        for sub in node["anyOf"]:
+            # a scalar branch's constraints (Optional[int] with ge=1) are said once, on the parameter
+            if isinstance(sub, dict) and "properties" not in sub and "$ref" not in sub:
+                notes += _constraint_notes(sub)
+            branches.append(_walk(sub, where))
+        node["anyOf"] = branches
+    _describe(node, notes)
     if "$ref" in node and len(node) > 1:
         return {"anyOf": [{"$ref": node.pop("$ref")}], **node}
     return node

@@ -2,7 +2,8 @@
 
 Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
 every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
-``GET /tools``, ``GET /healthz`` (never authenticated), ``POST /grade``,
+``GET /tools``, ``GET /healthz`` (liveness, never authenticated), ``GET /readyz``
+(readiness: the store and the user's checks, never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
 service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 ``?format=json``, docs/observability.md).
@@ -10,9 +11,10 @@ service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,16 +25,26 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._body import decode_object, parse_model, read_body
-from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments
-from ._endpoint import EndpointError, encode_json, error_response, json_response
+from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments, run_tool
+from ._db import RolloutDatabase
+from ._endpoint import EndpointError, encode_json, exception_handlers, json_response
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
 from ._metrics import Metrics
+from ._ready import ExposureWatch, Readiness, ReadinessCheck
+from ._rollout import Rollout
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
-from .protocol import BODY_TIMEOUT_S, GRADE_DETAILS_HEADER, MAX_BODY_BYTES, GradeRequest, ToolCallRequest
+from .exceptions import GraderDefinitionError, ToolDefinitionError
+from .protocol import (
+    BODY_TIMEOUT_S,
+    GRADE_DETAILS_HEADER,
+    MAX_BODY_BYTES,
+    QUEUE_TIMEOUT_S,
+    GradeRequest,
+    ToolCallRequest,
+)
 from .surfaces import HOSTED, SURFACES_ENV_VAR, Surface, SurfaceContext, available_surfaces, compose, load_surface
 
 __all__ = ["SURFACES_ENV_VAR", "ToolServer"]
@@ -73,6 +85,10 @@ class ToolServer(ExportMixin):
             ``OpenEnvSurface(dataset=...)``); default ``$RFT_SURFACES`` (comma-separated) or
             ``("hosted",)``. The hosted routes always answer in process (every surface's
             calls go through them); they are exposed over HTTP only with ``"hosted"``.
+        db: a database per rollout cloned from a template (``SQLiteDatabase``,
+            ``PostgresDatabase``): tools get it as ``rollout.db``, graders as
+            ``ctx.db``; started by the app's lifespan (or the first call),
+            dropped per rollout at its grade or after its TTL (docs/database.md).
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
@@ -80,7 +96,13 @@ class ToolServer(ExportMixin):
         RFTError: a surface asked for without its extra installed (names the ``pip install``).
 
     Usage: ``uvicorn app:server`` or ``Starlette(routes=[Mount("/rft", server)])``.
+
+    Attributes:
+        check_store_at_startup: when True, ASGI lifespan startup fails (the server
+            exits) if the store does not answer; ``rft serve`` sets it.
     """
+
+    check_store_at_startup: bool = False
 
     def __init__(
         self,
@@ -97,8 +119,10 @@ class ToolServer(ExportMixin):
         response_limit: int = MAX_BODY_BYTES,
         surfaces: Collection[str | Surface] | None = None,
         graded_tombstone_s: float = 3600.0,
+        db: RolloutDatabase | None = None,
     ) -> None:
         self.store: RolloutStore = store if store is not None else default_store()
+        self.db = db
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
         self.grade_retention_s = float(grade_retention_s)
@@ -108,6 +132,8 @@ class ToolServer(ExportMixin):
             grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
         self._grader_secret = check_grader_secret(grader_secret)
         self.metrics_state = Metrics()
+        self.readiness = Readiness(self.store)
+        self._exposure = ExposureWatch(self.exposure_warning)
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
         self._graders: dict[str, GraderDefinition] = {}
@@ -120,6 +146,7 @@ class ToolServer(ExportMixin):
             routes=[
                 Route("/tools/{name}", self._call_tool, methods=["POST"]),  # first: the hot path (one match)
                 Route("/healthz", self._healthz, methods=["GET"]),
+                Route("/readyz", self._readyz, methods=["GET"]),
                 Route("/tools", self._list_tools, methods=["GET"]),
                 Route("/tools", self._call_tool, methods=["POST"]),
                 Route("/grade", self._grade, methods=["POST"]),
@@ -128,8 +155,12 @@ class ToolServer(ExportMixin):
                 Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
                 Route("/metrics", self._metrics, methods=["GET"]),
             ],
-            exception_handlers=_HANDLERS,
+            exception_handlers=exception_handlers(),  # every non-2xx is JSON, routes' 404/405 included
+            lifespan=lambda app: self._core_lifespan(),
         )
+        if db is not None:
+            db.attach(self._replay_tool, lambda name: self._tools[name].is_async if name in self._tools else False,
+                      self.metrics_state.registry)
         self._app.state.metrics = self.metrics_state
         # Surfaces (rft_sdk/surfaces, docs/surfaces.md): the hosted app above answers in process; each
         # surface adds routes in front of it; one AuthMiddleware guards all of them (websockets too).
@@ -139,8 +170,9 @@ class ToolServer(ExportMixin):
         self.surfaces = names
         mounts = [surface.mount(self.surface_context()) for surface in objects]
         self._app = self.protect(compose(self._pipeline, mounts, expose_hosted=HOSTED in names,
-                                         fallback=[Route("/healthz", self._healthz, methods=["GET"])],
-                                         exception_handlers=_HANDLERS))
+                                         fallback=[Route("/healthz", self._healthz, methods=["GET"]),
+                                                   Route("/readyz", self._readyz, methods=["GET"])],
+                                         exception_handlers=exception_handlers(), lifespan=self._core_lifespan))
 
     def protect(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind this server's ``AuthMiddleware`` (its tokens, headers and grader secret)."""
@@ -156,14 +188,16 @@ class ToolServer(ExportMixin):
     # -- registration ---------------------------------------------------------------
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
              description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
-             max_concurrency: int | None = None) -> Any:
+             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Any:
         """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-            if name is None and description is None and blocking and timeout_s is None and max_concurrency is None:
+            if (name is None and description is None and blocking and timeout_s is None and max_concurrency is None
+                    and queue_timeout_s == QUEUE_TIMEOUT_S):
                 self.add_tool(func)
             else:
                 self._register_tool(build_definition(func, name=name, description=description, blocking=blocking,
-                                                     timeout_s=timeout_s, max_concurrency=max_concurrency))
+                                                     timeout_s=timeout_s, max_concurrency=max_concurrency,
+                                                     queue_timeout_s=queue_timeout_s))
             return func
         return decorate(fn) if fn is not None else decorate
 
@@ -201,6 +235,29 @@ class ToolServer(ExportMixin):
         if self._default_grader is None or definition.default:
             self._default_grader = definition.name
 
+    def readiness_check(self, fn: ReadinessCheck | None = None, /, *, name: str | None = None) -> Any:
+        """Decorator registering a readiness check of ``GET /readyz`` (beside the store's); returns ``fn``.
+
+        The check is a sync or async function without arguments; the server is ready
+        while every check returns anything but ``False`` without raising, within
+        5 seconds. E.g. ``@server.readiness_check`` over ``def db() -> bool: ...``.
+
+        Raises:
+            ValueError: ``name`` (default: the function's name) is ``"store"`` or taken.
+        """
+        def decorate(func: ReadinessCheck) -> ReadinessCheck:
+            self.readiness.add(name or str(getattr(func, "__name__", "check")), func)
+            return func
+        return decorate(fn) if fn is not None else decorate
+
+    async def startup_problem(self) -> str | None:
+        """Why this server should not start (its store does not answer), or ``None``."""
+        problem = await self.readiness.store_problem()
+        if problem is None:
+            return None
+        return (f"the rollout store {type(self.store).__name__} does not answer ({problem}); check RFT_STORE_URL "
+                "(or ToolServer(store=...)) and that the store is running")
+
     @property
     def tools(self) -> dict[str, ToolDefinition]:
         """Registered tools by name (a copy)."""
@@ -220,8 +277,8 @@ class ToolServer(ExportMixin):
         """A loud warning when serving on ``host`` leaves routes unprotected, else ``None``.
 
         Unprotected: no token configured while ``host`` is reachable from other
-        machines (not loopback). ``rft serve`` prints it at startup; the server
-        also logs it (WARNING) on its first request from a non-loopback bind.
+        machines (not loopback). The server logs it (WARNING) at startup, from the
+        address it binds (ASGI lifespan; see ``rft_sdk._ready``).
         """
         if self._auth.enabled or is_loopback(host):
             return None
@@ -239,7 +296,34 @@ class ToolServer(ExportMixin):
     # parse_model (422) -> execute_* under the rollout lock -> encoded JSON answer.
     # Any EndpointError / StoreError on the way is answered by error_response.
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._serve_lifespan(scope, receive, send)
+            return
+        if not self._exposure.decided:  # no bind address known from the lifespan: judge by the request
+            self._exposure.on_request(scope)
         await self._app(scope, receive, send)
+
+    async def _serve_lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's lifespan (which runs :meth:`_core_lifespan`), plus: the exposure warning from the bind address; with
+        ``check_store_at_startup`` a startup that fails when the store does not answer."""
+        self._exposure.on_lifespan(receive)
+        refused = False
+
+        async def checked_send(message: Any) -> None:
+            nonlocal refused
+            if refused:  # the app's own report of the unwinding below: already said, in one line
+                return
+            if message["type"] == "lifespan.startup.complete" and self.check_store_at_startup:
+                if (problem := await self.startup_problem()) is not None:
+                    refused = True
+                    await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"})
+                    raise _StartupRefused(problem)
+            await send(message)
+
+        try:
+            await self._app(scope, receive, checked_send)
+        except _StartupRefused:
+            return  # the lifespan ends here: the server exits without a traceback
 
     async def _read(self, request: Request) -> dict[str, Any]:
         """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
@@ -249,8 +333,33 @@ class ToolServer(ExportMixin):
                               if isinstance(value := data.get(key), str)}
         return data
 
+    @contextlib.asynccontextmanager
+    async def _core_lifespan(self) -> AsyncIterator[None]:
+        """The server's own lifespan, run by the outermost app (surfaces or not): the store
+        checks its backing storage before the first request (``RolloutStore.startup``; e.g.
+        ``RedisStore`` refuses a Redis without persistence), then the rollout database starts
+        (template, pool, sweep); the database stops after serving."""
+        await self.store.startup()
+        if self.db is not None:
+            await self.db.astart()
+        try:
+            yield
+        finally:
+            if self.db is not None:
+                await self.db.aclose()
+
+    async def _replay_tool(self, name: str, arguments: dict[str, Any], conn: Any, item: dict[str, Any],
+                           state: dict[str, Any]) -> str:
+        """Run tool ``name`` on database connection ``conn`` (a gold replay of ``ctx.db``)."""
+        return await run_tool(self._tool_named(name), arguments, Rollout("", item, state, (), None, conn))
+
     async def _healthz(self, request: Request) -> Response:
         return json_response(encode_json({"status": "ok", "tools": len(self._tools), "graders": len(self._graders)}))
+
+    async def _readyz(self, request: Request) -> Response:
+        ok, checks = await self.readiness.run()
+        return json_response(encode_json({"status": "ready" if ok else "unavailable", "checks": checks}),
+                             200 if ok else 503)
 
     async def _list_tools(self, request: Request) -> Response:
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
@@ -279,7 +388,7 @@ class ToolServer(ExportMixin):
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
         with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
             status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
-                                                   self.response_limit)
+                                                   self.response_limit, self.db)
             observed.result(status, body)
         return json_response(body, status)
 
@@ -301,12 +410,13 @@ class ToolServer(ExportMixin):
         with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
             score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
                                                  self.metrics_state, self.grade_retention_s,
-                                                 self.graded_tombstone_s)
+                                                 self.graded_tombstone_s, self.db)
             observed.result(200, score, details)
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
 
 
-_HANDLERS: dict[Any, Any] = {EndpointError: error_response, StoreError: error_response, Exception: error_response}
+class _StartupRefused(Exception):
+    """Unwinds the app's lifespan after ``lifespan.startup.failed`` was sent."""
 
 
 def _check_surfaces(surfaces: Iterable[str | Surface]) -> tuple[frozenset[str], list[Surface]]:

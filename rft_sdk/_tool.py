@@ -16,11 +16,13 @@ import pydantic
 from pydantic import ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
+from ._invoke import TOOL_THREADS
 from ._rollout import Rollout
 from ._schema import StrictSchemaError, make_nullable, strictify
 from .exceptions import ToolDefinitionError
+from .protocol import QUEUE_TIMEOUT_S
 
-__all__ = ["ToolDefinition", "get_tool_definition", "tool"]
+__all__ = ["ToolDefinition", "ToolRuntime", "get_tool_definition", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _ATTR = "__rft_tool__"
@@ -45,14 +47,24 @@ class ToolDefinition:
             (``@tool(blocking=False)``) calls it on the event loop, saving the
             thread hop (~80 µs) for a function that never blocks (no I/O,
             no locks, no sleep; pure CPU work of a few µs).
-        timeout_s: seconds one call may take, waiting for ``max_concurrency``
-            included (``None``: no limit; the hosted side gives up after 600 s).
-            A call over it answers the model-visible 400 ``tool_timeout`` and
-            its state changes are dropped; a sync tool's worker thread cannot be
-            killed and finishes in the background.
+        timeout_s: seconds one call may run once it has a slot (the wait for a
+            slot does not count; ``None``: no limit; the hosted side gives up
+            after 600 s). A call over it answers the model-visible 400
+            ``tool_timeout`` and its state changes are dropped; a sync tool's
+            worker thread cannot be killed: it finishes in the background and
+            keeps its slot until then.
         max_concurrency: calls of this tool running at once in this process
-            (``None``: no limit); further calls wait their turn.
-        limiter: the ``anyio.CapacityLimiter`` enforcing ``max_concurrency``.
+            (``None``: no limit for an async tool, ``TOOL_THREADS`` = 40 worker
+            threads of its own for a sync one); further calls wait for a slot.
+        queue_timeout_s: seconds a call waits for a slot (default
+            ``protocol.QUEUE_TIMEOUT_S`` = 60; ``None``: no limit); past it the
+            call answers 503 ``tool_busy`` (not recorded, retried by the hosted
+            side), never a model-visible error.
+        limiter: the tool's own ``anyio.CapacityLimiter`` (``max_concurrency``,
+            or ``TOOL_THREADS`` for a sync tool; ``None`` for an unbounded async
+            tool): one tool's backlog queues behind itself, never in front of
+            another tool (docs/reliability.md).
+        runtime: mutable facts learnt while serving (``ToolRuntime``).
     """
 
     name: str
@@ -67,11 +79,14 @@ class ToolDefinition:
     timeout_s: float | None = None
     max_concurrency: int | None = None
     limiter: anyio.CapacityLimiter | None = dataclasses.field(default=None, compare=False, repr=False)
+    queue_timeout_s: float | None = QUEUE_TIMEOUT_S
+    runtime: ToolRuntime = dataclasses.field(default_factory=lambda: ToolRuntime(), compare=False, repr=False)
 
     @property
     def on_loop(self) -> bool:
-        """Whether calls run on the event loop (async, or sync marked ``blocking=False``)."""
-        return self.is_async or not self.blocking
+        """Whether calls run on the event loop (async, or sync marked ``blocking=False`` and not yet
+        moved to a worker thread for holding the loop, see :class:`ToolRuntime`)."""
+        return self.is_async or not (self.blocking or self.runtime.moved_to_thread)
 
     def chat_completions_format(self) -> dict[str, Any]:
         """``{"type": "function", "function": {name, description, parameters, strict: true}}``
@@ -91,13 +106,29 @@ class ToolDefinition:
         return {"type": "function", **self.chat_completions_format()["function"]}
 
 
+@dataclasses.dataclass
+class ToolRuntime:
+    """What a served tool learnt while serving (mutable; one per definition).
+
+    Attributes:
+        moved_to_thread: a ``blocking=False`` tool held the event loop longer
+            than ``protocol.LOOP_STALL_S`` in one call (every other request of
+            the process waited): its later calls run in a worker thread, and a
+            warning said so once.
+    """
+
+    moved_to_thread: bool = False
+
+
 @overload
 def tool(fn: F, /) -> F:
     """Bare ``@tool``: returns ``fn`` unchanged."""
 @overload
 def tool(*, name: str | None = None, description: str | None = None, blocking: bool = True,
-         timeout_s: float | None = None, max_concurrency: int | None = None) -> Callable[[F], F]:
-    """``@tool(name=..., description=..., blocking=..., timeout_s=..., max_concurrency=...)``: returns a decorator."""
+         timeout_s: float | None = None, max_concurrency: int | None = None,
+         queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Callable[[F], F]:
+    """``@tool(name=..., description=..., blocking=..., timeout_s=..., max_concurrency=..., queue_timeout_s=...)``:
+    returns a decorator."""
 
 
 def tool(
@@ -109,6 +140,7 @@ def tool(
     blocking: bool = True,
     timeout_s: float | None = None,
     max_concurrency: int | None = None,
+    queue_timeout_s: float | None = QUEUE_TIMEOUT_S,
 ) -> Any:
     """Mark a function as a tool; returns the function unchanged (still directly callable).
 
@@ -124,21 +156,25 @@ def tool(
     choice: a blocking call in a ``blocking=False`` tool stalls every request
     of the process while it runs. Async tools are always awaited on the loop.
 
-    ``timeout_s`` bounds one call (a hung backend then costs the model one
-    400 ``tool_timeout`` answer, not its rollout), and ``max_concurrency``
+    ``timeout_s`` bounds one call's run (a hung backend then costs the model
+    one 400 ``tool_timeout`` answer, not its rollout), ``max_concurrency``
     bounds how many calls of this tool run at once in the process (e.g. a
-    backend that allows few connections); see :class:`ToolDefinition`.
+    backend that allows few connections), and ``queue_timeout_s`` how long a
+    call waits for one of those slots (then 503 ``tool_busy``, retried); see
+    :class:`ToolDefinition`.
 
     Raises:
         ToolDefinitionError: ``*args``/``**kwargs``, positional-only or
             un-annotated parameters, types strict mode cannot express, or an
-            invalid name, or a non-positive ``timeout_s``/``max_concurrency``.
+            invalid name, or a non-positive ``timeout_s``/``max_concurrency``/
+            ``queue_timeout_s``.
             The message names the function and the parameter.
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         setattr(func, _ATTR, build_definition(func, name=name, description=description, blocking=blocking,
-                                              timeout_s=timeout_s, max_concurrency=max_concurrency))
+                                              timeout_s=timeout_s, max_concurrency=max_concurrency,
+                                              queue_timeout_s=queue_timeout_s))
         return func
 
     return decorate(fn) if fn is not None else decorate
@@ -155,13 +191,16 @@ def get_tool_definition(fn: Callable[..., Any]) -> ToolDefinition:
 def build_definition(
     fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, blocking: bool = True,
     timeout_s: float | None = None, max_concurrency: int | None = None,
+    queue_timeout_s: float | None = QUEUE_TIMEOUT_S,
 ) -> ToolDefinition:
     """Introspect ``fn`` into a :class:`ToolDefinition` (see :func:`tool`)."""
     if not callable(fn):
         raise ToolDefinitionError(f"tool must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
-    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and timeout_s > 0):
-        raise ToolDefinitionError(f"tool {fname}: timeout_s must be a positive number of seconds, got {timeout_s!r}")
+    for option, value in (("timeout_s", timeout_s), ("queue_timeout_s", queue_timeout_s)):
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+            raise ToolDefinitionError(f"tool {fname}: {option} must be a positive number of seconds (or None), "
+                                      f"got {value!r}")
     if max_concurrency is not None and not (isinstance(max_concurrency, int) and max_concurrency >= 1):
         raise ToolDefinitionError(f"tool {fname}: max_concurrency must be an int >= 1, got {max_concurrency!r}")
     tool_name: str = name or str(getattr(fn, "__name__", ""))
@@ -201,9 +240,11 @@ def build_definition(
             field_kwargs["description"] = param_docs[param.name]
         if isinstance(param.default, FieldInfo):
             # ``= Field(5, ge=1, le=10)``: keep its limits; ``null`` maps to its default
-            info = copy.copy(param.default)
-            if info.description is None and "description" in field_kwargs:
-                info.description = field_kwargs["description"]
+            info = param.default
+            if info.description is None and "description" in field_kwargs:  # merged, so the schema shows it
+                info = FieldInfo.merge_field_infos(info, description=field_kwargs["description"])
+            else:
+                info = copy.copy(info)
             if not info.is_required():
                 defaults.add(param.name)
             fields[param.name] = (annotation, info)
@@ -247,6 +288,8 @@ def build_definition(
     if strict_defs:
         parameters["$defs"] = {name: strict_defs[name] for name in defs if name in strict_defs}
 
+    is_async = inspect.iscoroutinefunction(fn)
+    slots = max_concurrency if max_concurrency is not None else (None if is_async else TOOL_THREADS)
     text = description
     if text is None:
         text = "\n\n".join(p for p in (doc.short_description, doc.long_description) if p)
@@ -258,11 +301,12 @@ def build_definition(
         args_model=model,
         rollout_param=rollout_param,
         defaults=frozenset(defaults),
-        is_async=inspect.iscoroutinefunction(fn),
+        is_async=is_async,
         blocking=bool(blocking),
         timeout_s=float(timeout_s) if timeout_s is not None else None,
         max_concurrency=max_concurrency,
-        limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency is not None else None,
+        limiter=anyio.CapacityLimiter(slots) if slots is not None else None,
+        queue_timeout_s=float(queue_timeout_s) if queue_timeout_s is not None else None,
     )
 
 

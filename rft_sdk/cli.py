@@ -1,9 +1,12 @@
 """The ``rft`` command line.
 
 Core sub-commands (this module, no extras needed):
-    rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc]   serve with uvicorn
+    rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc --header-timeout-s
+                          --limit-concurrency --redis-persistence]   serve with uvicorn
                        (--workers N > 1 is refused unless the ToolServer's store is
-                       multiprocess_safe, e.g. SQLiteStore; exit status 2)
+                       multiprocess_safe, e.g. SQLiteStore; exit status 2; a store that
+                       does not answer stops the start: status 2 with workers, 3 from
+                       uvicorn's failed lifespan startup otherwise)
     rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
     rft --version                                                  print the installed version
 
@@ -18,25 +21,31 @@ not installed is listed with the ``pip install`` line that enables it.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import EntryPoint, entry_points
-from types import ModuleType
 from typing import Any
 
+from ._cli_commands import (
+    COMMANDS_GROUP,
+    close_option,
+    load_command,
+    missing_extra,
+    plugin_commands,
+    static_help,
+    subparser,
+)
 from ._server import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
+from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
+from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
-
-#: Entry-point group through which packages declare ``rft`` sub-commands.
-COMMANDS_GROUP = "rft_sdk.commands"
-
 
 def load_app(target: str) -> Any:
     """Import ``"package.module:attr"`` with the cwd on ``sys.path``.
@@ -73,6 +82,23 @@ def _unshared_store(app: Any) -> str | None:
             "--store redis://host:6379/0 for replicas on several hosts), or serve with --workers 1")
 
 
+def _store_problem(app: ToolServer) -> str | None:
+    """Why ``app``'s store does not answer, checked on a throwaway event loop (the worker processes
+    import their own app; this instance is never served)."""
+    import asyncio
+
+    async def check() -> str | None:
+        try:
+            return await app.startup_problem()
+        finally:
+            try:
+                await app.store.aclose()
+            except Exception:  # closing a store that never connected may fail; the answer above stands
+                pass
+
+    return asyncio.run(check())
+
+
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
     """``rft tools``: print the dataset tools, or with ``--base-url`` the hosted job's ``method``
     object (hosted protocol §1); exit status 2 with a one-line reason when that cannot be built."""
@@ -91,7 +117,8 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
             out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
                                  max_episode_steps=args.max_episode_steps,
                                  compute_multiplier=args.compute_multiplier, rate_limit=args.rate_limit,
-                                 pass_threshold=args.pass_threshold)
+                                 pass_threshold=args.pass_threshold,
+                                 allow_unauthenticated=args.allow_unauthenticated)
         else:
             out = app.dataset_tools(args.format)
     except ValueError as exc:
@@ -101,21 +128,7 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _plugin_commands() -> dict[str, EntryPoint]:
-    """Sub-commands declared in the ``rft_sdk.commands`` entry-point group, by name."""
-    return {ep.name: ep for ep in entry_points(group=COMMANDS_GROUP)}
-
-
-def _load_command(ep: EntryPoint) -> ModuleType | str:
-    """Import a declared command module, or say why it is unavailable (missing extra)."""
-    try:
-        module = ep.load()
-    except ImportError as exc:
-        # Convention (pyproject.toml): a command that needs an extra is named like it.
-        return f"unavailable ({exc}); install it with: pip install \"rft-sdk[{ep.name}]\""
-    if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "run")):
-        return f"unavailable: {ep.value} does not define HELP, add_arguments and run"
-    return module  # type: ignore[no-any-return]
+_load_command = load_command  # the name tests and older callers use
 
 
 #: ``rft serve --gc`` modes; see :func:`tune_gc`.
@@ -184,6 +197,15 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="event loop (default auto: uvloop when installed, e.g. uvicorn[standard])")
     serve.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
                        help="HTTP parser (default auto: httptools when installed)")
+    serve.add_argument("--header-timeout-s", type=float, default=HEADER_TIMEOUT_S, metavar="S",
+                       help=f"seconds a connection has to send a request's complete headers before it is closed "
+                            f"(slow or stalled clients; default {HEADER_TIMEOUT_S:g}, 0: none; docs/reliability.md)")
+    serve.add_argument("--limit-concurrency", type=int, default=CONNECTION_LIMIT, metavar="N",
+                       help=f"connections or requests in flight per worker before uvicorn answers 503 (retried by "
+                            f"the hosted side); keep it under the open-file limit (default {CONNECTION_LIMIT}, 0: none)")
+    serve.add_argument("--redis-persistence", default=None, choices=list(PERSISTENCE_MODES),
+                       help="a RedisStore on a Redis without an append-only file: refuse to start (require, the "
+                            "default), warn, or off (sets $RFT_REDIS_PERSISTENCE; docs/reliability.md)")
     serve.add_argument("--gc", default=None, choices=list(GC_MODES),
                        help=f"garbage-collector tuning of a single worker (docs/performance.md; {SERVE_GC} unless "
                             "given): freeze (objects alive at startup leave every collection; gen-0 threshold "
@@ -202,40 +224,75 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     job.add_argument("--token-env", default=None, metavar="VAR",
                      help="put the token $VAR in every tool's (and, for openai, the grader's) headers "
                           "(read from the environment, so the token stays out of shell history)")
+    job.add_argument("--allow-unauthenticated", action="store_true",
+                     help="print the job without a token although the server checks tokens (refused otherwise)")
     job.add_argument("--grader", default=None, help="grader name (default: the server's default grader)")
     job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
-    job.add_argument("--compute-multiplier", type=float, default=1.0, help="rollouts per item scale (default 1.0)")
+    job.add_argument("--compute-multiplier", type=float, default=None,
+                     help="rollouts per item scale (left out unless given: the service's default)")
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")
     job.add_argument("--pass-threshold", type=float, default=1.0, help="score counted as a pass (default 1.0)")
 
-    # Declared commands are imported only when run, or when the top-level help lists them.
-    for name, ep in sorted(_plugin_commands().items()):
-        if command is not None and command != name:
+    # Declared commands are imported only when run; the top-level help reads their HELP from source.
+    for name, ep in sorted(plugin_commands().items()):
+        if command != name:
+            text = static_help(ep) or f"(from {ep.value})"
+            if extra := missing_extra(name):
+                text += f' [needs: pip install "rft-sdk[{extra}]"]'
+            sub.add_parser(name, help=text, description=text)
             continue
-        loaded = _load_command(ep)
+        loaded = load_command(ep)
         if isinstance(loaded, str):
             child = sub.add_parser(name, help=loaded, description=loaded)
             child.set_defaults(_unavailable=loaded)
             child.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
             continue
-        child = sub.add_parser(name, help=loaded.HELP, description=loaded.HELP)
+        child = sub.add_parser(name, help=loaded.HELP, description=loaded.HELP,
+                               formatter_class=getattr(loaded, "FORMATTER_CLASS", argparse.HelpFormatter))
         loaded.add_arguments(child)
         child.set_defaults(_delegate=loaded)
     return parser
 
 
+def _quiet_broken_pipe() -> int:
+    """After stdout's reader went away (``rft tools ... | head``): no traceback, exit 141 as a shell would
+    (128 + SIGPIPE). stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (tests capturing it)
+        pass
+    return 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``rft``; returns the process exit status."""
+    """Entry point of ``rft``; returns the process exit status (141 when stdout's reader went away)."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # inside the try: a reader gone by now must not fail at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
     parser = _build_parser(command)
+    known = ["serve", "tools", *plugin_commands()]
+    if command is not None and command not in known:
+        near = difflib.get_close_matches(command, known, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        print(f"rft: unknown command {command!r}{hint}; commands: {', '.join(sorted(known))}", file=sys.stderr)
+        return 2
     try:
         args, unknown = parser.parse_known_args(args_list)
         if getattr(args, "_unavailable", None):  # its extra is missing: say what to install
             print(f"rft {args.command}: {args._unavailable}", file=sys.stderr)
             return 2
         if unknown:
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+            child = subparser(parser, args.command)
+            child.error(f"unrecognized arguments: {' '.join(unknown)}{close_option(unknown, child)}")
     except SystemExit as exc:  # --help / --version exit 0, usage errors exit 2
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "_delegate", None) is not None:
@@ -244,6 +301,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[STORE_URL_ENV] = args.store
     if getattr(args, "surfaces", None):  # read by ToolServer() when the app module is imported (and by workers)
         os.environ[SURFACES_ENV_VAR] = args.surfaces
+    if getattr(args, "redis_persistence", None):  # read by RedisStore() (and by workers)
+        os.environ[PERSISTENCE_ENV] = args.redis_persistence
+    if args.command == "serve":  # read by each connection of the protocol classes (and by workers)
+        if not args.header_timeout_s >= 0 or args.limit_concurrency < 0:
+            print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0", file=sys.stderr)
+            return 2
+        from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
+
+        os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
     try:
         app = load_app(args.app)
     except (ValueError, ImportError, AttributeError) as exc:
@@ -261,19 +327,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers > 1 and (problem := _unshared_store(app)):
         print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
         return 2
-    if isinstance(app, ToolServer) and (warning := app.exposure_warning(args.host)):
-        print(f"rft serve: {warning}", file=sys.stderr)
+    if isinstance(app, ToolServer):
+        # the exposure warning is logged at startup from the bind address (ASGI lifespan, rft_sdk._ready);
+        # a store that does not answer stops the start: here for worker processes, in the lifespan otherwise
+        if args.workers > 1 and (problem := _store_problem(app)):
+            print(f"rft serve: {problem}", file=sys.stderr)
+            return 2
+        app.check_store_at_startup = True
     import uvicorn
 
+    from ._connections import http_protocol
+
+    try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._connections)
+        http = http_protocol(args.http)
+    except ValueError as exc:
+        print(f"rft serve: {exc}", file=sys.stderr)
+        return 2
+    limit = args.limit_concurrency or None
     if args.workers > 1:  # uvicorn needs an import string to spawn workers (each tunes nothing: --gc is 1 worker)
         if args.gc is not None:
             print(f"rft serve: --gc {args.gc} applies to --workers 1 only; workers keep the interpreter's settings",
                   file=sys.stderr)
-        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=args.http,
-                    log_level=args.log_level, app_dir=os.getcwd())
+        uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=http,
+                    log_level=args.log_level, app_dir=os.getcwd(), limit_concurrency=limit)
     else:
         tune_gc(args.gc or SERVE_GC)
-        uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=args.http, log_level=args.log_level)
+        uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=http, log_level=args.log_level,
+                    limit_concurrency=limit)
     return 0
 
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "BODY_TIMEOUT_S",
+    "CONNECTION_LIMIT",
     "ErrorBody",
     "ErrorDetail",
     "ErrorInfo",
@@ -33,8 +34,11 @@ __all__ = [
     "GRADE_DETAILS_MAX_CHARS",
     "GradeRequest",
     "GradeResponse",
+    "HEADER_TIMEOUT_S",
+    "LOOP_STALL_S",
     "MAX_BODY_BYTES",
     "MAX_JSON_DEPTH",
+    "QUEUE_TIMEOUT_S",
     "RETRIES",
     "STATUS_MEANINGS",
     "Sample",
@@ -53,7 +57,21 @@ TOOL_TIMEOUT_S = 600.0
 RETRIES = 3
 #: Seconds a client has to send a whole request body before the server answers 408 (SDK choice:
 #: uvicorn has no body-read timeout, and a stalled client must not hold a slot forever).
-BODY_TIMEOUT_S = 60.0
+BODY_TIMEOUT_S = 30.0
+#: Seconds a connection has to deliver a request's complete headers (from its first byte, or from
+#: connecting) before ``rft serve`` closes it (SDK choice; uvicorn has no such timeout: a client that
+#: sends a partial header and stops would hold its connection forever). ``rft serve --header-timeout-s``.
+HEADER_TIMEOUT_S = 10.0
+#: Connections (or requests in flight) one ``rft serve`` worker accepts before answering 503 (uvicorn's
+#: ``limit_concurrency``, retried by the hosted side); keep it under the process's open-file limit.
+#: ``rft serve --limit-concurrency``.
+CONNECTION_LIMIT = 1000
+#: Seconds a tool call waits for a slot of its tool (``max_concurrency``, or the tool's worker threads)
+#: before answering 503 ``tool_busy`` (retried, not recorded); ``@tool(queue_timeout_s=...)``.
+QUEUE_TIMEOUT_S = 60.0
+#: Seconds a ``@tool(blocking=False)`` call may hold the event loop before the tool is moved to a
+#: worker thread for its later calls (a warning says so once; every other request waited meanwhile).
+LOOP_STALL_S = 0.1
 #: Nesting limit of request JSON (arrays/objects): far above any tool call, far below Python's
 #: recursion limit, so a hostile body cannot exhaust it while decoding or storing.
 MAX_JSON_DEPTH = 64
@@ -72,11 +90,12 @@ STATUS_MEANINGS: dict[int, str] = {
     401: "missing or wrong credentials",
     404: "unknown tool or grader",
     408: "the request body did not arrive within the body timeout",
-    409: "conflict: the rollout was already graded and its state released",
+    409: "conflict: the rollout was already graded (or a call_id was reused with other arguments)",
     413: "body over MAX_BODY_BYTES; a tool response this large reaches the model as a 413 error",
     422: "invalid request fields or arguments (details name each field); shown to the model",
     500: "grader failed or returned an invalid score; retried, then the rollout is discarded",
-    503: "transient failure (RetryableToolError, store unavailable); retried with the same call_id",
+    503: "transient failure (RetryableToolError, store unavailable, tool busy, rollout evicted); retried with "
+         "the same call_id",
 }
 
 

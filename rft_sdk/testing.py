@@ -3,6 +3,8 @@
 - ``run_server(app)`` starts a real uvicorn server on 127.0.0.1 in a background
   thread of this process, waits until it accepts connections, yields its base
   URL and shuts it down on exit.
+- ``postgres_server()`` initdb's and starts a throwaway PostgreSQL on a free
+  port of 127.0.0.1, yields its URL and deletes it on exit (``rft_sdk.PostgresDatabase`` tests).
 - ``serve_process("module:attr")`` runs ``rft serve`` as a child process (its
   own interpreter and event loop, several workers possible), waits for
   ``/healthz``, yields its base URL and terminates it on exit.
@@ -28,7 +30,9 @@ import httpx
 import uvicorn
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-__all__ = ["free_port", "run_server", "serve_process"]
+from ._db import postgres_server
+
+__all__ = ["free_port", "postgres_server", "run_server", "serve_process"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:

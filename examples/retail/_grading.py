@@ -36,7 +36,8 @@ from typing import Any
 from ._db import BaseDB, RetailView, load_base_db
 from ._tools import RetailError, call_tool
 
-__all__ = ["RetailGrade", "apply_actions", "call_budget", "gold_view", "grade_retail", "mentions", "normalize_text"]
+__all__ = ["RetailGrade", "apply_actions", "call_budget", "gold_view", "grade_end_state", "grade_retail", "mentions",
+           "normalize_text"]
 
 
 @dataclass
@@ -166,12 +167,34 @@ def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: st
     actions = item.get("actions")
     if not isinstance(actions, list):
         raise ValueError("retail item needs 'actions': a list of gold tool calls")
-    required = item.get("communicate_info") or []
-    if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
-        raise ValueError("retail item 'communicate_info' must be a list of strings")
     base = base or load_base_db()
     gold = gold_view(actions, base)
     differing = RetailView(base, overlay).diff(gold)
+    changes_nothing = not RetailView(base, {}).diff(gold)
+    return grade_end_state(item, differing, final_answer, changes_nothing=changes_nothing, calls=calls)
+
+
+def grade_end_state(item: dict[str, Any], differing: list[str], final_answer: str | None, *,
+                    changes_nothing: bool, calls: Sequence[Any] | None = None) -> RetailGrade:
+    """The rule of :func:`grade_retail` given the end-state comparison as plain data (any backend).
+
+    Args:
+        item: dataset line with ``actions`` and ``communicate_info``.
+        differing: sorted ``"table/key"`` of the records whose end state differs
+            from the gold one (empty: the database gate passes).
+        final_answer: the model's final answer text.
+        changes_nothing: the gold actions leave the database unchanged.
+        calls: the rollout's tool calls, or ``None`` (see :func:`grade_retail`).
+
+    Raises:
+        ValueError: the item lacks ``actions`` or has malformed fields.
+    """
+    actions = item.get("actions")
+    if not isinstance(actions, list):
+        raise ValueError("retail item needs 'actions': a list of gold tool calls")
+    required = item.get("communicate_info") or []
+    if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
+        raise ValueError("retail item 'communicate_info' must be a list of strings")
     answer = final_answer or ""
     missing = [s for s in required if not mentions(answer, s)]
     info = 1.0 - len(missing) / len(required) if required else 1.0
@@ -184,7 +207,6 @@ def grade_retail(item: dict[str, Any], overlay: dict[str, Any], final_answer: st
     score = 0.0 if differing else 0.5 + 0.5 * info
     subscores = {"db_match": db_match, "communicate_info": info}
     if calls is not None:
-        changes_nothing = not RetailView(base, {}).diff(gold)
         process = _process_reasons(actions, changes_nothing, answer, calls)
         subscores["process"] = 0.0 if process else 1.0
         reasons += process

@@ -11,6 +11,12 @@
    traces and reports under ``runs/<timestamp>/``; stop the server (also on
    Ctrl-C or error).
 
+``--backend`` picks where the rollouts' database lives: ``memory`` (the
+in-memory overlay of ``examples.retail.app``), ``sqlite`` or ``postgres``
+(``examples.retail.sql.app``: one SQL database per rollout, docs/database.md;
+postgres uses ``--postgres-url`` or starts a throwaway server). The tables
+are the same whichever backend runs them.
+
 Exit status: 0 when every check holds (reference replay all 1.0, every
 state-changing perturbation 0.0, every no-op perturbation 1.0), else 1.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import time
 from collections import defaultdict
@@ -28,7 +35,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from rft_sdk.testing import serve_process
+from rft_sdk.testing import postgres_server, serve_process
 
 from ._db import DATA_DIR
 from ._perturb import changes_end_state, make_perturb
@@ -82,6 +89,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=None, help="only the first N items")
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="parent of the run folder")
     p.add_argument("--seed", type=int, default=0, help="perturbation seed")
+    p.add_argument("--backend", choices=("memory", "sqlite", "postgres"), default="memory",
+                   help="where each rollout's database lives (default memory)")
+    p.add_argument("--postgres-url", default=None,
+                   help="with --backend postgres: a server whose role may CREATE DATABASE (default: start a "
+                        "throwaway one; needs the PostgreSQL server binaries)")
     p.add_argument("--model-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     p.add_argument("--model", help="model name (with --model-base-url)")
     p.add_argument("--api-key", default=None, help="bearer token (default $OPENAI_API_KEY)")
@@ -159,7 +171,16 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = args.runs_dir / time.strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with serve_process("examples.retail.app:server", cwd=ROOT) as base_url:
+        with contextlib.ExitStack() as stack:
+            app, env = "examples.retail.app:server", {}
+            if args.backend != "memory":
+                app, env = "examples.retail.sql.app:server", {"RETAIL_DB": args.backend}
+                if args.backend == "sqlite":
+                    env["RETAIL_DB_DIR"] = str((run_dir / "db").resolve())
+                else:
+                    env["RETAIL_PG_URL"] = args.postgres_url or stack.enter_context(postgres_server())
+            console.print(f"backend: {args.backend}")
+            base_url = stack.enter_context(serve_process(app, cwd=ROOT, env=env, startup_timeout=120))
             return asyncio.run(_run(args, base_url, run_dir, console))
     except KeyboardInterrupt:
         console.print("interrupted; tool server stopped")

@@ -13,7 +13,7 @@ waiting), ``_cache`` (per-process cache of decoded calls), ``_clock``
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds, check_bounds
 from ._clock import Clock, FakeClock, system_clock
-from ._errors import RolloutTooLargeError
+from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._locks import KeyedLocks
 from ._memory import MemoryStore
 from ._records import Delta, GradeRecord, StoredRollout
@@ -34,6 +34,7 @@ __all__ = [
     "KeyedLocks",
     "MemoryStore",
     "RedisStore",
+    "RolloutEvictedError",
     "RolloutStore",
     "RolloutTooLargeError",
     "SQLiteStore",

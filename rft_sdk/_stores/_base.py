@@ -103,5 +103,13 @@ class RolloutStore(abc.ABC):
         """Fresh counters read from the backing storage (default: :meth:`stats`)."""
         return self.stats()
 
+    async def startup(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Check the backing storage once when the server starts (ASGI lifespan); default: nothing.
+
+        Raises:
+            StoreError: the store refuses to serve (e.g. ``RedisStore`` on a
+                Redis without persistence): the server does not start.
+        """
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections and threads (default: nothing to release)."""

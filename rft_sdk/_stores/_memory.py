@@ -6,6 +6,7 @@ import contextlib
 import heapq
 import itertools
 import json
+import logging
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
@@ -13,12 +14,18 @@ from .._body import loads_trusted
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
-from ._errors import RolloutTooLargeError
+from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._lazy import LazyTrajectory, ResponsesView, encode_answer, packed_append, packed_len
 from ._locks import KeyedLocks
 from ._records import GradeRecord, StoredRollout, _Persisted, encode_record_bytes, new_generation
 
-__all__ = ["MemoryStore"]
+__all__ = ["DEFAULT_MAX_MARK_BYTES", "MemoryStore"]
+
+logger = logging.getLogger("rft_sdk")
+#: Default budget of the marks a ``MemoryStore`` keeps (grade tombstones, evicted-rollout marks): 64 MiB,
+#: about 250,000 marks; each is kept its whole documented time unless this budget is exceeded.
+DEFAULT_MAX_MARK_BYTES = 64 * 1024 * 1024
+_MARK_OVERHEAD = 200  # bytes of one mark besides its strings: dict slot, tuple, float (CPython 3.11, measured ~190)
 
 
 class _Entry(NamedTuple):
@@ -43,6 +50,11 @@ class _Entry(NamedTuple):
 _EXPIRES_AT = _Entry._fields.index("expires_at")
 
 
+def _mark_size(trace_id: str, digest: str) -> int:
+    """Bytes one mark is counted for: its strings plus ``_MARK_OVERHEAD``."""
+    return len(trace_id) + len(digest) + _MARK_OVERHEAD
+
+
 def _item_json(item: dict[str, Any]) -> bytes:
     # the stdlib's encoder (once per rollout: a loaded item is recognised by identity): it keeps a NaN
     return json.dumps(item, separators=(",", ":")).encode() if item else b"{}"
@@ -59,16 +71,23 @@ class MemoryStore(RolloutStore):
         ttl_s: seconds after its last save at which a rollout expires
             (rollouts that are never graded are dropped this way).
         max_rollouts: capacity; saving beyond it evicts the least recently
-            saved rollout. Grade records and tombstones use the same TTL and capacity.
+            saved rollout. Grade records use the same TTL and capacity.
         max_rollout_bytes: budget of one rollout (JSON bytes of its records,
             responses, state and item; default 16 MiB); ``save`` beyond it
             raises ``RolloutTooLargeError`` and keeps the previous content.
         max_total_bytes: budget of all rollouts (default 512 MiB); beyond it
             the least recently saved rollouts are evicted.
+        max_mark_bytes: budget of the marks (default 64 MiB, ~250,000): grade
+            tombstones (kept for the ``retention_s`` given to ``mark_graded``,
+            the server's ``graded_tombstone_s``) and marks of rollouts evicted
+            while in progress (kept ``ttl_s``: their next load raises
+            ``RolloutEvictedError``). A mark leaves early only when this budget
+            is exceeded: counted as ``marks_dropped`` and logged (WARNING), never silent.
         clock: time source in seconds (default ``time.time``; tests pass a ``FakeClock``).
 
     Counters (``stats()``): ``rollouts``, ``evicted`` (capacity or bytes),
-    ``expired`` (TTL), ``released`` (after grading); ``astats()`` adds ``bytes``.
+    ``expired`` (TTL), ``released`` (after grading), ``marks_dropped``;
+    ``astats()`` adds ``bytes`` and ``mark_bytes``.
 
     Per-process: run one worker per instance (``multiprocess_safe`` is False).
 
@@ -86,7 +105,7 @@ class MemoryStore(RolloutStore):
 
     def __init__(self, ttl_s: float = 3600.0, max_rollouts: int = 10_000, *,
                  max_rollout_bytes: int = DEFAULT_MAX_ROLLOUT_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
-                 clock: Clock = system_clock) -> None:
+                 max_mark_bytes: int = DEFAULT_MAX_MARK_BYTES, clock: Clock = system_clock) -> None:
         self.bounds = Bounds(ttl_s, max_rollouts, max_rollout_bytes, max_total_bytes)
         self.ttl_s, self.max_rollouts = self.bounds.ttl_s, self.bounds.max_rollouts
         self.clock = clock
@@ -94,7 +113,12 @@ class MemoryStore(RolloutStore):
         self._rollouts: OrderedDict[str, tuple[Any, ...]] = OrderedDict()  # _Entry fields, as a plain tuple
         self._answers: dict[str, dict[str, int]] = {}  # trace_id -> call_id -> position in answers_blob
         self._grades: OrderedDict[str, tuple[dict[str, GradeRecord], float]] = OrderedDict()
-        self._tombstones: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._tombstones: OrderedDict[str, tuple[str, float]] = OrderedDict()  # trace_id -> (digest, deadline)
+        self._evicted: OrderedDict[str, float] = OrderedDict()  # trace_id -> deadline (ttl_s after the eviction)
+        if int(max_mark_bytes) < 1:
+            raise ValueError(f"max_mark_bytes must be >= 1 byte, got {max_mark_bytes!r}")
+        self.max_mark_bytes, self.mark_bytes, self.marks_dropped = int(max_mark_bytes), 0, 0
+        self._tombstones_sorted, self._next_tombstone_sweep = True, 0.0  # deadlines in insertion order?
         self._release_heap: list[tuple[float, str]] = []
         self._release_at: dict[str, float] = {}
         self._locks = KeyedLocks()
@@ -130,14 +154,49 @@ class MemoryStore(RolloutStore):
             due, trace_id = heapq.heappop(self._release_heap)
             if self._release_at.get(trace_id) == due and self._drop(trace_id):
                 self.released += 1
-        for table in (self._grades, self._tombstones):
-            while table and next(iter(table.values()))[1] <= now:
-                table.popitem(last=False)
+        while self._grades and next(iter(self._grades.values()))[1] <= now:
+            self._grades.popitem(last=False)
+        while self._evicted and next(iter(self._evicted.values())) <= now:
+            trace_id, _ = self._evicted.popitem(last=False)
+            self.mark_bytes -= _mark_size(trace_id, "")
+        if self._tombstones and self._tombstones_sorted:
+            while self._tombstones and next(iter(self._tombstones.values()))[1] <= now:
+                trace_id, (digest, _) = self._tombstones.popitem(last=False)
+                self.mark_bytes -= _mark_size(trace_id, digest)
+        elif self._tombstones and now >= self._next_tombstone_sweep:  # retentions differ: scan, at most once a second
+            for trace_id, (digest, due) in list(self._tombstones.items()):
+                if due <= now:
+                    del self._tombstones[trace_id]
+                    self.mark_bytes -= _mark_size(trace_id, digest)
+            self._next_tombstone_sweep = now + 1.0
+
+    def _trim_marks(self) -> None:
+        """Drop the oldest marks while over ``max_mark_bytes``: counted and logged, never silent."""
+        while self.mark_bytes > self.max_mark_bytes and (self._tombstones or self._evicted):
+            if self._evicted:
+                trace_id, _ = self._evicted.popitem(last=False)
+                self.mark_bytes -= _mark_size(trace_id, "")
+            else:
+                trace_id, (digest, _) = self._tombstones.popitem(last=False)
+                self.mark_bytes -= _mark_size(trace_id, digest)
+            self.marks_dropped += 1
+            if self.marks_dropped == 1 or self.marks_dropped % 10_000 == 0:
+                logger.warning("MemoryStore: %d grade tombstone(s) / eviction mark(s) dropped before their time: "
+                               "over max_mark_bytes=%d; a late call of such a rollout is no longer refused. "
+                               "Raise MemoryStore(max_mark_bytes=...)", self.marks_dropped, self.max_mark_bytes)
+
+    def _check_evicted(self, trace_id: str) -> None:
+        """Raise ``RolloutEvictedError`` for a rollout evicted in progress (and not graded since)."""
+        due = self._evicted.get(trace_id)
+        if due is not None and due > self.clock() and self._graded(trace_id) is None:
+            raise RolloutEvictedError(trace_id, "MemoryStore")
 
     async def load(self, trace_id: str) -> StoredRollout | None:
         self._sweep(self.clock())
         found = self._rollouts.get(trace_id)
         if found is None:
+            if self._evicted:
+                self._check_evicted(trace_id)
             return None
         entry, answers = _Entry(*found), self._answers[trace_id]
         item = _load_item(entry.item_json)
@@ -192,6 +251,9 @@ class MemoryStore(RolloutStore):
         if old is not None:
             del self._rollouts[rollout.trace_id]
             self.bytes -= old.nbytes
+        elif rollout.trace_id in self._evicted:  # written afresh on purpose (not by the tool path): no longer lost
+            self.mark_bytes -= _mark_size(rollout.trace_id, "")
+            del self._evicted[rollout.trace_id]
         self.bytes += nbytes
         self._rollouts[rollout.trace_id] = tuple(_Entry(
             blob, ends, answers_blob, answers_ends, rollout.state_json, item_json, rollout.created_at,
@@ -204,8 +266,13 @@ class MemoryStore(RolloutStore):
                                         rollout.item, "")
         while len(self._rollouts) > self.max_rollouts or self.bytes > self.bounds.max_total_bytes:
             trace_id = next(iter(self._rollouts))
+            graded = self._graded(trace_id) is not None  # graded, waiting for its release: nothing is lost
             self._drop(trace_id)
             self.evicted += 1
+            if not graded:
+                self._evicted[trace_id] = now + self.ttl_s
+                self.mark_bytes += _mark_size(trace_id, "")
+        self._trim_marks()
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         if after_s <= 0:
@@ -234,11 +301,16 @@ class MemoryStore(RolloutStore):
     async def mark_graded(self, trace_id: str, digest: str, retention_s: float) -> None:
         now = self.clock()
         self._sweep(now)
-        self._tombstones.pop(trace_id, None)
+        old = self._tombstones.pop(trace_id, None)
+        if old is not None:
+            self.mark_bytes -= _mark_size(trace_id, old[0])
         if retention_s > 0:
-            self._tombstones[trace_id] = (digest, now + retention_s)
-        while len(self._tombstones) > self.max_rollouts:
-            self._tombstones.popitem(last=False)
+            due = now + retention_s
+            if self._tombstones and due < next(reversed(self._tombstones.values()))[1]:
+                self._tombstones_sorted = False  # a shorter retention than before: sweep by scanning
+            self._tombstones[trace_id] = (digest, due)
+            self.mark_bytes += _mark_size(trace_id, digest)
+        self._trim_marks()
 
     async def graded_digest(self, trace_id: str) -> str | None:
         return self._graded(trace_id)
@@ -253,8 +325,9 @@ class MemoryStore(RolloutStore):
             "evicted": self.evicted,
             "expired": self.expired,
             "released": self.released,
+            "marks_dropped": self.marks_dropped,
         }
 
     async def astats(self) -> dict[str, int]:
         self._sweep(self.clock())
-        return {**self.stats(), "bytes": self.bytes}
+        return {**self.stats(), "bytes": self.bytes, "mark_bytes": self.mark_bytes}

@@ -19,25 +19,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
 
+from .._redact import redact_text, redact_url, url_secrets
 from ..exceptions import StoreError
 from . import _redis_scripts as lua
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
 from ._cache import DEFAULT_CACHE_BYTES, CallCache
 from ._clock import Clock, system_clock
-from ._errors import RolloutTooLargeError
+from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._leases import new_owner, owner_dead, wait_for_lock
 from ._locks import KeyedLocks
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
 
-__all__ = ["RedisStore"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "RedisStore"]
 
 _T = TypeVar("_T")
+logger = logging.getLogger("rft_sdk")
+#: Connections one process keeps at most (redis-py URL parameter ``max_connections``). A call awaits one
+#: Redis command at a time, so a pool as large as the calls in flight never waits; a smaller one queues.
+DEFAULT_MAX_CONNECTIONS = 64
+#: Seconds a command waits for a free pooled connection (redis-py URL parameter ``timeout``) before the
+#: call answers 503 ``store_unavailable`` (retried): a burst queues instead of failing at once.
+DEFAULT_POOL_TIMEOUT_S = 10.0
+#: What ``RedisStore`` does on a Redis without an append-only file: refuse (``require``), log a warning
+#: (``warn``) or nothing (``off``); ``rft serve --redis-persistence`` sets this variable.
+PERSISTENCE_ENV = "RFT_REDIS_PERSISTENCE"
+PERSISTENCE_MODES = ("require", "warn", "off")
 
 
 class RedisStore(RolloutStore):
@@ -60,6 +74,23 @@ class RedisStore(RolloutStore):
             to use instead of ``url``.
         cache_bytes: bound of this process's cache of decoded calls (default
             64 MiB), so a load fetches only the calls appended since; 0 disables it.
+        persistence: ``"require"`` (default, or ``$RFT_REDIS_PERSISTENCE``):
+            refuse to work on a Redis that keeps no append-only file (``INFO
+            persistence`` says ``aof_enabled:0``): a restart of it would lose
+            rollouts, tombstones and locks silently (calls run twice, late calls
+            accepted, grades on partial trajectories; docs/reliability.md).
+            Checked once, at server start (``startup``) or on first use; the
+            refusal is a ``StoreError`` (503, and ``rft serve`` does not start).
+            ``"warn"``: log a loud warning and go on; ``"off"``: no check (a
+            managed Redis whose durability is configured elsewhere).
+
+    Connections: a ``redis.asyncio.BlockingConnectionPool`` of
+    ``max_connections`` (default 64 per process) where a command waits up to
+    ``timeout`` seconds (default 10) for a free connection, then raises (503,
+    retried): both are redis-py URL parameters, e.g.
+    ``redis://host:6379/0?max_connections=128&timeout=5``. Every script is safe
+    to run twice (redis-py retries commands across a broken connection).
+    The URL's password never appears in an error, a log line or ``repr``.
 
     Requires the ``redis`` package (``pip install "rft-sdk[redis]"``).
 
@@ -70,6 +101,7 @@ class RedisStore(RolloutStore):
             error, a record is corrupt, or a lock's lease ended while held.
         StoreLockTimeoutError: ``lock`` waited longer than ``lock_timeout_s``.
         RolloutTooLargeError: (from ``save``) over ``max_rollout_bytes``.
+        RolloutEvictedError: (from ``load``) the rollout was evicted in progress.
     """
 
     multiprocess_safe = True
@@ -77,7 +109,8 @@ class RedisStore(RolloutStore):
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", ttl_s: float = 3600.0, max_rollouts: int = 10_000, *,
                  max_rollout_bytes: int = DEFAULT_MAX_ROLLOUT_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
                  lock_timeout_s: float = 600.0, lease_s: float = 30.0, prefix: str = "rft:",
-                 clock: Clock = system_clock, client: Any = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+                 clock: Clock = system_clock, client: Any = None, cache_bytes: int = DEFAULT_CACHE_BYTES,
+                 persistence: str | None = None) -> None:
         import redis.asyncio
 
         self.bounds = Bounds(ttl_s, max_rollouts, max_rollout_bytes, max_total_bytes)
@@ -87,27 +120,87 @@ class RedisStore(RolloutStore):
                 raise ValueError(f"{name} must be > 0 seconds, got {value!r}")
         self.lock_timeout_s, self.lease_s = float(lock_timeout_s), float(lease_s)
         self.url, self.prefix, self.clock = url, prefix, clock
+        self._label, self._secrets = f"RedisStore {redact_url(url)!r}", url_secrets(url)
+        persistence = persistence or os.environ.get(PERSISTENCE_ENV, "").strip().lower() or "require"
+        if persistence not in PERSISTENCE_MODES:
+            raise ValueError(f"persistence must be one of {PERSISTENCE_MODES}, got {persistence!r}")
+        self.persistence, self._checked = persistence, persistence == "off"
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
-        self.client = client if client is not None else redis.asyncio.from_url(url, decode_responses=True)
+        if client is None:
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialWithJitterBackoff
+
+            # a broken connection (Redis restarted) is retried on a new one: every script is safe to run twice
+            retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=3)
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                url, decode_responses=True, max_connections=DEFAULT_MAX_CONNECTIONS, timeout=DEFAULT_POOL_TIMEOUT_S,
+                retry=retry)
+            client = redis.asyncio.Redis.from_pool(pool)  # the URL's max_connections / timeout win
+        self.client = client
         self._scripts = {name: self.client.register_script(getattr(lua, name))
                          for name in ("SAVE", "LOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK", "RENEW")}
         self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
         self._local = KeyedLocks()
+        self._orphans: dict[str, str] = {}  # trace_id -> owner of a lock this process failed to unlock
         self._counters = dict.fromkeys(STATS_KEYS, 0)
         self._bytes = 0
         self._cache = CallCache(cache_bytes)
 
     def __repr__(self) -> str:
-        return f"RedisStore({self.url!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
+        return f"RedisStore({redact_url(self.url)!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
 
     async def aclose(self) -> None:
         await self.client.aclose()
 
+    def _error(self, exc: BaseException, what: str = "") -> StoreError:
+        """A ``StoreError`` naming this store by its redacted URL (the password never leaves)."""
+        detail = redact_text(f"{type(exc).__name__}: {exc}", self._secrets)
+        return StoreError(f"{self._label}: {what}{detail}")
+
+    async def startup(self) -> None:
+        """Check the Redis's persistence now (see ``persistence``); called once when the server starts.
+
+        Raises:
+            StoreError: ``persistence="require"`` and Redis keeps no append-only
+                file, or Redis cannot be reached.
+        """
+        await self._check_persistence()
+
+    async def _check_persistence(self) -> None:
+        """``INFO persistence`` once: refuse / warn on ``aof_enabled:0`` as ``persistence`` says."""
+        if self._checked:
+            return
+        try:
+            info = await self.client.info("persistence")
+        except self._redis_errors as exc:
+            raise self._error(exc) from exc
+        fsync = None
+        if str(info.get("aof_enabled", "0")) == "1":
+            with contextlib.suppress(*self._redis_errors):  # CONFIG is disabled on some managed Redis
+                fsync = (await self.client.config_get("appendfsync")).get("appendfsync")
+            self._checked = True
+            if fsync not in (None, "always"):
+                logger.warning("%s: appendonly yes with appendfsync %s: a crash of the Redis host (not a clean "
+                               "restart) may lose the last second of writes; appendfsync always loses nothing "
+                               "(docs/reliability.md)", self._label, fsync)
+            return
+        problem = (f"{self._label} keeps no append-only file (INFO persistence: aof_enabled:0): a restart of "
+                   "Redis would silently lose rollouts, grade tombstones and locks (calls run twice, late calls "
+                   "accepted, grades on partial trajectories). Run Redis with --appendonly yes --appendfsync "
+                   "always (docs/reliability.md), or accept the risk with RedisStore(persistence='warn'), "
+                   f"?persistence=warn in the store URL, or rft serve --redis-persistence warn")
+        if self.persistence == "require":
+            raise StoreError(problem)
+        logger.warning("WARNING: %s", problem)
+        self._checked = True
+
     async def _run(self, name: str, args: list[Any], keys: list[str] | None = None) -> Any:
+        if not self._checked:
+            await self._check_persistence()
         try:
             return await self._scripts[name](keys=keys or [], args=args)
         except self._redis_errors as exc:
-            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+            raise self._error(exc) from exc
 
     def _keep(self, reply: list[Any]) -> str:
         """Cache the counters a write script answered; return its status."""
@@ -130,9 +223,13 @@ class RedisStore(RolloutStore):
                 with anyio.CancelScope(shield=True):
                     with contextlib.suppress(asyncio.CancelledError):
                         await renewer
-                    kept = await self._run("UNLOCK", [owner], [key])
+                    try:
+                        kept = await self._run("UNLOCK", [owner], [key])
+                    except StoreError:  # Redis unreachable: this process takes its own lock over next time
+                        self._orphans[trace_id] = owner  # (not after lease_s), under the local lock held here
+                        raise
             if not kept:
-                raise StoreError(f"RedisStore: the lock of rollout {trace_id!r} was taken over after its lease "
+                raise StoreError(f"{self._label}: the lock of rollout {trace_id!r} was taken over after its lease "
                                  f"of {self.lease_s:g} s ended while this call still held it (raise lease_s)")
 
     async def _renew(self, key: str, owner: str) -> None:
@@ -153,7 +250,9 @@ class RedisStore(RolloutStore):
             held = await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, ""], [key])
             if held == "OK":
                 return True
-            if owner_dead(held.rpartition("|")[0]):  # a dead process of this host: take over now
+            holder = held.rpartition("|")[0]
+            if owner_dead(holder) or self._orphans.get(trace_id) == holder:  # a dead process, or our own lock
+                self._orphans.pop(trace_id, None)  # left when Redis failed during UNLOCK: take it over now
                 return bool(await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, held], [key]) == "OK")
             return False
 
@@ -161,13 +260,25 @@ class RedisStore(RolloutStore):
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:
+        return (await self._load(trace_id))[0]
+
+    async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
+        """The rollout and whether it was graded, in one script (one round trip)."""
+        rollout, tombstone = await self._load(trace_id)
+        return rollout, self._tombstone_digest(tombstone) is not None
+
+    async def _load(self, trace_id: str) -> tuple[StoredRollout | None, str]:
+        """``(rollout or None, raw tombstone value or "")``; see ``_redis_scripts.LOAD``."""
         cached = self._cache.get(trace_id)
         have = (cached.generation, len(cached.records), len(cached.responses)) if cached else ("", 0, 0)
         reply = await self._run("LOAD", [self.prefix, trace_id, self.clock(), *have])
-        if not reply:
+        status, tombstone = reply[0], str(reply[1])
+        if status != "ok":
             self._cache.drop(trace_id)
-            return None
-        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply
+            if status == "evicted":
+                raise RolloutEvictedError(trace_id, "RedisStore")
+            return None, tombstone
+        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply[2:]
         old = cached if cached is not None and int(first) > 0 else None
 
         def build() -> StoredRollout:
@@ -180,7 +291,7 @@ class RedisStore(RolloutStore):
         rollout = self._decode(build, trace_id)
         Delta.loaded(rollout, generation, int(calls_bytes), item_json or "{}")
         self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes))
-        return rollout
+        return rollout, tombstone
 
     async def save(self, rollout: StoredRollout) -> None:
         delta = Delta.of(rollout)
@@ -200,7 +311,7 @@ class RedisStore(RolloutStore):
                                 delta.calls_bytes)
                 return
             delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
-        raise StoreError(f"RedisStore: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
+        raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         self._keep(await self._run("RELEASE", [self.prefix, trace_id, self.clock(), after_s]))
@@ -217,7 +328,7 @@ class RedisStore(RolloutStore):
                 return {}
             flat = cast("dict[str, str]", await self.client.hgetall(f"{self.prefix}g:{trace_id}"))
         except self._redis_errors as exc:
-            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+            raise self._error(exc) from exc
         return self._decode(lambda: {name: GradeRecord.from_json(text) for name, text in flat.items()}, trace_id)
 
     async def mark_graded(self, trace_id: str, digest: str, retention_s: float) -> None:
@@ -226,14 +337,18 @@ class RedisStore(RolloutStore):
             await self.client.set(f"{self.prefix}t:{trace_id}", f"{digest}|{deadline!r}",
                                   px=max(1, int((retention_s + 60) * 1000)))
         except self._redis_errors as exc:
-            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
+            raise self._error(exc) from exc
 
     async def graded_digest(self, trace_id: str) -> str | None:
         try:
             value = cast("str | None", await self.client.get(f"{self.prefix}t:{trace_id}"))
         except self._redis_errors as exc:
-            raise StoreError(f"RedisStore {self.url!r}: {type(exc).__name__}: {exc}") from exc
-        if value is None:
+            raise self._error(exc) from exc
+        return self._tombstone_digest(value or "")
+
+    def _tombstone_digest(self, value: str) -> str | None:
+        """The digest of a tombstone value ``digest|deadline`` while its deadline lasts, else ``None``."""
+        if not value:
             return None
         digest, _, deadline = value.rpartition("|")
         return digest if float(deadline) > self.clock() else None
@@ -252,4 +367,4 @@ class RedisStore(RolloutStore):
         try:
             return build()
         except (ValueError, TypeError, KeyError, IndexError) as exc:
-            raise StoreError(f"RedisStore {self.url!r}: corrupt record for {trace_id!r}: {exc}") from exc
+            raise self._error(exc, f"corrupt record for {trace_id!r}: ") from exc

@@ -8,7 +8,11 @@ by save order, from the counter ``P seq``),
 ``P rel`` (sorted set: trace_id by release deadline), ``P nb`` (hash:
 trace_id -> bytes), ``P bytes`` (total), ``P stats`` (hash: evicted, expired,
 released), ``P g:<trace_id>`` and ``P gidx`` (grades), ``P t:<trace_id>``
-(tombstones), ``P l:<trace_id>`` (locks). Deadlines are seconds of the
+(tombstones), ``P e:<trace_id>`` (rollouts evicted in progress, kept ``ttl_s``), ``P l:<trace_id>`` (locks).
+Every write script is safe to run twice (redis-py retries a command whose
+connection broke, e.g. across a Redis restart, and the first run may have
+happened): ``SAVE`` recognises its records already appended, ``LOCK`` a lock
+it already holds. Deadlines are seconds of the
 store's clock, passed in by the client; Redis key expiry (``PEXPIRE``) is
 only a garbage collector for keys nobody sweeps.
 """
@@ -58,9 +62,14 @@ SAVE = COMMON + r"""
 local tid, now, ttl, gc = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local meta, calls, resp = P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid
 sweep(now)
-if ARGV[9] == '0' and redis.call('HGET', meta, 'gen') ~= ARGV[8] then return counters('REWRITE') end
-if ARGV[9] == '1' then redis.call('DEL', calls, resp) end
 local n = tonumber(ARGV[16])
+if ARGV[9] == '0' then
+  if redis.call('HGET', meta, 'gen') ~= ARGV[8] then return counters('REWRITE') end
+  -- the same save run again (a client retry after a lost reply): its records are already there
+  if n > 0 and redis.call('LLEN', calls) == tonumber(ARGV[13]) then return counters('OK') end
+end
+if ARGV[9] == '1' then redis.call('DEL', calls, resp) end
+redis.call('DEL', P .. 'e:' .. tid)
 for i = 17, 16 + n, 500 do
   redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, 16 + n)))
 end
@@ -84,25 +93,37 @@ while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P ..
   if victim == tid then victim = oldest[2] end
   if not victim then break end
   drop(victim, 'evicted')
+  if redis.call('EXISTS', P .. 't:' .. victim) == 0 then  -- lost in progress: say so for ttl_s (LOAD)
+    redis.call('SET', P .. 'e:' .. victim, now + ttl, 'PX', gc)
+  end
 end
 return counters('OK')
 """
 
 #: ARGV: P, trace_id, now, cached generation ('' = none), first record, first response wanted.
-#: Returns {} or {meta fields, records from, responses from, record from, response from}; the
+#: Returns {status, tombstone ('' = none)} with status 'none' or 'evicted' (evicted in progress, not
+#: graded), or {'ok', tombstone, meta fields, records from, responses from, record from, response from}; the
 #: "from"s are 0 (everything) when the cached generation is not the stored one.
 LOAD = r"""
 local P, tid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local tomb = redis.call('GET', P .. 't:' .. tid) or ''
 local exp = redis.call('ZSCORE', P .. 'idx', tid)
 local rel = redis.call('ZSCORE', P .. 'rel', tid)
-if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {} end
+if not exp then
+  local lost = redis.call('GET', P .. 'e:' .. tid)
+  local graded = tomb ~= '' and tonumber(string.match(tomb, '|([^|]*)$')) > now
+  if lost and tonumber(lost) > now and not graded then return {'evicted', tomb} end
+  return {'none', tomb}
+end
+if tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {'none', tomb} end
 local m = redis.call('HMGET', P .. 'r:' .. tid, 'gen', 'item', 'state', 'created', 'cb')
-if not m[1] then return {} end
+if not m[1] then return {'none', tomb} end
 local cf, rf = tonumber(ARGV[5]), tonumber(ARGV[6])
 if m[1] ~= ARGV[4] or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
   cf, rf = 0, 0
 end
-return {m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
+return {'ok', tomb, m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1),
+        cf, rf}
 """
 
 #: ARGV: P, trace_id, now, after_s. Returns counters.
@@ -138,6 +159,7 @@ return counters('OK')
 #: Returns 'OK' when taken, else the current value ``owner|deadline``.
 LOCK = r"""
 local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then v = nil end  -- ours already (a retried LOCK)
 if v and v ~= ARGV[5] then
   local deadline = tonumber(string.match(v, '|([^|]*)$'))
   if deadline and deadline > tonumber(ARGV[2]) then return v end

@@ -32,7 +32,7 @@ from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
 from ._cache import DEFAULT_CACHE_BYTES, CallCache
 from ._clock import Clock, system_clock
-from ._errors import RolloutTooLargeError
+from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
 from ._sqlite_db import Database, immediate
 from ._sqlite_lock import SQLiteLocks
@@ -125,6 +125,10 @@ class SQLiteStore(RolloutStore):
         row = conn.execute("DELETE FROM rft_rollouts WHERE trace_id = ? RETURNING nbytes", (trace_id,)).fetchone()
         if row is None:
             return
+        if cause == "evicted":  # lost in progress: its next load raises RolloutEvictedError for ttl_s (unless graded)
+            conn.execute("INSERT OR REPLACE INTO rft_evicted (trace_id, expires_at) SELECT ?, ? WHERE NOT EXISTS "
+                         "(SELECT 1 FROM rft_tombstones WHERE trace_id = ? AND expires_at > ?)",
+                         (trace_id, self.clock() + self.ttl_s, trace_id, self.clock()))
         conn.execute("DELETE FROM rft_calls WHERE trace_id = ?", (trace_id,))
         conn.execute("DELETE FROM rft_responses WHERE trace_id = ?", (trace_id,))
         self._bump(conn, cause, 1)
@@ -139,6 +143,7 @@ class SQLiteStore(RolloutStore):
             self._delete(conn, trace_id, "released" if released else "expired")
         conn.execute("DELETE FROM rft_grades WHERE expires_at <= ?", (now,))
         conn.execute("DELETE FROM rft_tombstones WHERE expires_at <= ?", (now,))
+        conn.execute("DELETE FROM rft_evicted WHERE expires_at <= ?", (now,))
 
     def _read_counters(self, conn: sqlite3.Connection) -> dict[str, int]:
         counts = dict(conn.execute("SELECT name, value FROM rft_counters").fetchall())
@@ -160,6 +165,11 @@ class SQLiteStore(RolloutStore):
                                    f"WHERE trace_id = :trace_id AND {_LIVE}",
                                    {"trace_id": trace_id, "now": self.clock()}).fetchone()
                 if row is None:
+                    lost = conn.execute("SELECT 1 FROM rft_evicted WHERE trace_id = :trace_id AND expires_at > :now "
+                                        "AND NOT EXISTS (SELECT 1 FROM rft_tombstones WHERE trace_id = :trace_id "
+                                        "AND expires_at > :now)", {"trace_id": trace_id, "now": self.clock()})
+                    if lost.fetchone() is not None:
+                        raise RolloutEvictedError(trace_id, "SQLiteStore")
                     return None
                 old = cached if cached is not None and cached.generation == row[0] and \
                     len(cached.records) <= row[5] else None
@@ -199,6 +209,8 @@ class SQLiteStore(RolloutStore):
                 if delta.nbytes > self.bounds.max_rollout_bytes:
                     raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
                 self._write(conn, rollout, delta, row, now)
+                if row is None:  # written afresh on purpose (not by the tool path, which got the error): not lost
+                    conn.execute("DELETE FROM rft_evicted WHERE trace_id = ?", (rollout.trace_id,))
                 self._evict(conn, rollout.trace_id)
                 self._read_counters(conn)
             delta.committed(rollout)

@@ -52,6 +52,7 @@ CREATE INDEX IF NOT EXISTS rft_grades_seq ON rft_grades (seq);
 CREATE INDEX IF NOT EXISTS rft_grades_expires ON rft_grades (expires_at);
 CREATE TABLE IF NOT EXISTS rft_tombstones (trace_id TEXT PRIMARY KEY, digest TEXT NOT NULL, expires_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS rft_tombstones_expires ON rft_tombstones (expires_at);
+CREATE TABLE IF NOT EXISTS rft_evicted (trace_id TEXT PRIMARY KEY, expires_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS rft_locks (trace_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS rft_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from .._redact import redact_url
 from ._base import RolloutStore
 from ._memory import MemoryStore
 
@@ -15,19 +16,19 @@ __all__ = ["STORE_URL_ENV", "default_store", "store_from_url"]
 #: Environment variable naming the store when none is passed in code.
 STORE_URL_ENV = "RFT_STORE_URL"
 
-_NUMBERS = {"ttl_s": float, "max_rollouts": int, "max_rollout_bytes": int, "max_total_bytes": int,
-            "lock_timeout_s": float, "lease_s": float}
+_NUMBERS: dict[str, Any] = {"ttl_s": float, "max_rollouts": int, "max_rollout_bytes": int, "max_total_bytes": int,
+                            "lock_timeout_s": float, "lease_s": float, "persistence": str}
 
 
 def _options(query: str, url: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for name, text in parse_qsl(query, keep_blank_values=True):
         if name not in _NUMBERS:
-            raise ValueError(f"store URL {url!r}: unknown option {name!r}; known: {sorted(_NUMBERS)}")
+            raise ValueError(f"store URL {redact_url(url)!r}: unknown option {name!r}; known: {sorted(_NUMBERS)}")
         try:
             options[name] = _NUMBERS[name](text)
         except ValueError:
-            raise ValueError(f"store URL {url!r}: option {name}={text!r} is not a number") from None
+            raise ValueError(f"store URL {redact_url(url)!r}: option {name}={text!r} is not a number") from None
     return options
 
 
@@ -41,9 +42,10 @@ def store_from_url(url: str) -> RolloutStore:
     Bounds go in the query string, e.g.
     ``redis://cache:6379/0?ttl_s=1800&max_total_bytes=1073741824`` (options:
     ``ttl_s``, ``max_rollouts``, ``max_rollout_bytes``, ``max_total_bytes``
-    for every store; ``lock_timeout_s``, ``lease_s`` for SQLite and Redis).
+    for every store; ``lock_timeout_s``, ``lease_s`` for SQLite and Redis;
+    ``persistence=require|warn|off`` for Redis, see ``RedisStore``).
     For Redis, options other than these stay in the URL for the client
-    (e.g. ``ssl_cert_reqs``).
+    (e.g. ``ssl_cert_reqs``, and the pool's ``max_connections`` and ``timeout``).
 
     Raises:
         ValueError: unknown scheme, missing path, unknown or non-numeric option, invalid bound.
@@ -52,16 +54,18 @@ def store_from_url(url: str) -> RolloutStore:
     scheme = parts.scheme.lower()
     if scheme == "memory":
         options = _options(parts.query, url)
-        options.pop("lock_timeout_s", None)
-        options.pop("lease_s", None)
+        for name in ("lock_timeout_s", "lease_s", "persistence"):
+            options.pop(name, None)
         return MemoryStore(**options)
     if scheme == "sqlite":
         from ._sqlite import SQLiteStore
 
         path = parts.netloc + parts.path
         if not path or path == "/":
-            raise ValueError(f"store URL {url!r}: sqlite needs a file path, e.g. sqlite:///var/lib/rft/rollouts.db")
-        return SQLiteStore(path, **_options(parts.query, url))
+            raise ValueError(f"store URL {redact_url(url)!r}: sqlite needs a file path, e.g. sqlite:///var/lib/rft/rollouts.db")
+        options = _options(parts.query, url)
+        options.pop("persistence", None)
+        return SQLiteStore(path, **options)
     if scheme in ("redis", "rediss"):
         from ._redis import RedisStore
 
@@ -69,7 +73,7 @@ def store_from_url(url: str) -> RolloutStore:
         theirs = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _NUMBERS)
         options = _options("&".join(f"{k}={v}" for k, v in ours), url)
         return RedisStore(parts._replace(query=theirs).geturl(), **options)
-    raise ValueError(f"store URL {url!r}: unknown scheme {parts.scheme!r}; use memory://, sqlite:///path, "
+    raise ValueError(f"store URL {redact_url(url)!r}: unknown scheme {parts.scheme!r}; use memory://, sqlite:///path, "
                      "redis://host:port/db or rediss://host:port/db")
 
 

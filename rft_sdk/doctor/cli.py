@@ -113,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         from rich.console import Console
 
+        from rft_sdk._validate_cli import run_preflight
         from rft_sdk.doctor import HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
+        from rft_sdk.doctor._common import TARGETS
         from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError
     except ImportError as exc:
         print(f"error: {_NEEDS_EXTRA} ({exc})", file=sys.stderr)
@@ -125,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
+    if (code := run_preflight(args.dataset, args.config, args.target, "rft doctor", targets=TARGETS)) is not None:
+        return code  # rft validate's checks found errors: no rollout
     settings = ClientSettings(retries=args.retries, timeout_s=args.timeout)
 
     async def go() -> Any:

@@ -3,8 +3,11 @@
 Source: ``docs/hosted-protocol.md`` section 1 ("The job") and
 ``docs/ARCHITECTURE.md`` ("Job config accepted by the emulator"). The emulator
 accepts either the full shape ``{"method": {"type": "reinforcement",
-"reinforcement": {...}}}`` (other top-level job fields such as ``model`` or
-``training_file`` are ignored) or just the inner ``"reinforcement"`` object.
+"reinforcement": {...}}}`` (the other top-level job fields, ``model``,
+``training_file``, ``seed``..., are checked by name but not used) or just the
+inner ``"reinforcement"`` object. Every object refuses unknown keys, as
+``docs/job-config.md`` says: a hand-edited ``"max_episode_step": 10`` is an
+error naming the key and the nearest valid one, never a silent default.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._job_config import TARGETS
+from .._job_config import TARGETS, FineTuningJob, unknown_key_hint, validation_error_text
 
 __all__ = [
     "EndpointGrader",
@@ -53,7 +56,7 @@ class JobTool(BaseModel):
     (``.../tools/{name}``); ``headers`` are forwarded verbatim on every call.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
     server_url: str
@@ -73,7 +76,7 @@ class EndpointGrader(BaseModel):
     the score at or above which a rollout counts as passed.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     type: Literal["endpoint"] = "endpoint"
     name: str | None = None
@@ -95,7 +98,7 @@ class Hyperparameters(BaseModel):
     it as ``compute_multiplier = 1.0`` and as "not set" (``None``) for the others.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     compute_multiplier: float = Field(default=1.0, gt=0)
     eval_interval: int | None = None
@@ -124,7 +127,7 @@ class ReinforcementJob(BaseModel):
     :func:`load_job` for a :class:`JobConfigError` that names the field.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     tools: list[JobTool] = Field(default_factory=list)
     grader: EndpointGrader
@@ -156,11 +159,12 @@ class ReinforcementJob(BaseModel):
 
 
 def _format_validation_error(exc: ValidationError, prefix: str) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
+    return validation_error_text(exc, ReinforcementJob, prefix)
+
+
+def _unknown_keys(data: Mapping[str, Any], allowed: Any, prefix: str) -> list[str]:
+    where = f"{prefix}." if prefix else ""
+    return [f"{where}{key}: {unknown_key_hint(str(key), allowed)}" for key in data if key not in allowed]
 
 
 def load_job(source: str | Path | Mapping[str, Any] | ReinforcementJob) -> ReinforcementJob:
@@ -195,8 +199,12 @@ def load_job(source: str | Path | Mapping[str, Any] | ReinforcementJob) -> Reinf
     prefix = ""
     if "method" in data:
         method = data["method"]
+        if unknown := _unknown_keys(data, FineTuningJob.model_fields, ""):
+            raise JobConfigError("; ".join(unknown))
         if not isinstance(method, Mapping) or method.get("type") != "reinforcement":
             raise JobConfigError("method.type: must be 'reinforcement'")
+        if unknown := _unknown_keys(method, ("type", "reinforcement"), "method"):
+            raise JobConfigError("; ".join(unknown))
         inner = method.get("reinforcement")
         if not isinstance(inner, Mapping):
             raise JobConfigError("method.reinforcement: missing or not an object")

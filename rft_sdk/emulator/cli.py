@@ -12,7 +12,10 @@ Usage::
 Declared as the ``emulate`` entry point of the ``rft_sdk.commands`` group
 (``pyproject.toml``); ``rft_sdk.cli`` finds it there and calls
 :func:`add_arguments` and :func:`run` (``docs/ARCHITECTURE.md``, "CLI").
-Exit codes: 0 done, 2 invalid dataset/config/arguments.
+Before any rollout it runs the checks of ``rft validate`` (the dataset by the
+target's rules, its tools against the job's and against the live server's
+``GET /tools``) and stops on an error. Exit codes: 0 done, 2 invalid
+dataset/config/arguments or a preflight error.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 from rich.console import Console
 
+from .._validate_cli import run_preflight
 from ._client import ClientSettings
 from ._contract import Policy
 from ._dataset import DatasetError
@@ -133,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
+    # then the checks of `rft validate`: dataset rules, job tool names, schemas against the live server
+    if (code := run_preflight(args.dataset, args.config, target, "rft emulate")) is not None:
+        return code
     for problem in target_problems(job, target):
         err.print(f"warning ({target}): {problem}", style="yellow", markup=False, highlight=False)
     if isinstance(policy, OpenAICompatiblePolicy) and policy.parallel_tool_calls is None:

@@ -11,7 +11,8 @@ declared by packages in the ``rft_sdk.surfaces`` entry-point group.
 Importing this package imports no surface and no extra.
 """
 
-from ._hosted import ATTEMPTS, GradeAnswer, HostedClient, RolloutDiscardedError, ToolAnswer, new_trace_id
+from typing import TYPE_CHECKING
+
 from ._registry import (
     ENTRY_POINT_GROUP,
     HOSTED,
@@ -22,12 +23,22 @@ from ._registry import (
 )
 from ._seam import Surface, SurfaceContext, SurfaceMount, compose
 
+if TYPE_CHECKING:  # imported on first use at run time (below): httpx only when a surface runs
+    from ._hosted import ATTEMPTS, GradeAnswer, HostedClient, RolloutDiscardedError, ToolAnswer, new_trace_id
+    from ._mcp import MCPSurface
+    from ._nemo_gym import NeMoGymSurface
+    from ._openenv import OpenEnvSurface
+
+_HOSTED_CLIENT = "rft_sdk.surfaces._hosted"
 _LAZY = {"MCPSurface": "rft_sdk.surfaces._mcp", "OpenEnvSurface": "rft_sdk.surfaces._openenv",
-         "NeMoGymSurface": "rft_sdk.surfaces._nemo_gym"}
+         "NeMoGymSurface": "rft_sdk.surfaces._nemo_gym",
+         **{name: _HOSTED_CLIENT for name in ("ATTEMPTS", "GradeAnswer", "HostedClient", "RolloutDiscardedError",
+                                              "ToolAnswer", "new_trace_id")}}
 
 
 def __getattr__(name: str) -> object:
-    """``MCPSurface``, ``OpenEnvSurface`` and ``NeMoGymSurface``, imported on first use (the core imports no surface)."""
+    """``MCPSurface``, ``OpenEnvSurface``, ``NeMoGymSurface`` and the hosted-wire client (``HostedClient`` and its
+    answers, which import httpx), imported on first use: the core imports none of them."""
     if name in _LAZY:
         import importlib
 
@@ -42,6 +53,9 @@ __all__ = [
     "SURFACES_ENV_VAR",
     "GradeAnswer",
     "HostedClient",
+    "MCPSurface",
+    "NeMoGymSurface",
+    "OpenEnvSurface",
     "RolloutDiscardedError",
     "Surface",
     "SurfaceContext",

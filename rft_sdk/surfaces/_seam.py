@@ -23,13 +23,14 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
-from ._hosted import HostedClient
+if TYPE_CHECKING:  # httpx (and with it, where installed, rich) is imported only when a surface runs
+    from ._hosted import HostedClient
 
 __all__ = ["Surface", "SurfaceContext", "SurfaceMount", "compose"]
 
@@ -58,6 +59,8 @@ class SurfaceContext:
 
     def hosted_client(self, *, timeout_s: float | None = None) -> HostedClient:
         """A :class:`HostedClient` sending hosted requests to :attr:`pipeline` in process."""
+        from ._hosted import HostedClient
+
         return HostedClient.in_process(self.pipeline, timeout_s=timeout_s)
 
 
@@ -82,21 +85,24 @@ class Surface(Protocol):
 
 
 def compose(hosted: ASGIApp, mounts: Sequence[SurfaceMount], *, expose_hosted: bool,
-            fallback: Sequence[BaseRoute] = (), exception_handlers: Mapping[Any, Any] | None = None) -> ASGIApp:
+            fallback: Sequence[BaseRoute] = (), exception_handlers: Mapping[Any, Any] | None = None,
+            lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None) -> ASGIApp:
     """One ASGI app: each surface's routes, then the hosted routes (or only ``fallback``
-    routes, e.g. ``/healthz``, when the hosted surface is not exposed), with every
-    surface's lifespan run for the app's life. No surface: ``hosted`` itself."""
+    routes, e.g. ``/healthz``, when the hosted surface is not exposed), with the core's
+    ``lifespan`` (the server's own: stores, databases) entered first and every surface's
+    lifespan after it, for the app's life. No surface: ``hosted`` itself (which runs the
+    core's lifespan on its own)."""
     if not mounts:
         return hosted
     routes: list[BaseRoute] = [route for mount in mounts for route in mount.routes]
     routes += [Mount("", app=hosted)] if expose_hosted else list(fallback)
-    lifespans = [m.lifespan for m in mounts if m.lifespan is not None]
+    lifespans = [*([lifespan] if lifespan is not None else []), *(m.lifespan for m in mounts if m.lifespan is not None)]
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def run_lifespans(app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             for factory in lifespans:
                 await stack.enter_async_context(factory())
             yield
 
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(exception_handlers or {}))
+    return Starlette(routes=routes, lifespan=run_lifespans, exception_handlers=dict(exception_handlers or {}))

@@ -228,7 +228,10 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         best.offer(0, eval_before, model)
     order: list[int] = []
     silent = SignalWatch()
-    bar = tqdm(range(1, cfg.steps + 1), desc="GRPO", disable=not cfg.progress)
+    # with a time budget the bar's total is the steps the budget fits, known after MEASURE_STEPS (unknown till then)
+    grpo_steps = range(1, cfg.steps + 1)
+    bar = tqdm(iter(grpo_steps) if cfg.max_train_s is not None else grpo_steps, desc="GRPO",
+               disable=not cfg.progress)
     last_step = 0
     for step in bar:
         if budget.spent():
@@ -294,6 +297,8 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         plan = budget.after_step(step)
         if plan is not None:
             record(plan)
+            bar.total = budget.steps_fit
+            bar.refresh()
         # No "loss" when every group scored alike (zero advantages): nothing to learn from this step.
         bar.set_postfix(reward=f"{row['reward_mean']:.2f}",
                         loss=f"{row['loss']:.3f}" if "loss" in row else "skipped (all groups tied)")

@@ -17,23 +17,51 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HELP", "add_arguments", "load_run_config", "main", "run"]
+__all__ = ["FORMATTER_CLASS", "HELP", "add_arguments", "config_keys_help", "load_run_config", "main", "run"]
 
 #: One-line help shown by ``rft --help``.
 HELP = "train a small policy with SFT + GRPO against your endpoints (needs the train extra)"
 
 
+#: ``rft train --help`` keeps the config-key table's line breaks.
+FORMATTER_CLASS = argparse.RawDescriptionHelpFormatter
+_FIELD_LINE = re.compile(r"^\s+(\w+): [^=]+= .*?#\s*(.+)$")
+
+
+def config_keys_help() -> str:
+    """The keys of the config's ``"training"`` object with their defaults and meaning, read from
+    ``TrainConfig`` (its fields and the comment beside each default), so the help cannot drift."""
+    from ._config import TrainConfig
+
+    comments: dict[str, str] = {}
+    for line in inspect.getsource(TrainConfig).splitlines():
+        if match := _FIELD_LINE.match(line):
+            comments[match.group(1)] = match.group(2).strip()
+    rows = [f"  {f.name} = {json.dumps(f.default) if not isinstance(f.default, tuple) else list(f.default)}"
+            f"{'  ' + comments[f.name] if f.name in comments else ''}" for f in dataclasses.fields(TrainConfig)]
+    return ('config file (JSON): {"job": PATH or {...}, "train_items": PATH.jsonl or [...], "eval_items": ..., '
+            '"training": {...}}\nkeys of "training" (key = default  meaning):\n' + "\n".join(rows))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--config``, ``--out`` and overrides (``--steps``, ``--sft-steps``, ``--seed``) to ``parser``."""
+    """Add ``--config``, ``--out`` and overrides (``--steps``, ``--sft-steps``, ``--seed``, ``--max-train-s``)
+    to ``parser``; its epilog lists every key of the config's ``"training"`` object."""
     parser.add_argument("--config", required=True, help="run config JSON (job, train_items, eval_items, training)")
     parser.add_argument("--out", required=True, help="run folder for checkpoints, metrics and the plot")
     parser.add_argument("--steps", type=int, default=None, help="override training.steps (GRPO steps)")
     parser.add_argument("--sft-steps", type=int, default=None, help="override training.sft_steps")
     parser.add_argument("--seed", type=int, default=None, help="override training.seed")
+    parser.add_argument("--max-train-s", type=float, default=None,
+                        help="override training.max_train_s (wall-clock budget, seconds; 0 = none, so a run of "
+                             "--steps N is bit-reproducible)")
+    parser.formatter_class = FORMATTER_CLASS
+    parser.epilog = config_keys_help()
 
 
 def _load_items(value: Any, base: Path, key: str) -> list[dict[str, Any]]:
@@ -83,8 +111,11 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         job, train_items, eval_items, cfg = load_run_config(args.config)
-        overrides = {name: getattr(args, name, None) for name in ("steps", "sft_steps", "seed")}
-        cfg = dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})  # re-validates
+        overrides = {name: getattr(args, name, None) for name in ("steps", "sft_steps", "seed", "max_train_s")}
+        chosen: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
+        if chosen.get("max_train_s") == 0:
+            chosen["max_train_s"] = None  # 0: no time budget
+        cfg = dataclasses.replace(cfg, **chosen)  # re-validates
     except (OSError, ValueError) as exc:
         print(f"rft train: {exc}")
         return 2
@@ -100,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Standalone entry: ``python -m rft_sdk.train.cli --config … --out …``."""
-    parser = argparse.ArgumentParser(prog="rft train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="rft train", description=__doc__.splitlines()[0],
+                                     formatter_class=FORMATTER_CLASS)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

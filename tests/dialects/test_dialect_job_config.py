@@ -75,7 +75,7 @@ def test_our_azure_job_has_the_sample_shape_one_shared_url_and_x_functions_key()
     assert [set(t) for t in rl["tools"]] == [set(AZURE_SAMPLE_TOOLS[0])]
     assert rl["grader"] == {"type": "endpoint", "name": "exact", "url": f"https://rft.example.com/grade/s/{SECRET}",
                             "headers": {}, "rate_limit": 50, "pass_threshold": 1.0}
-    assert set(rl["hyperparameters"]) >= set(AZURE_SAMPLE_JOB["method"]["reinforcement"]["hyperparameters"])
+    assert "hyperparameters" not in rl  # none chosen: every one is the service's own default
     assert load_job(job).tool("search_catalog").server_url == "https://rft.example.com/tools"  # emulator reads it
 
 
@@ -98,7 +98,8 @@ def test_azure_refuses_a_grader_that_would_need_a_token():
 
 
 def test_auto_values_and_learning_rate_multiplier_reach_the_job_and_the_emulator_reads_them():
-    job = catalog_server().job_config("https://x", n_epochs="auto", batch_size="auto", compute_multiplier="auto",
+    job = catalog_server().job_config("https://x", token=TOKEN, n_epochs="auto", batch_size="auto",
+                                      compute_multiplier="auto",
                                       eval_interval="auto", eval_samples="auto", learning_rate_multiplier=0.5,
                                       reasoning_effort="default")
     hp = job["method"]["reinforcement"]["hyperparameters"]
@@ -116,11 +117,14 @@ def test_auto_values_and_learning_rate_multiplier_reach_the_job_and_the_emulator
     ({"suffix": "s" * 65}, "suffix"),
     ({"max_episode_steps": 0}, "max_episode_steps"),
     ({"rate_limit": 0}, "grader.endpoint.rate_limit"),
+    ({"seed": -1}, "seed: Value error, must be in 0..2147483647"),
+    ({"seed": 2**31}, "seed: Value error, must be in 0..2147483647"),
+    ({"metadata": {f"k{i}": "v" for i in range(17)}}, "metadata: Value error, at most 16"),
     ({"target": "gcp"}, "target must be one of"),
 ])
 def test_values_the_services_refuse_are_named(kwargs, field):
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
-        catalog_server().job_config("https://x", **kwargs)
+        catalog_server().job_config("https://x", token=TOKEN, **kwargs)
 
 
 def test_a_tools_only_server_exports_with_a_builtin_grader_or_says_how():

@@ -79,3 +79,26 @@ def test_extra_only_command_says_what_to_install(fresh_env: Path) -> None:
                          timeout=60, cwd="/")
     assert res.returncode == 2
     assert 'pip install "rft-sdk[emulate]"' in res.stderr
+
+
+def test_core_install_names_the_real_extra_of_each_command(fresh_env: Path, tmp_path: Path) -> None:
+    rft = fresh_env.parent / "rft"
+    listing = subprocess.run([str(rft), "--help"], capture_output=True, text=True, timeout=60, cwd="/")
+    assert listing.returncode == 0, listing.stderr
+    assert 'needs: pip install "rft-sdk[train]"' in " ".join(listing.stdout.split())
+    for argv, extra in ((["doctor", "--dataset", "d", "--config", "c", "--out", "o"], "emulate"),
+                        (["top", "http://127.0.0.1:9"], "observe"), (["train", "--config", "c", "--out", "o"], "train")):
+        res = subprocess.run([str(rft), *argv], capture_output=True, text=True, timeout=60, cwd="/")
+        assert res.returncode == 2, res.stderr
+        assert f'pip install "rft-sdk[{extra}]"' in res.stderr, res.stderr
+        assert '"rft-sdk[doctor]"' not in res.stderr and '"rft-sdk[top]"' not in res.stderr
+
+
+def test_rft_validate_works_in_a_core_install(fresh_env: Path, tmp_path: Path) -> None:
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text('{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}]}\n')
+    res = subprocess.run([str(fresh_env.parent / "rft"), "validate", str(dataset), "--json"], capture_output=True,
+                         text=True, timeout=60, cwd="/")
+    assert res.returncode == 1, res.stderr
+    fields = {f["field"] for f in json.loads(res.stdout)["findings"]}
+    assert {"<file>", "messages.1.role"} <= fields

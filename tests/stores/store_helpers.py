@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,13 +34,27 @@ def redis_binary() -> str:
 
 
 @contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """Run a throwaway ``redis-server`` on a free 127.0.0.1 port (no persistence); yield its URL."""
+def redis_server(*, appendfsync: str = "everysec", directory: Path | None = None,
+                 port: int | None = None) -> Iterator[str]:
+    """Run a throwaway ``redis-server`` on a free 127.0.0.1 port with an append-only file (what
+    ``RedisStore(persistence="require")`` asks for) in ``directory`` (a temporary one by default); yield its URL.
+    The same ``directory`` and ``port`` again restart a server over the same data."""
+    with contextlib.ExitStack() as stack:
+        if directory is None:
+            directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rft-redis-")))
+        with redis_process(directory, port or free_port(), appendfsync) as url:
+            yield url
+
+
+@contextlib.contextmanager
+def redis_process(directory: Path, port: int, appendfsync: str = "everysec",
+                  extra: tuple[str, ...] = ()) -> Iterator[str]:
+    """One ``redis-server`` process over ``directory`` on ``port`` (stopped, SIGTERM, on exit); yields its URL."""
     import redis
 
-    port = free_port()
     proc = subprocess.Popen([redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--dir", str(directory), "--appendonly", "yes", "--appendfsync", appendfsync, *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     try:
         deadline = time.monotonic() + 10
@@ -47,7 +62,7 @@ def redis_server() -> Iterator[str]:
             try:
                 redis.Redis.from_url(url).ping()
                 break
-            except redis.ConnectionError:
+            except (redis.ConnectionError, redis.BusyLoadingError):
                 if time.monotonic() > deadline or proc.poll() is not None:
                     raise RuntimeError(f"redis-server did not start on port {port}") from None
                 time.sleep(0.05)

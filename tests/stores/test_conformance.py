@@ -13,7 +13,14 @@ import anyio
 import pytest
 from store_helpers import record
 
-from rft_sdk import GradeRecord, RolloutTooLargeError, StoredRollout, StoreError, StoreLockTimeoutError
+from rft_sdk import (
+    GradeRecord,
+    RolloutEvictedError,
+    RolloutTooLargeError,
+    StoredRollout,
+    StoreError,
+    StoreLockTimeoutError,
+)
 
 
 def _rollout(trace_id: str, calls: int = 0, *, payload: str = "ok") -> StoredRollout:
@@ -60,14 +67,22 @@ async def test_append_only_calls_and_rewrites(stores):
     assert [r.call_id for r in again.trajectory] == ["x"] and again.responses == {"x": [200, "{}"]}
 
 
+async def _state(store, trace_id: str) -> str:
+    """``"live"``, ``"gone"`` (never stored, expired, released) or ``"evicted"`` (lost in progress: refused)."""
+    try:
+        return "gone" if await store.load(trace_id) is None else "live"
+    except RolloutEvictedError:
+        return "evicted"
+
+
 async def test_capacity_ttl_and_release(stores):
     store = stores.make(ttl_s=40, max_rollouts=3)
     for i in range(5):
         await store.save(StoredRollout(trace_id=f"t{i}"))
-    assert [await store.load(f"t{i}") is not None for i in range(5)] == [False, False, True, True, True]
+    assert [await _state(store, f"t{i}") for i in range(5)] == ["evicted", "evicted", "live", "live", "live"]
     await store.save(StoredRollout(trace_id="t2"))  # t2 becomes the most recently saved
     await store.save(StoredRollout(trace_id="t5"))  # evicts t3, the least recently saved
-    assert [await store.load(f"t{i}") is not None for i in (2, 3, 4, 5)] == [True, False, True, True]
+    assert [await _state(store, f"t{i}") for i in (2, 3, 4, 5)] == ["live", "evicted", "live", "live"]
     assert (await store.astats())["evicted"] == 3
     await store.release("t2")
     await store.release("t4", after_s=10)
@@ -81,7 +96,9 @@ async def test_capacity_ttl_and_release(stores):
         {"rollouts": 0, "evicted": 3, "expired": 1, "released": 2}
     assert stats["bytes"] == 0
     await store.save(StoredRollout(trace_id="t6"))  # a write sweeps; counters stay the same
-    assert store.stats() == {"rollouts": 1, "evicted": 3, "expired": 1, "released": 2}
+    assert {k: store.stats()[k] for k in ("rollouts", "evicted", "expired", "released")} == \
+        {"rollouts": 1, "evicted": 3, "expired": 1, "released": 2}
+    assert await _state(store, "t0") == "gone"  # the eviction mark is kept ttl_s (40 s), then forgotten
     with pytest.raises(ValueError):
         stores.make(ttl_s=0)
     with pytest.raises(ValueError):
@@ -209,8 +226,9 @@ async def test_total_byte_budget_evicts_least_recently_saved(stores):
         await store.save(_rollout(f"t{i}", calls=2, payload="p" * 2_000))  # ~9 KB each
     stats = await store.astats()
     assert stats["bytes"] <= 50_000 and stats["evicted"] >= 6
-    assert await store.load("t11") is not None and await store.load("t0") is None
-    assert stats["rollouts"] == sum([await store.load(f"t{i}") is not None for i in range(12)])
+    assert await _state(store, "t11") == "live" and await _state(store, "t0") == "evicted"
+    assert stats["rollouts"] == sum([await _state(store, f"t{i}") == "live" for i in range(12)])
+    assert stats["evicted"] == sum([await _state(store, f"t{i}") == "evicted" for i in range(12)])
 
 
 async def test_restart_sees_the_data(stores):
@@ -236,7 +254,7 @@ async def test_stale_copy_after_eviction_is_written_in_full(stores):
     rollout = _rollout("t1", calls=2)
     await store.save(rollout)
     await store.save(StoredRollout(trace_id="t2"))  # evicts t1
-    assert await store.load("t1") is None
+    assert await _state(store, "t1") == "evicted"
     rollout.trajectory = [*rollout.trajectory, record("c2")]
     rollout.responses = {**rollout.responses, "c2": [200, "{}"]}
     await store.save(rollout)  # its persisted copy is gone: everything is written again

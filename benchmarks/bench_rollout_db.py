@@ -1,0 +1,272 @@
+"""A database per rollout, measured side by side in one run: SQLite and PostgreSQL against the
+in-memory overlay of the retail example (the baseline).
+
+1. Clone latency p50 / p99 of the retail database per backend: a cold clone
+   (SQLite: the file copy the filesystem allows; PostgreSQL:
+   ``CREATE DATABASE ... TEMPLATE``) against a claim from the warm pool
+   (a rename), for the retail data and for 10x the retail data.
+2. Per-call overhead against the in-memory overlay: one tool call
+   (``get_order_details``, a read, and ``modify_pending_order_address``, a
+   write) as the server runs it (open the rollout's database, BEGIN, replay
+   check, the SQL tool, commit with the call_id, close) against the in-memory
+   tool on a ``RetailView`` plus the JSON dump of its overlay into the
+   store's state; 1x and 10x data.
+3. Grade: reading the rollout's end state and comparing it with the template
+   (``changes_of``), 1x and 10x.
+4. Rollouts in flight (16, 64, 256): that many new rollouts at once, each
+   getting its database (pool of the same size, then cold) and making one
+   call; p50 / p99 of the time to the first answer.
+
+Usage::
+
+    python benchmarks/bench_rollout_db.py [--quick] [--postgres-url URL] [--out FILE]
+
+Without ``--postgres-url`` a throwaway PostgreSQL (durable settings: fsync on) is
+started (``rft_sdk.testing.postgres_server``). ``--quick``: fewer repetitions and
+in-flight levels 16 and 64 only (about 2 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import copy
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from examples.retail import call_tool, load_base_db  # noqa: E402
+from examples.retail.sql import _schema  # noqa: E402
+from examples.retail.sql._tools import call_sql_tool  # noqa: E402
+from rft_sdk import PostgresDatabase, RolloutDatabase, SQLiteDatabase  # noqa: E402
+from rft_sdk.testing import postgres_server  # noqa: E402
+
+ORDER = "#W2611340"  # a processed order of the retail data
+PENDING = "#W5918442"  # a pending order
+ADDRESS = {"address1": "1 Main St", "address2": "", "city": "Austin", "state": "TX", "country": "USA", "zip": "78701"}
+
+
+def scaled(tables: dict[str, Any], copies: int) -> dict[str, Any]:
+    """The retail tables repeated ``copies`` times (ids suffixed ``~k``): a bigger database of the same shape."""
+    if copies == 1:
+        return tables
+    out: dict[str, dict[str, Any]] = {"products": {}, "users": {}, "orders": {}}
+    for k in range(copies):
+        tag = "" if k == 0 else f"~{k}"
+        for pid, p in tables["products"].items():
+            q = copy.deepcopy(p)
+            q["product_id"] = pid + tag
+            q["variants"] = {i + tag: {**v, "item_id": i + tag} for i, v in p["variants"].items()}
+            out["products"][pid + tag] = q
+        for uid, u in tables["users"].items():
+            v = copy.deepcopy(u)
+            v["user_id"], v["email"] = uid + tag, u["email"].replace("@", f"{tag}@")
+            v["orders"] = [o + tag for o in u["orders"]]
+            out["users"][uid + tag] = v
+        for oid, o in tables["orders"].items():
+            p = copy.deepcopy(o)
+            p["order_id"], p["user_id"] = oid + tag, o["user_id"] + tag
+            for line in p["items"]:
+                line["product_id"] += tag
+                line["item_id"] += tag
+            out["orders"][oid + tag] = p
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def ms(values: list[float]) -> str:
+    return f"{1e3 * statistics.median(values):8.2f} / {1e3 * pct(values, 0.99):8.2f}"
+
+
+def make(backend: str, copies: int, root: Path, pg_url: str | None, pool: int) -> RolloutDatabase:
+    tables = scaled(load_base_db().tables, copies)
+    name = f"b{copies}x{uuid.uuid4().hex[:6]}"
+    setup: Callable[[Any], None] = lambda conn: _schema.load(conn, tables)  # noqa: E731
+    common = dict(name=name, pool_size=pool, max_live=4096, sweep_interval_s=3600, admission_timeout_s=60)
+    if backend == "sqlite":
+        return SQLiteDatabase(setup=setup, dir=root / name, **common)
+    assert pg_url
+    return PostgresDatabase(pg_url, setup=setup, max_connections=300, **common)
+
+
+async def clone_latency(db: RolloutDatabase, n: int) -> tuple[list[float], list[float]]:
+    """``(cold, warm)`` seconds to give ``n`` new rollouts their database, one after the other."""
+    cold, warm = [], []
+    for i in range(n):
+        t0 = time.perf_counter()
+        await asyncio.to_thread(db._ensure, f"cold-{uuid.uuid4().hex}-{i}")
+        cold.append(time.perf_counter() - t0)
+    db.pool_size = n
+    await asyncio.to_thread(db.maintain_once)  # fill the pool (not timed)
+    for i in range(n):
+        t0 = time.perf_counter()
+        _, source = await asyncio.to_thread(db._ensure, f"warm-{uuid.uuid4().hex}-{i}")
+        warm.append(time.perf_counter() - t0)
+        assert source == "pool", source
+    db.pool_size = 0
+    return cold, warm
+
+
+async def sql_call(db: RolloutDatabase, trace_id: str, name: str, arguments: dict[str, Any]) -> str:
+    scope = await db.open_call(trace_id, f"call_{uuid.uuid4().hex}", is_async=False)
+    try:
+        output = await asyncio.to_thread(call_sql_tool, scope.connection, name, arguments)
+        await scope.commit(f"call_{uuid.uuid4().hex}", output, {"arguments": arguments, "started_at": 0.0})
+        return output
+    finally:
+        await scope.close()
+
+
+async def per_call(db: RolloutDatabase, copies: int, n: int) -> dict[str, list[float]]:
+    tag = "" if copies == 1 else "~1"
+    read, write = ("get_order_details", {"order_id": ORDER + tag}), \
+        ("modify_pending_order_address", {"order_id": PENDING + tag, **ADDRESS})
+    out: dict[str, list[float]] = {"sql read": [], "sql write": []}
+    trace = f"calls-{uuid.uuid4().hex}"
+    await sql_call(db, trace, *read)  # the clone is not part of the per-call cost
+    for _ in range(n):
+        for label, (name, args) in (("sql read", read), ("sql write", write)):
+            t0 = time.perf_counter()
+            await sql_call(db, trace, name, args)
+            out[label].append(time.perf_counter() - t0)
+    return out
+
+
+async def memory_call(copies: int, n: int) -> dict[str, list[float]]:
+    """The baseline: the in-memory tool on a view of the shared base + the overlay's JSON (the store's state)."""
+    from examples.retail._db import BaseDB
+    base = load_base_db() if copies == 1 else BaseDB(scaled(load_base_db().tables, copies))
+    tag = "" if copies == 1 else "~1"
+    overlay: dict[str, Any] = {}
+    out: dict[str, list[float]] = {"memory read": [], "memory write": []}
+    for _ in range(n):
+        for label, name, args in (("memory read", "get_order_details", {"order_id": ORDER + tag}),
+                                  ("memory write", "modify_pending_order_address", {"order_id": PENDING + tag, **ADDRESS})):
+            t0 = time.perf_counter()
+            state = {"db": json.loads(json.dumps(overlay))}
+            await asyncio.to_thread(call_tool, base.view(state["db"]), name, args)
+            overlay = state["db"]
+            json.dumps(state)
+            out[label].append(time.perf_counter() - t0)
+    return out
+
+
+async def grade_cost(db: RolloutDatabase, n: int) -> list[float]:
+    trace = f"grade-{uuid.uuid4().hex}"
+    await sql_call(db, trace, "modify_user_address", {"user_id": "noah_brown_6181", **ADDRESS})
+    db_id = db.db_id_for(trace)
+    await asyncio.to_thread(db.template_snapshot)
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await asyncio.to_thread(db.changes_of, db_id)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+async def in_flight(db: RolloutDatabase, k: int, warm: bool) -> list[float]:
+    if warm:
+        db.pool_size = k
+        await asyncio.to_thread(db.maintain_once)
+        db.pool_size = 0
+    tag = uuid.uuid4().hex[:8]
+
+    async def one(i: int) -> float:
+        t0 = time.perf_counter()
+        await sql_call(db, f"flight-{tag}-{i}", "get_order_details", {"order_id": ORDER})
+        return time.perf_counter() - t0
+
+    times = await asyncio.gather(*(one(i) for i in range(k)))
+    for i in range(k):
+        await db.release(f"flight-{tag}-{i}")
+    return list(times)
+
+
+async def main(args: argparse.Namespace) -> str:
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    reps = 15 if args.quick else 60
+    calls = 100 if args.quick else 400
+    flights = (16, 64) if args.quick else (16, 64, 256)
+    say(f"# bench_rollout_db  python {platform.python_version()}  {platform.machine()}  cpus={os.cpu_count()}  "
+        f"load={os.getloadavg()[0]:.2f}  quick={args.quick}")
+    with contextlib.ExitStack() as stack:
+        pg_url = args.postgres_url or stack.enter_context(postgres_server(durable=True, max_connections=600))
+        root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rft-bench-db-")))
+        made: list[RolloutDatabase] = []
+        stack.callback(lambda: [(d.close(), d.drop_all(), d.close()) for d in made])
+        dbs: dict[tuple[str, int], RolloutDatabase] = {}
+        for copies in (1, 10):
+            for backend in ("sqlite", "postgres"):
+                db = make(backend, copies, root, pg_url, 0)
+                t0 = time.perf_counter()
+                await db.astart()
+                made.append(db)
+                dbs[(backend, copies)] = db
+                size = (db.template_path.stat().st_size if isinstance(db, SQLiteDatabase) else 0)
+                say(f"template {backend:8s} {copies:2d}x built in {time.perf_counter() - t0:6.2f} s"
+                    + (f"  ({size / 1e6:.1f} MB file)" if size else ""))
+        say()
+        say("## 1. clone latency, ms p50 / p99 (one new rollout at a time)")
+        say(f"{'backend':10s} {'data':>5s} {'cold clone':>19s} {'warm pool claim':>19s} {'cold/warm':>10s}")
+        for (backend, copies), db in dbs.items():
+            cold, warm = await clone_latency(db, reps)
+            extra = f"  ({db.clone_method})" if isinstance(db, SQLiteDatabase) else ""
+            say(f"{backend:10s} {copies:4d}x {ms(cold)} {ms(warm)} {statistics.median(cold) / statistics.median(warm):9.1f}x"
+                + extra)
+        say()
+        say("## 2. per-call cost, ms p50 / p99 (open + SQL tool + commit + close, vs in-memory tool + state JSON)")
+        say(f"{'path':14s} {'data':>5s} {'read':>19s} {'write':>19s} {'read vs mem':>12s} {'write vs mem':>13s}")
+        for copies in (1, 10):
+            mem = await memory_call(copies, calls)
+            say(f"{'memory':14s} {copies:4d}x {ms(mem['memory read'])} {ms(mem['memory write'])} {'1.0x':>12s} {'1.0x':>13s}")
+            for backend in ("sqlite", "postgres"):
+                got = await per_call(dbs[(backend, copies)], copies, calls)
+                r = statistics.median(got["sql read"]) / statistics.median(mem["memory read"])
+                w = statistics.median(got["sql write"]) / statistics.median(mem["memory write"])
+                say(f"{backend:14s} {copies:4d}x {ms(got['sql read'])} {ms(got['sql write'])} {r:11.1f}x {w:12.1f}x")
+        say()
+        say("## 3. grade: end state vs template (changes_of), ms p50 / p99")
+        for copies in (1, 10):
+            for backend in ("sqlite", "postgres"):
+                say(f"{backend:10s} {copies:4d}x {ms(await grade_cost(dbs[(backend, copies)], max(5, reps // 3)))}")
+        say()
+        say("## 4. rollouts in flight: time to the first answer (database + one call), ms p50 / p99, retail 1x")
+        say(f"{'backend':10s} {'in flight':>9s} {'cold':>19s} {'warm pool':>19s}")
+        for backend in ("sqlite", "postgres"):
+            for k in flights:
+                cold = await in_flight(dbs[(backend, 1)], k, warm=False)
+                warm = await in_flight(dbs[(backend, 1)], k, warm=True)
+                say(f"{backend:10s} {k:9d} {ms(cold)} {ms(warm)}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 2 minutes)")
+    parser.add_argument("--postgres-url", help="use this server instead of a throwaway one")
+    parser.add_argument("--out", type=Path, help="also write the table here")
+    ns = parser.parse_args()
+    text = asyncio.run(main(ns))
+    if ns.out:
+        ns.out.write_text(text, encoding="utf-8")

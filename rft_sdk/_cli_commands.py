@@ -1,0 +1,165 @@
+"""The plumbing of ``rft``'s declared sub-commands: found without importing them, loaded when run.
+
+A sub-command is an entry point of the ``rft_sdk.commands`` group whose module
+defines ``HELP``, ``add_arguments(parser)`` and ``run(args)``. ``rft --help``
+lists them all without importing any (their ``HELP`` is read from the module's
+source with :mod:`ast`), so it never pays for torch or matplotlib; only the
+command being run is imported. When that import fails for want of an extra,
+the message names the extra that provides it (:data:`COMMAND_EXTRAS`, checked
+against the installed package's ``Provides-Extra``), never a guessed one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import importlib.util
+import re
+from collections.abc import Iterable
+from importlib.machinery import PathFinder
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points, metadata, requires
+from types import ModuleType
+
+__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "load_command", "missing_extra", "plugin_commands",
+           "static_help", "subparser"]
+
+#: Entry-point group through which packages declare ``rft`` sub-commands.
+COMMANDS_GROUP = "rft_sdk.commands"
+#: The extra each of this package's commands needs (commands not listed need only the core).
+COMMAND_EXTRAS = {"emulate": "emulate", "doctor": "emulate", "train": "train", "top": "observe"}
+_DIST = "rft-sdk"
+
+
+def plugin_commands() -> dict[str, EntryPoint]:
+    """Sub-commands declared in the ``rft_sdk.commands`` entry-point group, by name."""
+    return {ep.name: ep for ep in entry_points(group=COMMANDS_GROUP)}
+
+
+def _module_file(dotted: str) -> str | None:
+    """Path of a module's source, found without importing it or its parent packages (``None``: unknown)."""
+    top, *rest = dotted.split(".")
+    spec = importlib.util.find_spec(top)
+    for i, part in enumerate(rest):
+        locations = spec.submodule_search_locations if spec else None
+        if not locations:
+            return None
+        spec = PathFinder.find_spec(part, list(locations))
+        if spec is None:
+            return None
+        if i == len(rest) - 1:
+            break
+    return spec.origin if spec and isinstance(spec.origin, str) and spec.origin.endswith(".py") else None
+
+
+def static_help(ep: EntryPoint) -> str | None:
+    """The ``HELP`` string of a command module, read from its source (no import), or ``None``."""
+    path = _module_file(ep.module)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    target: ast.expr
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "HELP" and isinstance(value, ast.Constant) \
+                and isinstance(value.value, str):
+            return value.value
+    return None
+
+
+def _extra_requirements(extra: str) -> list[str]:
+    """Distribution names the extra needs (following ``rft-sdk[other]`` references), unconditional ones only."""
+    try:
+        lines = requires(_DIST) or []
+    except PackageNotFoundError:
+        return []
+    names: list[str] = []
+    for line in lines:
+        req, _, marker = line.partition(";")
+        marker = " ".join(marker.split())
+        if marker not in (f'extra == "{extra}"', f"extra == '{extra}'"):
+            continue
+        name = re.match(r"[A-Za-z0-9_.-]+", req.strip())
+        if name is None:
+            continue
+        inner = re.match(r"rft[-_]sdk\[([^\]]+)\]", req.strip())
+        if inner:
+            for other in inner.group(1).split(","):
+                names += _extra_requirements(other.strip())
+        else:
+            names.append(name.group(0))
+    return names
+
+
+def missing_extra(command: str) -> str | None:
+    """The extra ``command`` needs when some of its distributions are not installed, else ``None``."""
+    extra = COMMAND_EXTRAS.get(command)
+    if extra is None:
+        return None
+    for name in _extra_requirements(extra):
+        try:
+            distribution(name)
+        except PackageNotFoundError:
+            return extra
+    return None
+
+
+def declared_extras() -> list[str]:
+    """The extras the installed ``rft-sdk`` declares (``Provides-Extra``)."""
+    try:
+        return list(metadata(_DIST).get_all("Provides-Extra") or [])
+    except PackageNotFoundError:
+        return []
+
+
+def load_command(ep: EntryPoint) -> ModuleType | str:
+    """Import a declared command module, or say why it is unavailable and what to install."""
+    try:
+        module = ep.load()
+    except ImportError as exc:
+        extra = COMMAND_EXTRAS.get(ep.name)
+        if extra is not None:
+            return f"unavailable ({exc}); install it with: pip install \"rft-sdk[{extra}]\""
+        return f"unavailable ({exc}); install the package that provides {ep.value!r}"
+    if not all(hasattr(module, attr) for attr in ("HELP", "add_arguments", "run")):
+        return f"unavailable: {ep.value} does not define HELP, add_arguments and run"
+    return module  # type: ignore[no-any-return]
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    found: list[str] = []
+    for action in parser._actions:  # argparse keeps no public list of option strings
+        found += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += _options(child)
+    return found
+
+
+def subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The sub-command's parser (for its usage line in errors), else ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            child: argparse.ArgumentParser = action.choices[command]
+            return child
+    return parser
+
+
+def close_option(unknown: Iterable[str], parser: argparse.ArgumentParser) -> str:
+    """``" (did you mean --x?)"`` for the first unknown ``--option`` close to one of ``parser``'s, else ``""``."""
+    options = _options(parser)
+    for word in unknown:
+        if word.startswith("--"):
+            near = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.6)
+            if near:
+                return f" (did you mean {near[0]}?)"
+    return ""

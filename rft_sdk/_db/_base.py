@@ -1,0 +1,537 @@
+"""``RolloutDatabase``: the lifecycle every per-rollout database backend shares.
+
+One database per ``trace_id``, cloned from a template the user declares:
+
+* **created lazily** on the rollout's first tool call (:meth:`open_call`), from
+  the warm pool when one is ready, else by a cold clone;
+* **bounded**: at most ``max_live`` per-rollout databases exist at once across
+  every process sharing the backend; a new rollout over the bound waits up to
+  ``admission_timeout_s`` for one to free, then gets a retryable 503
+  ``database_limit`` (with ``Retry-After``), nothing recorded, nothing lost;
+* **dropped** when the rollout is graded (:meth:`release`) or, when it is left
+  unused for ``ttl_s`` seconds (a replica killed mid-rollout, a grade that
+  never came), by the sweep that every process runs every
+  ``sweep_interval_s`` seconds in a maintenance thread.
+
+The name of a rollout's database is a function of its ``trace_id`` (a SHA-256
+prefix), so any replica finds it without a lookup, and the backend's own
+catalogue (the registry table next to the databases, or the folder of files)
+is the one record of what exists: a crash between two steps never leaves an
+untracked database behind.
+
+Backends implement the blocking primitives (``_prepare``, ``_ensure``,
+``_connect``, ...); this class runs them in worker threads and owns the
+per-call transaction (:class:`CallScope`).
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from .._endpoint import EndpointError
+from ..exceptions import RFTError
+from ._diff import Changes, Snapshot, TableInfo, changes_between, read_snapshot
+from ._metrics import DatabaseMetrics
+
+__all__ = ["CALLS_TABLE", "CallScope", "DatabaseLimitError", "RolloutDatabase", "ToolRunner"]
+
+logger = logging.getLogger("rft_sdk")
+_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,19}")
+
+#: The SDK's table in every clone: one row per committed tool call, written in the call's own
+#: transaction, so a call_id retried after a crash between the commit and the store's save is
+#: answered from here instead of running its SQL again.
+CALLS_TABLE = "_rft_calls"
+CALLS_DDL = f"CREATE TABLE IF NOT EXISTS {CALLS_TABLE} (call_id TEXT PRIMARY KEY, output TEXT NOT NULL, record TEXT NOT NULL)"
+
+#: ``(name, arguments, rollout_db_connection, item, state) -> output``: how gold actions are replayed
+#: (the server passes one that runs its registered tools through the normal validation path).
+ToolRunner = Callable[[str, dict[str, Any], Any, dict[str, Any], dict[str, Any]], Awaitable[str]]
+
+
+class DatabaseLimitError(RFTError):
+    """``max_live`` per-rollout databases exist; a new rollout must wait for one to be released."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CallScope:
+    """One tool call's hold on its rollout's database: the connection (``rollout.db``) in a
+    transaction the SDK commits when the tool returns and rolls back when it raises.
+
+    Attributes:
+        connection: the driver connection handed to the tool.
+        replay: ``(output, record fields)`` when this ``call_id`` was committed before
+            (the store lost the answer in a crash): answer it, do not run the tool.
+    """
+
+    def __init__(self, owner: RolloutDatabase, db_id: str, connection: Any, is_async: bool,
+                 replay: tuple[str, dict[str, Any]] | None) -> None:
+        self.owner, self.db_id, self.connection, self.is_async = owner, db_id, connection, is_async
+        self.replay = replay
+        self._open = True
+
+    async def commit(self, call_id: str, output: str, record: Mapping[str, Any]) -> None:
+        """Record ``call_id`` and commit the call's transaction.
+
+        Raises:
+            EndpointError: 400 ``tool_error`` when the database refused the commit
+                (e.g. the tool left the transaction failed): nothing was kept.
+        """
+        params = (call_id, output, json.dumps(record, separators=(",", ":")))
+        insert = self.owner.calls_insert_sql
+        try:
+            if self.is_async:
+                await self.connection.execute(insert, params)
+                await self.connection.rft_end(True)
+            else:
+                await anyio.to_thread.run_sync(self._commit_sync, insert, params)
+        except Exception as exc:
+            await self.rollback()
+            self.owner.metrics.event("commit_failed")
+            raise EndpointError(400, "tool_error", f"the tool's database transaction failed to commit: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        self._open = False
+
+    def _commit_sync(self, insert: str, params: tuple[str, str, str]) -> None:
+        self.connection.execute(insert, params)
+        self.connection.rft_end(True)
+
+    async def rollback(self) -> None:
+        """Undo the call's changes (idempotent; errors are logged, the connection is discarded)."""
+        if not self._open:
+            return
+        self._open = False
+        try:
+            if self.is_async:
+                await self.connection.rft_end(False)
+            else:
+                await anyio.to_thread.run_sync(self.connection.rft_end, False)
+        except Exception:
+            logger.warning("rollback of %s failed; connection discarded", self.db_id, exc_info=True)
+            self.connection = None
+
+    async def close(self) -> None:
+        """Roll back anything still open and hand the connection back."""
+        await self.rollback()
+        conn, self.connection = self.connection, None
+        if conn is None:
+            return
+        if self.is_async:
+            await self.owner.acheckin(self.db_id, conn)
+        else:
+            await anyio.to_thread.run_sync(self.owner.checkin, self.db_id, conn)
+
+
+class RolloutDatabase(abc.ABC):
+    """Base of :class:`SQLiteDatabase` and :class:`PostgresDatabase` (see the module docstring).
+
+    Args:
+        name: names this template's databases (a prefix: lower-case letters,
+            digits, ``_``; at most 20 characters). Two servers with different
+            templates on one backend need different names.
+        max_live: most per-rollout databases alive at once (all processes together).
+        ttl_s: seconds a rollout's database lives after its last tool call; keep
+            it at least the rollout store's TTL.
+        pool_size: clones kept ready so a rollout's first call does not pay the clone.
+        sweep_interval_s: seconds between two sweeps of expired databases
+            (default ``min(60, ttl_s / 4)``).
+        admission_timeout_s: seconds a new rollout over ``max_live`` waits for a
+            free slot before the retryable 503.
+
+    Raises:
+        ValueError: a bad name or a non-positive bound.
+    """
+
+    backend = "abstract"
+    supports_async = False
+
+    def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
+                 sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0) -> None:
+        if not _NAME_RE.fullmatch(name):
+            raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', "
+                             "starting with a letter")
+        if max_live < 1 or ttl_s <= 0 or pool_size < 0:
+            raise ValueError("max_live must be >= 1, ttl_s > 0 and pool_size >= 0")
+        self.name = name
+        self.max_live = int(max_live)
+        self.ttl_s = float(ttl_s)
+        self.pool_size = int(pool_size)
+        self.sweep_interval_s = float(sweep_interval_s if sweep_interval_s is not None else min(60.0, ttl_s / 4))
+        self.admission_timeout_s = float(admission_timeout_s)
+        self.metrics = DatabaseMetrics(self.backend)
+        self.runner: ToolRunner | None = None
+        self.tool_is_async: Callable[[str], bool] = lambda name: False
+        self._start_lock = threading.Lock()
+        self._maintain_lock = threading.Lock()
+        self._started = False
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._template_snapshot: Snapshot | None = None
+        self._tables: tuple[TableInfo, ...] | None = None
+        self._gold: dict[str, tuple[Changes, list[str | None]]] = {}
+        self._gold_lock = threading.Lock()
+
+    # -- what a backend implements (blocking; called in worker threads) ------------------
+    calls_insert_sql = f"INSERT INTO {CALLS_TABLE} (call_id, output, record) VALUES (?, ?, ?)"
+    calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = ?"
+
+    @abc.abstractmethod
+    def _prepare(self) -> None:
+        """Build (or find) the private template; idempotent, safe across processes."""
+
+    @abc.abstractmethod
+    def _ensure(self, trace_id: str) -> tuple[str, str | None]:
+        """The rollout's database id, created when missing: ``(db_id, "pool" | "cold" | None)``.
+
+        Raises:
+            DatabaseLimitError: ``max_live`` reached.
+        """
+
+    @abc.abstractmethod
+    def _exists(self, trace_id: str) -> str | None:
+        """The rollout's database id when it exists, else ``None``."""
+
+    @abc.abstractmethod
+    def connect(self, db_id: str, *, read_only: bool = False) -> Any:
+        """A sync connection to ``db_id`` (the SDK's connection class; ``read_only`` for graders)."""
+
+    @abc.abstractmethod
+    def _drop(self, db_id: str) -> bool:
+        """Drop ``db_id`` now; ``True`` if it existed."""
+
+    @abc.abstractmethod
+    def _expire_later(self, db_id: str, after_s: float) -> None:
+        """Let ``db_id`` expire ``after_s`` seconds from now (the sweep drops it then)."""
+
+    @abc.abstractmethod
+    def _sweep(self) -> int:
+        """Drop every database of this template whose time is up; the number dropped."""
+
+    @abc.abstractmethod
+    def _fill_pool(self) -> int:
+        """Clone until ``pool_size`` are ready; the number cloned."""
+
+    @abc.abstractmethod
+    def _counts(self) -> dict[str, int]:
+        """``{"live": per-rollout databases, "pool": ready clones}`` as the backend sees them now."""
+
+    @abc.abstractmethod
+    def _scratch(self) -> str:
+        """A fresh clone owned by no rollout (gold replays); swept like the others if left behind."""
+
+    @abc.abstractmethod
+    def _template_id(self) -> str:
+        """A database id holding the template's content that graders may read."""
+
+    @abc.abstractmethod
+    def table_info(self, conn: Any) -> list[TableInfo]:
+        """The user tables of the database behind ``conn`` (never the ``_rft_*`` ones)."""
+
+    @abc.abstractmethod
+    def drop_all(self) -> int:
+        """Drop every database of this template (rollouts, pool, scratch, template): tests and teardown."""
+
+    async def aconnect(self, db_id: str) -> Any:
+        """An async connection to ``db_id`` (backends with an async driver)."""
+        raise NotImplementedError
+
+    def checkin(self, db_id: str, conn: Any) -> None:
+        """Hand back a sync connection after a call (default: close it)."""
+        conn.close()
+
+    async def acheckin(self, db_id: str, conn: Any) -> None:
+        """Hand back an async connection after a call (default: close it)."""
+        await conn.close()
+
+    def _forget(self, db_id: str) -> None:  # noqa: B027 - optional hook
+        """Close what this process holds open on ``db_id`` before it is dropped (default: nothing)."""
+
+    def _close(self) -> None:  # noqa: B027 - optional hook
+        """Release this process's connections and pools (default: nothing)."""
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def db_id_for(self, trace_id: str) -> str:
+        """The name of ``trace_id``'s database: ``{name}_r_{first 24 hex digits of SHA-256(trace_id)}``."""
+        return f"{self.name}_r_{_digest(trace_id)[:24]}"
+
+    def start(self) -> None:
+        """Prepare the template and start the maintenance thread (sweep, pool); idempotent, blocking.
+
+        Raises:
+            RFTError (or the driver's error): the template could not be built.
+        """
+        with self._start_lock:
+            if self._started:
+                return
+            self._prepare()
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._maintain, name=f"rft-db-{self.name}", daemon=True)
+            self._thread.start()
+            self._started = True
+
+    async def astart(self) -> None:
+        """:meth:`start` in a worker thread (what the server's lifespan and the first call await)."""
+        if not self._started:
+            await anyio.to_thread.run_sync(self.start)
+
+    def close(self) -> None:
+        """Stop the maintenance thread and release this process's connections. Databases stay
+        (other replicas may serve them; the TTL sweep reaps them)."""
+        with self._start_lock:
+            self._stop.set()
+            self._wake.set()
+            if self._thread is not None:
+                self._thread.join(timeout=30)
+            self._thread = None
+            self._started = False
+            self._close()
+
+    async def aclose(self) -> None:
+        """:meth:`close` in a worker thread."""
+        await anyio.to_thread.run_sync(self.close)
+
+    def _maintain(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.maintain_once()
+            except Exception:  # a sweep that fails is retried at the next interval
+                logger.warning("rollout database maintenance of %r failed", self.name, exc_info=True)
+            self._wake.wait(self.sweep_interval_s)
+            self._wake.clear()
+
+    def maintain_once(self) -> dict[str, int]:
+        """One sweep and pool refill now (what the maintenance thread runs every interval);
+        returns ``{"dropped", "cloned", "live", "pool"}``."""
+        with self._maintain_lock:
+            return self._maintain_locked()
+
+    def _maintain_locked(self) -> dict[str, int]:
+        dropped = self._sweep()
+        if dropped:
+            self.metrics.event("dropped_expired", dropped)
+        cloned = self._fill_pool() if self.pool_size and not self._stop.is_set() else 0
+        counts = self._counts()
+        self.metrics.set_counts(counts)
+        return {"dropped": dropped, "cloned": cloned, **counts}
+
+    # -- the request path ------------------------------------------------------------------
+    async def open_call(self, trace_id: str, call_id: str, *, is_async: bool) -> CallScope:
+        """Open ``trace_id``'s database for one call (creating it on the rollout's first call).
+
+        Returns a :class:`CallScope` whose transaction is open; ``scope.replay`` is set when
+        ``call_id`` was committed before.
+
+        Raises:
+            EndpointError: 503 ``database_limit`` (retryable; nothing created or recorded).
+        """
+        await self.astart()
+        t0 = time.perf_counter()
+        db_id = await self._admit(trace_id)
+        use_async = is_async and self.supports_async
+        if use_async:
+            conn = await self.aconnect(db_id)
+            try:
+                await conn.rft_begin()
+                cur = await conn.execute(self.calls_select_sql, (call_id,))
+                row = await cur.fetchone()
+            except BaseException:
+                await conn.rft_end(False)
+                await self.acheckin(db_id, conn)
+                raise
+        else:
+            conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
+        replay = (row[0], json.loads(row[1])) if row is not None else None
+        if replay is not None:
+            self.metrics.event("replayed_from_database")
+        self.metrics.open_latency.observe(time.perf_counter() - t0)
+        return CallScope(self, db_id, conn, use_async, replay)
+
+    def _open_sync(self, db_id: str, call_id: str) -> tuple[Any, Any]:
+        conn = self.connect(db_id)
+        try:
+            conn.rft_begin()
+            row = conn.execute(self.calls_select_sql, (call_id,)).fetchone()
+        except BaseException:
+            try:
+                conn.rft_end(False)
+            finally:
+                self.checkin(db_id, conn)
+            raise
+        return conn, row
+
+    async def _admit(self, trace_id: str) -> str:
+        deadline = time.monotonic() + self.admission_timeout_s
+        delay = 0.05
+        while True:
+            t0 = time.perf_counter()
+            try:
+                db_id, source = await anyio.to_thread.run_sync(self._ensure, trace_id)
+            except DatabaseLimitError as exc:
+                if time.monotonic() + delay > deadline:
+                    self.metrics.event("refused_limit")
+                    raise EndpointError(503, "database_limit", f"{exc}; retry later", counter="database_limit",
+                                        headers={"Retry-After": "1"}) from exc
+                self._wake.set()  # a sweep may free a slot
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            if source is not None:
+                self.metrics.clone_latency.labels(source).observe(time.perf_counter() - t0)
+                self.metrics.event(f"created_{source}")
+                if source == "pool":
+                    self._wake.set()  # refill
+            return db_id
+
+    async def release(self, trace_id: str, after_s: float = 0.0) -> None:
+        """Drop ``trace_id``'s database now (``after_s <= 0``) or let it expire ``after_s`` seconds
+        from now (a grade kept for regrading). No-op when it has none."""
+        db_id = await anyio.to_thread.run_sync(self._exists, trace_id)
+        if db_id is None:
+            return
+        if after_s > 0:
+            await anyio.to_thread.run_sync(self._expire_later, db_id, after_s)
+            return
+        if await anyio.to_thread.run_sync(self._drop, db_id):
+            self.metrics.event("dropped_graded")
+
+    async def sweep(self) -> int:
+        """Drop every expired database now (the maintenance thread does this every interval)."""
+        await self.astart()
+        return int((await anyio.to_thread.run_sync(self.maintain_once))["dropped"])
+
+    def stats(self) -> dict[str, int]:
+        """This process's last view of ``{"live", "pool"}`` (no I/O; :meth:`counts` reads the backend)."""
+        return dict(self.metrics.counts)
+
+    async def counts(self) -> dict[str, int]:
+        """``{"live", "pool"}`` read from the backend now."""
+        await self.astart()
+        counts = await anyio.to_thread.run_sync(self._counts)
+        self.metrics.set_counts(counts)
+        return counts
+
+    # -- grading ---------------------------------------------------------------------------
+    def attach(self, runner: ToolRunner, tool_is_async: Callable[[str], bool], registry: Any | None) -> None:
+        """Called by the server: how to replay gold actions, and the Prometheus registry for figures."""
+        self.runner = runner
+        self.tool_is_async = tool_is_async
+        if registry is not None:
+            self.metrics.register(registry)
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        """The template's user tables (read once)."""
+        if self._tables is None:
+            self.template_snapshot()
+        assert self._tables is not None  # set by template_snapshot
+        return self._tables
+
+    def template_snapshot(self) -> Snapshot:
+        """Every row of the template, read once per process and kept (O(template size) memory)."""
+        if self._template_snapshot is None:
+            conn = self.connect(self._template_id(), read_only=True)
+            try:
+                tables = tuple(self.table_info(conn))
+                snap = read_snapshot(conn, tables)
+            finally:
+                _close_quietly(conn)
+            self._tables, self._template_snapshot = tables, snap
+        return self._template_snapshot
+
+    def snapshot_of(self, db_id: str) -> Snapshot:
+        """Every row of ``db_id`` (blocking; O(database size))."""
+        conn = self.connect(db_id, read_only=True)
+        try:
+            return read_snapshot(conn, self.table_info(conn))
+        finally:
+            _close_quietly(conn)
+
+    def changes_of(self, db_id: str) -> Changes:
+        """``{(table, key): final row or None}`` of every row of ``db_id`` that differs from the template
+        (blocking). Default: a full snapshot compared in Python (O(database size)); backends that can
+        compare inside the engine override it."""
+        return changes_between(self.template_snapshot(), self.snapshot_of(db_id))
+
+    async def gold_changes(self, actions: Sequence[Mapping[str, Any]], item: dict[str, Any]
+                           ) -> tuple[Changes, list[str | None]]:
+        """Replay ``actions`` (``[{"name", "arguments": dict | JSON text}]``) in a scratch clone,
+        return ``(changes against the template, per-action error or None)``; cached per
+        action list in this process (every sample of an item shares it).
+
+        Raises:
+            RFTError: no tool runner attached (the database is not served by a ``ToolServer``),
+                or an action names no registered tool.
+        """
+        key = _digest(json.dumps(actions, sort_keys=True, default=str))
+        cached = self._gold.get(key)
+        if cached is not None:
+            return cached
+        if self.runner is None:
+            raise RFTError("gold replay needs the database attached to a ToolServer(db=...)")
+        await self.astart()
+        await anyio.to_thread.run_sync(self.template_snapshot)
+        db_id = await anyio.to_thread.run_sync(self._scratch)
+        errors: list[str | None] = []
+        try:
+            state: dict[str, Any] = {}
+            for action in actions:
+                errors.append(await self._replay_one(db_id, action, item, state))
+            changes = await anyio.to_thread.run_sync(self.changes_of, db_id)
+        finally:
+            await anyio.to_thread.run_sync(self._drop, db_id)
+        result = (changes, errors)
+        with self._gold_lock:
+            if len(self._gold) >= 1024:
+                self._gold.clear()
+            self._gold[key] = result
+        return result
+
+    async def _replay_one(self, db_id: str, action: Mapping[str, Any], item: dict[str, Any],
+                          state: dict[str, Any]) -> str | None:
+        name, arguments = action.get("name"), action.get("arguments") or {}
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise RFTError(f"bad gold action {action!r}: need {{'name': str, 'arguments': dict}}")
+        runner = self.runner
+        assert runner is not None
+        use_async = self.tool_is_async(name) and self.supports_async
+        conn = await self.aconnect(db_id) if use_async else await anyio.to_thread.run_sync(self.connect, db_id)
+        scope = CallScope(self, db_id, conn, use_async, None)
+        try:
+            if use_async:
+                await conn.rft_begin()
+            else:
+                await anyio.to_thread.run_sync(conn.rft_begin)
+            try:
+                await runner(name, arguments, conn, item, state)
+            except EndpointError as exc:
+                if exc.status == 404:
+                    raise RFTError(f"gold action names no registered tool: {name!r}") from exc
+                await scope.rollback()
+                return exc.message
+            await scope.commit(f"gold:{len(state)}:{time.monotonic_ns()}", "", {})
+            return None
+        finally:
+            await scope.close()
+
+
+def _close_quietly(conn: Any) -> None:
+    try:
+        conn.close()
+    except Exception:  # closing a read connection cannot lose anything
+        logger.debug("closing a read connection failed", exc_info=True)

@@ -1,0 +1,425 @@
+"""``PostgresDatabase``: one PostgreSQL database per rollout, ``CREATE DATABASE ... TEMPLATE``.
+
+Every replica, on any host, points at the same server. What exists is recorded
+in one registry table in the database of the URL (``rft_rollout_databases``:
+``name, prefix, kind, trace_id, created_at, expires_at``), next to the
+databases it describes, so the two never disagree for longer than one step:
+
+* a row is written *before* its ``CREATE DATABASE`` (which cannot run in a
+  transaction), so a replica killed mid-clone leaves a row the sweep finds;
+* a rollout's database is named after its ``trace_id``
+  (``{name}_r_{sha256[:24]}``), so any replica connects to it directly;
+* the warm pool holds clones named ``{name}_p_{uuid}``; a rollout claims one
+  with ``ALTER DATABASE ... RENAME`` in the same transaction that updates its
+  row (``FOR UPDATE SKIP LOCKED``: two replicas never claim the same clone);
+* admission takes a transaction-level advisory lock, counts the live rows
+  and inserts, so ``max_live`` holds across replicas;
+* the sweep (every replica's maintenance thread) drops each database whose
+  ``expires_at`` passed, ``WITH (FORCE)`` (connections of other replicas are
+  ended), then deletes its row. Every tool call pushes ``expires_at`` to
+  ``now() + ttl_s`` (at most once per ``ttl_s / 8`` per replica).
+
+The template is private: ``{name}_template``, built once from the user's
+``template`` database (cloned) or ``setup`` function, plus the SDK's
+``_rft_calls`` table; ``{name}_ref`` is a clone of it graders read (a template
+cannot be cloned while someone is connected to it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..exceptions import RFTError
+from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
+from ._connection import pg_classes
+from ._diff import TableInfo
+
+__all__ = ["REGISTRY_TABLE", "PostgresDatabase"]
+
+#: The registry table, in the database of the server URL.
+REGISTRY_TABLE = "rft_rollout_databases"
+_REGISTRY_DDL = f"""
+CREATE TABLE IF NOT EXISTS {REGISTRY_TABLE} (
+    name text PRIMARY KEY,
+    prefix text NOT NULL,
+    kind text NOT NULL,          -- creating | rollout | pool_creating | pool | scratch
+    trace_id text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {REGISTRY_TABLE}_prefix_kind ON {REGISTRY_TABLE} (prefix, kind)
+"""
+
+
+def _lock_key(text: str) -> int:
+    """A signed 64-bit advisory-lock key for ``text``."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
+
+
+class PostgresDatabase(RolloutDatabase):
+    """A database per rollout on a PostgreSQL server shared by every replica.
+
+    Args:
+        url: libpq URL of the server and of the database that holds the registry
+            table, e.g. ``"postgresql://rft@db:5432/postgres"``. The role needs
+            ``CREATEDB``.
+        template: name of an existing database with the schema and seed data
+            (cloned once into the private template; nobody may be connected to it
+            at that moment), or ``None`` with ``setup``.
+        setup: ``setup(conn: psycopg.Connection)`` creating the schema and seed rows
+            in an empty database, run once (the SDK commits).
+        strategy: ``CREATE DATABASE ... STRATEGY`` (``"wal_log"``, the default of
+            PostgreSQL 15+, or ``"file_copy"``); ``None``: the server's default.
+        max_connections: connections this process keeps open to rollout databases
+            (least recently used closed first).
+        rebuild: rebuild the private template even when it exists.
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``,
+            ``sweep_interval_s``, ``admission_timeout_s`` of :class:`RolloutDatabase`.
+
+    ``rollout.db`` is a ``psycopg.Connection`` (``async def`` tools: a
+    ``psycopg.AsyncConnection``), not in autocommit mode.
+
+    Raises:
+        ValueError: neither or both of ``template`` and ``setup``; a bad ``strategy``.
+        RFTError: psycopg is not installed (``pip install "rft-sdk[postgres]"``).
+    """
+
+    backend = "postgres"
+    supports_async = True
+    calls_insert_sql = f"INSERT INTO {CALLS_TABLE} (call_id, output, record) VALUES (%s, %s, %s)"
+    calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = %s"
+
+    def __init__(self, url: str, *, template: str | None = None,
+                 setup: Callable[[Any], None] | None = None, strategy: str | None = None,
+                 max_connections: int = 64, rebuild: bool = False, **options: Any) -> None:
+        options.setdefault("pool_size", 4)
+        super().__init__(**options)
+        try:
+            import psycopg  # noqa: F401
+            import psycopg_pool  # noqa: F401
+        except ImportError as exc:
+            raise RFTError(f'PostgresDatabase needs psycopg and psycopg_pool ({exc}): pip install "rft-sdk[postgres]"'
+                           ) from exc
+        if (template is None) == (setup is None):
+            raise ValueError("PostgresDatabase needs exactly one of template= (a database name) or setup= (a function)")
+        if strategy is not None and strategy.lower() not in ("wal_log", "file_copy"):
+            raise ValueError(f"strategy must be 'wal_log' or 'file_copy', got {strategy!r}")
+        self.url = url
+        self.source, self.setup, self.strategy = template, setup, strategy
+        self.max_connections = int(max_connections)
+        self.rebuild = rebuild
+        self.template_name = f"{self.name}_template"
+        self.ref_name = f"{self.name}_ref"
+        self._admin: Any = None
+        self._idle: OrderedDict[str, Any] = OrderedDict()
+        self._idle_lock = threading.Lock()
+        self._touched: dict[str, float] = {}
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _conninfo(self, dbname: str, **extra: Any) -> str:
+        from psycopg.conninfo import make_conninfo
+        return str(make_conninfo(self.url, dbname=dbname, **extra))
+
+    @contextlib.contextmanager
+    def _admin_conn(self) -> Iterator[Any]:
+        if self._admin is None:
+            from psycopg_pool import ConnectionPool
+            self._admin = ConnectionPool(self.url, min_size=1, max_size=8, kwargs={"autocommit": True},
+                                         open=True, name=f"rft-db-{self.name}")
+        with self._admin.connection() as conn:
+            yield conn
+
+    def _ident(self, name: str) -> Any:
+        from psycopg import sql
+        return sql.Identifier(name)
+
+    def _create(self, conn: Any, name: str, template: str) -> None:
+        from psycopg import sql
+        query = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(self._ident(name), self._ident(template))
+        if self.strategy:
+            query = sql.SQL("{} STRATEGY {}").format(query, sql.SQL(self.strategy.upper()))
+        conn.execute(query)
+
+    def _drop_db(self, conn: Any, name: str) -> None:
+        from psycopg import sql
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(self._ident(name)))
+
+    def _db_exists(self, conn: Any, name: str) -> bool:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+
+    # -- template --------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        with self._admin_conn() as conn:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("rft-registry"),))
+                conn.execute(_REGISTRY_DDL)
+            with conn.transaction():  # one replica builds; the others wait here, then find it built
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
+                if self._db_exists(conn, self.template_name) and self._db_exists(conn, self.ref_name) \
+                        and not self.rebuild:
+                    return
+        self._build_template()
+        self.rebuild = False
+
+    def _build_template(self) -> None:
+        from psycopg import sql
+        building = f"{self.name}_b_{uuid.uuid4().hex[:12]}"
+        with self._admin_conn() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
+            try:
+                if self.source is not None:
+                    if not self._db_exists(conn, self.source):
+                        raise RFTError(f"template database {self.source!r} does not exist on {self._redacted()}")
+                    self._create(conn, building, self.source)
+                else:
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(self._ident(building)))
+                import psycopg
+                with psycopg.connect(self._conninfo(building)) as target:
+                    if self.setup is not None:
+                        self.setup(target)
+                    target.execute(CALLS_DDL)
+                    target.commit()
+                for old in (self.ref_name, self.template_name):
+                    self._drop_db(conn, old)
+                conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(building),
+                                                                              self._ident(self.template_name)))
+                self._create(conn, self.ref_name, self.template_name)
+                # the pool was cloned from the old template: drop it
+                for (name,) in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool'",
+                                            (self.name,)).fetchall():
+                    self._drop_db(conn, name)
+                    conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (name,))
+            except BaseException:
+                self._drop_db(conn, building)
+                raise
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_lock_key(f"rft-template-{self.name}"),))
+
+    def _redacted(self) -> str:
+        from psycopg.conninfo import conninfo_to_dict
+        info = conninfo_to_dict(self.url)
+        return f"{info.get('host', 'localhost')}:{info.get('port', 5432)}"
+
+    # -- per rollout -----------------------------------------------------------------------
+    def _exists(self, trace_id: str) -> str | None:
+        db_id = self.db_id_for(trace_id)
+        with self._admin_conn() as conn:
+            row = conn.execute(f"SELECT kind FROM {REGISTRY_TABLE} WHERE name = %s", (db_id,)).fetchone()
+        return db_id if row is not None and row[0] == "rollout" else None
+
+    def _ensure(self, trace_id: str) -> tuple[str, str | None]:
+        db_id = self.db_id_for(trace_id)
+        last = self._touched.get(db_id)
+        if last is not None and time.monotonic() - last < self.ttl_s / 8:
+            return db_id, None
+        ttl = f"{self.ttl_s} seconds"
+        with self._admin_conn() as conn:
+            with conn.transaction():
+                row = conn.execute(f"UPDATE {REGISTRY_TABLE} SET expires_at = now() + %s::interval "
+                                   "WHERE name = %s RETURNING kind", (ttl, db_id)).fetchone()
+                if row is not None and row[0] == "rollout":
+                    self._touched[db_id] = time.monotonic()
+                    return db_id, None
+            if row is not None:  # another replica is creating it: wait for it
+                return self._wait_ready(conn, db_id), None
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-admit-{self.name}"),))
+                (live,) = conn.execute(f"SELECT count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s "
+                                       "AND kind IN ('rollout', 'creating')", (self.name,)).fetchone()
+                if live >= self.max_live:
+                    self.metrics.set_counts({"live": live, "pool": self.metrics.counts.get("pool", 0)})
+                    raise DatabaseLimitError(f"{live} rollout databases are alive (max_live={self.max_live})")
+                pooled = conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool' "
+                                      "ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED", (self.name,)).fetchone()
+                if pooled is not None:
+                    from psycopg import sql
+                    conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(pooled[0]),
+                                                                                  self._ident(db_id)))
+                    conn.execute(f"UPDATE {REGISTRY_TABLE} SET name = %s, kind = 'rollout', trace_id = %s, "
+                                 "expires_at = now() + %s::interval WHERE name = %s",
+                                 (db_id, trace_id, ttl, pooled[0]))
+                else:
+                    conn.execute(f"INSERT INTO {REGISTRY_TABLE} (name, prefix, kind, trace_id, expires_at) "
+                                 "VALUES (%s, %s, 'creating', %s, now() + %s::interval)",
+                                 (db_id, self.name, trace_id, ttl))
+            if pooled is not None:
+                self._touched[db_id] = time.monotonic()
+                return db_id, "pool"
+            try:
+                self._create(conn, db_id, self.template_name)
+            except BaseException:
+                conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (db_id,))
+                raise
+            conn.execute(f"UPDATE {REGISTRY_TABLE} SET kind = 'rollout' WHERE name = %s", (db_id,))
+        self._touched[db_id] = time.monotonic()
+        return db_id, "cold"
+
+    def _wait_ready(self, conn: Any, db_id: str, timeout_s: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            row = conn.execute(f"SELECT kind FROM {REGISTRY_TABLE} WHERE name = %s", (db_id,)).fetchone()
+            if row is not None and row[0] == "rollout":
+                return db_id
+            if row is None:
+                break
+            time.sleep(0.05)
+        raise RFTError(f"rollout database {db_id} was not created by the replica creating it")
+
+    def connect(self, db_id: str, *, read_only: bool = False) -> Any:
+        sync_cls, _ = pg_classes()
+        if read_only:
+            return sync_cls.connect(self._conninfo(db_id, options="-c default_transaction_read_only=on"))
+        with self._idle_lock:
+            conn = self._idle.pop(db_id, None)
+        if conn is not None and not conn.closed and not conn.broken:
+            return conn
+        return sync_cls.connect(self._conninfo(db_id))
+
+    def checkin(self, db_id: str, conn: Any) -> None:
+        if conn.closed or conn.broken:
+            return
+        evicted = []
+        with self._idle_lock:
+            old = self._idle.pop(db_id, None)
+            if old is not None:
+                evicted.append(old)
+            self._idle[db_id] = conn
+            while len(self._idle) > self.max_connections:
+                evicted.append(self._idle.popitem(last=False)[1])
+        for extra in evicted:
+            extra.close()
+
+    async def aconnect(self, db_id: str) -> Any:
+        _, async_cls = pg_classes()
+        return await async_cls.connect(self._conninfo(db_id))
+
+    def _forget(self, db_id: str) -> None:
+        self._touched.pop(db_id, None)
+        with self._idle_lock:
+            conn = self._idle.pop(db_id, None)
+        if conn is not None:
+            conn.close()
+
+    def _drop(self, db_id: str) -> bool:
+        self._forget(db_id)
+        with self._admin_conn() as conn:
+            existed = conn.execute(f"SELECT 1 FROM {REGISTRY_TABLE} WHERE name = %s", (db_id,)).fetchone()
+            self._drop_db(conn, db_id)
+            conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (db_id,))
+        return existed is not None
+
+    def _expire_later(self, db_id: str, after_s: float) -> None:
+        self._forget(db_id)
+        with self._admin_conn() as conn:
+            conn.execute(f"UPDATE {REGISTRY_TABLE} SET expires_at = now() + %s::interval WHERE name = %s",
+                         (f"{after_s} seconds", db_id))
+
+    def _sweep(self) -> int:
+        dropped = 0
+        with self._admin_conn() as conn:
+            rows = conn.execute(f"SELECT name, kind FROM {REGISTRY_TABLE} WHERE prefix = %s AND expires_at < now()",
+                                (self.name,)).fetchall()
+            for name, kind in rows:
+                self._forget(name)
+                self._drop_db(conn, name)
+                conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s AND expires_at < now()", (name,))
+                dropped += int(kind in ("rollout", "creating"))
+        return dropped
+
+    def _fill_pool(self) -> int:
+        ttl = f"{self.ttl_s} seconds"
+        cloned = 0
+        with self._admin_conn() as conn:
+            conn.execute(f"UPDATE {REGISTRY_TABLE} SET expires_at = now() + %s::interval "
+                         "WHERE prefix = %s AND kind = 'pool'", (ttl, self.name))  # still wanted
+            while not self._stop.is_set():
+                name = f"{self.name}_p_{uuid.uuid4().hex[:24]}"
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-pool-{self.name}"),))
+                    (have,) = conn.execute(f"SELECT count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s "
+                                           "AND kind IN ('pool', 'pool_creating')", (self.name,)).fetchone()
+                    if have >= self.pool_size:
+                        break
+                    conn.execute(f"INSERT INTO {REGISTRY_TABLE} (name, prefix, kind, expires_at) "
+                                 "VALUES (%s, %s, 'pool_creating', now() + %s::interval)", (name, self.name, ttl))
+                try:
+                    self._create(conn, name, self.template_name)
+                except BaseException:
+                    conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (name,))
+                    raise
+                conn.execute(f"UPDATE {REGISTRY_TABLE} SET kind = 'pool' WHERE name = %s", (name,))
+                cloned += 1
+        return cloned
+
+    def _counts(self) -> dict[str, int]:
+        with self._admin_conn() as conn:
+            rows = conn.execute(f"SELECT kind, count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s GROUP BY kind",
+                                (self.name,)).fetchall()
+        kinds = dict(rows)
+        return {"live": int(kinds.get("rollout", 0) + kinds.get("creating", 0)), "pool": int(kinds.get("pool", 0))}
+
+    def _scratch(self) -> str:
+        name = f"{self.name}_s_{uuid.uuid4().hex[:24]}"
+        with self._admin_conn() as conn:
+            conn.execute(f"INSERT INTO {REGISTRY_TABLE} (name, prefix, kind, expires_at) "
+                         "VALUES (%s, %s, 'scratch', now() + %s::interval)", (name, self.name, f"{self.ttl_s} seconds"))
+            self._create(conn, name, self.template_name)
+        return name
+
+    def _template_id(self) -> str:
+        return self.ref_name
+
+    def table_info(self, conn: Any) -> list[TableInfo]:
+        rows = conn.execute(
+            "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+            "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+            "WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
+            "ORDER BY c.table_name, c.ordinal_position").fetchall()
+        keys = conn.execute(
+            "SELECT k.table_name, k.column_name FROM information_schema.table_constraints tc "
+            "JOIN information_schema.key_column_usage k ON k.constraint_name = tc.constraint_name "
+            "AND k.table_schema = tc.table_schema AND k.table_name = tc.table_name "
+            "WHERE tc.table_schema = 'public' AND tc.constraint_type = 'PRIMARY KEY' "
+            "ORDER BY k.table_name, k.ordinal_position").fetchall()
+        if not conn.info.transaction_status == 0:  # read-only views: end the catalogue read
+            conn.rollback()
+        columns: dict[str, list[str]] = {}
+        for table, column in rows:
+            columns.setdefault(table, []).append(column)
+        pks: dict[str, list[str]] = {}
+        for table, column in keys:
+            pks.setdefault(table, []).append(column)
+        return [TableInfo(t, tuple(cols), tuple(cols.index(c) for c in pks.get(t, ())))
+                for t, cols in sorted(columns.items()) if not t.startswith("_rft_")]
+
+    def drop_all(self) -> int:
+        self._close_idle()
+        dropped = 0
+        with self._admin_conn() as conn:
+            names = [r[0] for r in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s",
+                                                (self.name,)).fetchall()]
+            for name in [*names, self.ref_name, self.template_name]:
+                self._drop_db(conn, name)
+                dropped += 1
+            conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE prefix = %s", (self.name,))
+        return dropped
+
+    def _close_idle(self) -> None:
+        with self._idle_lock:
+            idle, self._idle = list(self._idle.values()), OrderedDict()
+        for conn in idle:
+            conn.close()
+        self._touched.clear()
+
+    def _close(self) -> None:
+        self._close_idle()
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None

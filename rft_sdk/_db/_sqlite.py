@@ -1,0 +1,259 @@
+"""``SQLiteDatabase``: one SQLite file per rollout, cloned from a template file.
+
+Layout of ``dir`` (shared by the worker processes of one host)::
+
+    template.db           the private template (built once from ``template`` or ``setup``)
+    r-<sha256 prefix>.db  one rollout's database; its mtime is the last tool call
+    pool-<uuid>.db        warm clones; a rollout claims one by renaming it (atomic)
+    gold-<uuid>.db        scratch clones of gold replays
+    .lock                 ``flock`` held while admitting a new rollout (the bound is exact)
+
+A file whose mtime is older than ``ttl_s`` is expired and removed by the
+sweep (with its ``-journal``/``-wal``/``-shm``); temporary files of a clone
+that crashed go the same way. Nothing else records what exists: a process
+killed at any point leaves only files the sweep recognises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import RFTError
+from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
+from ._clone import clone_file
+from ._connection import SQLiteConnection
+from ._diff import TableInfo, quote
+
+__all__ = ["SQLiteDatabase"]
+
+_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+class SQLiteDatabase(RolloutDatabase):
+    """A database per rollout in SQLite files (see the module docstring and :class:`RolloutDatabase`).
+
+    Args:
+        template: an existing SQLite file holding the schema and seed data (read
+            with the backup API once: it may be in use), or ``None`` with ``setup``.
+        setup: ``setup(conn: sqlite3.Connection)`` creating the schema and seed
+            rows in an empty database, run once (the SDK commits).
+        dir: folder of the files (default ``$RFT_DB_DIR/<name>``, else
+            ``<temp dir>/rft-db-<name>``); every worker of one host must use the same.
+        rebuild: rebuild the private template even when one exists (after the
+            seed changed).
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``,
+            ``sweep_interval_s``, ``admission_timeout_s`` of :class:`RolloutDatabase`.
+
+    ``rollout.db`` is a ``sqlite3.Connection`` (``isolation_level=None``,
+    ``check_same_thread=False``), also for ``async def`` tools (SQLite has no
+    async driver in the standard library; a local file answers in microseconds).
+
+    Raises:
+        ValueError: neither or both of ``template`` and ``setup``.
+    """
+
+    backend = "sqlite"
+    clone_method = "unknown"
+
+    def __init__(self, template: str | os.PathLike[str] | None = None, *,
+                 setup: Callable[[sqlite3.Connection], None] | None = None,
+                 dir: str | os.PathLike[str] | None = None, rebuild: bool = False, **options: Any) -> None:
+        super().__init__(**options)
+        if (template is None) == (setup is None):
+            raise ValueError("SQLiteDatabase needs exactly one of template= (an SQLite file) or setup= (a function)")
+        self.source = Path(template) if template is not None else None
+        self.setup = setup
+        self.rebuild = rebuild
+        if dir is None:
+            base = os.environ.get("RFT_DB_DIR")
+            dir = Path(base) / self.name if base else Path(tempfile.gettempdir()) / f"rft-db-{self.name}"
+        self.dir = Path(dir)
+        self.template_path = self.dir / "template.db"
+
+    # -- files -----------------------------------------------------------------------------
+    def _path(self, db_id: str) -> Path:
+        return self.dir / f"{db_id}.db"
+
+    def db_id_for(self, trace_id: str) -> str:
+        return "r-" + super().db_id_for(trace_id).rsplit("_", 1)[1]
+
+    @contextlib.contextmanager
+    def _dir_lock(self) -> Iterator[None]:
+        with open(self.dir / ".lock", "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _prepare(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self._dir_lock():
+            if self.template_path.exists() and not self.rebuild:
+                return
+            tmp = self.dir / f".tmp-{uuid.uuid4().hex}-template.db"
+            try:
+                conn = sqlite3.connect(tmp, isolation_level=None)
+                try:
+                    if self.source is not None:
+                        if not self.source.exists():
+                            raise RFTError(f"SQLite template {str(self.source)!r} does not exist")
+                        source = sqlite3.connect(f"file:{self.source}?mode=ro", uri=True)
+                        try:
+                            source.backup(conn)
+                        finally:
+                            source.close()
+                    else:
+                        assert self.setup is not None
+                        conn.execute("BEGIN")
+                        self.setup(conn)
+                        if conn.in_transaction:
+                            conn.execute("COMMIT")
+                    conn.execute("PRAGMA journal_mode=DELETE")
+                    conn.execute(CALLS_DDL)
+                    conn.execute("VACUUM")
+                finally:
+                    conn.close()
+                os.replace(tmp, self.template_path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            self.rebuild = False
+
+    def _clone_to(self, path: Path) -> str:
+        method = clone_file(self.template_path, path)
+        self.clone_method = method
+        return method
+
+    def _exists(self, trace_id: str) -> str | None:
+        db_id = self.db_id_for(trace_id)
+        return db_id if self._path(db_id).exists() else None
+
+    def _live_files(self) -> list[Path]:
+        return [p for p in self.dir.glob("r-*.db")]
+
+    def _ensure(self, trace_id: str) -> tuple[str, str | None]:
+        db_id = self.db_id_for(trace_id)
+        path = self._path(db_id)
+        if path.exists():
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(path)
+                return db_id, None
+        with self._dir_lock():
+            if path.exists():
+                return db_id, None
+            live = len(self._live_files())
+            if live >= self.max_live:
+                self.metrics.set_counts({"live": live, "pool": len(list(self.dir.glob("pool-*.db")))})
+                raise DatabaseLimitError(f"{live} rollout databases are alive (max_live={self.max_live})")
+            for pooled in sorted(self.dir.glob("pool-*.db")):
+                try:
+                    os.rename(pooled, path)  # claimed: no other process can rename it too
+                except FileNotFoundError:
+                    continue
+                os.utime(path)
+                return db_id, "pool"
+            self._clone_to(path)
+            return db_id, "cold"
+
+    def connect(self, db_id: str, *, read_only: bool = False) -> Any:
+        path = self._path(db_id) if db_id != "template" else self.template_path
+        if read_only:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                   check_same_thread=False, factory=SQLiteConnection)
+        else:
+            if not path.exists():
+                raise RFTError(f"rollout database {db_id} does not exist (expired or dropped)")
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=SQLiteConnection,
+                                   timeout=30.0)
+            conn.execute("PRAGMA synchronous=OFF")  # a scratch copy: a killed process loses nothing, a power cut the run
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
+
+    def _remove(self, path: Path) -> bool:
+        existed = False
+        for suffix in ("", *_SIDE_FILES):
+            with contextlib.suppress(FileNotFoundError):
+                Path(str(path) + suffix).unlink()
+                existed = existed or suffix == ""
+        return existed
+
+    def _drop(self, db_id: str) -> bool:
+        return self._remove(self._path(db_id))
+
+    def _expire_later(self, db_id: str, after_s: float) -> None:
+        when = time.time() + after_s - self.ttl_s
+        with contextlib.suppress(FileNotFoundError):
+            os.utime(self._path(db_id), (when, when))
+
+    def _sweep(self) -> int:
+        if not self.dir.exists():
+            return 0
+        cutoff = time.time() - self.ttl_s
+        dropped = 0
+        for path in [*self.dir.glob("r-*.db"), *self.dir.glob("gold-*.db"), *self.dir.glob(".tmp-*")]:
+            try:
+                if path.stat().st_mtime < cutoff:
+                    dropped += int(self._remove(path) and path.name.startswith("r-"))
+            except FileNotFoundError:
+                continue
+        return dropped
+
+    def _fill_pool(self) -> int:
+        cloned = 0
+        now = time.time()
+        for pooled in self.dir.glob("pool-*.db"):  # still wanted: keep the sweep off them
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(pooled, (now, now))
+        while not self._stop.is_set():
+            with self._dir_lock():  # every process fills the one pool: count and clone together
+                if len(list(self.dir.glob("pool-*.db"))) >= self.pool_size:
+                    break
+                self._clone_to(self.dir / f"pool-{uuid.uuid4().hex}.db")
+            cloned += 1
+        return cloned
+
+    def _counts(self) -> dict[str, int]:
+        if not self.dir.exists():
+            return {"live": 0, "pool": 0}
+        return {"live": len(self._live_files()), "pool": len(list(self.dir.glob("pool-*.db")))}
+
+    def _scratch(self) -> str:
+        db_id = f"gold-{uuid.uuid4().hex}"
+        self._clone_to(self._path(db_id))
+        return db_id
+
+    def _template_id(self) -> str:
+        return "template"
+
+    def table_info(self, conn: Any) -> list[TableInfo]:
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        tables = []
+        for name in names:
+            if name == CALLS_TABLE or name.startswith("_rft_"):
+                continue
+            info = conn.execute(f"PRAGMA table_info({quote(name)})").fetchall()
+            columns = tuple(row[1] for row in info)
+            pk = sorted((row[5], i) for i, row in enumerate(info) if row[5])
+            tables.append(TableInfo(name, columns, tuple(i for _, i in pk)))
+        return tables
+
+    def drop_all(self) -> int:
+        dropped = 0
+        if self.dir.exists():
+            for path in list(self.dir.iterdir()):
+                if path.name.endswith(".db"):
+                    dropped += int(self._remove(path))
+                elif path.name.startswith(".tmp-"):
+                    path.unlink(missing_ok=True)
+        return dropped

@@ -1,0 +1,301 @@
+"""A database per rollout, on SQLite and on a real PostgreSQL, through real HTTP (uvicorn)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from db_helpers import TOOLS, Client, end_state
+
+from rft_sdk import MemoryStore, Rollout, ToolServer
+from rft_sdk.testing import run_server
+
+
+def serve(db, **options):
+    return run_server(ToolServer(tools=TOOLS, graders=[end_state], db=db, **options))
+
+
+async def test_64_parallel_rollouts_each_see_only_their_own_writes(make):
+    db = make(max_live=128)
+    with serve(db) as url:
+        client = Client(url)
+
+        async def rollout(i: int) -> tuple[dict, dict, int]:
+            t = f"trace-{i}"
+            assert (await client.call(t, "put", {"k": "a", "v": 1000 + i})).status_code == 200
+            assert (await client.call(t, "put", {"k": f"own-{i}", "v": i})).status_code == 200
+            await asyncio.sleep(0)
+            seen = json.loads((await client.call(t, "get", {"k": "a"})).json()["output"])
+            other = json.loads((await client.call(t, "get", {"k": f"own-{(i + 1) % 64}"})).json()["output"])
+            return seen, other, i
+
+        results = await asyncio.gather(*(rollout(i) for i in range(64)))
+        await client.aclose()
+    for seen, other, i in results:
+        assert seen == {"v": 1000 + i, "rows": 3}  # its own update of "a", the 2 seed rows + its own row
+        assert other == {"v": None, "rows": 3}  # never another rollout's row
+    assert (await db.counts())["live"] == 64
+
+
+async def test_a_tool_that_raises_leaves_the_database_unchanged(make):
+    db = make()
+    with serve(db) as url:
+        client = Client(url)
+        failed = await client.call("t", "put", {"k": "a", "v": -5})  # commits inside, then raises ToolError
+        assert failed.status_code == 400 and failed.json()["error"]["message"] == "negative values are refused"
+        after = json.loads((await client.call("t", "get", {"k": "a"})).json()["output"])
+        await client.aclose()
+    assert after == {"v": 1, "rows": 2}
+
+
+async def test_a_retried_call_id_does_not_run_its_sql_again(make):
+    db = make()
+    with serve(db) as url:
+        client = Client(url)
+        first = await client.call("t", "bump", {}, call_id="call_1")
+        again = await client.call("t", "bump", {}, call_id="call_1")
+        later = await client.call("t", "bump", {}, call_id="call_2")
+        await client.aclose()
+    assert first.json()["output"] == "1" and again.content == first.content
+    assert later.json()["output"] == "2"  # the retry ran no INSERT
+
+
+async def test_a_call_committed_before_the_store_lost_it_is_answered_from_the_database(make):
+    """A replica that dies between the database commit and the store's save: the retry (here on a
+    server with an empty store) is answered from _rft_calls and runs no SQL."""
+    db = make()
+    with serve(db, store=MemoryStore()) as url:
+        client = Client(url)
+        first = await client.call("t", "bump", {}, call_id="call_1")
+        await client.aclose()
+    with serve(db, store=MemoryStore()) as url:  # the store's copy is gone, the database's is not
+        client = Client(url)
+        retried = await client.call("t", "bump", {}, call_id="call_1")
+        fresh = await client.call("t", "bump", {}, call_id="call_2")
+        await client.aclose()
+    assert retried.status_code == 200 and retried.json()["output"] == first.json()["output"] == "1"
+    assert fresh.json()["output"] == "2"
+    assert db.metrics.events["replayed_from_database"] == 1
+
+
+async def test_the_grade_scores_the_end_state_and_releases_the_database(make):
+    db = make()
+    item = {"actions": [{"name": "put", "arguments": {"k": "c", "v": 3}}]}
+    with serve(db) as url:
+        client = Client(url)
+        await client.call("good", "put", {"k": "c", "v": 3}, item=item)
+        await client.call("good", "get", {"k": "c"}, item=item)  # reads do not matter
+        await client.call("bad", "put", {"k": "c", "v": 4}, item=item)
+        assert (await db.counts())["live"] == 2
+        good, bad = await client.grade("good", item), await client.grade("bad", item)
+        nothing = await client.grade("idle", item)  # no call: the template's state, not the gold one
+        late = await client.call("good", "get", {"k": "c"})
+        metrics = (await client.http.get("/metrics")).text
+        await client.aclose()
+    assert (good.json(), bad.json(), nothing.json()) == ({"score": 1.0}, {"score": 0.0}, {"score": 0.0})
+    assert late.status_code == 409  # graded: refused, and no database re-created for it
+    assert (await db.counts())["live"] == 0
+    assert f'rft_db_events_total{{backend="{db.backend}",event="dropped_graded"}} 2.0' in metrics
+
+
+async def test_over_the_bound_a_new_rollout_gets_a_retryable_503_and_loses_nothing(make):
+    db = make(max_live=2, admission_timeout_s=0)
+    with serve(db) as url:
+        client = Client(url)
+        assert (await client.call("t1", "put", {"k": "x", "v": 1})).status_code == 200
+        assert (await client.call("t2", "put", {"k": "x", "v": 2})).status_code == 200
+        refused = await client.call("t3", "put", {"k": "x", "v": 3}, call_id="call_t3")
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "database_limit"
+        assert refused.headers["retry-after"] == "1"
+        assert (await client.call("t1", "get", {"k": "x"})).status_code == 200  # live rollouts go on
+        assert (await client.grade("t1")).status_code == 200  # frees a slot
+        retried = await client.call("t3", "put", {"k": "x", "v": 3}, call_id="call_t3")
+        t3 = json.loads((await client.call("t3", "get", {"k": "x"})).json()["output"])
+        t2 = json.loads((await client.call("t2", "get", {"k": "x"})).json()["output"])
+        metrics = (await client.http.get("/metrics")).text
+        await client.aclose()
+    assert retried.status_code == 200 and t3 == {"v": 3, "rows": 3} and t2 == {"v": 2, "rows": 3}
+    assert f'rft_db_events_total{{backend="{db.backend}",event="refused_limit"}} 1.0' in metrics
+    assert db.metrics.events["created_cold"] == 3
+
+
+async def test_a_waiting_rollout_is_admitted_when_a_grade_frees_a_slot(make):
+    db = make(max_live=1, admission_timeout_s=30)
+    with serve(db) as url:
+        client = Client(url)
+        await client.call("t1", "put", {"k": "x", "v": 1})
+        waiting = asyncio.ensure_future(client.call("t2", "put", {"k": "x", "v": 2}))
+        await asyncio.sleep(0.5)
+        assert not waiting.done()
+        await client.grade("t1")
+        admitted = await waiting
+        await client.aclose()
+    assert admitted.status_code == 200
+
+
+async def test_the_sweep_drops_databases_unused_for_their_ttl(make):
+    db = make(ttl_s=5.0, sweep_interval_s=3600)  # generous: the first sweep must come within the TTL under load
+    with serve(db) as url:
+        client = Client(url)
+        await client.call("t", "put", {"k": "x", "v": 1})
+        assert await db.sweep() == 0  # used just now
+        await asyncio.sleep(5.5)
+        assert await db.sweep() == 1
+        await client.aclose()
+    assert (await db.counts())["live"] == 0
+
+
+async def test_a_warm_pool_gives_the_first_call_a_ready_clone(make):
+    db = make(pool_size=2)
+    await db.astart()
+    assert (await asyncio.to_thread(db.maintain_once))["pool"] == 2
+    with serve(db) as url:
+        client = Client(url)
+        assert (await client.call("t", "put", {"k": "x", "v": 1})).status_code == 200
+        got = json.loads((await client.call("t", "get", {"k": "x"})).json()["output"])
+        await client.aclose()
+    assert got == {"v": 1, "rows": 3}
+    assert db.metrics.events["created_pool"] == 1 and db.metrics.events.get("created_cold", 0) == 0
+    assert (await asyncio.to_thread(db.maintain_once))["pool"] == 2  # refilled
+
+
+async def test_the_grader_sees_the_database_read_only(make):
+    db = make()
+    seen = {}
+
+    async def tries_to_write(ctx) -> float:
+        conn = ctx.db.connection
+        try:
+            conn.execute("UPDATE kv SET v = 99")
+            seen["wrote"] = True
+        except Exception as exc:  # the driver's read-only error
+            seen["error"] = type(exc).__name__
+        return 1.0
+
+    with run_server(ToolServer(tools=TOOLS, graders=[tries_to_write], db=db, grade_retention_s=60)) as url:
+        client = Client(url)
+        await client.call("t", "put", {"k": "a", "v": 7})
+        assert (await client.grade("t")).json() == {"score": 1.0}
+        await client.aclose()
+    assert "wrote" not in seen and seen["error"]
+    conn = db.connect(db.db_id_for("t"), read_only=True)
+    assert conn.execute("SELECT v FROM kv WHERE k = 'a'").fetchone()[0] == 7
+    conn.close()
+
+
+async def test_diff_helpers_name_the_rows(make):
+    db = make()
+    views = {}
+
+    async def keep(ctx) -> float:
+        views["diff"] = await ctx.db.diff()
+        views["gold"] = await ctx.db.gold(ctx.item["actions"])
+        views["vs_gold"] = await ctx.db.diff_gold(ctx.item["actions"])
+        return 1.0
+
+    item = {"actions": [{"name": "put", "arguments": {"k": "a", "v": 5}}, {"name": "put", "arguments": '{"k": "z", "v": -1}'}]}
+    with run_server(ToolServer(tools=TOOLS, graders=[keep], db=db)) as url:
+        client = Client(url)
+        await client.call("t", "put", {"k": "a", "v": 6}, item=item)
+        await client.call("t", "put", {"k": "n", "v": 1}, item=item)
+        await client.grade("t", item)
+        await client.aclose()
+    assert [(c.label(), c.kind) for c in views["diff"]] == [("kv/a", "update"), ("kv/n", "insert")]
+    assert views["diff"].changes[0].before == {"k": "a", "v": 1} and views["diff"].changes[0].after == {"k": "a", "v": 6}
+    assert [(c.label(), c.kind) for c in views["gold"]] == [("kv/a", "update")]  # the failing gold call changed nothing
+    vs_gold = views["vs_gold"]
+    assert vs_gold.labels() == ["kv/a", "kv/n"] and vs_gold.changes[0].columns == ["v"]
+    assert vs_gold.summary() == "kv/a update (v), kv/n insert"
+
+
+async def test_sqlalchemy_session_runs_in_the_calls_transaction(make):
+    from sqlalchemy import text
+
+    from rft_sdk._db import sqlalchemy_session
+
+    def orm_put(k: str, v: int, *, rollout: Rollout) -> str:
+        with sqlalchemy_session(rollout) as session:
+            session.execute(text("DELETE FROM kv WHERE k = :k"), {"k": k})
+            session.execute(text("INSERT INTO kv VALUES (:k, :v)"), {"k": k, "v": v})
+            session.commit()
+        if v < 0:
+            raise ValueError("refused after commit")
+        return "ok"
+
+    db = make()
+    with run_server(ToolServer(tools=[*TOOLS, orm_put], db=db)) as url:
+        client = Client(url)
+        assert (await client.call("t", "orm_put", {"k": "q", "v": 1})).status_code == 200
+        assert (await client.call("t", "orm_put", {"k": "a", "v": -1})).status_code == 400
+        q = json.loads((await client.call("t", "get", {"k": "q"})).json()["output"])
+        a = json.loads((await client.call("t", "get", {"k": "a"})).json()["output"])
+        await client.aclose()
+    assert q == {"v": 1, "rows": 3} and a == {"v": 1, "rows": 3}
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_async_tools_get_psycopgs_async_connection(make):
+    import psycopg
+
+
+    async def aput(k: str, v: int, *, rollout: Rollout) -> str:
+        assert isinstance(rollout.db, psycopg.AsyncConnection)
+        await rollout.db.execute("INSERT INTO kv VALUES (%s, %s)", (k, v))
+        await rollout.db.commit()
+        if v < 0:
+            raise ValueError("refused")
+        return "ok"
+
+    db = make()
+    with run_server(ToolServer(tools=[*TOOLS, aput], db=db)) as url:
+        client = Client(url)
+        assert (await client.call("t", "aput", {"k": "q", "v": 1})).status_code == 200
+        assert (await client.call("t", "aput", {"k": "r", "v": -1})).status_code == 400
+        q = json.loads((await client.call("t", "get", {"k": "q"})).json()["output"])
+        r = json.loads((await client.call("t", "get", {"k": "r"})).json()["output"])
+        await client.aclose()
+    assert q == {"v": 1, "rows": 3} and r == {"v": None, "rows": 3}
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_two_replicas_share_one_rollouts_database(make):
+    """The database is found by name from the trace_id: a second process object sees the first one's writes."""
+    first = make()
+    second = make(name=first.name)
+    scope = await first.open_call("t", "call_1", is_async=False)
+    await asyncio.to_thread(scope.connection.execute, "INSERT INTO kv VALUES ('r1', 1)")
+    await scope.commit("call_1", "ok", {"arguments": {}, "started_at": 0, "state_json": "{}"})
+    await scope.close()
+    scope = await second.open_call("t", "call_2", is_async=False)
+    row = await asyncio.to_thread(lambda: scope.connection.execute("SELECT v FROM kv WHERE k = 'r1'").fetchone())
+    await scope.close()
+    assert row == (1,)
+    assert (await second.counts())["live"] == 1
+
+
+def test_bad_declarations_are_refused(tmp_path):
+    from rft_sdk._db import SQLiteDatabase
+
+    with pytest.raises(ValueError, match="exactly one of template"):
+        SQLiteDatabase(dir=tmp_path)
+    with pytest.raises(ValueError, match="lower-case"):
+        SQLiteDatabase(str(tmp_path / "x.db"), name="Bad-Name")
+
+
+def test_a_tool_without_a_server_database_gets_a_clear_error():
+    from rft_sdk import RFTError, Rollout
+
+    with pytest.raises(RFTError, match="ToolServer\\(db="):
+        _ = Rollout("t", {}, {}).db
+
+
+async def test_the_server_lifespan_starts_and_stops_the_database_behind_other_surfaces(make):
+    db = make()
+    server = ToolServer(tools=TOOLS, graders=[end_state], db=db, surfaces=["hosted", "mcp"])
+    with run_server(server) as url:
+        assert db._started  # started by the lifespan before any call, though the app is composed with /mcp
+        client = Client(url)
+        assert (await client.call("t", "put", {"k": "a", "v": 7})).status_code == 200
+        await client.aclose()
+    assert not db._started  # the lifespan's exit closed it

@@ -1,0 +1,92 @@
+"""Slow and stalled clients against ``rft serve`` (a real child process, real sockets).
+
+Before: 3,000 sockets that sent a partial header and stopped were all still open after 120 s (uvicorn
+has no header-read timeout), and the body timeout was 60 s where docs/performance.md said 30 s.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import httpx
+from rel_helpers import body, closed_by_peer, connect, raw_request, read_response
+
+from rft_sdk.protocol import BODY_TIMEOUT_S, CONNECTION_LIMIT, HEADER_TIMEOUT_S
+from rft_sdk.testing import serve_process
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = "tests.reliability.apps:slow_app"
+
+
+def test_partial_headers_and_idle_connections_are_closed_within_the_header_timeout():
+    with serve_process(APP, "--header-timeout-s", "1", cwd=ROOT) as url:
+        partial = [connect(url) for _ in range(40)]
+        idle = [connect(url) for _ in range(10)]
+        for sock in partial:
+            sock.sendall(b"POST /tools/echo HTTP/1.1\r\nHost: a\r\nContent-Le")
+        t0 = time.monotonic()
+        # meanwhile a well-behaved client is served at once
+        assert httpx.post(url + "/tools/echo", json=body("echo")).status_code == 200
+        closed = [closed_by_peer(sock, 8.0) for sock in partial + idle]
+        elapsed = time.monotonic() - t0
+        for sock in partial + idle:
+            sock.close()
+        assert all(closed) and elapsed < 8.0  # 1 s, plus slack for a loaded machine (without it: never)
+
+
+def test_a_keep_alive_connection_that_stalls_in_its_next_request_is_closed():
+    with serve_process(APP, "--header-timeout-s", "1", "--http", "h11", cwd=ROOT) as url:
+        sock = connect(url)
+        try:
+            sock.sendall(raw_request("/tools/echo", b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}"}'))
+            assert read_response(sock)[0] == 200
+            sock.sendall(b"POST /tools/echo HTTP/1.1\r\nHo")  # the next request stalls mid-header
+            assert closed_by_peer(sock, 8.0)
+        finally:
+            sock.close()
+
+
+def test_a_request_in_progress_is_not_cut_by_the_header_timeout():
+    """The header deadline ends when the headers are complete: a slow tool keeps its connection."""
+    with serve_process(APP, "--header-timeout-s", "0.5", cwd=ROOT) as url:
+        answer = httpx.post(url + "/tools/sleep", json=body("sleep", {"seconds": 1.5}), timeout=10)
+    assert answer.status_code == 200 and answer.json()["output"] == "slept"
+
+
+def test_connections_over_the_limit_get_a_retryable_503():
+    with serve_process(APP, "--limit-concurrency", "5", "--header-timeout-s", "30", cwd=ROOT) as url:
+        idle = [connect(url) for _ in range(6)]
+        time.sleep(0.3)
+        try:
+            answer = httpx.post(url + "/tools/echo", json=body("echo"))
+        finally:
+            for sock in idle:
+                sock.close()
+        assert answer.status_code == 503 and answer.headers["connection"] == "close"
+        time.sleep(0.3)
+        assert httpx.post(url + "/tools/echo", json=body("echo")).status_code == 200
+
+
+def test_the_documented_limits_are_the_ones_in_force():
+    docs = (ROOT / "docs" / "performance.md").read_text() + (ROOT / "docs" / "reliability.md").read_text()
+    assert BODY_TIMEOUT_S == 30.0 and re.search(r"`body_timeout_s`.*?30 s", docs, re.S)
+    assert f"{HEADER_TIMEOUT_S:g} s" in docs and f"{CONNECTION_LIMIT:,}" in docs
+
+
+def test_a_body_that_never_arrives_is_408_at_the_body_timeout_and_the_connection_closes():
+    with serve_process("tests.reliability.apps:short_body_timeout_app", cwd=ROOT) as url:
+        sock = connect(url)
+        try:
+            sock.sendall(b"POST /tools/echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"call_id\"")
+            t0 = time.monotonic()
+            status, headers, payload = read_response(sock)
+            assert status == 408 and time.monotonic() - t0 < 10
+            assert headers.get("connection") == "close" and b"body_timeout" in payload
+            assert closed_by_peer(sock, 3.0)
+        except (TimeoutError, ConnectionError) as exc:  # pragma: no cover - a failure message
+            raise AssertionError(f"no 408: {exc}") from exc
+        finally:
+            sock.close()
