@@ -19,6 +19,8 @@ from rft_sdk.surfaces._nemo_gym_session import aggregate_metrics, final_answer
 from .conftest import DATASET, ITEMS
 
 ITEM = ITEMS[0]
+# per-request cookies name the session under test explicitly (they override the client's jar)
+pytestmark = pytest.mark.filterwarnings("ignore:Setting per-request cookies:DeprecationWarning")
 
 
 def _client(**surface_options) -> httpx.AsyncClient:
