@@ -47,6 +47,7 @@ from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Scope
 
 from .._endpoint import encode_json, error_body, json_response
+from ..protocol import MAX_BODY_BYTES
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._nemo_gym_session import SeedError, Sessions, aggregate_metrics, verify_answer
 from ._seam import SurfaceContext, SurfaceMount
@@ -99,8 +100,10 @@ class NeMoGymSurface:
         session_timeout_s: seconds a session may stay idle before it expires (default
             ``$RFT_NEMO_GYM_SESSION_TIMEOUT_S`` or 3600); a later ``/verify`` of it is masked
             (``failure_kind="session_expired"``).
-        max_body_bytes: largest ``/seed_session``/``/verify``/tool body read (default 16 MB: a verify
-            body carries the whole rollout); larger ones are answered 413.
+        max_body_bytes: largest ``/verify`` body read (default 16 MB: it carries the whole rollout);
+            ``/seed_session`` and tool bodies are held to the hosted limit (``MAX_BODY_BYTES``, 1 MB: the
+            item rides on every hosted call), so open sessions hold at most ``max_sessions`` x 1 MB.
+            Larger bodies are answered 413.
 
     Raises:
         ValueError: ``max_sessions`` or ``session_timeout_s`` not positive, or (at mount) a
@@ -161,15 +164,12 @@ class _Handlers:
                 Route("/reverify_mode", self.reverify_mode, methods=["GET"]),
                 _ToolRoute("/{name}", self.tool, methods=["POST"])]
 
-    async def _json(self, request: Request) -> Any:
-        raw = await _read(request, self.limit)
-        return json.loads(raw) if raw.strip() else {}
-
-    async def _object(self, request: Request) -> dict[str, Any] | Response:
+    async def _object(self, request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any] | Response:
         try:
-            body = await self._json(request)
+            raw = await _read(request, limit)
+            body = json.loads(raw) if raw.strip() else {}
         except _TooLarge:
-            return _error(413, "body_too_large", f"request body over {self.limit} bytes")
+            return _error(413, "body_too_large", f"request body over {limit} bytes")
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return _error(400, "invalid_json", f"the body is not JSON: {exc}")
         if not isinstance(body, dict):
@@ -198,7 +198,7 @@ class _Handlers:
             return _error(exc.status, exc.code, str(exc))
 
     async def verify(self, request: Request) -> Response:
-        body = await self._object(request)
+        body = await self._object(request, self.limit)
         if isinstance(body, Response):
             return body
         cookie = request.cookies.get(COOKIE)
@@ -207,7 +207,7 @@ class _Handlers:
         return json_response(encode_json(answer))
 
     async def aggregate(self, request: Request) -> Response:
-        body = await self._object(request)
+        body = await self._object(request, self.limit)
         if isinstance(body, Response):
             return body
         responses = body.get("verify_responses")
@@ -227,9 +227,9 @@ class _Handlers:
             return _error(400, code, f"no live NeMo Gym session for tool {name!r}: POST /seed_session first and send "
                                      f"its {COOKIE} cookie")
         try:
-            raw = (await _read(request, self.limit)).decode("utf-8", errors="replace")
+            raw = (await _read(request, MAX_BODY_BYTES)).decode("utf-8", errors="replace")
         except _TooLarge:
-            return _error(413, "body_too_large", f"tool arguments over {self.limit} bytes")
+            return _error(413, "body_too_large", f"tool arguments over {MAX_BODY_BYTES} bytes")
         try:
             answer = await self.client.call_tool(session.trace_id, name, raw if raw.strip() else "{}", session.item)
         except RolloutDiscardedError as exc:

@@ -62,6 +62,7 @@ async def test_lost_sessions_and_bad_bodies_are_refused_clearly():
     async with _client() as client:
         lost = await client.post("/verify", json={"response": _answer("x")}, cookies={COOKIE: "forged"})
         call = await client.post("/calculate", json={"expression": "1+1"}, cookies={COOKIE: "forged"})
+        huge = await client.post("/seed_session", json={"rft_item": {"blob": "x" * 1_100_000}})
         not_json = await client.post("/seed_session", content=b"{oops")
         not_object = await client.post("/seed_session", json=[1])
         bad_seed = await client.post("/seed_session", json={"resources_session_id": "r", "episode_id": "e"})
@@ -73,6 +74,7 @@ async def test_lost_sessions_and_bad_bodies_are_refused_clearly():
     assert lost.json()["failure_kind"] == "session_lost" and lost.json()["reward"] == 0.0
     assert call.status_code == 400 and call.json()["error"]["code"] == "no_session"
     assert not_json.status_code == 400 and not_object.status_code == 422 and bad_seed.status_code == 422
+    assert huge.status_code == 413  # a session's item is held in memory: bounded like a hosted call
     assert grade.status_code == 422 and grade.json()["error"]["code"] == "invalid_request"
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_tool"
     assert raw.status_code == 400 and raw.json()["error"]["code"] == "malformed_arguments"
