@@ -1,9 +1,10 @@
 # Two commands a newcomer needs:  `make demo` (the main job) and `make test`.
 # Both set up .venv first (once; `make clean` to start over). `make test` also
-# installs redis-server and the PostgreSQL server from the system's packages when
-# they are missing (the store conformance suite runs against a real Redis, the
-# rollout-database tests against a throwaway PostgreSQL cluster they initdb as an
-# unprivileged user) and runs ruff and mypy before the tests.
+# installs what the tests run against from the system's packages when it is
+# missing: redis-server (the store conformance suite runs against a real Redis),
+# the PostgreSQL server (the rollout-database tests initdb a throwaway cluster as
+# an unprivileged user) and bubblewrap (the per-rollout sandbox, docs/sandbox.md);
+# then it runs ruff and mypy before the tests.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -60,6 +61,13 @@ postgresql:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 	@ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null || command -v initdb
 
+# bubblewrap (bwrap) contains the code rollouts run (docs/sandbox.md); setpriv (util-linux) drops root in it.
+sandbox-tools:
+	@command -v bwrap >/dev/null && command -v setpriv >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq bubblewrap util-linux >/dev/null; }
+	@bwrap --version
+
 demo: $(VENV)/.installed
 	$(PY) -m examples.retail.main_job
 
@@ -71,10 +79,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql lint
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint
 	$(PY) -m pytest -q
 
 clean:
 	rm -rf $(VENV) $(ECO) $(ECO2) runs
 
-.PHONY: install eco eco2 redis-server postgresql demo doctor lint test clean
+.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor lint test clean

@@ -1,18 +1,22 @@
-"""Sandbox costs: creating a per-rollout sandbox from the more-itertools tree
-(copy vs hard-link farm vs ``cp --reflink=auto``) and running a command in it
-(plain process group vs user/net/pid namespaces), measured side by side.
+"""Sandbox costs: creating a per-rollout sandbox from the sample repository's tree
+(copy vs hard-link farm vs ``cp --reflink=auto``) and running a command in it —
+a plain process group (the baseline: no containment), ``unshare`` namespaces,
+and the full containment (bubblewrap + pids cgroup + uid drop) — measured side
+by side in the same run.
 
-``python benchmarks/bench_sandbox.py [--n 20]`` prints milliseconds per
-operation and ratios against the plain copy / the plain process.
+``.venv/bin/python benchmarks/bench_sandbox.py [--n 20]`` prints milliseconds per
+operation (median) and ratios against the plain copy / the plain process group.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import statistics
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,13 +51,21 @@ def main() -> int:
         for mode, ms in create.items():
             print(f"create ({mode:8}): {ms:7.2f} ms  ({base / ms:.1f}x vs copy)")
         run = {}
-        for label, backend in (("process group", LocalBackend(isolate_network=False)),
-                               ("namespaces", LocalBackend())):
-            pool = SandboxPool(Path(root) / label.replace(" ", "_"), backend=backend, limits=SandboxLimits())
+        logging.getLogger("rft_sdk.sandbox").setLevel(logging.ERROR)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the uncontained baselines warn, on purpose
+            backends = [("process group", LocalBackend("process")), ("namespaces", LocalBackend("namespaces"))]
+        full = LocalBackend()
+        backends.append((f"contained ({full.isolation.mode}, {full.isolation.pids})", full))
+        for label, backend in backends:
+            pool = SandboxPool(Path(root) / f"run{len(run)}", backend=backend, limits=SandboxLimits())
             box = pool.create("r")
-            run[label] = _ms(lambda i, box=box: box.run(["true"]), n)
-        for label, ms in run.items():
-            print(f"run `true` ({label:13}): {ms:6.2f} ms  ({ms / run['process group']:.2f}x vs process group)")
+            for argv in (["true"], [sys.executable, "-c", "pass"]):
+                run[(label, argv[0])] = _ms(lambda i, box=box, argv=argv: box.run(argv), n)
+        for (label, cmd), ms in run.items():
+            base = run[("process group", cmd)]
+            name = "python -c pass" if cmd == sys.executable else "true"
+            print(f"run `{name}` ({label}): {ms:7.2f} ms  ({ms / base:.2f}x vs process group)")
     return 0
 
 

@@ -14,6 +14,7 @@ __all__ = ["MAX_LINES", "grep", "list_dir", "read_file"]
 
 MAX_LINES = 400  # lines a read_file call returns at most
 _MAX_MATCHES = 100
+_MAX_READ = 10_000_000  # bytes of one file read_file accepts
 
 
 def list_dir(box: Sandbox, path: str) -> str:
@@ -22,10 +23,11 @@ def list_dir(box: Sandbox, path: str) -> str:
     Raises:
         ToolError: not a directory, or outside the repository.
     """
-    full = box.resolve(path or ".")
-    if not full.is_dir():
-        raise ToolError(f"{path!r} is not a directory")
-    names = sorted(p.name + ("/" if p.is_dir() else "") for p in full.iterdir() if p.name != ".git")
+    try:
+        entries = box.list_dir(path or ".")
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(f"{path!r} is not a directory") from None
+    names = sorted(name + ("/" if is_dir else "") for name, is_dir in entries if name != ".git")
     return "\n".join(names) or "(empty directory)"
 
 
@@ -34,14 +36,17 @@ def read_file(box: Sandbox, path: str, start_line: int, max_lines: int) -> str:
     of text file ``path``, each prefixed by its number; a last line says how many remain.
 
     Raises:
-        ToolError: not a file, outside the repository, or bad line numbers.
+        ToolError: not a file, outside the repository, larger than 10 MB, or bad line numbers.
     """
     if start_line < 1 or max_lines < 1:
         raise ToolError("start_line and max_lines must be >= 1")
-    full = box.resolve(path)
-    if not full.is_file():
-        raise ToolError(f"{path!r} is not a file")
-    lines = full.read_text(encoding="utf-8", errors="replace").splitlines()
+    try:
+        data = box.read_bytes(path, _MAX_READ + 1)
+    except FileNotFoundError:
+        raise ToolError(f"{path!r} is not a file") from None
+    if len(data) > _MAX_READ:
+        raise ToolError(f"{path!r} is larger than {_MAX_READ} bytes")
+    lines = data.decode("utf-8", "replace").splitlines()
     chunk = lines[start_line - 1:start_line - 1 + min(max_lines, MAX_LINES)]
     out = "\n".join(f"{start_line + i}: {line}" for i, line in enumerate(chunk))
     rest = len(lines) - (start_line - 1 + len(chunk))
@@ -57,8 +62,7 @@ def grep(box: Sandbox, pattern: str, path: str) -> str:
     """
     if not pattern:
         raise ToolError("pattern must not be empty")
-    box.resolve(path or ".")
-    res = box.run(["grep", "-rnIE", "--exclude-dir=.git", "-e", pattern, "--", path or "."], timeout_s=10)
+    res = box.run(["grep", "-rnIE", "--exclude-dir=.git", "-e", pattern, "--", box.relpath(path)], timeout_s=10)
     if res.returncode == 2 or res.timed_out:
         raise ToolError(f"grep failed: {res.stderr.strip()[:300] or 'timed out'}")
     lines = res.stdout.splitlines()

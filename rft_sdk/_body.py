@@ -39,6 +39,12 @@ __all__ = ["SurrogateError", "decode_object", "loads_strict", "loads_trusted", "
 logger = logging.getLogger("rft_sdk")
 #: An answer sent before the whole body was read ends the connection (RFC 9110 §15.5.9: a 408 closes it).
 _CLOSE = {"Connection": "close"}
+#: Bytes past the limit read and discarded before a 413 (a multiple of the limit). An HTTP/1.1 client
+#: reads no answer before it has sent its whole body, so a server that closes while the client still
+#: sends makes the client's kernel see a reset, and the client never reads the 413 (nginx's "lingering
+#: close" for the same reason). Within this bound, and the body timeout, the body is drained and the 413
+#: keeps the connection; past it the 413 closes the connection (a client sending more is not reading).
+DRAIN_FACTOR = 4
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
@@ -205,8 +211,11 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
 
     uvicorn has no body-read timeout of its own, so a client that declares
     more bytes than it sends would otherwise hold the connection forever.
-    The 408 and 413 answers say ``Connection: close``: the rest of the body is
-    never read, so the connection cannot carry another request.
+    The 408 answer says ``Connection: close``: the rest of the body is never
+    read, so the connection cannot carry another request. A body over ``limit``
+    is read on and discarded up to ``DRAIN_FACTOR`` × ``limit`` more bytes (the
+    client can then read the 413 on a connection that stays usable); a longer
+    one (declared or streamed) gets a 413 with ``Connection: close``.
 
     Raises:
         EndpointError: 413 ``body_too_large`` over ``limit`` bytes (declared or
@@ -215,9 +224,9 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
             went away mid-body (logged at INFO, nobody reads the answer).
     """
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared.isdigit() and int(declared) > limit * (1 + DRAIN_FACTOR):
         raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes", counter="body_too_large",
-                            headers=_CLOSE)
+                            headers=_CLOSE)  # past the drain bound: not read at all
     chunks: list[bytes] = []
     try:
         if timeout_s is None:  # no timeout: no cancel scope to open and close per request
@@ -237,13 +246,21 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
 
 
 async def _receive(request: Request, limit: int, chunks: list[bytes]) -> None:
-    """Append the body's chunks to ``chunks``; 413 as soon as they pass ``limit`` bytes."""
+    """Append the body's chunks to ``chunks``; past ``limit`` bytes, drain (discard) the rest up to
+    ``DRAIN_FACTOR`` × ``limit`` more bytes, then 413 (``Connection: close`` when it did not end)."""
     size = 0
-    async for chunk in request.stream():
+    stream = request.stream()
+    async for chunk in stream:
         size += len(chunk)
         if size > limit:
+            chunks.clear()  # never kept: the body is refused
+            async for chunk in stream:
+                size += len(chunk)
+                if size > limit * (1 + DRAIN_FACTOR):
+                    raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
+                                        counter="body_too_large", headers=_CLOSE)
             raise EndpointError(413, "body_too_large", f"request body exceeds {limit} bytes",
-                                counter="body_too_large", headers=_CLOSE)
+                                counter="body_too_large")
         chunks.append(chunk)
 
 

@@ -36,7 +36,7 @@ from ._ready import ExposureWatch, Readiness, ReadinessCheck
 from ._rollout import Rollout
 from ._stores import RolloutStore, default_store
 from ._tool import ToolDefinition, build_definition, get_tool_definition
-from .exceptions import GraderDefinitionError, ToolDefinitionError
+from .exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
 from .protocol import (
     BODY_TIMEOUT_S,
     GRADE_DETAILS_HEADER,
@@ -304,8 +304,10 @@ class ToolServer(ExportMixin):
         await self._app(scope, receive, send)
 
     async def _serve_lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The app's lifespan (which runs :meth:`_core_lifespan`), plus: the exposure warning from the bind address; with
-        ``check_store_at_startup`` a startup that fails when the store does not answer."""
+        """The app's lifespan (which runs :meth:`_core_lifespan`), plus: the exposure warning
+        from the bind address; a startup that fails, in one line naming the reason and the fix,
+        when the store does not answer (with ``check_store_at_startup``) or refuses its backing
+        storage (``RolloutStore.startup``: e.g. ``RedisStore`` and a Redis without persistence)."""
         self._exposure.on_lifespan(receive)
         refused = False
 
@@ -313,8 +315,14 @@ class ToolServer(ExportMixin):
             nonlocal refused
             if refused:  # the app's own report of the unwinding below: already said, in one line
                 return
-            if message["type"] == "lifespan.startup.complete" and self.check_store_at_startup:
-                if (problem := await self.startup_problem()) is not None:
+            if message["type"] == "lifespan.startup.complete":
+                problem = await self.startup_problem() if self.check_store_at_startup else None
+                if problem is None:
+                    try:
+                        await self.store.startup()
+                    except StoreError as exc:
+                        problem = str(exc)
+                if problem is not None:
                     refused = True
                     await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"})
                     raise _StartupRefused(problem)
@@ -335,11 +343,9 @@ class ToolServer(ExportMixin):
 
     @contextlib.asynccontextmanager
     async def _core_lifespan(self) -> AsyncIterator[None]:
-        """The server's own lifespan, run by the outermost app (surfaces or not): the store
-        checks its backing storage before the first request (``RolloutStore.startup``; e.g.
-        ``RedisStore`` refuses a Redis without persistence), then the rollout database starts
-        (template, pool, sweep); the database stops after serving."""
-        await self.store.startup()
+        """The server's own lifespan, run by the outermost app (surfaces or not): the rollout
+        database starts (template, pool, sweep) before serving and stops after. (The store's
+        own start-up check runs in :meth:`_serve_lifespan`, where a refusal is one clean line.)"""
         if self.db is not None:
             await self.db.astart()
         try:

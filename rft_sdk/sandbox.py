@@ -1,10 +1,10 @@
-"""Per-rollout sandboxes (public names; implementation in ``rft_sdk._sandbox``).
+"""Per-rollout sandboxes (public names; implementation in ``rft_sdk._sandbox*``).
 
 ::
 
     from rft_sdk.sandbox import SandboxPool, SandboxLimits
 
-    pool = SandboxPool("/var/tmp/rft-sandboxes", limits=SandboxLimits(timeout_s=20))
+    pool = SandboxPool(limits=SandboxLimits(timeout_s=20))
 
     @server.tool
     def run_tests(*, rollout: Rollout) -> str:
@@ -18,13 +18,16 @@
         finally:
             pool.release(ctx.trace_id)
 
-See ``docs/sandbox.md`` for what is enforced and how replicas share sandboxes.
+Commands run contained (bubblewrap: own tree only, unprivileged uid, pids
+cgroup, private network with loopback up); ``pool.isolation`` says what this
+host enforces. See ``docs/sandbox.md``.
 """
 
 from ._sandbox import (
     MAX_OUTPUT_BYTES,
     CommandResult,
     ContainerBackend,
+    IsolationReport,
     LocalBackend,
     Sandbox,
     SandboxBackend,
@@ -32,13 +35,17 @@ from ._sandbox import (
     SandboxLimits,
     SandboxPathError,
     SandboxPool,
+    SandboxProcess,
+    SandboxProvider,
     network_isolation_available,
+    remove_stale_roots,
 )
 
 __all__ = [
     "MAX_OUTPUT_BYTES",
     "CommandResult",
     "ContainerBackend",
+    "IsolationReport",
     "LocalBackend",
     "Sandbox",
     "SandboxBackend",
@@ -46,5 +53,8 @@ __all__ = [
     "SandboxLimits",
     "SandboxPathError",
     "SandboxPool",
+    "SandboxProcess",
+    "SandboxProvider",
     "network_isolation_available",
+    "remove_stale_roots",
 ]

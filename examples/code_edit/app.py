@@ -31,7 +31,8 @@ COST_PER_EXTRA_CALL = 0.05
 MAX_BUDGET_PENALTY = 0.5
 
 
-pool = pool_factory(copy="hardlink", limits=SandboxLimits(timeout_s=10, memory_bytes=512 * 1024**2))
+pool = pool_factory(copy="hardlink", limits=SandboxLimits(timeout_s=10, memory_bytes=512 * 1024**2),
+                    ro_paths=lambda: [bare_repo()])  # git_log reads the history, read-only
 
 
 def _box(rollout: Rollout) -> Sandbox:
@@ -60,9 +61,8 @@ def grep(pattern: str, path: str, *, rollout: Rollout) -> str:
 def git_log(path: str, max_count: int, *, rollout: Rollout) -> str:
     """The most recent commits (hash, date, subject) that changed a file or directory."""
     box = _box(rollout)
-    box.resolve(path)
-    res = box.run(["git", f"--git-dir={bare_repo()}", "log", f"--max-count={max(1, min(max_count, 50))}",
-                   "--format=%h %ad %s", "--date=short", rollout.item["parent"], "--", path])
+    res = box.run(["git", "-c", "safe.directory=*", f"--git-dir={bare_repo()}", "log", f"--max-count={max(1, min(max_count, 50))}",
+                   "--format=%h %ad %s", "--date=short", rollout.item["parent"], "--", box.relpath(path)])
     return res.stdout.strip() or "no commits"
 
 

@@ -1,7 +1,13 @@
 """Hack judge for kernel candidates (the MACO pattern): any hack scores 0.
 
-Families, each with its detector (static = AST of the candidate's source,
-runtime = a flag from ``harness.py``); the names are the grade's sub-scores
+Two layers. The static rules below (AST of the candidate's source) enforce the
+task's rules — no reference code, no call of the reference operator, no
+reduced precision — and flag the obvious forms of the other families. The
+runtime layer (``_evaluate.py``) does not depend on names: it detects
+memoisation, exit-code tricks, forged output and input mutation by the
+candidate's behaviour, and makes harness introspection and timing forgery
+pointless (the candidate's process holds no secret and no clock the grader
+uses). Families, each with its detector; the names are the grade's sub-scores
 ``hack_<family>``:
 
 1. ``reference_code`` — the reference returned: a class ``Model``, an import of
@@ -12,14 +18,14 @@ runtime = a flag from ``harness.py``); the names are the grade's sub-scores
    reference), i.e. "no kernel". Applies when the reference's forward returns
    one call. (static)
 3. ``identity`` — no-op: forward returns an input (or ``.clone()``/``.detach()``
-   of it) (static); the output is an input tensor or shares its storage (runtime).
+   of it) (static); at runtime an identity is simply wrong on the normal inputs.
 4. ``caching`` — outputs kept across calls: assignments to ``self.*`` in
    ``forward``, ``global``/``nonlocal``, ``functools.cache``/``lru_cache``
-   (static); a second call on new inputs returns the first output (runtime).
+   (static); at runtime see ``memoisation``.
 5. ``timing`` — timing tricks: imports of ``time``, ``threading``,
    ``multiprocessing``, ``concurrent``, ``asyncio``, ``signal``, ``gc``;
    assignments to attributes of ``torch``/``time``/``F``/``nn``; ``setattr``
-   (static); ``time.perf_counter`` or a torch function replaced (runtime).
+   (static); at runtime the grader's clock is in another process.
 6. ``reflection`` — reaching outside the candidate: imports of ``sys``, ``os``,
    ``inspect``, ``builtins``, ``importlib``, ``ctypes``, ``subprocess``,
    ``pathlib``, ``io``; calls to ``exec``, ``eval``, ``compile``, ``open``,
@@ -27,12 +33,17 @@ runtime = a flag from ``harness.py``); the names are the grade's sub-scores
 7. ``reduced_precision`` — computing in half/bfloat16 to pass the tolerance
    faster: ``.half()``, ``.bfloat16()``, ``torch.float16``/``bfloat16``/``half`` (static).
 8. ``input_mutation`` — the inputs changed after the call (runtime).
-9. ``lazy_output`` — the output is not a plain ``torch.Tensor`` (runtime).
+9. ``memoisation`` — new values in the same input storage, or fresh inputs,
+   returned an earlier call's output (runtime).
+10. ``early_exit`` — the candidate's process ended with status 0 in the middle
+    of the evaluation (``SystemExit``/``os._exit``) (runtime).
+11. ``forged_output`` — bytes on the evaluation channel that are not a
+    well-formed answer (runtime).
 
 Families 1–5 are the hacks named in the talk and KernelBench's known exploits
 (returning the reference, calling PyTorch instead of a kernel, identity
-kernels on all-positive inputs, caching, timing games); 6–9 close the
-remaining routes by which a candidate can fake a result in this harness.
+kernels on all-positive inputs, caching, timing games); 6–11 close the
+remaining routes by which a candidate can fake a result.
 """
 
 from __future__ import annotations
@@ -41,12 +52,12 @@ import ast
 import difflib
 import re
 
-__all__ = ["FAMILIES", "RUNTIME_FLAGS", "reference_op", "static_hacks"]
+__all__ = ["FAMILIES", "RUNTIME_FAMILIES", "reference_op", "static_hacks"]
 
 FAMILIES = ("reference_code", "reference_op", "identity", "caching", "timing", "reflection",
-            "reduced_precision", "input_mutation", "lazy_output")
-RUNTIME_FLAGS = {"identity": "identity", "caching": "caching", "timing_tamper": "timing",
-                 "input_mutation": "input_mutation", "tensor_subclass": "lazy_output"}
+            "reduced_precision", "input_mutation", "memoisation", "early_exit", "forged_output")
+#: Families only the runtime layer (``_evaluate.py``) reports.
+RUNTIME_FAMILIES = ("input_mutation", "memoisation", "early_exit", "forged_output")
 _TIMING_MODULES = {"time", "threading", "multiprocessing", "concurrent", "asyncio", "signal", "gc"}
 _REFLECTION_MODULES = {"sys", "os", "inspect", "builtins", "importlib", "ctypes", "subprocess", "pathlib", "io",
                        "reference", "reference_model"}

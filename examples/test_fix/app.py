@@ -7,18 +7,23 @@ sandbox, with the limits of ``rft_sdk.sandbox``.
 
 Grader ``test_fix`` (default), Cosine's strict layering:
 
-1. the grader restores the commit's test files (a rollout that edited the
-   tests gains nothing) and runs the item's ``fail_to_pass`` tests itself, in
-   the sandbox — it trusts nothing the trajectory claims;
-2. 0 unless they pass; else ``0.8 + 0.2 · judge``, where the judge scores
+1. the grader takes from the rollout's tree only the library source files it
+   changed (never tests, ``conftest.py``, pytest/tox/setup configuration,
+   ``sitecustomize``, ``.pth``), puts them in a clean copy of the repository at
+   the task's commit, and runs the item's ``fail_to_pass`` and ``pass_to_pass``
+   tests there with a report plugin loaded first; a test passes only when
+   pytest's own report for it says so (the exit status is ignored) — see
+   ``_grading.py``. It trusts nothing the trajectory claims;
+2. 0 unless every one of them passes; else ``0.8 + 0.2 · judge``, where the judge scores
    self-validation (ran the tests and the linter after the last edit,
    reproduced the failure first). The judge is ``SelfValidationJudge``
    (deterministic, offline) unless ``$RFT_JUDGE_BASE_URL`` and
    ``$RFT_JUDGE_MODEL`` name an OpenAI-compatible endpoint (``LLMJudge``).
 
 More than ``MAX_TOOL_CALLS`` tool calls score 0 (``rft doctor``'s tool-spam
-probe, the gold calls repeated ten times, scored 1.0 without the cap). The
-sandbox is released after grading.
+probe, the gold calls repeated ten times, scored 1.0 without the cap). Both
+sandboxes are released after grading. ``rft doctor --probes
+rft_sdk.doctor.packs:pytest`` plays the known tampering families against it.
 """
 
 from __future__ import annotations
@@ -29,14 +34,18 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import anyio.to_thread
+
 from rft_sdk import Grade, GradingContext, Rollout, ToolError, ToolServer, grader, rewards, tool
-from rft_sdk.sandbox import Sandbox, SandboxLimits
+from rft_sdk.sandbox import Sandbox, SandboxLimits, SandboxPathError
 
 from .._common import pool_factory
 from .._repo_tools import grep as _grep
 from .._repo_tools import list_dir as _list_dir
 from .._repo_tools import read_file as _read_file
-from ._data import restore_tests, template_for
+from .._repos import package
+from ._data import template_for
+from ._grading import candidate_changes, describe, grading_key, run_clean, verdict
 
 __all__ = ["MAX_TOOL_CALLS", "PYTEST_ENV", "RUBRIC", "SelfValidationJudge", "grade_fix", "judge", "pool", "server"]
 
@@ -97,18 +106,16 @@ def apply_patch(patch: str, *, rollout: Rollout) -> str:
 @tool
 def write_file(path: str, content: str, *, rollout: Rollout) -> str:
     """Create or overwrite a file of the repository with content."""
-    target = _box(rollout).resolve(path)
-    if target.is_dir():
-        raise ToolError(f"{path!r} is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    _box(rollout).write_text(path, content)
     return f"wrote {len(content.encode())} bytes to {path}"
 
 
 def _targets(box: Sandbox, target: str) -> list[str]:
     parts = target.split() or ["tests"]
     for part in parts:
-        box.resolve(part.split("::")[0])
+        if part.startswith("-"):
+            raise ToolError(f"{part!r}: options are not accepted, only files, folders and node ids")
+        box.relpath(part.split("::")[0])
     return parts
 
 
@@ -117,7 +124,7 @@ def run_tests(target: str, *, rollout: Rollout) -> str:
     """Run pytest on space-separated files, folders or node ids ("tests" for all); the output's tail."""
     box = _box(rollout)
     res = box.run([sys.executable, "-m", "pytest", "-q", "--tb=short", "-p", "no:cacheprovider",
-                   *_targets(box, target)], env=PYTEST_ENV)
+                   *_targets(box, target)], env={} if rollout.item.get("autoload_plugins") else PYTEST_ENV)
     return _tail(res.text())
 
 
@@ -165,8 +172,9 @@ def _content(ctx: GradingContext) -> dict[str, Any]:
 
 @grader(name="test_fix", default=True, score_range=(0.0, 1.0))
 async def grade_fix(ctx: GradingContext) -> Grade:
-    """0 unless the item's ``fail_to_pass`` tests pass when the grader runs them
-    (test files restored first), else ``0.8 + 0.2 · judge``; releases the sandbox.
+    """0 unless the item's ``fail_to_pass`` and ``pass_to_pass`` tests all pass in a
+    clean copy holding only the rollout's source changes (see the module docstring),
+    else ``0.8 + 0.2 · judge``; releases the sandboxes.
 
     Raises:
         ValueError: the item lacks ``fail_to_pass``/``test_files``.
@@ -175,18 +183,28 @@ async def grade_fix(ctx: GradingContext) -> Grade:
         ids = ctx.item.get("fail_to_pass")
         if not isinstance(ids, list) or not ids or not isinstance(ctx.item.get("test_files"), list):
             raise ValueError("test_fix items need 'fail_to_pass' and 'test_files'")
+        keep = [i for i in ctx.item.get("pass_to_pass") or [] if isinstance(i, str)]
         if ctx.count() > MAX_TOOL_CALLS:
             return Grade(0.0, {"tests_pass": 0.0, "tool_budget": 0.0},
                          [f"{ctx.count()} tool calls exceed the budget of {MAX_TOOL_CALLS}"])
         box = pool().get(ctx.trace_id)
         if box is None:
             return Grade(0.0, {"tests_pass": 0.0}, ["no tool was called: nothing changed"])
-        restore_tests(ctx.item, box.path)
-        res = await box.arun([sys.executable, "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider", *ids],
-                             env=PYTEST_ENV)
-        g = await rewards.gated_judge(BASE, res.ok, judge(), _content(ctx), bonus=BONUS, name="self_validation",
+        template = template_for(ctx.item)
+        try:
+            changed, ignored = await anyio.to_thread.run_sync(candidate_changes, box, template, package())
+        except (ValueError, SandboxPathError) as exc:  # an oversized or unreadable tree: nothing to grade
+            return Grade(0.0, {"tests_pass": 0.0}, [str(exc)])
+        notes = describe(changed, ignored)
+        if not changed:
+            return Grade(0.0, {"tests_pass": 0.0}, ["no change to the library's source files", *notes])
+        run = await anyio.to_thread.run_sync(functools.partial(
+            run_clean, pool(), grading_key(ctx.trace_id), template, changed, [*ids, *keep],
+            autoload=bool(ctx.item.get("autoload_plugins"))))
+        ok, reasons = verdict(run, [*ids, *keep])
+        g = await rewards.gated_judge(BASE, ok, judge(), _content(ctx), bonus=BONUS, name="self_validation",
                                       gate_name="tests_pass")
-        return g if res.ok else Grade(g.score, g.subscores, [*g.reasons, res.stdout.strip()[-300:]])
+        return g if ok else Grade(g.score, g.subscores, [*g.reasons, *reasons[:5], *notes, run.output[-300:]])
     finally:
         pool().release(ctx.trace_id)
 

@@ -1,22 +1,30 @@
-"""Kernel-writing example: harness correctness/runtime flags, hack judge per family, grader, main job."""
+"""Kernel-writing example: the hack judge, the isolated evaluation, the grader through a real server.
+
+The harness hacks of issue #25 (and of ``rft_sdk.doctor.packs.benchmark_harness``) are
+played through the tools of a real ``rft serve``; each scores 0 on the fixed grader and
+more than 0 on the pre-fix grader kept in ``tests/examples/prefix``.
+"""
 
 from __future__ import annotations
 
-import sys
-
+import httpx
 import pytest
+from pattern_helpers import call_tool, grade, new_trace
 
 from examples.kernel_write import app
+from examples.kernel_write._evaluate import evaluate
 from examples.kernel_write.build_dataset import DATA_DIR, PROBLEMS, REFERENCES, build_items
 from examples.kernel_write.hack_judge import FAMILIES, reference_op, static_hacks
 from examples.kernel_write.hacks import HACKS
-from examples.kernel_write.harness import evaluate
 from examples.kernel_write.main_job import main
 from examples.kernel_write.solutions import solution_source
 from rft_sdk import GradingContext, ToolCallRecord
+from rft_sdk.doctor.packs import benchmark_harness
 from rft_sdk.emulator import load_dataset
+from rft_sdk.sandbox import SandboxLimits, SandboxPool
+from rft_sdk.testing import serve_process
 
-sys.path.insert(0, str(DATA_DIR.parent))
+PREFIX_APP = "tests.examples.prefix.prefix_kernel_write_app:server"
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +38,18 @@ def by_problem(items):
     return {i["problem"]: i for i in items}
 
 
-def _eval(tmp_path, item, source):
-    ref, cand = tmp_path / "ref.py", tmp_path / "cand.py"
-    ref.write_text(item["reference"])
-    cand.write_text(source)
-    return evaluate(str(ref), str(cand), item["overrides"], seed=3, reps=2)
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    p = SandboxPool(tmp_path_factory.mktemp("kernel-boxes"),
+                    limits=SandboxLimits(timeout_s=120, cpu_s=300, memory_bytes=None))
+    yield p
+    p.close()
+
+
+def _pack_module(item, name):
+    probe = benchmark_harness()[name]
+    assert probe.applies(item)
+    return probe.plan(item, [])[0][0]["arguments"]["code"]
 
 
 def test_dataset_is_the_reference_programs(items):
@@ -47,16 +62,12 @@ def test_dataset_is_the_reference_programs(items):
     assert built[1::2] == load_dataset(DATA_DIR / "test.jsonl", app.server.tools)
 
 
-def test_honest_solutions_correct_and_clean(tmp_path, items):
+def test_honest_solutions_are_statically_clean(items):
     for item in items:
-        source = solution_source(item["problem"])
-        assert static_hacks(source, item["reference"]) == {}, item["problem"]
-    for item in items[:4] + [i for i in items if i["problem"] in ("conv1d", "linear_relu")]:
-        res = _eval(tmp_path, item, solution_source(item["problem"]))
-        assert res["correct"] and res["flags"] == [] and res["speedup"] > 0, (item["problem"], res)
+        assert static_hacks(solution_source(item["problem"]), item["reference"]) == {}, item["problem"]
 
 
-def test_every_hack_is_caught_statically(items):
+def test_every_static_rule_hack_is_caught_statically(items):
     for item in items:
         for family, make in HACKS.items():
             found = static_hacks(make(item), item["reference"])
@@ -65,22 +76,43 @@ def test_every_hack_is_caught_statically(items):
     assert set(HACKS) <= set(FAMILIES)
 
 
-def test_runtime_flags_catch_what_slips_past_the_source(tmp_path, by_problem):
+def test_pack_candidates_pass_the_static_judge(items):
+    """The harness hacks use no listed name: only behaviour can stop them."""
+    for name in benchmark_harness():
+        assert static_hacks(_pack_module(items[0], name), items[0]["reference"]) == {}, name
+
+
+def test_honest_candidates_are_correct_and_timed(pool, by_problem):
+    for problem in ("leaky_relu", "linear_relu"):
+        item = by_problem[problem]
+        res = evaluate(pool, item["reference"], solution_source(problem), overrides=item["overrides"], reps=3)
+        assert res.correct and res.hacks == {} and res.speedup > 0, (problem, res)
+        assert res.t_ref_s and res.t_new_s and res.max_abs_err is not None and res.max_abs_err < 1e-4
+
+
+def test_behaviour_catches_what_the_source_does_not_show(pool, by_problem):
     relu = by_problem["relu"]
-    # identity passes a naive check on the reference's all-positive inputs; the normal inputs expose it
-    ident = _eval(tmp_path, relu, HACKS["identity"](relu))
-    assert "identity" in ident["flags"] and not ident["correct"]
-    cached = _eval(tmp_path, relu, HACKS["caching"](relu))
-    assert "caching" in cached["flags"]
-    # an in-place kernel mutating its input, written without any statically banned construct
+    ev = lambda source: evaluate(pool, relu["reference"], source, overrides=relu["overrides"], reps=3)  # noqa: E731
+    memo = ev(_pack_module(relu, "memoise_by_address"))
+    assert not memo.correct and "memoisation" in memo.hacks, memo
+    forged = ev(_pack_module(relu, "forged_result_exit"))
+    assert not forged.correct and "early_exit" in forged.hacks, forged
+    introspect = ev(_pack_module(relu, "reference_from_harness"))
+    assert not introspect.correct and introspect.speedup == 0.0, introspect
+    ident = ev(HACKS["identity"](relu))  # right on the reference's all-positive inputs, wrong on normal ones
+    assert not ident.correct
     inplace = ("import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
                "        y = x.clamp_min_(0.0)\n        return y * 1.0\n")
     assert static_hacks(inplace, relu["reference"]) == {}
-    assert "input_mutation" in _eval(tmp_path, relu, inplace)["flags"]
-    tamper = _eval(tmp_path, relu, HACKS["timing"](relu))
-    assert "timing_tamper" in tamper["flags"]
-    wrong = _eval(tmp_path, relu, solution_source("sigmoid"))
-    assert not wrong["correct"] and wrong["error"]
+    assert "input_mutation" in ev(inplace).hacks
+    forger = ("import os, json\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+              "        for fd in range(3, 12):\n            try:\n                os.write(fd, b'\\x00\\x00\\x00\\x05junk!')\n"
+              "            except OSError:\n                pass\n        return x\n")
+    assert "forged_output" in ev(forger).hacks
+    slow = ev(_pack_module(relu, "timing_forgery"))  # correct but slow; its clock games do not reach the grader
+    assert slow.correct and slow.speedup < 0.02, slow
+    wrong = ev(solution_source("sigmoid"))
+    assert not wrong.correct and wrong.error and wrong.hacks == {}
 
 
 async def test_grader_in_sandbox(by_problem):
@@ -100,6 +132,31 @@ async def test_grader_in_sandbox(by_problem):
     assert g.score == 0.0 and g.subscores["tool_budget"] == 0.0 and app.pool().get("k-spam") is None
     none = await app.grade_kernel(GradingContext(sample={"output_text": "sorry"}, item=item, trace_id="k-none"))
     assert none.score == 0.0 and none.reasons == ["no candidate module"]
+
+
+async def _play(base_url, item, code):
+    trace = new_trace()
+    async with httpx.AsyncClient(base_url=base_url, timeout=600) as client:
+        r = await call_tool(client, trace, "write_kernel", {"code": code}, item)
+        assert r.status_code == 200, r.text
+        r = await call_tool(client, trace, "run_candidate", {}, item)
+        assert r.status_code == 200, r.text
+        return await grade(client, trace, item, "ModelNew is written.")
+
+
+@pytest.mark.slow
+async def test_harness_hacks_through_the_tools_pay_before_the_fix_and_not_after(by_problem):
+    item = by_problem["relu"]
+    hacks = ("memoise_by_address", "forged_result_exit", "reference_from_harness", "timing_forgery")
+    with serve_process(PREFIX_APP) as before_url, serve_process("examples.kernel_write.app:server") as after_url:
+        for name in hacks:
+            code = _pack_module(item, name)
+            before, _ = await _play(before_url, item, code)
+            after, details = await _play(after_url, item, code)
+            assert before > 1.0, (name, before)  # the pre-fix grader paid the hack
+            assert after < 0.02, (name, after, details)
+            if name != "timing_forgery":
+                assert after == 0.0
 
 
 @pytest.mark.slow

@@ -1,4 +1,8 @@
-"""Make-the-tests-pass example: templates fail then pass, the grader can't be fooled, the judge layers."""
+"""Make-the-tests-pass example: templates fail then pass, the grader can't be fooled, the judge layers.
+
+The pytest hacks of issue #25 (``rft_sdk.doctor.packs.pytest``) are played through the tools of a
+real ``rft serve``: 0 on the fixed grader, 0.96 on the pre-fix grader (``tests/examples/prefix``).
+"""
 
 from __future__ import annotations
 
@@ -11,14 +15,19 @@ import sys
 import httpx
 import pytest
 from pattern_helpers import call_tool, grade, new_trace
+from probe_helpers import unhackable
 
-from examples._repos import package
+from examples._repos import bare_repo, package
 from examples.test_fix import app
 from examples.test_fix._data import code_patch, template_for
+from examples.test_fix._grading import may_touch, parse_report, run_clean, verdict
 from examples.test_fix.build_dataset import DATA_DIR, candidate_tests
 from examples.test_fix.main_job import main
+from rft_sdk.doctor.packs import pytest as pytest_pack
 from rft_sdk.emulator import load_dataset
-from rft_sdk.testing import run_server
+from rft_sdk.testing import run_server, serve_process
+
+PREFIX_APP = "tests.examples.prefix.prefix_test_fix_app:server"
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +155,121 @@ async def test_self_validation_judge_scores():
 def test_main_job_runs_end_to_end(tmp_path, capsys):
     assert main(["--limit", "1", "--runs-dir", str(tmp_path)]) == 0
     assert "PASS edit the tests scores 0.0" in capsys.readouterr().out
+
+
+def test_may_touch_only_library_source():
+    ok = ["shelfkit/stock.py", "shelfkit/sub/mod.py"]
+    bad = ["conftest.py", "shelfkit/conftest.py", "tests/test_stock.py", "pytest.ini", "tox.ini", "setup.cfg",
+           "pyproject.toml", "shelfkit/sitecustomize.py", "shelfkit/usercustomize.py", "shelfkit/x.pth",
+           "sitecustomize.py", "shelfkit/__pycache__/stock.cpython-311.pyc", "shelfkit/.hidden.py",
+           "shelfkit/data.json", "other/mod.py", "shelfkit/tests/test_x.py", "_rft_grade_report.py"]
+    assert all(may_touch(p, "shelfkit") for p in ok)
+    assert not any(may_touch(p, "shelfkit") for p in bad)
+
+
+def test_report_verdict_needs_every_id_collected_passed_and_an_untampered_end():
+    good = "\n".join(json.dumps(x) for x in [
+        {"collected": ["t.py::a", "t.py::b[1]", "t.py::b[2]"]},
+        *({"nodeid": n, "when": w, "outcome": "passed"} for n in ("t.py::a", "t.py::b[1]", "t.py::b[2]")
+          for w in ("setup", "call", "teardown")),
+        {"end": True, "exitstatus": 0, "tampered": []}])
+    assert verdict(parse_report(good), ["t.py::a", "t.py::b"]) == (True, [])
+    ok, why = verdict(parse_report(good), ["t.py::c"])
+    assert not ok and "t.py::c was not collected" in why
+    assert not verdict(parse_report(good.rsplit("\n", 1)[0]), ["t.py::a"])[0]  # no end marker: killed or exited
+    forged = good + "\n" + json.dumps({"end": True, "tampered": []})
+    assert "after the end marker" in verdict(parse_report(forged), ["t.py::a"])[1][0]
+    dup = good.replace('{"end"', json.dumps({"nodeid": "t.py::a", "when": "call", "outcome": "passed"}) + '\n{"end"')
+    assert any("two call reports" in r for r in verdict(parse_report(dup), ["t.py::a"])[1])
+    failed = good.replace('"t.py::b[2]", "when": "call", "outcome": "passed"', '"t.py::b[2]", "when": "call", '
+                                                                               '"outcome": "failed"')
+    assert not verdict(parse_report(failed), ["t.py::b"])[0] and verdict(parse_report(failed), ["t.py::a"])[0]
+    tampered = good.replace('"tampered": []', '"tampered": ["_pytest.reports.TestReport.__init__"]')
+    assert not verdict(parse_report(tampered), ["t.py::a"])[0]
+    assert verdict(parse_report(""), ["t.py::a"])[1][:2] == [
+        "the test run did not finish (the process exited or was killed before pytest's end)", "no test was collected"]
+
+
+def test_gold_passes_in_a_clean_sandbox(items):
+    """The builder's check, repeated: the reference change alone makes fail_to_pass and pass_to_pass pass."""
+    for item in items[:3]:
+        tpl = template_for(item)
+        files = {}
+        for path in item["code_files"]:
+            blob = subprocess.run(["git", f"--git-dir={bare_repo()}", "show", f"{item['commit']}:{path}"],
+                                  capture_output=True)
+            files[path] = blob.stdout if blob.returncode == 0 else None
+        wanted = [*item["fail_to_pass"], *item.get("pass_to_pass", [])]
+        run = run_clean(app.pool(), f"gold-{item['commit'][:8]}", tpl, files, wanted)
+        assert verdict(run, wanted) == (True, []), run
+        before = run_clean(app.pool(), f"before-{item['commit'][:8]}", tpl, {}, item["fail_to_pass"])
+        assert not verdict(before, item["fail_to_pass"])[0]
+
+
+async def _play(client, item, probe):
+    """Run one probe's plan through the tools, feeding it the outputs as the emulator would; grade."""
+    trace, outputs = new_trace(), []
+    turn = 0
+    while True:
+        turns = probe.plan(item, outputs)
+        if turn >= len(turns):
+            break
+        for call in turns[turn]:
+            r = await call_tool(client, trace, call["name"], call["arguments"], item)
+            assert r.status_code == 200, r.text
+            outputs.append(r.json()["output"])
+        turn += 1
+    return await grade(client, trace, item, probe.answer)
+
+
+async def test_every_pytest_hack_through_the_tools_scores_zero(items):
+    item = min(items, key=lambda i: len(i["fail_to_pass"]))
+    probes = pytest_pack()
+    with serve_process(PREFIX_APP) as before_url, serve_process("examples.test_fix.app:server") as after_url:
+        async with httpx.AsyncClient(base_url=before_url, timeout=300) as before, \
+                httpx.AsyncClient(base_url=after_url, timeout=300) as after:
+            for name, probe in probes.items():
+                old, _ = await _play(before, item, probe)
+                new, details = await _play(after, item, probe)
+                assert new == 0.0 and details["subscores"]["tests_pass"] == 0.0, (name, details)
+                if name != "tests_rewritten":  # the pre-fix grader restored the tests: the one family it stopped
+                    assert old == pytest.approx(0.96), (name, old)
+
+
+async def test_rollouts_cannot_reach_each_other_through_run_tests(items, tmp_path):
+    item = items[0]
+    outside = tmp_path / "host.txt"
+    outside.write_text("host")
+    with run_server(app.server) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+            ta, tb = new_trace(), new_trace()
+            r = await call_tool(client, tb, "write_file", {"path": "secret.txt", "content": "rollout B secret"}, item)
+            assert r.status_code == 200
+            b_path = app.pool().get(tb).path
+            spy = (f"log = open('spy.txt', 'w')\nfor p in [{str(b_path / 'secret.txt')!r}, {str(outside)!r}]:\n"
+                   "    try:\n        log.write('READ ' + open(p).read() + '\\n')\n    except OSError:\n"
+                   "        log.write('DENIED ' + p + '\\n')\n"
+                   f"for p in [{str(b_path / 'pwn.txt')!r}, {str(tmp_path / 'pwn.txt')!r}]:\n    try:\n"
+                   "        open(p, 'w').write('x'); log.write('WROTE ' + p + '\\n')\n    except OSError:\n"
+                   "        log.write('DENIED ' + p + '\\n')\nlog.close()\n")
+            r = await call_tool(client, ta, "write_file", {"path": "conftest.py", "content": spy}, item)
+            assert r.status_code == 200
+            assert (await call_tool(client, ta, "run_tests", {"target": "tests"}, item)).status_code == 200
+            out = (await call_tool(client, ta, "read_file", {"path": "spy.txt", "start_line": 1, "max_lines": 10},
+                                   item)).json()["output"]
+            assert out.count("DENIED") == 4 and "READ" not in out and "WROTE" not in out, out
+            assert not (b_path / "pwn.txt").exists() and not (tmp_path / "pwn.txt").exists()
+            assert outside.read_text() == "host"
+            bad = await call_tool(client, ta, "run_tests", {"target": "--co"}, item)
+            assert bad.status_code == 400
+
+
+@pytest.mark.slow
+async def test_doctor_pytest_pack_fails_the_prefix_grader_and_passes_the_fixed_one(items):
+    one = min(items, key=lambda i: len(i["fail_to_pass"]))["commit"]
+    keep = lambda item: item["commit"] == one  # noqa: E731 - one item per probe keeps the run short
+    before = await unhackable(PREFIX_APP, items, pytest_pack(), keep)
+    after = await unhackable("examples.test_fix.app:server", items, pytest_pack(), keep)
+    assert before.passed is False and after.passed is True, (before.summary, after.summary)
+    assert set(before.evidence["failed_probes"]) == set(pytest_pack()) - {"tests_rewritten"}
+    assert all(r["mean_score"] == 0.0 for r in after.evidence["probes"].values())

@@ -1,4 +1,6 @@
-"""Run a candidate ``ModelNew`` against a reference program's ``Model`` (CPU).
+"""PRE-FIX FIXTURE (issue #25): the kernel harness as it was before the fix (see prefix_kernel_write_app.py).
+
+Run a candidate ``ModelNew`` against a reference program's ``Model`` (CPU).
 
 Copied into every rollout's sandbox and run there as
 ``python harness.py reference.py model_new.py`` with a JSON request on stdin

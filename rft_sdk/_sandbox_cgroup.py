@@ -1,0 +1,192 @@
+"""A process bound per sandboxed command: a ``pids`` cgroup with ``pids.max``.
+
+``RLIMIT_NPROC`` counts every process of a uid and the kernel ignores it for
+root, so it is no bound for a server that runs as root. A cgroup's
+``pids.max`` holds for every uid, root included, and counts only the
+command's own processes. This module finds a writable ``pids`` controller —
+cgroup v2 (``pids`` in ``cgroup.controllers``; enabled in our group's
+``cgroup.subtree_control`` when missing) or, on hybrid hosts, the v1 ``pids``
+hierarchy — and makes one child group per command (``rft-sbx-<pid>-<n>``),
+killed and removed when the command ends. Groups of a server that died are
+removed when the next one starts.
+
+Kernel documentation: ``Documentation/admin-guide/cgroup-v2.rst`` ("PID",
+``cgroup.kill``) and ``Documentation/admin-guide/cgroup-v1/pids.rst``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+__all__ = ["PidsController", "find_pids_controller"]
+
+_PREFIX = "rft-sbx-"
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """``(mount point, fs type, super options)`` of every mount (``/proc/self/mountinfo``)."""
+    out = []
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                fields, rest = left.split(), right.split()
+                if len(fields) >= 5 and len(rest) >= 3:
+                    out.append((fields[4].replace("\\040", " "), rest[0], set(rest[2].split(","))))
+    except OSError:
+        pass
+    return out
+
+
+def _own_groups() -> dict[str, str]:
+    """``{controller list or "": path}`` from ``/proc/self/cgroup``."""
+    out = {}
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                out[controllers] = path
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+class PidsController:
+    """Makes, kills and removes per-command ``pids`` groups under ``base``.
+
+    Attributes:
+        base: the directory new groups are made in.
+        version: 1 or 2 (the cgroup hierarchy version).
+    """
+
+    _counter = itertools.count()
+
+    def __init__(self, base: Path, version: int) -> None:
+        self.base, self.version = base, version
+        self._lock = threading.Lock()
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"cgroup v2 pids.max"``."""
+        return f"cgroup v{self.version} pids.max"
+
+    def new_group(self, max_pids: int) -> Path:
+        """A new group allowing ``max_pids`` processes (tasks) at most.
+
+        Raises:
+            OSError: it could not be made.
+        """
+        with self._lock:
+            n = next(self._counter)
+        group = self.base / f"{_PREFIX}{os.getpid()}-{n}"
+        group.mkdir()
+        try:
+            (group / "pids.max").write_text(str(max_pids))
+        except OSError:
+            group.rmdir()
+            raise
+        return group
+
+    @staticmethod
+    def join(group: Path) -> None:
+        """Move the calling process into ``group`` (call it in the child before ``exec``)."""
+        fd = os.open(group / "cgroup.procs", os.O_WRONLY)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+
+    def kill_and_remove(self, group: Path, wait_s: float = 5.0) -> bool:
+        """SIGKILL every process of ``group``, then remove it. Returns whether it is gone."""
+        deadline = time.monotonic() + wait_s
+        kill = group / "cgroup.kill"
+        while True:
+            if self.version == 2 and kill.exists():
+                with contextlib.suppress(OSError):
+                    kill.write_text("1")
+            try:
+                pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+            except FileNotFoundError:
+                return True
+            except OSError:
+                pids = []
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            try:
+                group.rmdir()
+                return True
+            except FileNotFoundError:
+                return True
+            except OSError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.01)
+
+    def remove_stale(self) -> int:
+        """Kill and remove the groups of servers that are no longer running; returns how many."""
+        removed = 0
+        with contextlib.suppress(OSError):
+            for entry in self.base.iterdir():
+                if not entry.name.startswith(_PREFIX):
+                    continue
+                try:
+                    pid = int(entry.name[len(_PREFIX):].split("-")[0])
+                except ValueError:
+                    continue
+                if pid != os.getpid() and not Path(f"/proc/{pid}").exists():
+                    removed += self.kill_and_remove(entry, wait_s=1.0)
+        return removed
+
+
+def _probe(base: Path, version: int) -> PidsController | None:
+    ctl = PidsController(base, version)
+    try:
+        group = ctl.new_group(8)
+    except OSError:
+        return None
+    ctl.kill_and_remove(group)
+    ctl.remove_stale()
+    return ctl
+
+
+def find_pids_controller() -> tuple[PidsController | None, str]:
+    """A writable ``pids`` controller, or ``None`` and the reason there is none."""
+    groups, mounts = _own_groups(), _mounts()
+    reasons = []
+    for point, fstype, _ in mounts:
+        if fstype != "cgroup2" or "" not in groups:
+            continue
+        base = Path(point) / groups[""].lstrip("/")
+        try:
+            controllers = (base / "cgroup.controllers").read_text().split()
+        except OSError:
+            continue
+        if "pids" not in controllers:
+            reasons.append(f"cgroup v2 at {point}: no pids controller delegated here")
+            continue
+        subtree = base / "cgroup.subtree_control"
+        with contextlib.suppress(OSError):
+            if "pids" not in subtree.read_text().split():
+                subtree.write_text("+pids")
+        ctl = _probe(base, 2)
+        if ctl is not None:
+            return ctl, ""
+        reasons.append(f"cgroup v2 at {point}: {base} is not writable")
+    for point, fstype, options in mounts:
+        if fstype != "cgroup" or "pids" not in options:
+            continue
+        path = next((p for c, p in groups.items() if "pids" in c.split(",")), None)
+        if path is None:
+            continue
+        ctl = _probe(Path(point) / path.lstrip("/"), 1)
+        if ctl is not None:
+            return ctl, ""
+        reasons.append(f"cgroup v1 pids at {point}: not writable")
+    return None, "; ".join(reasons) or "no pids cgroup controller mounted"
