@@ -37,7 +37,7 @@ eco: $(ECO)/.installed
 # (its tests pass on 3.13.0). Without any python3.13, the venv is built on $(PYTHON) with eval-protocol only
 # (the extra's marker leaves nemo-gym out) and the NeMo Gym tests are skipped, saying why.
 ECO2 := .venv-eco2
-PYTHON313 ?= $(or $(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13))),$(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null),$(PYTHON))
+PYTHON313 ?= $(or $(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13))),$(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null),$(PYTHON))
 $(ECO2)/.installed: pyproject.toml
 	$(PYTHON313) -m venv $(ECO2)
 	$(ECO2)/bin/python -m pip install -q --upgrade pip
