@@ -30,6 +30,22 @@ $(ECO)/.installed: pyproject.toml
 
 eco: $(ECO)/.installed
 
+# NeMo Gym's and Eval Protocol's own clients (docs/nemo_gym.md, docs/eval_protocol.md): nemo-gym 0.7 needs
+# Python 3.13 and pins mcp<2 / openai==2.44; eval-protocol pins litellm 1.105 (openai<3), which cannot share
+# .venv-eco with verifiers (openai>=3): a third venv, on the newest python3.13 found. nemo-gym declares
+# Requires-Python >=3.13.14 while the newest CPython 3.13 here is 3.13.0: installed with --ignore-requires-python
+# (its tests pass on 3.13.0). Without any python3.13, the venv is built on $(PYTHON) with eval-protocol only
+# (the extra's marker leaves nemo-gym out) and the NeMo Gym tests are skipped, saying why.
+ECO2 := .venv-eco2
+PYTHON313 ?= $(or $(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13))),$(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null),$(PYTHON))
+$(ECO2)/.installed: pyproject.toml
+	$(PYTHON313) -m venv $(ECO2)
+	$(ECO2)/bin/python -m pip install -q --upgrade pip
+	$(ECO2)/bin/python -m pip install -q --ignore-requires-python -e ".[nemo-gym,eval-protocol]"
+	touch $@
+
+eco2: $(ECO2)/.installed
+
 # A real redis-server for the store tests (Debian/Ubuntu package; needs root or sudo).
 redis-server:
 	@command -v redis-server >/dev/null || { \
@@ -63,10 +79,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(VENV)/.installed $(ECO)/.installed redis-server postgresql sandbox-tools lint
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint
 	$(PY) -m pytest -q
 
 clean:
-	rm -rf $(VENV) $(ECO) runs
+	rm -rf $(VENV) $(ECO) $(ECO2) runs
 
-.PHONY: install eco redis-server postgresql sandbox-tools demo doctor lint test clean
+.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor lint test clean

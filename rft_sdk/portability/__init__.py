@@ -6,15 +6,18 @@
     rft portability --dataset data.jsonl --url https://tools.example.com --token-env RFT_TOKEN
 
 For each dataset item with gold ``actions`` and a ``reference_answer``, every surface's
-player (:mod:`._players`: hosted wire, MCP, TRL, OpenEnv, verifiers — each through that
-ecosystem's own client) runs one rollout of those calls and that answer; the command
+player (:mod:`._players`: hosted wire, MCP, TRL, OpenEnv, verifiers, NeMo Gym, Eval Protocol —
+each through that ecosystem's own client) runs one rollout of those calls and that answer; the command
 prints, per item, the score each surface produced and whether they are identical.
 Exit status: 0 all identical, 1 some differ, 2 a surface could not be played (its
 client is not installed: the ``pip install`` is printed) or bad arguments.
 
-``--app MODULE:ATTR`` starts ``rft serve MODULE:ATTR --surfaces hosted,mcp,openenv`` with
+``--app MODULE:ATTR`` starts ``rft serve MODULE:ATTR --surfaces hosted,mcp,openenv,nemo_gym`` with
 this interpreter on a free loopback port; ``--url`` checks a running server (serving
-``hosted``, and ``/mcp``, ``/openenv`` for those surfaces).
+``hosted``, and ``/mcp``, ``/openenv``, the ``nemo_gym`` routes for those surfaces; NeMo Gym's
+servers send no credentials, so check ``nemo_gym`` on a server without tokens).
+``--client-python SURFACE=PYTHON`` plays a surface in another interpreter (the ecosystems' clients
+cannot all share one virtual environment: ``docs/surfaces.md``).
 """
 
 from __future__ import annotations
@@ -48,19 +51,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--surfaces", default=",".join(player_names()),
                         help=f"players to run, comma-separated (default: {','.join(player_names())})")
     parser.add_argument("--limit", type=int, default=None, help="first N items only")
+    parser.add_argument("--client-python", action="append", default=[], metavar="SURFACE=PYTHON",
+                        help="play SURFACE with the interpreter PYTHON, which has its client (repeatable; e.g. "
+                             "nemo_gym=.venv-eco2/bin/python: the ecosystems' clients cannot share one venv)")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
 
 
-async def check(target: Target, items: list[dict[str, Any]], surfaces: list[str]) -> dict[str, list[float]]:
-    """``{surface: [score per item]}``; raises ``ImportError`` (with the extra named) when a client is missing."""
+async def check(target: Target, items: list[dict[str, Any]], surfaces: list[str],
+                client_python: dict[str, str] | None = None) -> dict[str, list[float]]:
+    """``{surface: [score per item]}``; ``client_python``: surfaces played in another interpreter
+    (``_players_eco2.play_in``). Raises ``ImportError`` (with the extra named) when a client is missing."""
+    from ._players_eco2 import play_in
+
     out: dict[str, list[float]] = {}
     for name in surfaces:
         play, extra = load_player(name)
         try:
+            if name in (client_python or {}):
+                out[name] = await play_in((client_python or {})[name], name, target, items)
+                continue
             out[name] = await play(target, items)
         except ImportError as exc:
             hint = f'pip install "rft-sdk[{extra}]"' if extra else "its client package"
-            raise ImportError(f"surface {name!r} cannot be played here ({exc}); it needs {hint}") from exc
+            raise ImportError(f"surface {name!r} cannot be played here ({exc}); it needs {hint} (or "
+                              f"--client-python {name}=PYTHON naming an interpreter that has it)") from exc
     return out
 
 
@@ -98,9 +112,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"rft portability: {exc}", file=sys.stderr)
         return 2
 
+    pythons = dict(spec.split("=", 1) for spec in args.client_python if "=" in spec)
+    if len(pythons) != len(args.client_python):
+        print("rft portability: --client-python takes SURFACE=PYTHON", file=sys.stderr)
+        return 2
+
     def go(base_url: str) -> dict[str, list[float]]:
         target = Target(base_url, token=token, grader=args.grader)
-        return anyio.run(check, target, items, surfaces)
+        return anyio.run(check, target, items, surfaces, pythons)
 
     try:
         if args.url:
@@ -108,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             from ..testing import serve_process
 
-            with serve_process(args.app, "--surfaces", "hosted,mcp,openenv",
+            with serve_process(args.app, "--surfaces", "hosted,mcp,openenv,nemo_gym",
                                env={"RFT_AUTH_TOKENS": token or ""}) as url:
                 scores = go(url)
     except ImportError as exc:

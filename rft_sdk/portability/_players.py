@@ -192,12 +192,28 @@ async def play_verifiers(target: Target, items: list[dict[str, Any]]) -> list[fl
     return [by_task.get(item.get("task_id"), float("nan")) for item in items]
 
 
+async def play_nemo_gym(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """NeMo Gym's own agent and rollout collection (``_players_eco2.play_nemo_gym``)."""
+    from ._players_eco2 import play_nemo_gym as play
+
+    return await play(target, items)
+
+
+async def play_eval_protocol(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """Eval Protocol's rollout-processor contract and evaluator (``_players_eco2.play_eval_protocol``)."""
+    from ._players_eco2 import play_eval_protocol as play
+
+    return await play(target, items)
+
+
 BUILTIN_PLAYERS: dict[str, tuple[Player, str | None]] = {
     "hosted": (play_hosted, None),
     "mcp": (play_mcp, "mcp"),
     "trl": (play_trl, None),
     "openenv": (play_openenv, "openenv"),
     "verifiers": (play_verifiers, "verifiers"),
+    "nemo_gym": (play_nemo_gym, "nemo-gym"),
+    "eval_protocol": (play_eval_protocol, "eval-protocol"),
 }
 
 

@@ -5,7 +5,7 @@
 protocol's session to a rollout ``trace_id``, its calls to the one hosted
 tool-call pipeline and its end of episode to the grader
 (:mod:`rft_sdk.surfaces._seam`). Built in: ``hosted`` (the hosted RFT routes),
-``mcp`` (``rft-sdk[mcp]``), ``openenv`` (no extra on the server side). More are
+``mcp`` (``rft-sdk[mcp]``), ``openenv`` and ``nemo_gym`` (no extra on the server side). More are
 declared by packages in the ``rft_sdk.surfaces`` entry-point group.
 
 Importing this package imports no surface and no extra.
@@ -26,16 +26,18 @@ from ._seam import Surface, SurfaceContext, SurfaceMount, compose
 if TYPE_CHECKING:  # imported on first use at run time (below): httpx only when a surface runs
     from ._hosted import ATTEMPTS, GradeAnswer, HostedClient, RolloutDiscardedError, ToolAnswer, new_trace_id
     from ._mcp import MCPSurface
+    from ._nemo_gym import NeMoGymSurface
     from ._openenv import OpenEnvSurface
 
 _HOSTED_CLIENT = "rft_sdk.surfaces._hosted"
 _LAZY = {"MCPSurface": "rft_sdk.surfaces._mcp", "OpenEnvSurface": "rft_sdk.surfaces._openenv",
+         "NeMoGymSurface": "rft_sdk.surfaces._nemo_gym",
          **{name: _HOSTED_CLIENT for name in ("ATTEMPTS", "GradeAnswer", "HostedClient", "RolloutDiscardedError",
                                               "ToolAnswer", "new_trace_id")}}
 
 
 def __getattr__(name: str) -> object:
-    """``MCPSurface``, ``OpenEnvSurface`` and the hosted-wire client (``HostedClient`` and its
+    """``MCPSurface``, ``OpenEnvSurface``, ``NeMoGymSurface`` and the hosted-wire client (``HostedClient`` and its
     answers, which import httpx), imported on first use: the core imports none of them."""
     if name in _LAZY:
         import importlib
@@ -52,6 +54,7 @@ __all__ = [
     "GradeAnswer",
     "HostedClient",
     "MCPSurface",
+    "NeMoGymSurface",
     "OpenEnvSurface",
     "RolloutDiscardedError",
     "Surface",

@@ -40,6 +40,7 @@ class SurfaceSpec:
 _BUILTIN = {
     "mcp": SurfaceSpec("mcp", "rft_sdk.surfaces._mcp:MCPSurface", "mcp"),
     "openenv": SurfaceSpec("openenv", "rft_sdk.surfaces._openenv:OpenEnvSurface", None),
+    "nemo_gym": SurfaceSpec("nemo_gym", "rft_sdk.surfaces._nemo_gym:NeMoGymSurface", None),
 }
 
 

@@ -143,7 +143,7 @@ def test_rft_serve_surfaces_flag_chooses_what_is_exposed(surfaces, hosted_status
 def test_unknown_surface_is_refused_with_the_choices():
     from rft_sdk import ToolServer
 
-    with pytest.raises(ValueError, match=r"subset of \['hosted', 'mcp', 'openenv'\], got unknown 'grpc'"):
+    with pytest.raises(ValueError, match=r"subset of \['hosted', 'mcp', 'nemo_gym', 'openenv'\], got unknown 'grpc'"):
         ToolServer(surfaces=["grpc"])
     with pytest.raises(ValueError, match="non-empty"):
         ToolServer(surfaces=[])

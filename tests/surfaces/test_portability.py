@@ -1,4 +1,4 @@
-"""``rft portability``: the gold trajectories of the retail test split through five surfaces, same scores."""
+"""``rft portability``: the gold trajectories of the retail test split through five, then seven, surfaces: same scores."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 from rft_sdk import ToolServer
 from rft_sdk.surfaces import available_surfaces, load_surface
+from rft_sdk.testing import serve_process
 
 from .conftest import DATASET, ROOT, TOKEN
 
@@ -20,10 +21,10 @@ def _portability(python, base_url: str, *args: str) -> subprocess.CompletedProce
 
 def test_five_surfaces_score_the_gold_trajectories_identically(eco_python, recorded_server):
     base_url, _ = recorded_server
-    done = _portability(eco_python, base_url, "--limit", "10")
+    done = _portability(eco_python, base_url, "--limit", "10", "--surfaces", "hosted,mcp,trl,openenv,verifiers")
     assert done.returncode == 0, done.stderr[-2000:]
     header, *rows, summary = done.stdout.strip().splitlines()
-    assert header.split() == ["item", "hosted", "mcp", "trl", "openenv", "verifiers", "identical"]
+    assert header.split()[:6] == ["item", "hosted", "mcp", "trl", "openenv", "verifiers"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
     assert summary == "10/10 items scored identically on 5 surfaces"
 
@@ -51,3 +52,23 @@ def test_surfaces_are_registered_by_name_and_loaded_lazily():
         raise AssertionError("an unknown surface must be refused")
     server = ToolServer(surfaces=["hosted", surface], auth_env_var=None)
     assert server.surfaces == frozenset({"hosted", "openenv"})
+
+
+def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_path):
+    """hosted, MCP, TRL, OpenEnv, verifiers (in .venv-eco) and NeMo Gym, Eval Protocol (their clients in
+    .venv-eco2, through ``--client-python``), on a server without tokens: NeMo Gym's servers send none."""
+    from ._eco2 import ENV, eco2_python
+
+    eco2 = eco2_python("nemo_gym")
+    env = {"RFT_AUTH_TOKENS": "", "RFT_OPENENV_DATASET": str(DATASET)}
+    with serve_process("examples.retail.app:server", "--surfaces", "hosted,mcp,openenv,nemo_gym", env=env) as url:
+        done = subprocess.run([str(eco_python), "-m", "rft_sdk", "portability", "--dataset", str(DATASET), "--url", url,
+                               "--limit", "10", "--client-python", f"nemo_gym={eco2}",
+                               "--client-python", f"eval_protocol={eco2}"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV})
+    assert done.returncode == 0, done.stderr[-3000:]
+    header, *rows, summary = done.stdout.strip().splitlines()
+    assert header.split() == ["item", "hosted", "mcp", "trl", "openenv", "verifiers", "nemo_gym", "eval_protocol",
+                              "identical"]
+    assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
+    assert summary == "10/10 items scored identically on 7 surfaces"

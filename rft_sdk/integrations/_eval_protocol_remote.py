@@ -1,0 +1,171 @@
+"""A tool server as Fireworks RFT's remote rollout server (Eval Protocol's ``RemoteRolloutProcessor`` contract).
+
+::
+
+    python -m rft_sdk.integrations.eval_protocol --url http://127.0.0.1:8000 --dataset train.jsonl --port 3000
+
+EP 0.3.33's contract (``eval_protocol/types/remote_rollout_processor.py``, Fireworks' "Remote
+Environment Setup"): ``POST /init`` takes an ``InitRequest`` (``completion_params`` with
+``model``, ``messages``, ``tools``, ``model_base_url``, ``metadata`` = ``RolloutMetadata``
+``{invocation_id, experiment_id, rollout_id, run_id, row_id}``, ``api_key``) and answers at once;
+the rollout runs in the background: the model through ``model_base_url`` (Fireworks' tracing
+gateway records each call as the trace), every tool call over the hosted wire to the tool server
+(:func:`~._eval_protocol.run_rollout`, a fresh ``trace_id``), the item = the dataset line whose
+:func:`~._eval_protocol.row_id_of` is ``metadata.row_id``. Completion is logged with EP's
+``FireworksTracingHttpHandler`` (a record carrying ``rollout_id``): ``Status.rollout_finished()`` (or
+``rollout_error``) with ``extras={"trace_id"}``, which EP merges into the row's
+``execution_metadata.extra``, where :func:`~._eval_protocol.evaluate_row` finds it.
+``GET /status?rollout_id=`` answers EP's ``StatusResponse`` (``terminated``, ``status``,
+``info`` with the ``trace_id``) for clients that poll the server itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from eval_protocol import FireworksTracingHttpHandler, InitRequest
+from eval_protocol.models import Status
+from eval_protocol.types.remote_rollout_processor import StatusResponse
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..surfaces import HostedClient, RolloutDiscardedError
+from ._eval_protocol import _assistant, row_id_of, run_rollout
+
+__all__ = ["main", "remote_rollout_app"]
+
+logger = logging.getLogger("rft_sdk.eval_protocol")
+_RESERVED_PARAMS = frozenset({"model", "base_url", "api_base", "api_key", "model_kwargs"})
+
+
+def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, token: str | None = None,
+                       max_turns: int = 30, max_concurrent: int = 256, status_ttl_s: float = 3600.0,
+                       tracing_handler: logging.Handler | None = None) -> Starlette:
+    """The ``/init`` + ``/status`` app (see the module docstring).
+
+    Args:
+        base_url: the tool server (its hosted routes).
+        dataset: the hosted dataset lines the rows come from (matched by ``row_id``).
+        token: bearer token for the tool server.
+        max_turns: model turns per rollout.
+        max_concurrent: rollouts running at once (more wait their turn).
+        status_ttl_s: seconds a finished rollout's status is kept for ``/status``.
+        tracing_handler: where status logs go (default EP's ``FireworksTracingHttpHandler``,
+            ``$FW_TRACING_GATEWAY_BASE_URL`` or https://tracing.fireworks.ai).
+    """
+    items = {row_id_of(item): dict(item) for item in dataset}
+    statuses: dict[str, tuple[float, StatusResponse]] = {}
+    tasks: set[asyncio.Task[None]] = set()
+    gate = asyncio.Semaphore(max_concurrent)
+    # A logger of this app's own (not in logging's registry: nothing accumulates per rollout) whose one handler
+    # posts to the tracing gateway; its emit is blocking HTTP (requests), so it runs in a worker thread.
+    tracing = logging.Logger("rft_sdk.eval_protocol.tracing")
+    tracing.addHandler(tracing_handler or FireworksTracingHttpHandler())
+    client = HostedClient.over_http(base_url, token=token)
+
+    async def report(rid: str, status: Status, message: str, extras: dict[str, Any]) -> None:
+        record = {"rollout_id": rid, "status": status, "extras": extras}
+        level = logging.ERROR if status.code != Status.rollout_finished().code else logging.INFO
+        logger.log(level, "rollout %s: %s", rid, message)
+        await asyncio.to_thread(tracing.log, level, message, extra=record)
+
+    async def rollout(request: InitRequest, item: dict[str, Any]) -> None:
+        rid = request.metadata.rollout_id
+        params = dict(request.completion_params)
+        model = params["model"]
+        extra = {k: v for k, v in params.items() if k not in _RESERVED_PARAMS}
+        extra.update(params.get("model_kwargs") or {})
+        import openai
+
+        llm = openai.AsyncOpenAI(base_url=request.model_base_url or params.get("base_url"),
+                                 api_key=request.api_key or os.environ.get("FIREWORKS_API_KEY") or "none")
+
+        async def complete(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+            kwargs = {"tools": tools} if tools else {}
+            response = await llm.chat.completions.create(model=model, messages=messages, **kwargs, **extra)
+            return _assistant(response.choices[0].message)
+
+        messages = [m.dump_mdoel_for_chat_completion_request() for m in request.messages or []]
+        async with gate:
+            try:
+                trace_id, _ = await run_rollout(client, messages, request.tools, item, complete, max_turns)
+            except (RolloutDiscardedError, openai.OpenAIError) as exc:
+                status = Status.rollout_error(str(exc))
+                statuses[rid] = (time.monotonic(), StatusResponse(terminated=True, status=status, info={}))
+                await report(rid, status, f"rollout failed: {exc}", {})
+                return
+            finally:
+                await llm.close()
+        status = Status.rollout_finished()
+        await report(rid, status, "rollout finished", {"trace_id": trace_id})
+        statuses[rid] = (time.monotonic(), StatusResponse(terminated=True, status=status, info={"trace_id": trace_id}))
+
+    async def init(request: Request) -> JSONResponse:
+        try:
+            body = InitRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            return JSONResponse({"detail": json.loads(exc.json())}, status_code=422)
+        if not body.completion_params.get("model"):
+            return JSONResponse({"detail": "completion_params.model is required"}, status_code=422)
+        item = items.get(body.metadata.row_id)
+        if item is None:
+            return JSONResponse({"detail": f"row_id {body.metadata.row_id!r} is not in this server's dataset "
+                                           f"({len(items)} items; row ids are rft_sdk row_id_of(item))"},
+                                status_code=422)
+        now = time.monotonic()
+        for key in [k for k, (t, _) in statuses.items() if now - t > status_ttl_s]:
+            del statuses[key]
+        statuses[body.metadata.rollout_id] = (now, StatusResponse(terminated=False, status=Status.rollout_running()))
+        task = asyncio.create_task(rollout(body, item))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return JSONResponse({"status": "started", "rollout_id": body.metadata.rollout_id})
+
+    async def status(request: Request) -> JSONResponse:
+        rid = request.query_params.get("rollout_id", "")
+        found = statuses.get(rid)
+        if found is None:
+            return JSONResponse({"detail": f"unknown rollout_id {rid!r}"}, status_code=404)
+        return JSONResponse(found[1].model_dump(mode="json"))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        for task in list(tasks):
+            task.cancel()
+        await client.aclose()
+
+    return Starlette(routes=[Route("/init", init, methods=["POST"]), Route("/status", status, methods=["GET"])],
+                     lifespan=lifespan)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rft_sdk.integrations.eval_protocol``: serve :func:`remote_rollout_app` with uvicorn."""
+    parser = argparse.ArgumentParser(prog="python -m rft_sdk.integrations.eval_protocol",
+                                     description="Fireworks RFT remote rollout server for a tool server")
+    parser.add_argument("--url", required=True, help="the tool server's base URL")
+    parser.add_argument("--dataset", required=True, help="hosted JSONL the RFT dataset was made from")
+    parser.add_argument("--token-env", default=None, metavar="VAR", help="tool server bearer token from $VAR")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=3000)
+    parser.add_argument("--max-turns", type=int, default=30)
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    lines = [json.loads(line) for line in Path(args.dataset).read_text(encoding="utf-8").splitlines() if line.strip()]
+    app = remote_rollout_app(args.url, lines, token=os.environ.get(args.token_env) if args.token_env else None,
+                             max_turns=args.max_turns)
+    uvicorn.run(app, host=args.host, port=args.port)
+    return 0
