@@ -161,3 +161,17 @@ def test_rft_nemo_gym_writes_a_config_nemo_gym_can_load(tmp_path, capsys):
     assert "127.0.0.1:8123/healthz" in (root / "app.py").read_text()
     assert rft_main(["nemo-gym", "--url", "http://127.0.0.1:8123/sub", "--dataset", str(DATASET), "--out",
                      str(tmp_path)]) == 2
+
+
+async def test_raw_encoded_surrogates_are_refused_before_anything_runs():
+    surrogate = b"\xed\xa0\x80"  # a lone UTF-16 surrogate, UTF-8 encoded (json.loads(bytes) would keep it)
+    async with _client() as client:
+        seed = await client.post("/seed_session", content=b'{"rft_item": {"note": "' + surrogate + b'"}}')
+        cookies = await _seed(client)
+        call = await client.post("/calculate", content=b'{"expression": "1+' + surrogate + b'"}', cookies=cookies)
+        verify = await client.post("/verify", content=b'{"response": {"output": "' + surrogate + b'"}}',
+                                   cookies=cookies)
+        fine = await client.post("/calculate", json={"expression": "1+1"}, cookies=cookies)
+    assert seed.status_code == 400 and "surrogate" in seed.json()["error"]["message"]
+    assert call.status_code == 400 and call.json()["error"]["code"] == "malformed_json"  # the tool never ran
+    assert verify.status_code == 400 and fine.status_code == 200
