@@ -116,8 +116,10 @@ class NeMoGymSurface:
     def __init__(self, *, grader: str | None = None, max_sessions: int | None = None,
                  session_timeout_s: float | None = None, max_body_bytes: int = 16_000_000) -> None:
         self.grader = grader or os.environ.get(_ENV + "GRADER") or None
-        self.max_sessions = int(max_sessions or os.environ.get(_ENV + "MAX_SESSIONS") or 4096)
-        self.session_timeout_s = float(session_timeout_s or os.environ.get(_ENV + "SESSION_TIMEOUT_S") or 3600.0)
+        self.max_sessions = int(max_sessions if max_sessions is not None
+                                else os.environ.get(_ENV + "MAX_SESSIONS") or 4096)
+        self.session_timeout_s = float(session_timeout_s if session_timeout_s is not None
+                                       else os.environ.get(_ENV + "SESSION_TIMEOUT_S") or 3600.0)
         if self.max_sessions < 1 or self.session_timeout_s <= 0:
             raise ValueError(f"max_sessions and session_timeout_s must be positive, got {self.max_sessions}, "
                              f"{self.session_timeout_s}")

@@ -110,6 +110,12 @@ async def test_capacity_and_expiry():
     assert again.status_code == 200
 
 
+@pytest.mark.parametrize("options", [{"max_sessions": 0}, {"session_timeout_s": 0}, {"session_timeout_s": -1.0}])
+def test_bounds_not_positive_are_refused_not_replaced_by_the_default(options):
+    with pytest.raises(ValueError, match="must be positive"):
+        NeMoGymSurface(**options)
+
+
 def test_the_final_answer_is_the_last_model_turns_text():
     call = {"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
