@@ -29,7 +29,7 @@ import httpx
 
 from ._check import auth_headers
 from ._cli_commands import env_secret, standalone_main
-from ._job_config import TARGETS, EndpointGraderSpec, insecure_url_problem, validate_job
+from ._job_config import TARGETS, insecure_urls, validate_job
 from ._validate import MIN_LINES, Report, check_lines, read_dataset
 from ._validate_live import diff_line_tools, fetch_tools, server_tools_of
 
@@ -102,14 +102,9 @@ def _check_job(path: str | Path, report: Report) -> dict[str, Any] | None:
             report.add("error", None, f"job.{where}" if message else "job", message or where,
                        "see docs/job-config.md for each field's allowed values")
         return inner
-    spec = job.method.reinforcement
-    urls = [(f"job.method.reinforcement.tools.{i}.server_url", t.server_url) for i, t in enumerate(spec.tools)]
-    if isinstance(spec.grader, EndpointGraderSpec):
-        urls.append(("job.method.reinforcement.grader.url", spec.grader.url))
-    for where, url in urls:
-        if problem := insecure_url_problem(url):
-            report.add("warning", None, where, f"a hosted run cannot use it: {problem}",
-                       "fine for rft emulate; write the submitted job with a public https:// --base-url")
+    for where, problem in insecure_urls(job):
+        report.add("warning", None, f"job.{where}", f"a hosted run cannot use it: {problem}",
+                   "fine for rft emulate; write the submitted job with a public https:// --base-url")
     return inner
 
 
