@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ._check import CheckResult, check_grader, check_tool
+from ._cli_commands import env_secret, standalone_main
 from ._job_config import TARGETS
 
 __all__ = ["HELP", "add_arguments", "main", "run"]
@@ -77,15 +77,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _common(grader)
 
 
-def _env(var: str | None) -> str | None:
-    if var is None:
-        return None
-    value = os.environ.get(var)
-    if not value:
-        raise ValueError(f"environment variable {var!r} is unset or empty")
-    return value
-
-
 def _result_json(result: CheckResult) -> str:
     return json.dumps({"url": result.url, "request_headers": result.request_headers,
                        "request": result.request_body, "status": result.status,
@@ -99,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         item = _json_arg(args.item, "--item")
         if not isinstance(item, dict):
             raise ValueError("--item: must be a JSON object")
-        token = _env(args.token_env)
+        token = env_secret(args.token_env)
         if args.check_what == "tool":
             arguments = _json_arg(args.arguments, "--args")
             result = check_tool(args.url, args.name, arguments, item=item, trace_id=args.trace_id,
@@ -109,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             if not isinstance(sample, dict):
                 raise ValueError("--sample: must be a JSON object")
             result = check_grader(args.url, sample, item=item, trace_id=args.trace_id, grader=args.grader,
-                                  grader_secret=_env(args.secret_env), target=args.target, token=token,
+                                  grader_secret=env_secret(args.secret_env), target=args.target, token=token,
                                   timeout_s=args.timeout)
     except ValueError as exc:
         print(f"rft check: {exc}", file=sys.stderr)
@@ -120,13 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Standalone entry point: ``python -m rft_sdk._check_cli tool|grader ...``."""
-    parser = argparse.ArgumentParser(prog="rft check", description=HELP)
-    add_arguments(parser)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    return run(args)
+    return standalone_main("rft check", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

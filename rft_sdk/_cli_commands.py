@@ -15,14 +15,15 @@ import argparse
 import ast
 import difflib
 import importlib.util
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from importlib.machinery import PathFinder
 from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points, metadata, requires
 from types import ModuleType
 
-__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "load_command", "missing_extra", "plugin_commands",
-           "static_help", "subparser"]
+__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "env_secret", "load_command", "missing_extra",
+           "plugin_commands", "standalone_main", "static_help", "subparser"]
 
 #: Entry-point group through which packages declare ``rft`` sub-commands.
 COMMANDS_GROUP = "rft_sdk.commands"
@@ -163,3 +164,30 @@ def close_option(unknown: Iterable[str], parser: argparse.ArgumentParser) -> str
             if near:
                 return f" (did you mean {near[0]}?)"
     return ""
+
+
+def env_secret(var: str | None) -> str | None:
+    """The value of environment variable ``var`` (a ``--token-env VAR`` option), ``None`` without ``var``.
+
+    Raises:
+        ValueError: ``var`` is unset or empty (a token silently missing would get 401 on every call).
+    """
+    if var is None:
+        return None
+    value = os.environ.get(var)
+    if not value:
+        raise ValueError(f"environment variable {var!r} is unset or empty")
+    return value
+
+
+def standalone_main(prog: str, help_text: str, add_arguments: Callable[[argparse.ArgumentParser], None],
+                    run: Callable[[argparse.Namespace], int], argv: Sequence[str] | None) -> int:
+    """A declared command run on its own (``python -m rft_sdk._job_cli ...``): parse ``argv`` with
+    its ``add_arguments`` and ``run`` it; the exit status (``--help`` 0, usage errors 2)."""
+    parser = argparse.ArgumentParser(prog=prog, description=help_text)
+    add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    return run(args)

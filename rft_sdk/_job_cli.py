@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from ._cli_commands import env_secret, standalone_main
 from ._job_config import REASONING_EFFORTS, TARGETS
 from ._server import ToolServer
 
@@ -107,11 +107,10 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"cannot load {args.app!r}: {exc}")
     if not isinstance(app, ToolServer):
         return fail(f"{args.app!r} is a {type(app).__name__}, not a ToolServer")
-    token = None
-    if args.token_env:
-        token = os.environ.get(args.token_env)
-        if not token:
-            return fail(f"environment variable {args.token_env!r} is unset or empty")
+    try:
+        token = env_secret(args.token_env)
+    except ValueError as exc:
+        return fail(str(exc))
     metadata: dict[str, str] = {}
     for pair in args.metadata:
         key, sep, value = pair.partition("=")
@@ -153,13 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Standalone entry point: ``python -m rft_sdk._job_cli MODULE:ATTR ...``."""
-    parser = argparse.ArgumentParser(prog="rft job", description=HELP)
-    add_arguments(parser)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    return run(args)
+    return standalone_main("rft job", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ __all__ = [
     "ReinforcementSpec",
     "ToolSpec",
     "insecure_url_problem",
+    "insecure_urls",
     "unknown_key_hint",
     "validate_job",
     "validation_error_text",
@@ -289,6 +290,16 @@ def insecure_url_problem(url: str) -> str | None:
     return None
 
 
+def insecure_urls(job: FineTuningJob) -> list[tuple[str, str]]:
+    """``(field, problem)`` for each of the job's tool and endpoint-grader URLs that
+    :func:`insecure_url_problem` refuses, e.g. ``("method.reinforcement.tools.0.server_url", ...)``."""
+    spec = job.method.reinforcement
+    urls = [(f"method.reinforcement.tools.{i}.server_url", t.server_url) for i, t in enumerate(spec.tools)]
+    if isinstance(spec.grader, EndpointGraderSpec):
+        urls.append(("method.reinforcement.grader.url", spec.grader.url))
+    return [(where, problem) for where, url in urls if (problem := insecure_url_problem(url))]
+
+
 #: Azure's documented ranges of the reinforcement hyperparameters (Azure RFT how-to, "Hyperparameter selection").
 AZURE_RANGES: dict[str, tuple[float, float]] = {"eval_samples": (1, 10), "eval_interval": (1, 25),
                                                 "compute_multiplier": (0.5, 3.0)}
@@ -330,15 +341,10 @@ def validate_job(data: Mapping[str, Any], target: str = "openai", *, submittable
             raise ValueError("validation_file: Azure AI Foundry's reinforcement fine-tuning requires both training "
                              "and validation files (Azure RFT how-to); upload a held-out file and pass "
                              "--validation-file / validation_file=")
-        if not allow_insecure_url:
-            spec = job.method.reinforcement
-            urls = [(f"method.reinforcement.tools.{i}.server_url", t.server_url) for i, t in enumerate(spec.tools)]
-            if isinstance(spec.grader, EndpointGraderSpec):
-                urls.append(("method.reinforcement.grader.url", spec.grader.url))
-            for where, url in urls:
-                if problem := insecure_url_problem(url):
-                    raise ValueError(f"{where}: {problem}; deploy behind a public https:// URL "
-                                     "(--allow-insecure-url / allow_insecure_url=True to write it anyway)")
+        if not allow_insecure_url and (insecure := insecure_urls(job)):
+            where, problem = insecure[0]
+            raise ValueError(f"{where}: {problem}; deploy behind a public https:// URL "
+                             "(--allow-insecure-url / allow_insecure_url=True to write it anyway)")
     if target == "azure":
         hyper = job.method.reinforcement.hyperparameters
         for name, (low, high) in AZURE_RANGES.items():

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -29,7 +28,8 @@ from typing import Any
 import httpx
 
 from ._check import auth_headers
-from ._job_config import TARGETS, EndpointGraderSpec, insecure_url_problem, validate_job
+from ._cli_commands import env_secret, standalone_main
+from ._job_config import TARGETS, insecure_urls, validate_job
 from ._validate import MIN_LINES, Report, check_lines, read_dataset
 from ._validate_live import diff_line_tools, fetch_tools, server_tools_of
 
@@ -102,14 +102,9 @@ def _check_job(path: str | Path, report: Report) -> dict[str, Any] | None:
             report.add("error", None, f"job.{where}" if message else "job", message or where,
                        "see docs/job-config.md for each field's allowed values")
         return inner
-    spec = job.method.reinforcement
-    urls = [(f"job.method.reinforcement.tools.{i}.server_url", t.server_url) for i, t in enumerate(spec.tools)]
-    if isinstance(spec.grader, EndpointGraderSpec):
-        urls.append(("job.method.reinforcement.grader.url", spec.grader.url))
-    for where, url in urls:
-        if problem := insecure_url_problem(url):
-            report.add("warning", None, where, f"a hosted run cannot use it: {problem}",
-                       "fine for rft emulate; write the submitted job with a public https:// --base-url")
+    for where, problem in insecure_urls(job):
+        report.add("warning", None, f"job.{where}", f"a hosted run cannot use it: {problem}",
+                   "fine for rft emulate; write the submitted job with a public https:// --base-url")
     return inner
 
 
@@ -229,7 +224,6 @@ def run_preflight(dataset: str | Path, config: str | Path, target: str, prog: st
 def run(args: argparse.Namespace) -> int:
     """Run ``rft validate``; print the findings; return the exit status (0 ok, 1 errors, 2 bad options)."""
     app = None
-    token = None
     if args.app:
         from .cli import load_app
 
@@ -241,11 +235,11 @@ def run(args: argparse.Namespace) -> int:
         if not hasattr(app, "dataset_tools"):
             print(f"rft validate: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)
             return 2
-    if args.token_env:
-        token = os.environ.get(args.token_env)
-        if not token:
-            print(f"rft validate: environment variable {args.token_env!r} is unset or empty", file=sys.stderr)
-            return 2
+    try:
+        token = env_secret(args.token_env)
+    except ValueError as exc:
+        print(f"rft validate: {exc}", file=sys.stderr)
+        return 2
     report = validate(args.dataset, target=args.target, config=args.config, app=app, url=args.url, token=token,
                       min_lines=args.min_lines, timeout_s=args.timeout)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
@@ -254,13 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Standalone entry point: ``python -m rft_sdk._validate_cli DATASET ...``."""
-    parser = argparse.ArgumentParser(prog="rft validate", description=HELP)
-    add_arguments(parser)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    return run(args)
+    return standalone_main("rft validate", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from typing import Any
 from ._cli_commands import (
     COMMANDS_GROUP,
     close_option,
+    env_secret,
     load_command,
     missing_extra,
     plugin_commands,
@@ -105,14 +106,9 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     if not isinstance(app, ToolServer):
         print(f"rft tools: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)
         return 2
-    token = None
-    if args.token_env:
-        token = os.environ.get(args.token_env)
-        if not token:
-            print(f"rft tools: environment variable {args.token_env!r} is unset or empty", file=sys.stderr)
-            return 2
     out: dict[str, Any] | list[dict[str, Any]]
     try:
+        token = env_secret(args.token_env)
         if args.base_url:
             out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
                                  max_episode_steps=args.max_episode_steps,

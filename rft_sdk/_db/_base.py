@@ -8,6 +8,8 @@ One database per ``trace_id``, cloned from a template the user declares:
   every process sharing the backend; a new rollout over the bound waits up to
   ``admission_timeout_s`` for one to free, then gets a retryable 503
   ``database_limit`` (with ``Retry-After``), nothing recorded, nothing lost;
+  a database server or file that does not answer (:attr:`RolloutDatabase.unavailable_errors`)
+  is a retryable 503 ``database_unavailable`` too, never an unhandled 500;
 * **dropped** when the rollout is graded (:meth:`release`) or, when it is left
   unused for ``ttl_s`` seconds (a replica killed mid-rollout, a grade that
   never came), by the sweep that every process runs every
@@ -158,6 +160,9 @@ class RolloutDatabase(abc.ABC):
 
     backend = "abstract"
     supports_async = False
+    #: The driver's errors that mean the database does not answer (server down, file locked or
+    #: unreadable): a tool call opening its database answers 503 ``database_unavailable`` (retried).
+    unavailable_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0) -> None:
@@ -337,24 +342,28 @@ class RolloutDatabase(abc.ABC):
         ``call_id`` was committed before.
 
         Raises:
-            EndpointError: 503 ``database_limit`` (retryable; nothing created or recorded).
+            EndpointError: 503 ``database_limit`` or ``database_unavailable`` (retryable; nothing
+                created or recorded).
         """
-        await self.astart()
         t0 = time.perf_counter()
-        db_id = await self._admit(trace_id)
-        use_async = is_async and self.supports_async
-        if use_async:
-            conn = await self.aconnect(db_id)
-            try:
-                await conn.rft_begin()
-                cur = await conn.execute(self.calls_select_sql, (call_id,))
-                row = await cur.fetchone()
-            except BaseException:
-                await conn.rft_end(False)
-                await self.acheckin(db_id, conn)
-                raise
-        else:
-            conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
+        try:
+            await self.astart()
+            db_id = await self._admit(trace_id)
+            use_async = is_async and self.supports_async
+            if use_async:
+                conn = await self.aconnect(db_id)
+                try:
+                    await conn.rft_begin()
+                    cur = await conn.execute(self.calls_select_sql, (call_id,))
+                    row = await cur.fetchone()
+                except BaseException:
+                    await conn.rft_end(False)
+                    await self.acheckin(db_id, conn)
+                    raise
+            else:
+                conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
+        except self.unavailable_errors as exc:
+            raise self.unavailable(exc) from exc
         replay = (row[0], json.loads(row[1])) if row is not None else None
         if replay is not None:
             self.metrics.event("replayed_from_database")
@@ -373,6 +382,15 @@ class RolloutDatabase(abc.ABC):
                 self.checkin(db_id, conn)
             raise
         return conn, row
+
+    def unavailable(self, exc: BaseException) -> EndpointError:
+        """The retryable 503 ``database_unavailable`` answering a driver error of :attr:`unavailable_errors`
+        (its first line only: the type and what failed, never the connection string)."""
+        self.metrics.event("unavailable")
+        detail = (str(exc).strip().splitlines() or [""])[0][:300]
+        return EndpointError(503, "database_unavailable", f"the rollout database ({self.backend}) does not answer: "
+                             f"{type(exc).__name__}: {detail}; retry later", counter="database_unavailable",
+                             headers={"Retry-After": "1"})
 
     async def _admit(self, trace_id: str) -> str:
         deadline = time.monotonic() + self.admission_timeout_s

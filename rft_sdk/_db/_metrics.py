@@ -9,7 +9,7 @@ when the database is attached:
   database (clone included on a first call): connect, ``BEGIN``, replay check.
 * ``rft_db_events_total{backend, event}``: ``created_pool``, ``created_cold``,
   ``dropped_graded``, ``dropped_expired``, ``refused_limit``,
-  ``replayed_from_database``, ``commit_failed``.
+  ``replayed_from_database``, ``commit_failed``, ``unavailable`` (the database did not answer: 503).
 * ``rft_db_live{backend}``, ``rft_db_pool_ready{backend}``: per-rollout
   databases alive and warm clones ready, as last counted by this process
   (every sweep interval, and at each admission).

@@ -102,11 +102,12 @@ class PostgresDatabase(RolloutDatabase):
         options.setdefault("pool_size", 4)
         super().__init__(**options)
         try:
-            import psycopg  # noqa: F401
+            import psycopg
             import psycopg_pool  # noqa: F401
         except ImportError as exc:
             raise RFTError(f'PostgresDatabase needs psycopg and psycopg_pool ({exc}): pip install "rft-sdk[postgres]"'
                            ) from exc
+        self.unavailable_errors = (psycopg.OperationalError,)  # server down, refused, pool timeout
         if (template is None) == (setup is None):
             raise ValueError("PostgresDatabase needs exactly one of template= (a database name) or setup= (a function)")
         if strategy is not None and strategy.lower() not in ("wal_log", "file_copy"):

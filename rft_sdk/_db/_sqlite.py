@@ -63,6 +63,7 @@ class SQLiteDatabase(RolloutDatabase):
 
     backend = "sqlite"
     clone_method = "unknown"
+    unavailable_errors = (sqlite3.OperationalError, OSError)  # locked, unreadable, disk full
 
     def __init__(self, template: str | os.PathLike[str] | None = None, *,
                  setup: Callable[[sqlite3.Connection], None] | None = None,

@@ -112,7 +112,14 @@ class GradingDatabase:
 
 
 async def open_grading_view(owner: RolloutDatabase, trace_id: str, item: dict[str, Any]) -> GradingDatabase:
-    """The :class:`GradingDatabase` of ``trace_id`` (looks up whether it has a database of its own)."""
-    await owner.astart()
-    own = await anyio.to_thread.run_sync(owner._exists, trace_id) if trace_id else None
+    """The :class:`GradingDatabase` of ``trace_id`` (looks up whether it has a database of its own).
+
+    Raises:
+        EndpointError: 503 ``database_unavailable`` (retryable) when the database does not answer.
+    """
+    try:
+        await owner.astart()
+        own = await anyio.to_thread.run_sync(owner._exists, trace_id) if trace_id else None
+    except owner.unavailable_errors as exc:
+        raise owner.unavailable(exc) from exc
     return GradingDatabase(owner, trace_id, item, own)

@@ -41,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from .._cli_commands import env_secret
 from ..surfaces import HostedClient, RolloutDiscardedError
 from ._eval_protocol import _assistant, row_id_of, run_rollout
 
@@ -162,10 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=3000)
     parser.add_argument("--max-turns", type=int, default=30)
     args = parser.parse_args(argv)
+    try:
+        token = env_secret(args.token_env)
+    except ValueError as exc:
+        parser.error(str(exc))
     import uvicorn
 
     lines = [json.loads(line) for line in Path(args.dataset).read_text(encoding="utf-8").splitlines() if line.strip()]
-    app = remote_rollout_app(args.url, lines, token=os.environ.get(args.token_env) if args.token_env else None,
-                             max_turns=args.max_turns)
+    app = remote_rollout_app(args.url, lines, token=token, max_turns=args.max_turns)
     uvicorn.run(app, host=args.host, port=args.port)
     return 0

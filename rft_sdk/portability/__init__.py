@@ -25,13 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from .._cli_commands import env_secret
 from ._gold_llm import ScriptedLLM
 from ._players import Target, load_player, player_names
 
@@ -103,7 +103,11 @@ def run(args: argparse.Namespace) -> int:
     if not items:
         print("rft portability: no item has gold 'actions' and a 'reference_answer'", file=sys.stderr)
         return 2
-    token = os.environ.get(args.token_env) if args.token_env else None
+    try:
+        token = env_secret(args.token_env)
+    except ValueError as exc:
+        print(f"rft portability: {exc}", file=sys.stderr)
+        return 2
     surfaces = [s.strip() for s in args.surfaces.split(",") if s.strip()]
     try:
         for name in surfaces:

@@ -16,7 +16,10 @@ Every surface maps its protocol onto three hosted requests (hosted protocol
 running server, with the hosted side's failure rule: a 5xx or transport error
 is retried (3 attempts in all, exponential back-off from 50 ms), after which
 the rollout is discarded (:class:`RolloutDiscardedError`). A 4xx answer is
-returned: its serialized error body is what the model sees.
+returned: its serialized error body is what the model sees. Bodies are sent as
+they are, lone UTF-16 surrogates included (escaped: the JSON stays valid UTF-8),
+so the pipeline's one decoding rule refuses them with a 400 the model sees,
+instead of the client failing to encode them.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = ["ATTEMPTS", "GradeAnswer", "HostedClient", "RolloutDiscardedError", "
 ATTEMPTS = 3
 _LOCAL_BASE = "http://rft-sdk.local"
 _PATH_SAFE = re.compile(r"[A-Za-z0-9_.-]+")
+_JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 def new_trace_id() -> str:
@@ -59,6 +63,15 @@ class RolloutDiscardedError(RFTError):
         super().__init__(f"rollout discarded ({reason}): {detail}")
         self.reason = reason
         self.detail = detail
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    """``body`` as JSON bytes: UTF-8 text, or ``\\u`` escapes where a string holds a lone surrogate
+    (not encodable as UTF-8; the pipeline then answers 400 ``malformed_json`` naming the field)."""
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":")).encode("ascii")
 
 
 class _Retryable(Exception):
@@ -155,7 +168,7 @@ class HostedClient:
                                                retry=retry_if_exception_type((_Retryable, httpx.TransportError)),
                                                reraise=True):
                 with attempt:
-                    response = await self.http.post(path, json=body)
+                    response = await self.http.post(path, content=_encode(body), headers=_JSON_HEADERS)
                     if response.status_code >= 500:
                         raise _Retryable(f"{path} answered {response.status_code}: {response.text[:300]}")
         except (_Retryable, httpx.TransportError) as exc:

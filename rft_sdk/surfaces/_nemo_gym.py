@@ -46,6 +46,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Scope
 
+from .._body import loads_strict
 from .._endpoint import encode_json, error_body, json_response
 from ..protocol import MAX_BODY_BYTES
 from ._hosted import HostedClient, RolloutDiscardedError
@@ -115,8 +116,10 @@ class NeMoGymSurface:
     def __init__(self, *, grader: str | None = None, max_sessions: int | None = None,
                  session_timeout_s: float | None = None, max_body_bytes: int = 16_000_000) -> None:
         self.grader = grader or os.environ.get(_ENV + "GRADER") or None
-        self.max_sessions = int(max_sessions or os.environ.get(_ENV + "MAX_SESSIONS") or 4096)
-        self.session_timeout_s = float(session_timeout_s or os.environ.get(_ENV + "SESSION_TIMEOUT_S") or 3600.0)
+        self.max_sessions = int(max_sessions if max_sessions is not None
+                                else os.environ.get(_ENV + "MAX_SESSIONS") or 4096)
+        self.session_timeout_s = float(session_timeout_s if session_timeout_s is not None
+                                       else os.environ.get(_ENV + "SESSION_TIMEOUT_S") or 3600.0)
         if self.max_sessions < 1 or self.session_timeout_s <= 0:
             raise ValueError(f"max_sessions and session_timeout_s must be positive, got {self.max_sessions}, "
                              f"{self.session_timeout_s}")
@@ -167,10 +170,10 @@ class _Handlers:
     async def _object(self, request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any] | Response:
         try:
             raw = await _read(request, limit)
-            body = json.loads(raw) if raw.strip() else {}
+            body = loads_strict(raw) if raw.strip() else {}  # the pipeline's one decoding rule
         except _TooLarge:
             return _error(413, "body_too_large", f"request body over {limit} bytes")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except ValueError as exc:  # not strict JSON, invalid bytes, a lone surrogate, too deep
             return _error(400, "invalid_json", f"the body is not JSON: {exc}")
         if not isinstance(body, dict):
             return _error(422, "invalid_request", "the body must be a JSON object")
@@ -227,7 +230,8 @@ class _Handlers:
             return _error(400, code, f"no live NeMo Gym session for tool {name!r}: POST /seed_session first and send "
                                      f"its {COOKIE} cookie")
         try:
-            raw = (await _read(request, MAX_BODY_BYTES)).decode("utf-8", errors="replace")
+            # verbatim: invalid bytes are kept (as lone surrogates) for the pipeline's decoding rule to refuse
+            raw = (await _read(request, MAX_BODY_BYTES)).decode("utf-8", errors="surrogateescape")
         except _TooLarge:
             return _error(413, "body_too_large", f"tool arguments over {MAX_BODY_BYTES} bytes")
         try:

@@ -147,8 +147,9 @@ class OpenEnvSurface:
                  path: str = "/openenv") -> None:
         self.dataset = _load_dataset(dataset if dataset is not None else os.environ.get(_ENV + "DATASET") or None)
         self.grader = grader or os.environ.get(_ENV + "GRADER") or None
-        self.max_sessions = int(max_sessions or os.environ.get(_ENV + "MAX_SESSIONS") or 128)
-        self.max_steps = int(max_steps or os.environ.get(_ENV + "MAX_STEPS") or 50)
+        self.max_sessions = int(max_sessions if max_sessions is not None else os.environ.get(_ENV + "MAX_SESSIONS")
+                                or 128)
+        self.max_steps = int(max_steps if max_steps is not None else os.environ.get(_ENV + "MAX_STEPS") or 50)
         if self.max_sessions < 1 or self.max_steps < 1:
             raise ValueError(f"max_sessions and max_steps must be >= 1, got {self.max_sessions}, {self.max_steps}")
         if not path.startswith("/") or path == "/" or path.endswith("/"):

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
-from db_helpers import TOOLS, Client, end_state
+from db_helpers import TOOLS, Client, end_state, make_db
 
 from rft_sdk import MemoryStore, Rollout, ToolServer
+from rft_sdk._db import postgres_server
+from rft_sdk._db._pgserver import find_pg_bindir
+from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
 
 
@@ -299,3 +303,27 @@ async def test_the_server_lifespan_starts_and_stops_the_database_behind_other_su
         assert (await client.call("t", "put", {"k": "a", "v": 7})).status_code == 200
         await client.aclose()
     assert not db._started  # the lifespan's exit closed it
+
+
+async def test_a_database_server_that_stops_answers_a_retryable_503_not_a_500():
+    try:
+        find_pg_bindir()
+    except RFTError as exc:
+        pytest.skip(str(exc))
+    server = contextlib.ExitStack()  # its own PostgreSQL: this test stops it
+    db = make_db("postgres", pg_url=server.enter_context(postgres_server()), admission_timeout_s=0)
+    try:
+        with serve(db) as url:
+            client = Client(url)
+            assert (await client.call("t1", "put", {"k": "x", "v": 1})).status_code == 200
+            server.close()
+            answers = [await client.call(t, "get", {"k": "x"}) for t in ("t1", "t1", "t2")]  # held, then new conns
+            grade = await client.grade("t1")
+            await client.aclose()
+    finally:
+        server.close()
+        db.close()
+    for answer in (*answers, grade):
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["error"]["code"] == "database_unavailable" and answer.headers["retry-after"] == "1"
+    assert db.metrics.events["unavailable"] == 4

@@ -110,6 +110,12 @@ async def test_capacity_and_expiry():
     assert again.status_code == 200
 
 
+@pytest.mark.parametrize("options", [{"max_sessions": 0}, {"session_timeout_s": 0}, {"session_timeout_s": -1.0}])
+def test_bounds_not_positive_are_refused_not_replaced_by_the_default(options):
+    with pytest.raises(ValueError, match="must be positive"):
+        NeMoGymSurface(**options)
+
+
 def test_the_final_answer_is_the_last_model_turns_text():
     call = {"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
@@ -161,3 +167,17 @@ def test_rft_nemo_gym_writes_a_config_nemo_gym_can_load(tmp_path, capsys):
     assert "127.0.0.1:8123/healthz" in (root / "app.py").read_text()
     assert rft_main(["nemo-gym", "--url", "http://127.0.0.1:8123/sub", "--dataset", str(DATASET), "--out",
                      str(tmp_path)]) == 2
+
+
+async def test_raw_encoded_surrogates_are_refused_before_anything_runs():
+    surrogate = b"\xed\xa0\x80"  # a lone UTF-16 surrogate, UTF-8 encoded (json.loads(bytes) would keep it)
+    async with _client() as client:
+        seed = await client.post("/seed_session", content=b'{"rft_item": {"note": "' + surrogate + b'"}}')
+        cookies = await _seed(client)
+        call = await client.post("/calculate", content=b'{"expression": "1+' + surrogate + b'"}', cookies=cookies)
+        verify = await client.post("/verify", content=b'{"response": {"output": "' + surrogate + b'"}}',
+                                   cookies=cookies)
+        fine = await client.post("/calculate", json={"expression": "1+1"}, cookies=cookies)
+    assert seed.status_code == 400 and "surrogate" in seed.json()["error"]["message"]
+    assert call.status_code == 400 and call.json()["error"]["code"] == "malformed_json"  # the tool never ran
+    assert verify.status_code == 400 and fine.status_code == 200

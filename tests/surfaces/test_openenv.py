@@ -127,3 +127,11 @@ def test_websocket_without_a_token_is_refused(recorded_server):
         ws.send(json.dumps({"type": "state"}))
         state = json.loads(ws.recv(timeout=10))["data"]
         assert state["step_count"] == 1 and state["done"] is False and state["trace_id"].startswith("trace_")
+
+
+@pytest.mark.parametrize("options", [{"max_sessions": 0}, {"max_steps": 0}, {"max_sessions": -1}])
+def test_bounds_below_one_are_refused_not_replaced_by_the_default(options):
+    from rft_sdk.surfaces import OpenEnvSurface
+
+    with pytest.raises(ValueError, match="must be >= 1"):
+        OpenEnvSurface(**options)

@@ -72,3 +72,13 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
                               "identical"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
     assert summary == "10/10 items scored identically on 7 surfaces"
+
+
+def test_an_unset_token_variable_is_refused_before_any_rollout(monkeypatch, capsys):
+    from rft_sdk.cli import main
+
+    monkeypatch.delenv("RFT_UNSET_TOKEN", raising=False)
+    # the URL is never called: without the refusal every call would have gone out unauthenticated (401s)
+    assert main(["portability", "--dataset", str(DATASET), "--url", "http://127.0.0.1:9",
+                 "--token-env", "RFT_UNSET_TOKEN"]) == 2
+    assert "environment variable 'RFT_UNSET_TOKEN' is unset or empty" in capsys.readouterr().err
