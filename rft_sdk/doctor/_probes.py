@@ -77,7 +77,7 @@ BUDGET_FIELD = "max_tool_calls"
 #: explicit write-tool list is given (a heuristic; pass ``write_tools`` to be exact).
 READ_PREFIXES = ("get", "find", "list", "search", "read", "lookup", "fetch", "calculate", "compute",
                  "query", "describe", "check", "count", "think", "view", "show", "grep", "inspect", "browse",
-                 "git_log", "git_show", "git_diff", "git_status", "git_blame")
+                 "git_log", "git_show", "git_diff", "git_status", "git_blame", "run_test", "run_lint", "lint")
 
 DONE_TEXT = "Done: I have completed your request exactly as you asked, and everything is confirmed."
 
