@@ -178,13 +178,29 @@ def rmtree(path: Path) -> None:
         return
     with contextlib.suppress(OSError):
         os.chmod(path, 0o700)
-    for dirpath, dirnames, _ in os.walk(path, topdown=True):  # make every directory removable first
+    # Make every directory removable first. A command still running in the tree can swap a directory
+    # for a symlink at any moment, so names are never used twice: each is opened once without following
+    # links (O_PATH | O_NOFOLLOW) and the chmod goes through that descriptor (/proc/self/fd, as glibc's
+    # fchmodat does); fwalk descends by descriptor and never through a link.
+    for _, dirnames, _, dir_fd in os.fwalk(path, topdown=True, follow_symlinks=False):
         for name in dirnames:
-            full = os.path.join(dirpath, name)
-            if not os.path.islink(full):
-                with contextlib.suppress(OSError):
-                    os.chmod(full, 0o700)
+            _chmod_dir_at(dir_fd, name, 0o700)
     shutil.rmtree(path, ignore_errors=True)
+
+
+def _chmod_dir_at(dir_fd: int, name: str, mode: int) -> None:
+    """``chmod`` entry ``name`` of ``dir_fd`` when it is a directory; a symlink (or anything else) is left alone."""
+    try:
+        fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.chmod(f"/proc/self/fd/{fd}", mode)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _reflink_works(root: Path) -> bool:

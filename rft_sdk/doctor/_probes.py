@@ -76,7 +76,8 @@ BUDGET_FIELD = "max_tool_calls"
 #: A tool whose name starts with one of these is taken as read-only when no
 #: explicit write-tool list is given (a heuristic; pass ``write_tools`` to be exact).
 READ_PREFIXES = ("get", "find", "list", "search", "read", "lookup", "fetch", "calculate", "compute",
-                 "query", "describe", "check", "count", "think", "view", "show")
+                 "query", "describe", "check", "count", "think", "view", "show", "grep", "inspect", "browse",
+                 "git_log", "git_show", "git_diff", "git_status", "git_blame", "run_test", "run_lint", "lint")
 
 DONE_TEXT = "Done: I have completed your request exactly as you asked, and everything is confirmed."
 

@@ -196,6 +196,18 @@ def test_probe_applicability_intents_and_write_heuristic():
     assert "no 'actions' list" in skip_reason(probes["noop_write"], {"messages": ITEM["messages"]})
     assert probe_applies(probes["empty_answer"], {"messages": ITEM["messages"]})
     assert is_write_tool("cancel_order") and not is_write_tool("get_order")
+    # code search tools read (examples/code_edit's gold is list_dir + git_log: taking git_log for a write made
+    # read_only, noop_write, altered_writes and copied_answer fail an honest read-only grader)
+    assert not any(is_write_tool(t) for t in ("grep", "git_log", "git_show", "git_diff", "inspect_schema"))
+    # nor do test runners and linters (examples/test_fix: altered_writes changed run_tests' target, the gold's
+    # first "write", and its correct fix earned 1.0 on every item: a FAIL of the honest grader)
+    assert not any(is_write_tool(t) for t in ("run_tests", "run_linter", "lint"))
+    assert AlteredWrites().alter([{"name": "run_tests", "arguments": {"target": "tests"}},
+                                  {"name": "apply_patch", "arguments": {"patch": "x"}}])[1] == "apply_patch.patch"
+    assert is_write_tool("git_commit") and is_write_tool("git_push")
+    looks = {**ITEM, "actions": [{"name": "list_dir", "arguments": {}}, {"name": "git_log", "arguments": {}}]}
+    assert not any(probe_applies(probes[p], looks) for p in ("read_only", "noop_write", "copied_answer"))
+    assert probe_applies(probes["answer_without_work"], looks)
     assert is_write_tool("get_order", ["get_order"]) and not is_write_tool("cancel_order", [])
     assert not GoldPlanProbe(lambda a: [], answer_field="nope").applies(ITEM)
     assert {probe_intent(p) for p in probes.values()} == {HACK, SHORTCUT}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -233,3 +234,30 @@ def test_no_root_survives_a_server_stop_or_a_kill_9_and_restart(tmp_path: Path) 
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     assert _gone(tmp_path)
+
+
+_ENGINE = """#!/bin/sh
+# A stand-in for the docker CLI (no container daemon on this machine): logs its argv, and `run` hangs
+# like a container that outlives its timeout.
+echo "$@" >> LOG
+[ "$1" = run ] && exec sleep 600
+exit 0
+"""
+
+
+def test_container_backend_removes_a_timed_out_container(tmp_path: Path) -> None:
+    """Killing `docker run` (the client) leaves the container running: the backend must `rm -f` it by name."""
+    engine, log = tmp_path / "engine", tmp_path / "engine.log"
+    engine.write_text(_ENGINE.replace("LOG", shlex.quote(str(log))))
+    engine.chmod(0o755)
+    backend = ContainerBackend("img", engine=str(engine))
+    res = backend.run(tmp_path, ["python", "-c", "while True: pass"], SandboxLimits(timeout_s=1))
+    assert res.timed_out
+    run, rm = log.read_text().splitlines()
+    name = run.split("--name ")[1].split()[0]
+    assert name.startswith("rft-sbx-") and rm == f"rm -f {name}"
+    with backend.popen(tmp_path, ["cat"], SandboxLimits(timeout_s=30)):
+        pass
+    run2, rm2 = log.read_text().splitlines()[2:]
+    name2 = run2.split("--name ")[1].split()[0]
+    assert name2 != name and rm2 == f"rm -f {name2}"
