@@ -31,12 +31,12 @@ from ..exceptions import StoreError
 from . import _redis_scripts as lua
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
-from ._cache import DEFAULT_CACHE_BYTES, CallCache
+from ._cache import DEFAULT_CACHE_BYTES, CallCache, hold_item
 from ._clock import Clock, system_clock
 from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._leases import new_owner, owner_dead, wait_for_lock
 from ._locks import KeyedLocks
-from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
+from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "RedisStore"]
 
@@ -283,14 +283,16 @@ class RedisStore(RolloutStore):
 
         def build() -> StoredRollout:
             return StoredRollout(
-                trace_id=trace_id, item=json_object("item", item_json or "{}"), state_json=state,
+                trace_id=trace_id, state_json=state,
                 trajectory=[*(old.records if old else ()), *(decode_record(r) for r in records)],
                 responses={**(old.responses if old else {}), **dict(decode_response(r) for r in responses)},
                 created_at=float(created))
 
         rollout = self._decode(build, trace_id)
-        Delta.loaded(rollout, generation, int(calls_bytes), item_json or "{}")
-        self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes))
+        hold_item(rollout, item_json, cached, self._decode)
+        Delta.loaded(rollout, generation, int(calls_bytes), rollout.item_json)
+        self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes),
+                        rollout.held_item_json)
         return rollout, tombstone
 
     async def save(self, rollout: StoredRollout) -> None:
@@ -308,7 +310,7 @@ class RedisStore(RolloutStore):
             if self._keep(await self._run("SAVE", args)) == "OK":
                 delta.committed(rollout)
                 self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
-                                delta.calls_bytes)
+                                delta.calls_bytes, delta.item_json)
                 return
             delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
         raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
