@@ -18,7 +18,7 @@ per rollout and process:
 * **first sight** (``"item"`` is the last member, as the hosted tool-call body
   sends it): the item's bytes are cut out the same way, checked once by
   ``loads_strict`` on their own, and returned to be remembered;
-* **anything else** (no ``trace_id``, an escaped key, a nested value the walk
+* **anything else** (a body under 2 KB, no ``trace_id``, an escaped key, a nested value the walk
   will not follow, an error of any kind): ``decode_object`` on the whole body,
   which decides and words every refusal.
 
@@ -46,6 +46,7 @@ _NEXT = re.compile(_WS + rb"([,}])")
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  # a string or a bracket, inside a nested value
 _TRACE_ID = re.compile(_WS + rb":" + _WS + rb'"([^"\\\x00-\x1f]{1,1000})"')
 _MAX_TOKENS = 64  # a nested value other than the item longer than this: not walked (decoded whole)
+_SMALL = 2048  # bytes: a body this small is decoded whole (as cheap as the walk)
 
 
 def trace_id_hint(raw: bytes) -> str | None:
@@ -159,7 +160,8 @@ def decode_request(raw: bytes, items: ItemCache | None) -> tuple[dict[str, Any],
         EndpointError: what ``decode_object`` raises (400 ``malformed_json`` or
             ``invalid_request``), for exactly the bodies it refuses.
     """
-    if items is not None and items.max_entries and (hint := trace_id_hint(raw)) is not None:
+    if (len(raw) >= _SMALL and items is not None and items.max_entries
+            and (hint := trace_id_hint(raw)) is not None):
         known = items.get(hint)
         span = _item_span(raw, known) if known is not None else None
         if span is not None and (data := _decode_around(raw, *span)) is not None:
