@@ -32,6 +32,7 @@ class CachedCalls:
     responses: dict[str, list[Any]]
     nbytes: int
     item_json: bytes | None = None  # the rollout's item as last read or written (checked when read)
+    item_version: str = ""  # RedisStore: the stored item's version token ("" = unknown)
 
 
 class CallCache:
@@ -54,13 +55,15 @@ class CallCache:
         return entry
 
     def put(self, trace_id: str, generation: str, records: list[ToolCallRecord],
-            responses: dict[str, list[Any]], nbytes: int, item_json: bytes | None = None) -> None:
+            responses: dict[str, list[Any]], nbytes: int, item_json: bytes | None = None,
+            item_version: str = "") -> None:
         """Remember the calls of ``trace_id`` (copies of the list and dict) and the item's bytes (counted
         as part of ``nbytes``), evicting beyond the bound."""
         self.drop(trace_id)
         if nbytes > self.max_bytes:
             return
-        self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes, item_json)
+        self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes, item_json,
+                                              item_version)
         self.bytes += nbytes
         while self.bytes > self.max_bytes:
             _, entry = self._entries.popitem(last=False)
