@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -54,6 +55,12 @@ DEFAULT_POOL_TIMEOUT_S = 10.0
 #: (``warn``) or nothing (``off``); ``rft serve --redis-persistence`` sets this variable.
 PERSISTENCE_ENV = "RFT_REDIS_PERSISTENCE"
 PERSISTENCE_MODES = ("require", "warn", "off")
+
+
+def _header(*values: Any) -> str:
+    """Script arguments packed as one JSON array of strings (``_redis_scripts``: read with ``cjson.decode``)."""
+    return json.dumps([v if isinstance(v, str) else repr(v) for v in values], ensure_ascii=False,
+                      separators=(",", ":"))
 
 
 @dataclasses.dataclass
@@ -308,21 +315,22 @@ class RedisStore(RolloutStore):
 
         async def attempt() -> bool:
             args, read = self._load_args(hold.trace_id)
-            reply = await self._run("LOCKLOAD", [hold.owner, self.clock(), self.lease_s, gc_ms, "", *args],
+            reply = await self._run("LOCKLOAD", [_header(hold.owner, self.clock(), self.lease_s, gc_ms, "", *args)],
                                     [hold.key])
             if reply[0] == "locked":
                 holder = str(reply[1]).rpartition("|")[0]
                 if not (owner_dead(holder) or self._orphans.get(hold.trace_id) == holder):
                     return False
                 self._orphans.pop(hold.trace_id, None)  # a dead process, or ours left by a failed UNLOCK
-                reply = await self._run("LOCKLOAD", [hold.owner, self.clock(), self.lease_s, gc_ms, reply[1],
-                                                     *args], [hold.key])
+                reply = await self._run("LOCKLOAD", [_header(hold.owner, self.clock(), self.lease_s, gc_ms,
+                                                             reply[1], *args)], [hold.key])
                 if reply[0] == "locked":
                     return False
             hold.prefetched = (read, reply)
             return True
 
-        await wait_for_lock(attempt, self.lock_timeout_s, f"RedisStore: rollout {hold.trace_id!r}")
+        if not await attempt():  # free most of the time: the polling machinery only when it is held
+            await wait_for_lock(attempt, self.lock_timeout_s, f"RedisStore: rollout {hold.trace_id!r}")
 
     def _held(self, trace_id: str) -> Hold | None:
         """This task's hold of ``trace_id``'s lock (inside its ``async with lock``), else ``None``."""
@@ -423,12 +431,11 @@ class RedisStore(RolloutStore):
                 raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
             written_item = delta.rewrite or delta.item_changed
             version = new_generation() if written_item else ""
-            args: list[Any] = [
-                self.prefix, rollout.trace_id, self.clock(), self.ttl_s, self._gc_ms, self.max_rollouts,
-                self.bounds.max_total_bytes, delta.generation, int(delta.rewrite),
-                delta.item_json if written_item else "", rollout.state_json,
-                rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, version,
-                hold.owner if hold is not None else "", int(release), len(delta.records), *delta.records]
+            header = _header(self.prefix, rollout.trace_id, self.clock(), self.ttl_s, self._gc_ms, self.max_rollouts,
+                             self.bounds.max_total_bytes, delta.generation, int(delta.rewrite), "", "",
+                             rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, version,
+                             hold.owner if hold is not None else "", int(release), len(delta.records))
+            args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
             status = self._keep(await self._run("SAVE", args))
             if status == "LOST":

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 __all__ = ["COMMON", "GRADE", "LOAD", "LOCK", "LOCKLOAD", "RELEASE", "RENEW", "SAVE", "STATS", "UNLOCK"]
 
-#: Shared helpers: delete a rollout (counting the cause), sweep due ones, report counters.
+#: Shared helpers: delete a rollout (counting the cause), sweep due ones, report counters. A script including
+#: them first sets ``ARG`` (its arguments: ``ARGV``, or the decoded header of one that packs them).
 COMMON = r"""
-local P = ARGV[1]
+local P = ARG[1]
 local function drop(tid, cause)
   if redis.call('ZREM', P .. 'idx', tid) == 0 then return end
   redis.call('ZREM', P .. 'rel', tid)
@@ -60,38 +61,42 @@ local function counters(status)
 end
 """
 
-#: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1),
-#: item_json ('' = unchanged), state_json, created_at, calls, calls_bytes, nbytes, item version (written with
-#: the item), owner of the rollout's lock ('' = none), release it (0/1), n_records, records..., then responses...
-#: With an owner: nothing is written unless the lock is still this owner's ('LOST'), and with release the lock is
-#: deleted after the write. Returns counters('OK'), counters('REWRITE') (nothing written, the lock kept: the stored
-#: copy is another generation) or counters('LOST').
-SAVE = COMMON + r"""
-local tid, now, ttl, gc = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+#: ARGV: a header, item_json ('' = unchanged), state_json, records..., then responses... The header is a JSON
+#: array of strings (one argument instead of nineteen: redis-py packs each argument in Python): P, trace_id, now,
+#: ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1), '', '', created_at, calls, calls_bytes,
+#: nbytes, item version (written with the item), owner of the rollout's lock ('' = none), release it (0/1),
+#: n_records. With an owner: nothing is written unless the lock is still this owner's ('LOST'), and with release
+#: the lock is deleted after the write. Returns counters('OK'), counters('REWRITE') (nothing written, the lock
+#: kept: the stored copy is another generation) or counters('LOST').
+SAVE = r"""
+local ARG = cjson.decode(ARGV[1])
+ARG[10], ARG[11] = ARGV[2], ARGV[3]
+""" + COMMON + r"""
+local tid, now, ttl, gc = ARG[2], tonumber(ARG[3]), tonumber(ARG[4]), ARG[5]
 local meta, calls, resp = P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid
-local owner, lock = ARGV[17], P .. 'l:' .. tid
+local owner, lock = ARG[17], P .. 'l:' .. tid
 local function ours()
   local v = redis.call('GET', lock)
   return v and string.sub(v, 1, #owner + 1) == owner .. '|'
 end
 local function done()
-  if owner ~= '' and ARGV[18] == '1' and ours() then redis.call('DEL', lock) end
+  if owner ~= '' and ARG[18] == '1' and ours() then redis.call('DEL', lock) end
   return counters('OK')
 end
 sweep(now)
-local n = tonumber(ARGV[19])
-local first = 20
+local n = tonumber(ARG[19])
+local first = 4
 local stored_gen = redis.call('HGET', meta, 'gen')
-if ARGV[9] == '0' and stored_gen ~= ARGV[8] then return counters('REWRITE') end
+if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters('REWRITE') end
 -- this very save ran already (redis-py resent it after a lost reply): its records, or its rewrite's fresh
 -- generation, are there
-local applied = stored_gen == ARGV[8] and redis.call('LLEN', calls) == tonumber(ARGV[13])
-if applied and (n > 0 or ARGV[9] == '1') then return done() end
+local applied = stored_gen == ARG[8] and redis.call('LLEN', calls) == tonumber(ARG[13])
+if applied and (n > 0 or ARG[9] == '1') then return done() end
 if owner ~= '' and not ours() then
-  if applied and redis.call('HGET', meta, 'state') == ARGV[11] then return counters('OK') end  -- ran, released
+  if applied and redis.call('HGET', meta, 'state') == ARG[11] then return counters('OK') end  -- ran, released
   return counters('LOST')
 end
-if ARGV[9] == '1' then redis.call('DEL', calls, resp) end
+if ARG[9] == '1' then redis.call('DEL', calls, resp) end
 redis.call('DEL', P .. 'e:' .. tid)
 for i = first, first - 1 + n, 500 do
   redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, first - 1 + n)))
@@ -99,17 +104,17 @@ end
 for i = first + n, #ARGV, 500 do
   redis.call('RPUSH', resp, unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
-redis.call('HSET', meta, 'gen', ARGV[8], 'state', ARGV[11], 'created', ARGV[12], 'calls', ARGV[13], 'cb', ARGV[14])
-if ARGV[10] ~= '' then redis.call('HSET', meta, 'item', ARGV[10], 'iv', ARGV[16]) end
+redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14])
+if ARG[10] ~= '' then redis.call('HSET', meta, 'item', ARG[10], 'iv', ARG[16]) end
 redis.call('PEXPIRE', meta, gc)
 if redis.call('EXISTS', calls) == 1 then redis.call('PEXPIRE', calls, gc) end
 if redis.call('EXISTS', resp) == 1 then redis.call('PEXPIRE', resp, gc) end
 local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
-redis.call('HSET', P .. 'nb', tid, ARGV[15])
-redis.call('INCRBY', P .. 'bytes', tonumber(ARGV[15]) - old)
+redis.call('HSET', P .. 'nb', tid, ARG[15])
+redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)
 redis.call('ZADD', P .. 'idx', now + ttl, tid)
 redis.call('ZADD', P .. 'lru', redis.call('INCR', P .. 'seq'), tid)
-local max_n, max_b = tonumber(ARGV[6]), tonumber(ARGV[7])
+local max_n, max_b = tonumber(ARG[6]), tonumber(ARG[7])
 while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P .. 'bytes') or '0') > max_b do
   local oldest = redis.call('ZRANGE', P .. 'lru', 0, 1)
   local victim = oldest[1]
@@ -160,7 +165,7 @@ return load(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ton
 """
 
 #: ARGV: P, trace_id, now, after_s. Returns counters.
-RELEASE = COMMON + r"""
+RELEASE = "local ARG = ARGV\n" + COMMON + r"""
 local tid, now, after = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 sweep(now)
 if after <= 0 then drop(tid, 'released')
@@ -169,7 +174,7 @@ return counters('OK')
 """
 
 #: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, grader, record_json.
-GRADE = COMMON + r"""
+GRADE = "local ARG = ARGV\n" + COMMON + r"""
 local tid, now = ARGV[2], tonumber(ARGV[3])
 sweep(now)
 redis.call('HSET', P .. 'g:' .. tid, ARGV[7], ARGV[8])
@@ -183,7 +188,7 @@ return 1
 """
 
 #: ARGV: P, now. Sweeps, returns counters.
-STATS = COMMON + r"""
+STATS = "local ARG = ARGV\n" + COMMON + r"""
 sweep(tonumber(ARGV[2]))
 return counters('OK')
 """
@@ -209,13 +214,15 @@ LOCK = _LOCK_FN + r"""
 return take(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]) or 'OK'
 """
 
-#: The lock, the grade tombstone and the rollout in one round trip. KEYS: lock key. ARGV: owner, now, lease_s,
-#: gc_ms, takeover_value, then LOAD's ARGV (P, trace_id, now, cached generation, first record, first response,
-#: cached item version). Returns {'locked', current value} when held elsewhere, else what LOAD returns.
+#: The lock, the grade tombstone and the rollout in one round trip. KEYS: lock key. ARGV: one header, a JSON
+#: array of strings: owner, now, lease_s, gc_ms, takeover_value, then LOAD's ARGV (P, trace_id, now, cached
+#: generation, first record, first response, cached item version). Returns {'locked', current value} when held
+#: elsewhere, else what LOAD returns.
 LOCKLOAD = _LOCK_FN + _LOAD_FN + r"""
-local held = take(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5])
+local A = cjson.decode(ARGV[1])
+local held = take(KEYS[1], A[1], tonumber(A[2]), tonumber(A[3]), A[4], A[5])
 if held then return {'locked', held} end
-return load(ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12])
+return load(A[6], A[7], tonumber(A[8]), A[9], tonumber(A[10]), tonumber(A[11]), A[12])
 """
 
 #: KEYS: lock key. ARGV: owner. Returns 1 when this owner still held it.
