@@ -88,9 +88,10 @@ local n = tonumber(ARG[19])
 local first = 4
 local stored_gen = redis.call('HGET', meta, 'gen')
 if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters('REWRITE') end
--- this very save ran already (redis-py resent it after a lost reply): its records, or its rewrite's fresh
--- generation, are there
+-- this very save ran already (redis-py resent it after a lost reply): its last record is the stored last one
+-- (another writer's record differs: its call_id and times), or its rewrite's fresh generation is there
 local applied = stored_gen == ARG[8] and redis.call('LLEN', calls) == tonumber(ARG[13])
+  and (n == 0 or redis.call('LINDEX', calls, -1) == ARGV[first + n - 1])
 if applied and (n > 0 or ARG[9] == '1') then return done() end
 if owner ~= '' and not ours() then
   if applied and redis.call('HGET', meta, 'state') == ARG[11] then return counters('OK') end  -- ran, released
