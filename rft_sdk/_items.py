@@ -72,7 +72,9 @@ def check_item(stored: StoredRollout, sent: SentItem | None) -> None:
     """Make ``sent`` the rollout's item if it has none yet; refuse one that differs from it.
 
     The cheap case first: the bytes the store holds are the bytes sent (the same
-    object, or equal bytes). Otherwise both are decoded and compared by value.
+    object, or equal bytes; for an item decoded with its body, its orjson encoding,
+    which is how such an item was stored). Otherwise both are decoded and compared
+    by value.
 
     Raises:
         EndpointError: 409 ``item_conflict`` (counted ``item_conflicts``).
@@ -80,8 +82,11 @@ def check_item(stored: StoredRollout, sent: SentItem | None) -> None:
     if sent is None:
         return
     held = stored.held_item_json
-    if held is not None and sent.raw is not None and (held is sent.raw or held == sent.raw):
-        return
+    if held is not None:
+        if sent.raw is not None and (held is sent.raw or held == sent.raw):
+            return
+        if sent.raw is None and orjson is not None and sent.json() == held:  # held as this path encoded it
+            return
     if (held is not None and not held.strip(_WS_AND_BRACES)) or (held is None and not stored.item):
         stored.set_item_json(sent.json())  # the first call carried no item; this one does
         return

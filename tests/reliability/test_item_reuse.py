@@ -191,3 +191,16 @@ def test_depth_within_agrees_with_the_decoded_depth(value, fmt, limit):
     text = json.dumps(value, **fmt)
     assert depth_within(text.encode(), limit) == (_depth(value) <= limit)
     assert depth_within(text, limit) == (_depth(value) <= limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(items, st.dictionaries(st.text(max_size=5), json_values, max_size=3), st.text(max_size=8), formats)
+def test_a_grade_fingerprint_is_the_same_whether_its_item_was_reused_or_not(item, sample, trace_id, fmt):
+    from rft_sdk._grade_call import fingerprint
+
+    raw = json.dumps({"sample": sample, "item": item, "trace_id": trace_id}, **fmt).encode() + b" " * 2048
+    whole = decode_object(raw)
+    cache = ItemCache()
+    cache.put(trace_id, json.dumps(item, **fmt).encode())  # bytes a call of the rollout carried
+    data, item_json = decode_request(raw, cache)
+    assert fingerprint(data, item_json) == fingerprint(whole)

@@ -87,9 +87,20 @@ def run() -> dict[str, Any]:
         late = client.post("/tools/note", content=call("c9", "t1", "note", compact, text="late"),
                            headers={"content-type": "application/json"})
         out["late"] = [late.status_code, late.json()["error"]["code"]]
+        # t2: graded with the item's bytes as its calls sent them (reused), then retried with other formatting:
+        # the same request by value, so the same fingerprint: replayed, not refused
+        for i, text in enumerate(["a", "b"]):
+            client.post("/tools/note", content=call(f"c{i}", "t2", "note", compact, text=text),
+                        headers={"content-type": "application/json"})
+        regrades = []
+        for item_text in (compact, compact, spaced):
+            content = ('{"sample":{"output_text":"done"},"item":' + item_text + ',"trace_id":"t2"}').encode()
+            g = client.post("/grade", content=content, headers={"content-type": "application/json"})
+            regrades.append([g.status_code, g.json()])
+        out["regrades"] = regrades
     out["seen"] = [list(s) for s in seen]
     out["counters"] = {k: v for k, v in server.metrics["counters"].items()
-                       if k in ("item_conflicts", "replayed_calls", "tool_calls", "grades")}
+                       if k in ("item_conflicts", "replayed_calls", "tool_calls", "grades", "grades_replayed")}
     return out
 
 

@@ -36,6 +36,8 @@ def test_the_item_is_kept_once_compared_and_refused_when_it_differs(with_orjson)
     assert ["grade", False, len(retail_item()), ["c0", "c1", "c2", "c4"]] in with_orjson["seen"]
     assert not any(s[0] == "note" and s[1] == "c3" for s in with_orjson["seen"])
     assert with_orjson["counters"]["item_conflicts"] == 1 and with_orjson["counters"]["replayed_calls"] == 1
+    # a grade whose item bytes were reused has the fingerprint of the same request decoded whole
+    assert with_orjson["regrades"] == [[200, {"score": 1.0}]] * 3 and with_orjson["counters"]["grades_replayed"] == 2
 
 
 def test_the_core_install_without_orjson_answers_the_same(with_orjson):
