@@ -33,8 +33,8 @@ try:  # optional accelerator (rft-sdk[fast]); every refusal is still decided by 
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     orjson = None
 
-__all__ = ["SurrogateError", "decode_object", "loads_strict", "loads_trusted", "orjson", "parse_model", "problems",
-           "read_body", "surrogate_path"]
+__all__ = ["SurrogateError", "accepts", "decode_object", "depth_within", "loads_strict", "loads_trusted", "orjson",
+           "parse_model", "problems", "read_body", "surrogate_path"]
 
 logger = logging.getLogger("rft_sdk")
 #: An answer sent before the whole body was read ends the connection (RFC 9110 §15.5.9: a 408 closes it).
@@ -211,6 +211,27 @@ def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
         if where is not None:
             raise SurrogateError(where)
     return data
+
+
+def accepts(text: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether :func:`loads_strict` accepts ``text`` (without needing its value).
+
+    With orjson a document it decodes is accepted once its depth is checked (its
+    refusals are a subset of the rule's; an integer beyond 64 bits, which it would
+    make a float, is accepted by both), so the search for long digit runs is skipped.
+    """
+    if orjson is not None:
+        try:
+            orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # the rule decides (the stdlib may accept what orjson refuses, e.g. 1e400)
+        else:
+            return depth_within(text, max_depth)
+    try:
+        loads_strict(text, max_depth)
+    except ValueError:
+        return False
+    return True
 
 
 async def read_body(request: Request, limit: int = MAX_BODY_BYTES,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._body import decode_object, loads_strict
+from ._body import accepts, decode_object, loads_strict
 from ._item_cache import ItemCache
 from .protocol import MAX_JSON_DEPTH
 
@@ -169,13 +169,9 @@ def decode_request(raw: bytes, items: ItemCache | None) -> tuple[dict[str, Any],
         span = _item_span(raw, None)  # first sight: the item as the last member
         if span is not None and (data := _decode_around(raw, *span)) is not None:
             item = raw[span[0]:span[1]]
-            try:
-                # once: exactly one JSON object (so the cut was right), nested at most as deep as the body's
-                # rule allows an item, one level below the top
-                valid = isinstance(loads_strict(item, MAX_JSON_DEPTH - 1), dict)
-            except ValueError:
-                valid = False
+            # once: exactly one JSON value (so the cut was right: it starts with "{", so an object), nested at
+            # most as deep as the body's rule allows an item, one level below the top
             trace_id = data.get("trace_id")
-            if valid and isinstance(trace_id, str):
+            if isinstance(trace_id, str) and accepts(item, MAX_JSON_DEPTH - 1):
                 return data, items.put(trace_id, item)
     return decode_object(raw), None

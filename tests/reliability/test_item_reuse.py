@@ -145,8 +145,10 @@ def test_a_known_item_is_not_decoded_or_checked_again(monkeypatch):
     raw = body(item, {"separators": (",", ":")}, 6)
     cache = ItemCache()
     seen: list[int] = []
-    real = _body.loads_strict
+    real, real_accepts = _body.loads_strict, _body.accepts
     monkeypatch.setattr("rft_sdk._hosted_body.loads_strict", lambda text, *a: seen.append(len(text)) or real(text, *a))
+    monkeypatch.setattr("rft_sdk._hosted_body.accepts",
+                        lambda text, *a: seen.append(len(text)) or real_accepts(text, *a))
     data, item_json = decode_request(raw, cache)
     assert item_json is not None and json.loads(item_json) == item and max(seen) > 20_000  # first sight: checked
     seen.clear()
@@ -204,3 +206,27 @@ def test_a_grade_fingerprint_is_the_same_whether_its_item_was_reused_or_not(item
     cache.put(trace_id, json.dumps(item, **fmt).encode())  # bytes a call of the rollout carried
     data, item_json = decode_request(raw, cache)
     assert fingerprint(data, item_json) == fingerprint(whole)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.lists(st.tuples(st.integers(0, 200), st.sampled_from(
+    [b"\xed\xa0\x80", b"\xff", b'"', b"\\", b"\\ud800", b"[", b"]", b"NaN", b"1e400", b"12345678901234567890123"])),
+    max_size=2), st.integers(1, 6), st.booleans())
+def test_accepts_is_the_rule_without_its_value(value, edits, limit, accelerated):
+    from rft_sdk._body import accepts, loads_strict
+
+    text = json.dumps(value, ensure_ascii=False).encode()
+    for at, piece in edits:
+        text = text[:at] + piece + text[at:]
+    saved = _body.orjson
+    if not accelerated:
+        _body.orjson = None
+    try:
+        try:
+            loads_strict(text, limit)
+            expected = True
+        except ValueError:
+            expected = False
+        assert accepts(text, limit) == expected
+    finally:
+        _body.orjson = saved
