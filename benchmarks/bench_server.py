@@ -2,19 +2,27 @@
 
 Every app serves the same trivial stateful tool (add ``by`` to a per-trace
 counter, answer the hosted ``function_call_output``) on the hosted body
-``{"type": "function_call", "call_id", "trace_id", "name", "arguments"}``:
+``{"type": "function_call", "call_id", "trace_id", "name", "arguments", "item"}``.
+The hosted side sends the rollout's whole dataset line as ``item`` with every
+call, so the body carries one: ``--item retail`` (a real line of
+``examples/retail/data/retail_train.jsonl``, ~14 KB: messages, tool schemas,
+gold actions), ``--item-bytes N`` (a synthetic line of about N bytes, 1 KB to
+512 KB) or ``--item tiny`` (``{"task_id": 7}``, the default). Each rollout
+(``trace_id``) gets ``--calls-per-rollout`` calls (8), interleaved over 256
+rollouts in flight, as a trainer sends them:
 
 * ``rft_sync`` / ``rft_async``: a ``ToolServer`` with a ``def`` / ``async def`` tool
   (the sync one runs in a worker thread, the safe default);
 * ``rft_nonblocking``: the sync tool marked ``@tool(blocking=False)`` (run on the loop);
 * ``rft_sqlite``: the async tool on a ``SQLiteStore`` (``--stores``);
-* ``fastapi_sync`` / ``fastapi_async``: FastAPI, pydantic body, ``dict`` keyed by trace_id;
+* ``fastapi_sync`` / ``fastapi_async``: FastAPI, pydantic body (``item: dict[str, Any]``, so
+  it parses the same body), a ``dict`` of counters keyed by trace_id;
 * ``starlette``: a bare Starlette route doing the same with ``request.json()``.
 
 Each app runs in its own uvicorn process (1 worker, no access log) under the
 same flags: ``h11`` (asyncio loop + h11) and ``uvloop`` (uvloop + httptools).
-``wrk`` (one thread, a Lua script varying call_id and trace_id over 4,096
-rollouts) drives it at c = 1, 8, 64; runs are interleaved (app order rotates
+``wrk`` (one thread, a Lua script giving every request a new call_id and the
+trace_id of its rollout) drives it at c = 1, 8, 64; runs are interleaved (app order rotates
 each repeat) and the medians are printed with the ratio to the FastAPI twin
 of the same flavour (sync tool vs ``def`` endpoint, async vs ``async def``).
 The generator's CPU share is measured per run and printed (it must stay well
@@ -24,9 +32,11 @@ archive`` of the base commit) to the same interleaved runs.
 
 Usage::
 
-    python benchmarks/bench_server.py                    # full table
-    python benchmarks/bench_server.py --quick            # smoke run (short, c=8, one repeat)
-    python benchmarks/bench_server.py --inprocess        # µs/request, ASGI called directly
+    python benchmarks/bench_server.py                    # full table (tiny item)
+    python benchmarks/bench_server.py --item retail --save benchmarks/results/server_retail.txt
+    python benchmarks/bench_server.py --item-bytes 131072 --save benchmarks/results/server_128k.txt
+    python benchmarks/bench_server.py --quick --item retail   # smoke run (short, c=8, one repeat)
+    python benchmarks/bench_server.py --inprocess --item retail   # µs/request with that item vs a tiny one
     python benchmarks/bench_server.py --inprocess --item-bytes 14000 --before DIR   # vs another checkout
     python benchmarks/bench_server.py --inprocess --profile rft_sync   # cProfile of one app
     python benchmarks/bench_server.py --gc               # GC pauses with 10,000 live rollouts
@@ -65,10 +75,14 @@ if __name__ == "__main__" and str(ROOT) not in sys.path:
 LUA = r"""
 local n = 0
 local run = tostring(math.random(1, 1000000000))
+local rollouts, calls = ROLLOUTS, CALLS
+local tail = '"name":"bump","arguments":"{\\"by\\":1}"' .. ITEM .. '}'
 request = function()
   n = n + 1
+  -- rollout r gets calls n = r, r + rollouts, ... (CALLS of them), then the next window of rollouts starts
+  local trace = (n % rollouts) + rollouts * math.floor(n / (rollouts * calls))
   local body = '{"type":"function_call","call_id":"c' .. run .. '-' .. n .. '","trace_id":"t' .. run .. '-'
-    .. (n % 4096) .. '","name":"bump","arguments":"{\\"by\\":1}"}'
+    .. trace .. '",' .. tail
   return wrk.format("POST", "/tools/bump", {["Content-Type"] = "application/json"}, body)
 end
 done = function(summary, latency, requests)
@@ -120,6 +134,7 @@ def build_app(name: str) -> Any:
             id: str | None = None
             name: str | None = None
             arguments: str = "{}"
+            item: dict[str, Any] | None = None  # the dataset line every hosted call carries
 
         fapp = FastAPI()
         counters: dict[str, int] = {}
@@ -258,7 +273,7 @@ def run_wrk(args: argparse.Namespace) -> int:
     results: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     loads = [loadavg()]
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-        f.write(LUA)
+        f.write(lua_script(_ITEM, args.calls_per_rollout))
         script = f.name
     for rep in range(args.repeats):
         order = apps[rep % len(apps):] + apps[:rep % len(apps)]  # interleaved: rotate the order each repeat
@@ -284,8 +299,14 @@ def print_table(results: dict[tuple[str, str, int], list[dict[str, Any]]], apps:
     def med(app: str, flavour: str, c: int, key: str) -> float:
         return statistics.median(r[key] for r in results[(app, flavour, c)])
 
-    lines = [f"# bench_server.py: {args.repeats} interleaved repeat(s) x {args.duration} s per point, medians; "
+    what = (f"synthetic item of {args.item_bytes:,} B" if args.item_bytes
+            else "retail item (examples/retail/data/retail_train.jsonl, line 1)" if args.item == "retail"
+            else "tiny item")
+    lines = [f"# python benchmarks/bench_server.py {' '.join(sys.argv[1:])}",
+             f"# bench_server.py: {args.repeats} interleaved repeat(s) x {args.duration} s per point, medians; "
              "1 uvicorn worker, no access log; wrk -t1",
+             f"# body: {len(_body(0, 0)):,} bytes with the {what}; {_CALLS} calls per rollout, interleaved over "
+             f"{ROLLOUTS:,} rollouts",
              f"# {versions()}",
              f"# load average (1/5/15 min) before and after each repeat: {' | '.join(loads)}",
              "| app | flavour | c | req/s | x FastAPI twin | p50 ms | p99 ms | p99.9 ms | max ms | p99 x twin "
@@ -315,24 +336,64 @@ def print_table(results: dict[tuple[str, str, int], list[dict[str, Any]]], apps:
 # -- in-process modes --------------------------------------------------------------------------------
 
 
-_ITEM = b""  # ',"item":{...}' of --item-bytes bytes (the hosted side sends the dataset item with every call)
+RETAIL = ROOT / "examples" / "retail" / "data" / "retail_train.jsonl"  # tau2-bench retail, MIT (see LICENSE there)
+TINY_ITEM = b'{"task_id":7}'
+ROLLOUTS = 256  # rollouts in flight (> the connections); each gets --calls-per-rollout calls, interleaved
+_ITEM = b',"item":' + TINY_ITEM  # ',"item":{...}': what every call of the run carries
+_CALLS = 8
 
 
-def _item(nbytes: int) -> bytes:
-    """A dataset-item-like JSON object of about ``nbytes`` bytes (messages of prose, a tools list, an answer)."""
-    if nbytes <= 0:
-        return b""
-    words = ("the order #W2378156 ships to 1234 Elm Street, Springfield; customer asks about a refund for the "
-             "blue jacket and wants the tracking number ")
-    text = (words * (nbytes // len(words) + 1))[: max(nbytes - 200, 0)]
-    item = {"messages": [{"role": "system", "content": "You are a retail agent."},
-                         {"role": "user", "content": text}], "answer": "delivered", "task_id": 7}
-    return b',"item":' + json.dumps(item).encode()
+def retail_item() -> bytes:
+    """A real dataset line of the retail example (the first of ``retail_train.jsonl``, ~14 KB: system
+    prompt, tool schemas, user scenario, gold actions), as the hosted side sends it in ``item``."""
+    with open(RETAIL, "rb") as f:
+        return f.readline().strip()
 
 
-def _body(run: int, n: int, rollouts: int = 4096) -> bytes:
-    return (f'{{"type":"function_call","call_id":"c{run}-{n}","trace_id":"t{run}-{n % rollouts}",'
-            f'"name":"bump","arguments":"{{\\"by\\":1}}"').encode() + _ITEM + b"}"
+def synthetic_item(nbytes: int) -> bytes:
+    """A dataset-line-like JSON object of about ``nbytes`` bytes: chat messages of prose, a list of tool
+    schemas, gold actions (nested objects and arrays, strings with escapes, numbers)."""
+    words = ("the order #W2378156 ships to 1234 Elm Street, Springfield; customer asks \"where is it?\" about a "
+             "refund for the blue jacket and wants the tracking number.\n")
+    tool = {"type": "function", "function": {"name": "get_order_details", "description": "Look up an order.",
+                                             "parameters": {"type": "object", "properties": {
+                                                 "order_id": {"type": "string", "description": "e.g. #W2378156"}},
+                                                 "required": ["order_id"]}}}
+    item: dict[str, Any] = {"task_id": 7, "messages": [{"role": "system", "content": "You are a retail agent."}],
+                            "tools": [tool] * 4, "actions": [{"name": "get_order_details",
+                                                              "arguments": {"order_id": "#W2378156"}}] * 3,
+                            "answer": "delivered", "reward": 1.0}
+    base = len(json.dumps(item).encode())
+    turn = 0
+    while base < nbytes:
+        text = (words * (1 + min(nbytes - base, 4000) // len(words)))[: max(16, min(nbytes - base - 40, 4000))]
+        item["messages"].append({"role": "user" if turn % 2 == 0 else "assistant", "content": text})
+        base += len(json.dumps(item["messages"][-1]).encode()) + 2
+        turn += 1
+    return json.dumps(item).encode()
+
+
+def item_of(args: argparse.Namespace) -> bytes:
+    """The item JSON every call of this run carries (``--item`` / ``--item-bytes``)."""
+    if args.item_bytes:
+        return synthetic_item(args.item_bytes)
+    return retail_item() if args.item == "retail" else TINY_ITEM
+
+
+def lua_script(item_member: bytes, calls: int) -> str:
+    """``LUA`` with the item (a Lua long string, whatever the JSON holds) and the rollout layout."""
+    level = 1
+    while f"]{'=' * level}]".encode() in item_member:
+        level += 1
+    literal = f"[{'=' * level}[" + item_member.decode("utf-8") + f"]{'=' * level}]"
+    return LUA.replace("ROLLOUTS", str(ROLLOUTS)).replace("CALLS", str(calls)).replace("ITEM", literal, 1)
+
+
+def _body(run: int, n: int, rollouts: int = ROLLOUTS, item: bytes | None = None) -> bytes:
+    """Call ``n`` of run ``run``: rollout ``n % rollouts`` of window ``n // (rollouts * calls)`` (as ``LUA``)."""
+    trace = n % rollouts + rollouts * (n // (rollouts * _CALLS))
+    return (f'{{"type":"function_call","call_id":"c{run}-{n}","trace_id":"t{run}-{trace}",'
+            f'"name":"bump","arguments":"{{\\"by\\":1}}"').encode() + (_ITEM if item is None else item) + b"}"
 
 
 async def _call(app: Any, body: bytes) -> int:
@@ -360,41 +421,59 @@ async def _call(app: Any, body: bytes) -> int:
     return status
 
 
+async def _timed(app: Any, name: str, run: int, member: bytes, requests: int) -> tuple[float, float]:
+    """``requests`` calls (after 200 to warm up) of run ``run`` carrying ``member``; µs per request: wall, and
+    CPU of the whole process (worker threads included: what other jobs on the machine do not inflate)."""
+    for i in range(200):
+        await _call(app, _body(run + 1000, i, item=member))
+    t0, c0 = time.perf_counter(), time.process_time()
+    for i in range(requests):
+        status = await _call(app, _body(run, i, item=member))
+        if status != 200:
+            raise RuntimeError(f"{name}: status {status}")
+    return (time.perf_counter() - t0) / requests * 1e6, (time.process_time() - c0) / requests * 1e6
+
+
 def run_inprocess(args: argparse.Namespace) -> int:
-    """µs per request with the ASGI app called directly (no socket, no uvicorn): the pipeline's own cost."""
+    """µs per request with the ASGI app called directly (no socket, no uvicorn): the pipeline's own cost,
+    with this run's item and with a tiny one, interleaved (the ratio is the item's cost; target: <= 1.5)."""
     import asyncio
-    global _ITEM
-    _ITEM = _item(args.item_bytes)
-    print(f"# in-process µs/request (median of {args.repeats}), body {len(_body(0, 0))} bytes, "
-          f"load average {loadavg()}")
+    item = b',"item":' + item_of(args)
+    tiny = b',"item":' + TINY_ITEM
+    kinds = {"tiny": tiny} if item == tiny or args.profile else {"tiny": tiny, "item": item}
+    if args.profile:
+        kinds = {"item": item}
+    print(f"# in-process µs/request (median of {args.repeats} x {args.requests:,} requests, "
+          f"{args.calls_per_rollout} calls per rollout): body {len(_body(0, 0, item=tiny)):,} bytes (tiny item) "
+          f"and {len(_body(0, 0, item=item)):,} bytes (this run's item); load average {loadavg()}")
     names = [args.profile] if args.profile else list(args.apps)
     for name in names:
         app = build_app(name)
-        runs, cpu_runs = [], []
+        wall: dict[str, list[float]] = {kind: [] for kind in kinds}
+        cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
         for rep in range(args.repeats):
-            async def go(rep: int = rep, app: Any = app, name: str = name, cpu_runs: list[float] = cpu_runs) -> float:
-                for i in range(200):  # warm-up
-                    await _call(app, _body(rep + 100, i))
-                t0, c0 = time.perf_counter(), time.process_time()
-                for i in range(args.requests):
-                    status = await _call(app, _body(rep, i))
-                    if status != 200:
-                        raise RuntimeError(f"{name}: status {status}")
-                # CPU time of the whole process (worker threads included): what other jobs on the machine
-                # do not inflate, unlike the wall time
-                cpu_runs.append((time.process_time() - c0) / args.requests * 1e6)
-                return (time.perf_counter() - t0) / args.requests * 1e6
+            for k, (kind, member) in enumerate(kinds.items()):  # interleaved: tiny, item, tiny, item, ...
+                timed = _timed(app, name, 2 * rep + k, member, args.requests)
+                if args.profile:
+                    import cProfile
+                    import pstats
+                    prof = cProfile.Profile()
+                    prof.enable()
+                    wall_us, cpu_us = asyncio.run(timed)
+                    prof.disable()
+                    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+                else:
+                    wall_us, cpu_us = asyncio.run(timed)
+                wall[kind].append(wall_us)
+                cpu[kind].append(cpu_us)
             if args.profile:
-                import cProfile
-                import pstats
-                prof = cProfile.Profile()
-                prof.enable()
-                runs.append(asyncio.run(go()))
-                prof.disable()
-                pstats.Stats(prof).sort_stats("tottime").print_stats(25)
                 break
-            runs.append(asyncio.run(go()))
-        print(f"{name:>16}: {statistics.median(runs):7.1f} µs/request wall, {statistics.median(cpu_runs):7.1f} µs CPU")
+        cells = [f"{kind} {statistics.median(wall[kind]):7.1f} µs wall {statistics.median(cpu[kind]):7.1f} µs CPU"
+                 for kind in kinds]
+        if len(kinds) == 2:
+            ratio = statistics.median(cpu["item"]) / statistics.median(cpu["tiny"])
+            cells.append(f"item / tiny (CPU) {ratio:4.2f}")
+        print(f"{name:>16}: " + " | ".join(cells), flush=True)
     return 0
 
 
@@ -467,6 +546,7 @@ def run_gc(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _ITEM, _CALLS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--apps", nargs="+", default=["rft_sync", "rft_nonblocking", "rft_async", "fastapi_sync",
                                                  "fastapi_async", "starlette"])
@@ -481,8 +561,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inprocess", action="store_true", help="µs/request, ASGI app called directly")
     p.add_argument("--profile", default=None, metavar="APP", help="with --inprocess: cProfile of one app")
     p.add_argument("--requests", type=int, default=5000, help="in-process/GC modes: timed requests")
+    p.add_argument("--item", choices=["tiny", "retail"], default="tiny",
+                   help="the dataset item every call carries (the hosted side sends one): tiny {\"task_id\": 7}, "
+                        "or a real ~14 KB line of examples/retail/data/retail_train.jsonl")
     p.add_argument("--item-bytes", type=int, default=0, metavar="N",
-                   help="in-process: send a dataset item of about N bytes with every call (the hosted side does)")
+                   help="instead of --item: a synthetic item of about N bytes (1 KB to 512 KB)")
+    p.add_argument("--calls-per-rollout", type=int, default=_CALLS, metavar="K",
+                   help="tool calls per rollout (trace_id), interleaved over 256 rollouts (default 8)")
     p.add_argument("--gc", action="store_true", help="GC pauses with --rollouts live rollouts")
     p.add_argument("--rollouts", type=int, default=10_000)
     p.add_argument("--calls", type=int, default=5, help="--gc: calls recorded per rollout before timing")
@@ -495,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.quick:
         args.repeats, args.connections, args.duration = 1, [8], 1
+    _ITEM, _CALLS = b',"item":' + item_of(args), max(1, args.calls_per_rollout)
     if args.gc:
         if args.before:  # the other checkout's layout first, in its own process, then this one
             print(f"## before ({args.before})", flush=True)

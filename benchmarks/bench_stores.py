@@ -1,9 +1,18 @@
 """Rollout stores side by side: memory, SQLite and Redis, measured in one run.
 
-1. Throughput: ``wrk`` posts tool calls (a Lua script gives every request a
-   new ``call_id`` over 1,000 rotating ``trace_id``\\s) to ``rft serve`` with
-   1, 2 and 4 worker processes sharing one Redis, against 1 process on the
-   in-memory store (the baseline); req/s and p99 latency.
+Every tool call carries the rollout's dataset item, as the hosted side sends
+it: a real retail line (``examples/retail/data/retail_train.jsonl``, ~14 KB)
+unless ``--item tiny``.
+
+0. Per-call cost with the item: the same tool through the whole ``ToolServer``
+   pipeline in process (an ASGI call, no socket), 8 calls per rollout
+   interleaved over 64 rollouts, on memory, SQLite and Redis in rounds (the
+   order rotates); wall µs per call, CPU µs of this process and of
+   ``redis-server`` per call, Redis commands per call; ratio to memory.
+1. Throughput: ``wrk`` posts tool calls (a new ``call_id`` per request, 8 calls
+   per rollout over 256 rollouts per thread) to ``rft serve`` with 1, 2 and 4
+   worker processes sharing one Redis, against 1 process on the in-memory
+   store (the baseline); req/s and p99 latency.
 2. Growth: per-call latency of the 1st and the 1,000th call of one rollout
    (1 KB output per call) on each store, through the whole ``ToolServer``
    pipeline in process (ASGI transport); target: flat (ratio near 1).
@@ -13,7 +22,8 @@
 
 Usage::
 
-    python3 benchmarks/bench_stores.py [--seconds 5] [--out benchmarks/results/stores.txt]
+    python3 benchmarks/bench_stores.py [--seconds 5] [--item retail|tiny] [--out benchmarks/results/stores.txt]
+    python3 benchmarks/bench_stores.py --only per-call      # section 0 alone (or: throughput, growth, memory)
 
 Needs ``redis-server`` and ``wrk`` on PATH. Runtime: about 3 minutes on 2 cores.
 """
@@ -41,9 +51,17 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # after $PYTHONPATH: PYTHONPATH=DIR measures another checkout's rft_sdk
 
-from rft_sdk import MemoryStore, RedisStore, SQLiteStore, StoredRollout, ToolCallRecord, ToolServer  # noqa: E402
+from rft_sdk import (  # noqa: E402
+    MemoryStore,
+    RedisStore,
+    Rollout,
+    SQLiteStore,
+    StoredRollout,
+    ToolCallRecord,
+    ToolServer,
+)
 from rft_sdk.testing import free_port, serve_process  # noqa: E402
 
 _APP = '''
@@ -63,13 +81,15 @@ def add(qty: int, *, rollout: Rollout) -> str:
 _WRK_LUA = r'''
 local counter, thread_id = 0, 0
 local threads = {}
+local item = ITEM
 function setup(thread) thread:set("tid", #threads); table.insert(threads, thread) end
 function init(args) thread_id = tid end
 function request()
   counter = counter + 1
-  local trace = "trace-" .. thread_id .. "-" .. (counter % 250)
+  -- 8 calls per rollout, interleaved over 256 rollouts (then the next 256)
+  local trace = "trace-" .. thread_id .. "-" .. ((counter % 256) + 256 * math.floor(counter / 2048))
   local body = '{"type":"function_call","id":"fc_' .. counter .. '","call_id":"call-' .. thread_id .. '-' ..
-    counter .. '","name":"add","arguments":"{\\"qty\\": 1}","trace_id":"' .. trace .. '","item":{}}'
+    counter .. '","name":"add","arguments":"{\\"qty\\": 1}","trace_id":"' .. trace .. '","item":' .. item .. '}'
   return wrk.format("POST", "/tools/add", {["Content-Type"] = "application/json"}, body)
 end
 function done(summary, latency, requests)
@@ -112,20 +132,141 @@ def wrk(url: str, seconds: int, script: Path) -> tuple[float, float, int]:
     return int(requests) / (int(duration_us) / 1e6), float(p99_us) / 1000, int(errors)
 
 
-def throughput(redis_url: str, seconds: int, tmp: Path) -> list[str]:
+RETAIL = ROOT / "examples" / "retail" / "data" / "retail_train.jsonl"  # tau2-bench retail, MIT (LICENSE there)
+
+
+def item_json(kind: str) -> bytes:
+    """The item every call carries: the first retail line (~14 KB), or ``{"task_id": 7}``."""
+    if kind == "tiny":
+        return b'{"task_id":7}'
+    with open(RETAIL, "rb") as f:
+        return f.readline().strip()
+
+
+def _lua_long_string(text: bytes) -> str:
+    level = 1
+    while f"]{'=' * level}]".encode() in text:
+        level += 1
+    return f"[{'=' * level}[" + text.decode("utf-8") + f"]{'=' * level}]"
+
+
+async def _asgi_post(app, path: str, body: bytes) -> int:
+    """One POST through the ASGI app, no socket (what the pipeline itself costs); returns the status."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"",
+             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000)}
+    sent, status = False, 0
+
+    async def receive():
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    await app(scope, receive, send)
+    return status
+
+
+def _redis_counts(client) -> tuple[int, float]:
+    """(round trips: commands sent by clients, CPU seconds used) of the Redis server so far.
+
+    A script's own ``redis.call``\\ s are counted apart from the ``EVALSHA`` that ran it: the round trips
+    are every command but those inside scripts, i.e. all calls minus the script-internal ones, which
+    ``INFO commandstats`` cannot tell apart; so they are counted as ``EVALSHA``/``EVAL`` plus the plain
+    commands the store sends outside scripts (``GET``/``SET`` of tombstones, ``ZSCORE``/``HGETALL`` of grades,
+    ``INFO``/``CONFIG`` of its start-up check), which the tool path does not use."""
+    stats, cpu = client.info("commandstats"), client.info("cpu")
+    trips = sum(int(v["calls"]) for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
+    return trips, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, rollouts: int = 64,
+                   calls: int = 8, loop: str = "asyncio") -> list[str]:
+    """Per-call cost of each store with ``item`` in every call (see the module docstring, section 0)."""
+    import redis
+
+    probe = redis.Redis.from_url(redis_url)
+    stores = {"memory": MemoryStore(), "sqlite": SQLiteStore(tmp / "per_call.db"),
+              "redis": RedisStore(redis_url, prefix="percall:")}
+    servers = {}
+    for name, store in stores.items():
+        server = ToolServer(auth_env_var=None, store=store)
+
+        @server.tool
+        async def add(qty: int, *, rollout: Rollout) -> str:
+            """Add ``qty`` to this rollout's counter."""
+            rollout.state["n"] = rollout.state.get("n", 0) + qty
+            return str(rollout.state["n"])
+
+        servers[name] = server
+    wall: dict[str, list[float]] = {name: [] for name in stores}
+    cpu: dict[str, list[float]] = {name: [] for name in stores}
+    redis_cpu, commands = [], []
+    n = rollouts * calls
+    for r in range(-1, rounds):  # round -1 warms every store up
+        order = list(stores)[r % 3:] + list(stores)[:r % 3]
+        for name in order:
+            app = servers[name]
+            bodies = [(b'{"type":"function_call","call_id":"c%d-%d","trace_id":"%s-r%d-t%d","name":"add",'
+                       b'"arguments":"{\\"qty\\": 1}","item":' % (r, i, name.encode(), r, i % rollouts)) + item + b"}"
+                      for i in range(n)]
+            before = _redis_counts(probe)
+            t0, c0 = time.perf_counter(), time.process_time()
+            for body in bodies:
+                status = await _asgi_post(app, "/tools/add", body)
+                if status != 200:
+                    raise RuntimeError(f"{name}: status {status}")
+            if r < 0:
+                continue
+            wall[name].append((time.perf_counter() - t0) / n * 1e6)
+            cpu[name].append((time.process_time() - c0) / n * 1e6)
+            if name == "redis":
+                after = _redis_counts(probe)
+                commands.append((after[0] - before[0]) / n)
+                redis_cpu.append((after[1] - before[1]) / n * 1e6)
+    for store in stores.values():
+        await store.aclose()
+    probe.close()
+    med = statistics.median
+    base_wall, base_cpu = med(wall["memory"]), med(cpu["memory"])
+    rows = []
+    for name in stores:
+        extra = med(redis_cpu) if name == "redis" else 0.0
+        rows.append(f"{name:<8} {med(wall[name]):>10.0f} {med(cpu[name]):>10.0f} {extra:>10.0f} "
+                    f"{(f'{med(commands):.2f}' if name == 'redis' else '-'):>11} {med(wall[name]) / base_wall:>9.2f} "
+                    f"{(med(cpu[name]) + extra) / base_cpu:>9.2f}")
+    return [f"per-call cost with a {len(item):,}-byte item (in-process ToolServer, async tool, {loop} loop, {calls} calls "
+            f"per rollout over {rollouts} rollouts, {rounds} rounds x {n} calls, medians)",
+            f"{'store':<8} {'wall µs':>10} {'CPU µs':>10} {'Redis µs':>10} {'round trips':>11} {'x memory':>9} "
+            f"{'x mem CPU':>9}", *rows,
+            "(CPU µs: this process, worker threads included; Redis µs: redis-server's CPU per call; x mem CPU: "
+            "the two summed, over memory's; round trips: scripts run per call)"]
+
+
+def throughput(redis_url: str, seconds: int, tmp: Path, item: bytes) -> list[str]:
     (tmp / "bench_store_app.py").write_text(textwrap.dedent(_APP))
     script = tmp / "calls.lua"
-    script.write_text(_WRK_LUA)
+    script.write_text(_WRK_LUA.replace("ITEM", _lua_long_string(item), 1))
     rows, baseline = [], None
     for label, url, workers in [("memory, 1 process", "memory://", 1), ("redis, 1 process", redis_url, 1),
                                 ("redis, 2 processes", redis_url, 2), ("redis, 4 processes", redis_url, 4)]:
-        env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp}", "RFT_STORE_URL": url}
+        first = os.environ.get("PYTHONPATH")  # PYTHONPATH=DIR: the workers run DIR's rft_sdk
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (first, str(ROOT), str(tmp)) if p), "RFT_STORE_URL": url}
         with serve_process("bench_store_app:server", "--workers", str(workers), cwd=tmp, env=env) as base:
             time.sleep(1.0 if workers > 1 else 0.2)  # let every worker start accepting
             rps, p99, errors = wrk(base, seconds, script)
         baseline = baseline or rps
         rows.append(f"{label:<22} {rps:>9.0f} {p99:>9.1f} {rps / baseline:>9.2f} {errors:>7}")
-    return ["req/s and p99 (wrk -t2 -c32, 250 rollouts per thread, a new call_id per request)",
+    return [f"req/s and p99 (wrk -t2 -c32, a {len(item):,}-byte item in every call, 8 calls per rollout over 256 "
+            f"rollouts per thread, a new call_id per request; {os.cpu_count()} CPUs shared by wrk, the workers and "
+            "Redis)",
             f"{'server':<22} {'req/s':>9} {'p99 ms':>9} {'x memory':>9} {'errors':>7}", *rows]
 
 
@@ -205,7 +346,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5, help="wrk duration per server (default 5)")
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this file")
+    parser.add_argument("--item", choices=["retail", "tiny"], default="retail",
+                        help="the dataset item every call carries (default: a real ~14 KB retail line)")
+    parser.add_argument("--only", choices=["per-call", "throughput", "growth", "memory"], default=None,
+                        help="run one section")
+    parser.add_argument("--rounds", type=int, default=3, help="per-call: interleaved rounds (default 3)")
+    parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop",
+                        help="per-call: the event loop (default uvloop, what rft serve --loop auto picks)")
     args = parser.parse_args()
+    item = item_json(args.item)
     for tool in ("redis-server", "wrk"):
         if shutil.which(tool) is None:
             print(f"bench_stores: {tool} is not installed", file=sys.stderr)
@@ -215,12 +364,25 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp_dir:
             tmp = Path(tmp_dir)
-            lines = [f"bench_stores: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-                     f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.split()[2]}",
+            lines = [f"# python benchmarks/bench_stores.py {' '.join(sys.argv[1:])}",
+                     f"bench_stores: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+                     f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.split()[2]}"
+                     f"; load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
                      ""]
-            lines += throughput(redis_url, args.seconds, tmp) + [""]
-            lines += asyncio.run(growth(redis_url, tmp)) + [""]
-            lines += asyncio.run(memory_use(redis_url, tmp))
+            if args.only in (None, "per-call"):
+                factory = None
+                if args.loop == "uvloop":
+                    import uvloop
+                    factory = uvloop.new_event_loop
+                with asyncio.Runner(loop_factory=factory) as runner:
+                    lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop)) + [""]
+            if args.only in (None, "throughput"):
+                lines += throughput(redis_url, args.seconds, tmp, item) + [""]
+            if args.only in (None, "growth"):
+                lines += asyncio.run(growth(redis_url, tmp)) + [""]
+            if args.only in (None, "memory"):
+                lines += asyncio.run(memory_use(redis_url, tmp))
+            lines += [f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
             lines += ["", f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB; "
                       f"run took {time.monotonic() - t0:.0f} s"]
     finally:

@@ -42,6 +42,7 @@ from ._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
 from ._db import CallScope, RolloutDatabase
 from ._endpoint import EndpointError, clean_text, clean_value, encode_json
 from ._invoke import CallTimedOut, NoSlotError, call_limited
+from ._items import CallRollout, SentItem, check_item
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
 from ._stores import RolloutStore, RolloutTooLargeError, StoredRollout
@@ -110,7 +111,7 @@ async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str
 
 async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
                             metrics: Metrics, response_limit: int = MAX_BODY_BYTES,
-                            db: RolloutDatabase | None = None) -> tuple[int, bytes]:
+                            db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[int, bytes]:
     """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
 
     A ``call_id`` already answered in this rollout is replayed (same status,
@@ -118,10 +119,15 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
     is answered and recorded as a 413 ``output_too_large`` without output.
     With ``db``, the tool runs with ``rollout.db`` in a transaction committed
     (with the call_id) when it returns and rolled back when it raises.
+    ``item_json``: the request's item as the JSON bytes its body carried
+    (``rft_sdk._hosted_body.decode_request``; ``request.item`` is then ``None``).
+    The rollout keeps the first item it is sent; the tool's ``rollout.item`` is
+    decoded only if read (``rft_sdk._items``).
 
     Raises:
-        EndpointError: 503 ``retryable`` (nothing recorded, state rolled back);
-            503 ``database_limit`` (no database free for a new rollout).
+        EndpointError: 409 ``item_conflict`` (another item than the rollout's;
+            not run, not recorded); 503 ``retryable`` (nothing recorded, state
+            rolled back); 503 ``database_limit`` (no database free for a new rollout).
         StoreError: the store failed (answered 503 by the server).
     """
     call_id, trace_id = request.call_id, request.trace_id
@@ -130,12 +136,11 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                    f"(POST /tools/{definition.name}); a tool call names one tool")
         raise EndpointError(422, "invalid_request", message, counter="bad_requests",
                             details=[{"field": "name", "problem": message}])
-    item = request.item or {}
+    sent = SentItem.of(request.item, item_json)
     async with store.lock(trace_id):
         loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
-        stored = loaded or StoredRollout(trace_id=trace_id, item=item)
-        if not stored.item and item:  # first call carried no item; later ones do
-            stored.item = item
+        stored = loaded or StoredRollout(trace_id=trace_id)
+        check_item(stored, sent)  # 409 item_conflict; adopted when the rollout has none yet
         previous = stored.responses.get(call_id)
         if previous is not None:
             _check_same_call(stored.trajectory, definition.name, request)
@@ -146,14 +151,15 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
         scope = await db.open_call(trace_id, call_id, is_async=definition.is_async) if db is not None else None
         try:
-            return await _run_call(definition, request, store, metrics, response_limit, stored, scope)
+            return await _run_call(definition, request, store, metrics, response_limit, stored, scope, sent)
         finally:
             if scope is not None:
                 await scope.close()
 
 
 async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, metrics: Metrics,
-                    response_limit: int, stored: StoredRollout, scope: CallScope | None) -> tuple[int, bytes]:
+                    response_limit: int, stored: StoredRollout, scope: CallScope | None,
+                    sent: SentItem | None = None) -> tuple[int, bytes]:
     """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
     call_id, trace_id = request.call_id, request.trace_id
     trajectory = stored.trajectory
@@ -167,8 +173,8 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
     echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
     try:
         arguments = decode_arguments(request.arguments)
-        rollout = Rollout(trace_id, stored.item, _load_state(stored.state_json), trajectory, call_id,
-                          scope.connection if scope is not None else None)
+        rollout = CallRollout(trace_id, sent or stored, _load_state(stored.state_json), trajectory, call_id,
+                              scope.connection if scope is not None else None)
         if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
             output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
             rollout.state = _load_state(replayed[1]["state_json"])

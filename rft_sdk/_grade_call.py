@@ -31,8 +31,10 @@ from ._db import RolloutDatabase, open_grading_view
 from ._endpoint import EndpointError, clean_text, clean_value
 from ._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
 from ._invoke import invoke
+from ._items import canonical_item, sha256_hex
 from ._metrics import Metrics
 from ._stores import GradeRecord, RolloutStore
+from ._stores._records import json_object
 from .exceptions import GraderError
 from .protocol import GRADE_DETAILS_MAX_CHARS, GradeRequest
 
@@ -60,30 +62,43 @@ def encode_details(details: dict[str, Any]) -> str:
     return text
 
 
-def fingerprint(body: dict[str, Any]) -> str:
-    """SHA-256 hex of the canonical JSON of a grading request's ``sample``, ``item`` and ``trace_id``."""
-    canonical = {"sample": body.get("sample"), "item": body.get("item"), "trace_id": body.get("trace_id")}
-    return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+def fingerprint(body: dict[str, Any], item_json: bytes | None = None) -> str:
+    """SHA-256 hex of the canonical JSON (``json.dumps(..., sort_keys=True, separators=(",", ":"))``) of
+    ``{"sample", "item", "trace_id"}`` of a grading request's decoded ``body``.
+
+    ``item_json``: the item as the JSON bytes the body carried (``body`` then has
+    no ``"item"``): the same digest, with the item's canonical text computed once
+    per distinct item (``rft_sdk._items.canonical_item``) and streamed into the hash."""
+    if item_json is None:
+        canonical = {"sample": body.get("sample"), "item": body.get("item"), "trace_id": body.get("trace_id")}
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    rest = json.dumps({"sample": body.get("sample"), "trace_id": body.get("trace_id")}, sort_keys=True,
+                      separators=(",", ":"))  # '{"sample":...,"trace_id":...}': "item" sorts before both
+    return sha256_hex('{"item":', canonical_item(item_json, lambda: json_object("item", item_json)), ",", rest[1:])
 
 
 async def execute_grade(definition: GraderDefinition, request: GradeRequest, request_fingerprint: str,
                         store: RolloutStore, metrics: Metrics,
                         retention_s: float, tombstone_s: float = 3600.0,
-                        db: RolloutDatabase | None = None) -> tuple[float, dict[str, Any]]:
+                        db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[float, dict[str, Any]]:
     """Grade one validated request; return ``(score, details)``.
 
     A graded rollout leaves a tombstone for ``tombstone_s`` seconds
     (``RolloutStore.mark_graded``): a later tool call of that ``trace_id`` gets
     409 ``already_graded`` instead of running on a fresh, never-graded rollout.
     With ``db``, the grader gets the rollout's database read-only (``ctx.db``),
-    and a successful grade drops it (after ``retention_s``).
+    and a successful grade drops it (after ``retention_s``). ``item_json``: the
+    request's item as the JSON bytes its body carried (``request.item`` is then
+    ``None``); the grader sees the request's item (decoded once), else the
+    rollout's.
 
     Raises:
         EndpointError: 500 ``grader_error`` (grader raised or returned an invalid
             score; state kept for a retry); 409 ``already_graded``.
         StoreError: the store failed (answered 503 by the server).
     """
-    trace_id, item = request.trace_id, request.item
+    trace_id = request.trace_id
+    item = request.item if item_json is None else json_object("item", item_json)
     if trace_id is None:
         ctx = GradingContext(sample=parse_sample(request.sample.model_dump()), item=item or {}, trace_id="",
                              grader=definition.name, traced=False)

@@ -24,13 +24,15 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
-from ._body import decode_object, parse_model, read_body
+from ._body import parse_model, read_body
 from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments, run_tool
 from ._db import RolloutDatabase
 from ._endpoint import EndpointError, encode_json, exception_handlers, json_response
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
+from ._hosted_body import decode_request
+from ._item_cache import ItemCache
 from ._metrics import Metrics
 from ._ready import ExposureWatch, Readiness, ReadinessCheck
 from ._rollout import Rollout
@@ -132,6 +134,7 @@ class ToolServer(ExportMixin):
             grader_secret = os.environ.get(GRADER_SECRET_ENV_VAR)
         self._grader_secret = check_grader_secret(grader_secret)
         self.metrics_state = Metrics()
+        self.items = ItemCache()  # the item bytes of live rollouts, so later calls skip decoding them
         self.readiness = Readiness(self.store)
         self._exposure = ExposureWatch(self.exposure_warning)
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
@@ -333,13 +336,14 @@ class ToolServer(ExportMixin):
         except _StartupRefused:
             return  # the lifespan ends here: the server exits without a traceback
 
-    async def _read(self, request: Request) -> dict[str, Any]:
-        """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``);
+    async def _read(self, request: Request) -> tuple[dict[str, Any], bytes | None]:
+        """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``), and its
+        item's JSON bytes when they were reused (``rft_sdk._hosted_body``: ``data`` then has no "item");
         the request's ``call_id``/``id`` are kept in ``request.state.echo`` for every answer."""
-        data = decode_object(await read_body(request, self.body_limit, self.body_timeout_s))
+        data, item_json = decode_request(await read_body(request, self.body_limit, self.body_timeout_s), self.items)
         request.state.echo = {key: value for key in ("call_id", "id")
                               if isinstance(value := data.get(key), str)}
-        return data
+        return data, item_json
 
     @contextlib.asynccontextmanager
     async def _core_lifespan(self) -> AsyncIterator[None]:
@@ -381,7 +385,7 @@ class ToolServer(ExportMixin):
         name = request.path_params.get("name")
         if name is not None:  # POST /tools/{name}: unknown names are refused before the body is read
             definition = self._tool_named(name)
-        data = await self._read(request)
+        data, item_json = await self._read(request)
         if name is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
             named = data.get("name")
             if not isinstance(named, str):
@@ -394,7 +398,7 @@ class ToolServer(ExportMixin):
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
         with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
             status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
-                                                   self.response_limit, self.db)
+                                                   self.response_limit, self.db, item_json)
             observed.result(status, body)
         return json_response(body, status)
 
@@ -411,13 +415,15 @@ class ToolServer(ExportMixin):
         if definition is None:
             raise EndpointError(404, "unknown_grader", f"no grader named {name!r}; available: "
                                 f"{sorted(self._graders)}", counter="unknown_grader")
-        data = await self._read(request)
+        data, item_json = await self._read(request)
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
         with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
-            score, details = await execute_grade(definition, grade_request, fingerprint(data), self.store,
+            score, details = await execute_grade(definition, grade_request, fingerprint(data, item_json), self.store,
                                                  self.metrics_state, self.grade_retention_s,
-                                                 self.graded_tombstone_s, self.db)
+                                                 self.graded_tombstone_s, self.db, item_json)
             observed.result(200, score, details)
+        if grade_request.trace_id is not None:
+            self.items.drop(grade_request.trace_id)  # graded: its item need not be kept for later calls
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .._rollout import ToolCallRecord
+from ._records import StoredRollout, json_object
 
-__all__ = ["DEFAULT_CACHE_BYTES", "CachedCalls", "CallCache"]
+__all__ = ["DEFAULT_CACHE_BYTES", "CachedCalls", "CallCache", "hold_item"]
 
 #: Default bound of one store object's cache: 64 MiB of record and response JSON.
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
@@ -29,6 +31,8 @@ class CachedCalls:
     records: list[ToolCallRecord]
     responses: dict[str, list[Any]]
     nbytes: int
+    item_json: bytes | None = None  # the rollout's item as last read or written (checked when read)
+    item_version: str = ""  # RedisStore: the stored item's version token ("" = unknown)
 
 
 class CallCache:
@@ -51,12 +55,15 @@ class CallCache:
         return entry
 
     def put(self, trace_id: str, generation: str, records: list[ToolCallRecord],
-            responses: dict[str, list[Any]], nbytes: int) -> None:
-        """Remember the calls of ``trace_id`` (copies of the list and dict), evicting beyond the bound."""
+            responses: dict[str, list[Any]], nbytes: int, item_json: bytes | None = None,
+            item_version: str = "") -> None:
+        """Remember the calls of ``trace_id`` (copies of the list and dict) and the item's bytes (counted
+        as part of ``nbytes``), evicting beyond the bound."""
         self.drop(trace_id)
         if nbytes > self.max_bytes:
             return
-        self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes)
+        self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes, item_json,
+                                              item_version)
         self.bytes += nbytes
         while self.bytes > self.max_bytes:
             _, entry = self._entries.popitem(last=False)
@@ -70,3 +77,18 @@ class CallCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def hold_item(rollout: StoredRollout, text: str | bytes | None, cached: CachedCalls | None,
+              check: Callable[[Callable[[], dict[str, Any]], str], dict[str, Any]]) -> None:
+    """Hold a loaded rollout's item bytes (``text``, as read from the backing storage) on ``rollout``.
+
+    Equal to the bytes cached for it: the cached object is held (it was checked
+    when first read), nothing is decoded. Else the bytes are decoded now, by
+    ``check(build, trace_id)`` (a store's ``_decode``: a corrupt item is its
+    ``StoreError``), and held with their value."""
+    raw = (text or "{}").encode("utf-8") if isinstance(text, str) else bytes(text or b"{}")
+    if cached is not None and cached.item_json is not None and cached.item_json == raw:
+        rollout.set_item_json(cached.item_json)
+        return
+    rollout.set_item_json(raw, check(lambda: json_object("item", raw), rollout.trace_id))

@@ -5,12 +5,10 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
-import json
 import logging
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from .._body import loads_trusted
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, Bounds
 from ._clock import Clock, system_clock
@@ -39,7 +37,7 @@ class _Entry(NamedTuple):
     answers_blob: bytearray  # answers' JSON [status, body_text] (encode_answer), packed like the calls
     answers_ends: bytearray
     state_json: str
-    item_json: bytes
+    item_json: bytes  # as the first call carried it (its bytes, or an encoding of the decoded item)
     created_at: float
     expires_at: float
     calls_bytes: int  # bytes of encoded records and answers
@@ -48,20 +46,12 @@ class _Entry(NamedTuple):
 
 
 _EXPIRES_AT = _Entry._fields.index("expires_at")
+_ITEM_JSON = _Entry._fields.index("item_json")
 
 
 def _mark_size(trace_id: str, digest: str) -> int:
     """Bytes one mark is counted for: its strings plus ``_MARK_OVERHEAD``."""
     return len(trace_id) + len(digest) + _MARK_OVERHEAD
-
-
-def _item_json(item: dict[str, Any]) -> bytes:
-    # the stdlib's encoder (once per rollout: a loaded item is recognised by identity): it keeps a NaN
-    return json.dumps(item, separators=(",", ":")).encode() if item else b"{}"
-
-
-def _load_item(item_json: bytes) -> dict[str, Any]:
-    return {} if item_json == b"{}" else dict(loads_trusted(item_json))
 
 
 class MemoryStore(RolloutStore):
@@ -199,14 +189,18 @@ class MemoryStore(RolloutStore):
                 self._check_evicted(trace_id)
             return None
         entry, answers = _Entry(*found), self._answers[trace_id]
-        item = _load_item(entry.item_json)
-        rollout = StoredRollout(trace_id, item, entry.state_json,
+        rollout = StoredRollout(trace_id, None, entry.state_json,
                                 LazyTrajectory(entry.blob, entry.ends, packed_len(entry.ends)),  # type: ignore[arg-type]
                                 ResponsesView(answers, entry.answers_blob, entry.answers_ends),  # type: ignore[arg-type]
                                 entry.created_at)
+        rollout.set_item_json(entry.item_json)  # decoded only if read (a tool call rarely reads it)
         rollout._persisted = _Persisted(entry.generation, packed_len(entry.ends), None, len(answers), None,
-                                        entry.calls_bytes, item, "")
+                                        entry.calls_bytes, entry.item_json, entry.item_json)
         return rollout
+
+    def known_item(self, trace_id: str) -> bytes | None:
+        found = self._rollouts.get(trace_id)
+        return None if found is None else found[_ITEM_JSON]
 
     async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
         return await self.load(trace_id), self._graded(trace_id) is not None
@@ -234,7 +228,7 @@ class MemoryStore(RolloutStore):
             calls_bytes, generation, base = 0, f"{self._id}-{next(self._generations)}", None  # cheaper than uuid4
         calls_bytes += sum(map(len, new_records)) + sum(len(k.encode()) + len(v) for k, v in new_answers)
         same_item = old is not None and mark is not None and mark.generation == old.generation
-        item_json = old.item_json if same_item and rollout.item is mark.item else _item_json(rollout.item)  # type: ignore[union-attr]
+        item_json = old.item_json if same_item and rollout.item_token() is mark.item else rollout.item_json  # type: ignore[union-attr]
         nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json)
         if nbytes > self.bounds.max_rollout_bytes:
             raise RolloutTooLargeError(rollout.trace_id, nbytes, self.bounds.max_rollout_bytes)
@@ -263,7 +257,7 @@ class MemoryStore(RolloutStore):
         rollout.trajectory = LazyTrajectory(blob, ends, packed_len(ends))  # type: ignore[assignment]
         rollout.responses = ResponsesView(answers, answers_blob, answers_ends)  # type: ignore[assignment]
         rollout._persisted = _Persisted(generation, packed_len(ends), None, len(answers), None, calls_bytes,
-                                        rollout.item, "")
+                                        rollout.item_token(), item_json)
         while len(self._rollouts) > self.max_rollouts or self.bytes > self.bounds.max_total_bytes:
             trace_id = next(iter(self._rollouts))
             graded = self._graded(trace_id) is not None  # graded, waiting for its release: nothing is lost

@@ -119,17 +119,19 @@ class _Persisted:
     responses: int
     last_response: str | None
     calls_bytes: int
-    item: dict[str, Any]
-    item_json: str
+    item: object  # StoredRollout.item_token() when written or loaded: its identity says "unchanged since"
+    item_json: bytes
 
 
-@dataclasses.dataclass
 class StoredRollout:
     """Everything the server keeps for one rollout.
 
     Attributes:
         trace_id: the rollout's ``trace_id``.
-        item: the dataset line from the first call (JSON object).
+        item: the dataset line from the first call (JSON object). A store or
+            the tool path may hold it as JSON bytes instead (:meth:`set_item_json`):
+            it is then decoded on first read, so a call that never reads it
+            never decodes it.
         state_json: the rollout state as JSON text (``"{}"`` initially).
         trajectory: recorded calls, oldest first. Stores persist it
             append-only: extend it (``[*old, new]`` or ``append``), do not
@@ -142,16 +144,71 @@ class StoredRollout:
     ``MemoryStore.load`` fills ``trajectory`` and ``responses`` with
     read-through views (``LazyTrajectory``: a sequence with ``append``;
     ``ResponsesView``: a mutable mapping) that equal and serialise like the
-    list and dict; build a new list or dict to replace them.
+    list and dict; build a new list or dict to replace them. Two rollouts are
+    equal when every attribute above is.
     """
 
-    trace_id: str
-    item: dict[str, Any] = dataclasses.field(default_factory=dict)
-    state_json: str = "{}"
-    trajectory: list[ToolCallRecord] = dataclasses.field(default_factory=list)
-    responses: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
-    created_at: float = dataclasses.field(default_factory=time.time)
-    _persisted: _Persisted | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    __slots__ = ("_item", "_item_json", "_persisted", "created_at", "responses", "state_json", "trace_id",
+                 "trajectory")
+
+    def __init__(self, trace_id: str, item: dict[str, Any] | None = None, state_json: str = "{}",
+                 trajectory: list[ToolCallRecord] | None = None, responses: dict[str, list[Any]] | None = None,
+                 created_at: float | None = None) -> None:
+        self.trace_id = trace_id
+        self._item: dict[str, Any] | None = {} if item is None else item
+        self._item_json: bytes | None = None
+        self.state_json = state_json
+        self.trajectory: list[ToolCallRecord] = [] if trajectory is None else trajectory
+        self.responses: dict[str, list[Any]] = {} if responses is None else responses
+        self.created_at = time.time() if created_at is None else created_at
+        self._persisted: _Persisted | None = None
+
+    @property
+    def item(self) -> dict[str, Any]:
+        """The dataset line (decoded from the held JSON bytes on first read)."""
+        if self._item is None:
+            self._item = json_object("item", self._item_json or b"{}")
+        return self._item
+
+    @item.setter
+    def item(self, value: dict[str, Any]) -> None:
+        self._item, self._item_json = value, None
+
+    def set_item_json(self, raw: bytes, value: dict[str, Any] | None = None) -> None:
+        """Hold the item as the JSON object ``raw`` (UTF-8 bytes a store wrote, or the bytes of an item a
+        request carried and the one decoding rule accepted), decoded only when :attr:`item` is read
+        (``value``: what ``raw`` decodes to, when the caller has it already)."""
+        self._item, self._item_json = value, raw
+
+    @property
+    def held_item_json(self) -> bytes | None:
+        """The item's JSON bytes as held by :meth:`set_item_json` (``None`` when it is held as a dict)."""
+        return self._item_json
+
+    def item_token(self) -> object:
+        """What identifies the item this object holds, by identity: the held bytes, else the dict (a store
+        compares it with the token it saw at its last write or load: the same object, the same item)."""
+        return self._item_json if self._item_json is not None else self._item
+
+    @property
+    def item_json(self) -> bytes:
+        """The item's JSON: the held bytes, else the stdlib's compact encoding of :attr:`item` (it keeps a NaN)."""
+        if self._item_json is not None:
+            return self._item_json
+        return _dumps(self._item).encode("utf-8") if self._item else b"{}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StoredRollout):
+            return NotImplemented
+        return ((self.trace_id, self.item, self.state_json, self.trajectory, self.responses, self.created_at)
+                == (other.trace_id, other.item, other.state_json, other.trajectory, other.responses,
+                    other.created_at))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return (f"StoredRollout(trace_id={self.trace_id!r}, item={self.item!r}, state_json={self.state_json!r}, "
+                f"trajectory={self.trajectory!r}, responses={self.responses!r}, created_at={self.created_at!r})")
 
     def to_json(self) -> str:
         """JSON text ``{"trace_id", "item", "state_json", "trajectory": [record...],
@@ -193,7 +250,7 @@ class Delta:
         generation: generation the write goes to.
         records: JSON texts of the records to append, oldest first.
         responses: ``(call_id, JSON text)`` of the responses to add.
-        item_json: the item's JSON text (written on rewrite or when changed).
+        item_json: the item's JSON (UTF-8; written on rewrite or when changed).
         item_changed: ``item_json`` differs from the persisted one.
         nbytes: size of the rollout after the write: bytes of every record
             and response JSON plus the state and item JSON.
@@ -203,7 +260,7 @@ class Delta:
     generation: str
     records: list[str]
     responses: list[tuple[str, str]]
-    item_json: str
+    item_json: bytes
     item_changed: bool
     nbytes: int
     calls_bytes: int = 0
@@ -224,16 +281,16 @@ class Delta:
             records = [encode_record(r) for r in trajectory[mark.calls:]]
             responses = [(k, encode_response(k, rollout.responses[k])) for k in keys[mark.responses:]]
             calls_bytes, generation = mark.calls_bytes, mark.generation
-            same_item = rollout.item is mark.item
-            item_json = mark.item_json if same_item else _dumps(rollout.item)
+            same_item = rollout.item_token() is mark.item
+            item_json = mark.item_json if same_item else rollout.item_json
             item_changed = not same_item and item_json != mark.item_json
         else:
             records = [encode_record(r) for r in trajectory]
             responses = [(k, encode_response(k, rollout.responses[k])) for k in keys]
             calls_bytes, generation = 0, new_generation()
-            item_json, item_changed = _dumps(rollout.item), True
+            item_json, item_changed = rollout.item_json, True
         calls_bytes += sum(len(t.encode()) for t in records) + sum(len(t.encode()) for _, t in responses)
-        nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json.encode())
+        nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json)
         return cls(not extendable, generation, records, responses, item_json, item_changed, nbytes, calls_bytes)
 
     def committed(self, rollout: StoredRollout) -> None:
@@ -243,17 +300,20 @@ class Delta:
             generation=self.generation, calls=len(rollout.trajectory),
             last_record=rollout.trajectory[-1] if rollout.trajectory else None,
             responses=len(keys), last_response=keys[-1] if keys else None,
-            calls_bytes=self.calls_bytes, item=rollout.item, item_json=self.item_json)
+            calls_bytes=self.calls_bytes, item=rollout.item_token(), item_json=self.item_json)
 
     @staticmethod
-    def loaded(rollout: StoredRollout, generation: str, calls_bytes: int, item_json: str) -> None:
-        """Mark a freshly loaded ``rollout`` as fully persisted under ``generation``."""
+    def loaded(rollout: StoredRollout, generation: str, calls_bytes: int, item_json: bytes) -> None:
+        """Mark a freshly loaded ``rollout`` as fully persisted under ``generation``; its item is held as
+        ``item_json`` (decoded only when read)."""
+        if rollout.held_item_json is not item_json:
+            rollout.set_item_json(item_json)
         keys = list(rollout.responses)
         rollout._persisted = _Persisted(
             generation=generation, calls=len(rollout.trajectory),
             last_record=rollout.trajectory[-1] if rollout.trajectory else None,
             responses=len(keys), last_response=keys[-1] if keys else None,
-            calls_bytes=calls_bytes, item=rollout.item, item_json=item_json)
+            calls_bytes=calls_bytes, item=item_json, item_json=item_json)
 
 
 @dataclasses.dataclass(frozen=True)

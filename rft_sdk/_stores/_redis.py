@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import dataclasses
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -31,12 +34,12 @@ from ..exceptions import StoreError
 from . import _redis_scripts as lua
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
-from ._cache import DEFAULT_CACHE_BYTES, CallCache
+from ._cache import DEFAULT_CACHE_BYTES, CachedCalls, CallCache, hold_item
 from ._clock import Clock, system_clock
 from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._leases import new_owner, owner_dead, wait_for_lock
 from ._locks import KeyedLocks
-from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
+from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, new_generation
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "RedisStore"]
 
@@ -52,6 +55,25 @@ DEFAULT_POOL_TIMEOUT_S = 10.0
 #: (``warn``) or nothing (``off``); ``rft serve --redis-persistence`` sets this variable.
 PERSISTENCE_ENV = "RFT_REDIS_PERSISTENCE"
 PERSISTENCE_MODES = ("require", "warn", "off")
+
+
+def _header(*values: Any) -> str:
+    """Script arguments packed as one JSON array of strings (``_redis_scripts``: read with ``cjson.decode``)."""
+    return json.dumps([v if isinstance(v, str) else repr(v) for v in values], ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+@dataclasses.dataclass
+class Hold:
+    """One ``async with RedisStore.lock(trace_id)`` block: its lock and what it has not written yet."""
+
+    trace_id: str
+    key: str  # the Redis key of the lock
+    owner: str  # host|pid|token (rft_sdk._stores._leases.new_owner)
+    prefetched: tuple[CachedCalls | None, Any] | None = None  # LOCKLOAD's read (the cache entry it named, reply)
+    pending: StoredRollout | None = None  # saved in the block, written at its end (or before its next read)
+    renewer: asyncio.Task[None] | None = None
+    ended: bool = False
 
 
 class RedisStore(RolloutStore):
@@ -138,9 +160,13 @@ class RedisStore(RolloutStore):
             client = redis.asyncio.Redis.from_pool(pool)  # the URL's max_connections / timeout win
         self.client = client
         self._scripts = {name: self.client.register_script(getattr(lua, name))
-                         for name in ("SAVE", "LOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK", "RENEW")}
+                         for name in ("SAVE", "LOAD", "LOCKLOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK",
+                                      "RENEW")}
         self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
         self._local = KeyedLocks()
+        # this task's holds of rollout locks (inside ``async with lock``), by trace_id
+        self._holds: contextvars.ContextVar[dict[str, Hold] | None] = contextvars.ContextVar(
+            f"rft_redis_holds_{id(self)}", default=None)
         self._orphans: dict[str, str] = {}  # trace_id -> owner of a lock this process failed to unlock
         self._counters = dict.fromkeys(STATS_KEYS, 0)
         self._bytes = 0
@@ -208,116 +234,231 @@ class RedisStore(RolloutStore):
         self._bytes = int(reply[5])
         return str(reply[0])
 
-    # -- locks -------------------------------------------------------------------------
+    # -- locks: two round trips per tool call (LOCKLOAD at enter, SAVE with release at exit) ----------
     @contextlib.asynccontextmanager
     async def lock(self, trace_id: str) -> AsyncIterator[None]:
+        """Hold ``trace_id``'s lock (this process's tasks queue on a local lock first, so one Redis lock per
+        rollout per process is ever asked for).
+
+        Taken with ``LOCKLOAD``, which also reads the rollout and its tombstone: the first ``load`` or
+        ``load_for_call`` of ``trace_id`` inside the block answers from that read. A ``save`` inside the
+        block is written when the block ends, together with the release (``SAVE`` with the lock's owner:
+        written only while the lock is still held); anything else on ``trace_id`` inside the block writes it
+        first. The lease is renewed every ``lease_s / 3`` while the block runs.
+
+        Raises:
+            StoreLockTimeoutError: held elsewhere longer than ``lock_timeout_s``.
+            StoreError: Redis failed, or the lease ended and another holder took the lock over while this
+                block ran (a pending save is then not written: the call is not recorded).
+        """
         async with self._local.hold(trace_id):
-            owner = new_owner()
-            key = f"{self.prefix}l:{trace_id}"
-            await self._acquire(trace_id, key, owner)
-            renewer = asyncio.get_running_loop().create_task(self._renew(key, owner))
+            hold = Hold(trace_id, f"{self.prefix}l:{trace_id}", new_owner())
+            await self._acquire(hold)
+            holds = self._holds.get()
+            token = self._holds.set({**holds, trace_id: hold} if holds else {trace_id: hold})
+            timer = asyncio.get_running_loop().call_later(self.lease_s / 3, self._start_renewing, hold)
             try:
                 yield
             finally:
-                renewer.cancel()
+                self._holds.reset(token)
+                timer.cancel()
                 with anyio.CancelScope(shield=True):
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await renewer
-                    try:
-                        kept = await self._run("UNLOCK", [owner], [key])
-                    except StoreError:  # Redis unreachable: this process takes its own lock over next time
-                        self._orphans[trace_id] = owner  # (not after lease_s), under the local lock held here
-                        raise
-            if not kept:
-                raise StoreError(f"{self._label}: the lock of rollout {trace_id!r} was taken over after its lease "
-                                 f"of {self.lease_s:g} s ended while this call still held it (raise lease_s)")
+                    await self._end(hold)
+
+    def _start_renewing(self, hold: Hold) -> None:
+        """(Timer callback) start renewing ``hold``'s lease: its block has run for ``lease_s / 3``."""
+        if not hold.ended:
+            hold.renewer = asyncio.get_running_loop().create_task(self._renew(hold.key, hold.owner))
+
+    async def _end(self, hold: Hold) -> None:
+        """At the end of a lock's block: stop renewing, write the pending save and release the lock (one
+        ``SAVE``), or only release it (``UNLOCK``).
+
+        Raises:
+            StoreError: Redis failed (this process takes the lock over at its next ask), or the lock was
+                taken over while held (nothing pending was written)."""
+        hold.ended = True
+        if hold.renewer is not None:
+            hold.renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await hold.renewer
+        try:
+            if hold.pending is not None:
+                rollout, hold.pending = hold.pending, None
+                kept = await self._write(rollout, Delta.of(rollout), hold, release=True)
+            else:
+                kept = bool(await self._run("UNLOCK", [hold.owner], [hold.key]))
+        except StoreError:  # Redis unreachable: this process takes its own lock over next time
+            self._orphans[hold.trace_id] = hold.owner  # (not after lease_s), under the local lock still held
+            raise
+        if not kept:
+            raise StoreError(f"{self._label}: the lock of rollout {hold.trace_id!r} was taken over after its lease "
+                             f"of {self.lease_s:g} s ended while this call still held it (raise lease_s); "
+                             "what it had not written yet was not written")
 
     async def _renew(self, key: str, owner: str) -> None:
         """Extend the lease every ``lease_s / 3`` seconds while the lock is held (stops once lost)."""
         gc_ms = int((self.lease_s + 60) * 1000)
         while True:
-            await asyncio.sleep(self.lease_s / 3)
             try:
                 if not await self._run("RENEW", [owner, self.clock(), self.lease_s, gc_ms], [key]):
                     return
             except StoreError:  # Redis unreachable for now: try again next period
-                continue
+                pass
+            await asyncio.sleep(self.lease_s / 3)
 
-    async def _acquire(self, trace_id: str, key: str, owner: str) -> None:
+    async def _acquire(self, hold: Hold) -> None:
+        """Take ``hold``'s lock with ``LOCKLOAD`` (keeping the read in ``hold.prefetched``), polling with
+        jittered backoff while another live owner holds it; a dead process's lock, or this process's own
+        left by a failed release, is taken over at once."""
         gc_ms = int((self.lease_s + 60) * 1000)
 
         async def attempt() -> bool:
-            held = await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, ""], [key])
-            if held == "OK":
-                return True
-            holder = held.rpartition("|")[0]
-            if owner_dead(holder) or self._orphans.get(trace_id) == holder:  # a dead process, or our own lock
-                self._orphans.pop(trace_id, None)  # left when Redis failed during UNLOCK: take it over now
-                return bool(await self._run("LOCK", [owner, self.clock(), self.lease_s, gc_ms, held], [key]) == "OK")
-            return False
+            args, read = self._load_args(hold.trace_id)
+            reply = await self._run("LOCKLOAD", [_header(hold.owner, self.clock(), self.lease_s, gc_ms, "", *args)],
+                                    [hold.key])
+            if reply[0] == "locked":
+                holder = str(reply[1]).rpartition("|")[0]
+                if not (owner_dead(holder) or self._orphans.get(hold.trace_id) == holder):
+                    return False
+                self._orphans.pop(hold.trace_id, None)  # a dead process, or ours left by a failed UNLOCK
+                reply = await self._run("LOCKLOAD", [_header(hold.owner, self.clock(), self.lease_s, gc_ms,
+                                                             reply[1], *args)], [hold.key])
+                if reply[0] == "locked":
+                    return False
+            hold.prefetched = (read, reply)
+            return True
 
-        await wait_for_lock(attempt, self.lock_timeout_s, f"RedisStore: rollout {trace_id!r}")
+        if not await attempt():  # free most of the time: the polling machinery only when it is held
+            await wait_for_lock(attempt, self.lock_timeout_s, f"RedisStore: rollout {hold.trace_id!r}")
+
+    def _held(self, trace_id: str) -> Hold | None:
+        """This task's hold of ``trace_id``'s lock (inside its ``async with lock``), else ``None``."""
+        holds = self._holds.get()
+        return holds.get(trace_id) if holds else None
+
+    async def _flush(self, trace_id: str) -> None:
+        """Write the save pending in this task's hold of ``trace_id`` (before anything else touches it)."""
+        hold = self._held(trace_id)
+        if hold is not None:
+            hold.prefetched = None
+            if hold.pending is not None:
+                rollout, hold.pending = hold.pending, None
+                if not await self._write(rollout, Delta.of(rollout), hold, release=False):
+                    raise StoreError(f"{self._label}: the lock of rollout {trace_id!r} was taken over after its "
+                                     f"lease of {self.lease_s:g} s ended (raise lease_s); nothing was written")
 
     # -- rollouts ----------------------------------------------------------------------
     async def load(self, trace_id: str) -> StoredRollout | None:
         return (await self._load(trace_id))[0]
 
     async def load_for_call(self, trace_id: str) -> tuple[StoredRollout | None, bool]:
-        """The rollout and whether it was graded, in one script (one round trip)."""
+        """The rollout and whether it was graded, in one script (inside ``lock``: no round trip at all, the
+        lock's own ``LOCKLOAD`` read them)."""
         rollout, tombstone = await self._load(trace_id)
         return rollout, self._tombstone_digest(tombstone) is not None
 
+    def _load_args(self, trace_id: str) -> tuple[list[Any], CachedCalls | None]:
+        """``LOAD``'s ARGV for ``trace_id`` given this process's cache, and the cache entry they name."""
+        cached = self._cache.get(trace_id)
+        if cached is None:
+            return [self.prefix, trace_id, self.clock(), "", 0, 0, ""], None
+        return [self.prefix, trace_id, self.clock(), cached.generation, len(cached.records), len(cached.responses),
+                cached.item_version if cached.item_json is not None else ""], cached
+
     async def _load(self, trace_id: str) -> tuple[StoredRollout | None, str]:
         """``(rollout or None, raw tombstone value or "")``; see ``_redis_scripts.LOAD``."""
-        cached = self._cache.get(trace_id)
-        have = (cached.generation, len(cached.records), len(cached.responses)) if cached else ("", 0, 0)
-        reply = await self._run("LOAD", [self.prefix, trace_id, self.clock(), *have])
+        hold = self._held(trace_id)
+        if hold is not None and hold.prefetched is not None and hold.pending is None:
+            (cached, reply), hold.prefetched = hold.prefetched, None
+        else:
+            await self._flush(trace_id)
+            args, cached = self._load_args(trace_id)
+            reply = await self._run("LOAD", args)
         status, tombstone = reply[0], str(reply[1])
         if status != "ok":
             self._cache.drop(trace_id)
             if status == "evicted":
                 raise RolloutEvictedError(trace_id, "RedisStore")
             return None, tombstone
-        (generation, item_json, state, created, calls_bytes), records, responses, first, _ = reply[2:]
+        (generation, item_json, state, created, calls_bytes, item_version), records, responses, first, _ = reply[2:]
         old = cached if cached is not None and int(first) > 0 else None
 
         def build() -> StoredRollout:
             return StoredRollout(
-                trace_id=trace_id, item=json_object("item", item_json or "{}"), state_json=state,
+                trace_id=trace_id, state_json=state,
                 trajectory=[*(old.records if old else ()), *(decode_record(r) for r in records)],
                 responses={**(old.responses if old else {}), **dict(decode_response(r) for r in responses)},
                 created_at=float(created))
 
         rollout = self._decode(build, trace_id)
-        Delta.loaded(rollout, generation, int(calls_bytes), item_json or "{}")
-        self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes))
+        if item_json == "" and cached is not None and cached.item_json is not None:  # the version we hold
+            rollout.set_item_json(cached.item_json)
+        else:
+            hold_item(rollout, item_json, cached, self._decode)
+        Delta.loaded(rollout, generation, int(calls_bytes), rollout.item_json)
+        self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes),
+                        rollout.held_item_json, item_version)
         return rollout, tombstone
 
     async def save(self, rollout: StoredRollout) -> None:
+        """Write ``rollout``'s new calls, state and item (see ``RolloutStore.save``); inside ``lock`` the write
+        happens when the block ends, with the release (one round trip), or before the block's next read.
+
+        Raises:
+            RolloutTooLargeError: over ``max_rollout_bytes`` (checked now; nothing is written).
+        """
         delta = Delta.of(rollout)
+        if delta.nbytes > self.bounds.max_rollout_bytes:
+            raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
+        hold = self._held(rollout.trace_id)
+        if hold is not None:
+            await self._flush(rollout.trace_id)
+            hold.pending = rollout
+            return
+        await self._write(rollout, delta, None, release=False)
+
+    async def _write(self, rollout: StoredRollout, delta: Delta, hold: Hold | None, *, release: bool) -> bool:
+        """Run ``SAVE`` for ``delta`` (again in full when the stored copy is another generation); with a
+        ``hold``, only while its lock is still held, and ``release`` it after. Returns ``False`` when the lock
+        was lost (nothing written).
+
+        Raises:
+            RolloutTooLargeError: the full rewrite is over ``max_rollout_bytes``.
+        """
         for _ in range(2):
             if delta.nbytes > self.bounds.max_rollout_bytes:
                 raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
-            args: list[Any] = [
-                self.prefix, rollout.trace_id, self.clock(), self.ttl_s, self._gc_ms, self.max_rollouts,
-                self.bounds.max_total_bytes, delta.generation, int(delta.rewrite),
-                delta.item_json if delta.rewrite or delta.item_changed else "", rollout.state_json,
-                rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, len(delta.records),
-                *delta.records]
+            written_item = delta.rewrite or delta.item_changed
+            version = new_generation() if written_item else ""
+            header = _header(self.prefix, rollout.trace_id, self.clock(), self.ttl_s, self._gc_ms, self.max_rollouts,
+                             self.bounds.max_total_bytes, delta.generation, int(delta.rewrite), "", "",
+                             rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, version,
+                             hold.owner if hold is not None else "", int(release), len(delta.records))
+            args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
-            if self._keep(await self._run("SAVE", args)) == "OK":
+            status = self._keep(await self._run("SAVE", args))
+            if status == "LOST":
+                return False
+            if status == "OK":
                 delta.committed(rollout)
+                if not written_item:  # the stored item is the one loaded: keep the version this process knows
+                    cached = self._cache.get(rollout.trace_id)
+                    if cached is not None and cached.item_json is not None and cached.item_json == delta.item_json:
+                        version = cached.item_version
                 self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
-                                delta.calls_bytes)
-                return
+                                delta.calls_bytes, delta.item_json, version)
+                return True
             delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
         raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
+        await self._flush(trace_id)
         self._keep(await self._run("RELEASE", [self.prefix, trace_id, self.clock(), after_s]))
 
     # -- grades and tombstones ---------------------------------------------------------
     async def save_grade(self, record: GradeRecord) -> None:
+        await self._flush(record.trace_id)
         await self._run("GRADE", [self.prefix, record.trace_id, self.clock(), self.ttl_s, self._gc_ms,
                                   self.max_rollouts, record.grader, record.to_json()])
 
@@ -332,6 +473,7 @@ class RedisStore(RolloutStore):
         return self._decode(lambda: {name: GradeRecord.from_json(text) for name, text in flat.items()}, trace_id)
 
     async def mark_graded(self, trace_id: str, digest: str, retention_s: float) -> None:
+        await self._flush(trace_id)
         deadline = self.clock() + retention_s
         try:
             await self.client.set(f"{self.prefix}t:{trace_id}", f"{digest}|{deadline!r}",

@@ -11,19 +11,25 @@ released), ``P g:<trace_id>`` and ``P gidx`` (grades), ``P t:<trace_id>``
 (tombstones), ``P e:<trace_id>`` (rollouts evicted in progress, kept ``ttl_s``), ``P l:<trace_id>`` (locks).
 Every write script is safe to run twice (redis-py retries a command whose
 connection broke, e.g. across a Redis restart, and the first run may have
-happened): ``SAVE`` recognises its records already appended, ``LOCK`` a lock
-it already holds. Deadlines are seconds of the
+happened): ``SAVE`` recognises its records already appended (or its rewrite's
+fresh generation), ``LOCK`` a lock it already holds. One tool call is two round
+trips: ``LOCKLOAD`` (take the rollout's lock, read the grade tombstone and the
+rollout, in one script) and ``SAVE`` with the lock's owner (check the lock is
+still held, write, release it). The rollout hash's ``iv`` names the item last
+written, so a load returns the item's bytes only to a process that does not
+hold that version. Deadlines are seconds of the
 store's clock, passed in by the client; Redis key expiry (``PEXPIRE``) is
 only a garbage collector for keys nobody sweeps.
 """
 
 from __future__ import annotations
 
-__all__ = ["COMMON", "GRADE", "LOAD", "LOCK", "RELEASE", "RENEW", "SAVE", "STATS", "UNLOCK"]
+__all__ = ["COMMON", "GRADE", "LOAD", "LOCK", "LOCKLOAD", "RELEASE", "RENEW", "SAVE", "STATS", "UNLOCK"]
 
-#: Shared helpers: delete a rollout (counting the cause), sweep due ones, report counters.
+#: Shared helpers: delete a rollout (counting the cause), sweep due ones, report counters. A script including
+#: them first sets ``ARG`` (its arguments: ``ARGV``, or the decoded header of one that packs them).
 COMMON = r"""
-local P = ARGV[1]
+local P = ARG[1]
 local function drop(tid, cause)
   if redis.call('ZREM', P .. 'idx', tid) == 0 then return end
   redis.call('ZREM', P .. 'rel', tid)
@@ -55,38 +61,61 @@ local function counters(status)
 end
 """
 
-#: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1),
-#: item_json ('' = unchanged), state_json, created_at, calls, calls_bytes, nbytes, n_records,
-#: records..., then responses... Returns counters('OK') or counters('REWRITE').
-SAVE = COMMON + r"""
-local tid, now, ttl, gc = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+#: ARGV: a header, item_json ('' = unchanged), state_json, records..., then responses... The header is a JSON
+#: array of strings (one argument instead of nineteen: redis-py packs each argument in Python): P, trace_id, now,
+#: ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1), '', '', created_at, calls, calls_bytes,
+#: nbytes, item version (written with the item), owner of the rollout's lock ('' = none), release it (0/1),
+#: n_records. With an owner: nothing is written unless the lock is still this owner's ('LOST'), and with release
+#: the lock is deleted after the write. Returns counters('OK'), counters('REWRITE') (nothing written, the lock
+#: kept: the stored copy is another generation) or counters('LOST').
+SAVE = r"""
+local ARG = cjson.decode(ARGV[1])
+ARG[10], ARG[11] = ARGV[2], ARGV[3]
+""" + COMMON + r"""
+local tid, now, ttl, gc = ARG[2], tonumber(ARG[3]), tonumber(ARG[4]), ARG[5]
 local meta, calls, resp = P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid
+local owner, lock = ARG[17], P .. 'l:' .. tid
+local function ours()
+  local v = redis.call('GET', lock)
+  return v and string.sub(v, 1, #owner + 1) == owner .. '|'
+end
+local function done()
+  if owner ~= '' and ARG[18] == '1' and ours() then redis.call('DEL', lock) end
+  return counters('OK')
+end
 sweep(now)
-local n = tonumber(ARGV[16])
-if ARGV[9] == '0' then
-  if redis.call('HGET', meta, 'gen') ~= ARGV[8] then return counters('REWRITE') end
-  -- the same save run again (a client retry after a lost reply): its records are already there
-  if n > 0 and redis.call('LLEN', calls) == tonumber(ARGV[13]) then return counters('OK') end
+local n = tonumber(ARG[19])
+local first = 4
+local stored_gen = redis.call('HGET', meta, 'gen')
+if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters('REWRITE') end
+-- this very save ran already (redis-py resent it after a lost reply): its last record is the stored last one
+-- (another writer's record differs: its call_id and times), or its rewrite's fresh generation is there
+local applied = stored_gen == ARG[8] and redis.call('LLEN', calls) == tonumber(ARG[13])
+  and (n == 0 or redis.call('LINDEX', calls, -1) == ARGV[first + n - 1])
+if applied and (n > 0 or ARG[9] == '1') then return done() end
+if owner ~= '' and not ours() then
+  if applied and redis.call('HGET', meta, 'state') == ARG[11] then return counters('OK') end  -- ran, released
+  return counters('LOST')
 end
-if ARGV[9] == '1' then redis.call('DEL', calls, resp) end
+if ARG[9] == '1' then redis.call('DEL', calls, resp) end
 redis.call('DEL', P .. 'e:' .. tid)
-for i = 17, 16 + n, 500 do
-  redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, 16 + n)))
+for i = first, first - 1 + n, 500 do
+  redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, first - 1 + n)))
 end
-for i = 17 + n, #ARGV, 500 do
+for i = first + n, #ARGV, 500 do
   redis.call('RPUSH', resp, unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
-redis.call('HSET', meta, 'gen', ARGV[8], 'state', ARGV[11], 'created', ARGV[12], 'calls', ARGV[13], 'cb', ARGV[14])
-if ARGV[10] ~= '' then redis.call('HSET', meta, 'item', ARGV[10]) end
+redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14])
+if ARG[10] ~= '' then redis.call('HSET', meta, 'item', ARG[10], 'iv', ARG[16]) end
 redis.call('PEXPIRE', meta, gc)
 if redis.call('EXISTS', calls) == 1 then redis.call('PEXPIRE', calls, gc) end
 if redis.call('EXISTS', resp) == 1 then redis.call('PEXPIRE', resp, gc) end
 local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
-redis.call('HSET', P .. 'nb', tid, ARGV[15])
-redis.call('INCRBY', P .. 'bytes', tonumber(ARGV[15]) - old)
+redis.call('HSET', P .. 'nb', tid, ARG[15])
+redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)
 redis.call('ZADD', P .. 'idx', now + ttl, tid)
 redis.call('ZADD', P .. 'lru', redis.call('INCR', P .. 'seq'), tid)
-local max_n, max_b = tonumber(ARGV[6]), tonumber(ARGV[7])
+local max_n, max_b = tonumber(ARG[6]), tonumber(ARG[7])
 while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P .. 'bytes') or '0') > max_b do
   local oldest = redis.call('ZRANGE', P .. 'lru', 0, 1)
   local victim = oldest[1]
@@ -97,37 +126,47 @@ while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P ..
     redis.call('SET', P .. 'e:' .. victim, now + ttl, 'PX', gc)
   end
 end
-return counters('OK')
+return done()
 """
 
-#: ARGV: P, trace_id, now, cached generation ('' = none), first record, first response wanted.
-#: Returns {status, tombstone ('' = none)} with status 'none' or 'evicted' (evicted in progress, not
-#: graded), or {'ok', tombstone, meta fields, records from, responses from, record from, response from}; the
-#: "from"s are 0 (everything) when the cached generation is not the stored one.
-LOAD = r"""
-local P, tid, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local tomb = redis.call('GET', P .. 't:' .. tid) or ''
-local exp = redis.call('ZSCORE', P .. 'idx', tid)
-local rel = redis.call('ZSCORE', P .. 'rel', tid)
-if not exp then
-  local lost = redis.call('GET', P .. 'e:' .. tid)
-  local graded = tomb ~= '' and tonumber(string.match(tomb, '|([^|]*)$')) > now
-  if lost and tonumber(lost) > now and not graded then return {'evicted', tomb} end
-  return {'none', tomb}
+#: Reads one rollout: ``load(P, trace_id, now, cached generation ('' = none), first record, first response,
+#: cached item version ('' = none))``. Returns {status, tombstone ('' = none)} with status 'none' or 'evicted'
+#: (evicted in progress, not graded), or {'ok', tombstone, {generation, item ('' = the cached version is
+#: current), state, created, calls bytes, item version}, records from, responses from, record from, response
+#: from}; the "from"s are 0 (everything) when the cached generation is not the stored one.
+_LOAD_FN = r"""
+local function load(P, tid, now, cgen, cf, rf, civ)
+  local tomb = redis.call('GET', P .. 't:' .. tid) or ''
+  local exp = redis.call('ZSCORE', P .. 'idx', tid)
+  local rel = redis.call('ZSCORE', P .. 'rel', tid)
+  if not exp then
+    local lost = redis.call('GET', P .. 'e:' .. tid)
+    local graded = tomb ~= '' and tonumber(string.match(tomb, '|([^|]*)$')) > now
+    if lost and tonumber(lost) > now and not graded then return {'evicted', tomb} end
+    return {'none', tomb}
+  end
+  if tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {'none', tomb} end
+  local meta = P .. 'r:' .. tid
+  local m = redis.call('HMGET', meta, 'gen', 'iv', 'state', 'created', 'cb')
+  if not m[1] then return {'none', tomb} end
+  local iv = m[2] or ''
+  local item = ''
+  if iv == '' or iv ~= civ then item = redis.call('HGET', meta, 'item') or '{}' end
+  if m[1] ~= cgen or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
+    cf, rf = 0, 0
+  end
+  return {'ok', tomb, {m[1], item, m[3], m[4], m[5], iv}, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1),
+          redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
 end
-if tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {'none', tomb} end
-local m = redis.call('HMGET', P .. 'r:' .. tid, 'gen', 'item', 'state', 'created', 'cb')
-if not m[1] then return {'none', tomb} end
-local cf, rf = tonumber(ARGV[5]), tonumber(ARGV[6])
-if m[1] ~= ARGV[4] or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
-  cf, rf = 0, 0
-end
-return {'ok', tomb, m, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1), redis.call('LRANGE', P .. 's:' .. tid, rf, -1),
-        cf, rf}
+"""
+
+#: ARGV: P, trace_id, now, cached generation, first record, first response, cached item version. See _LOAD_FN.
+LOAD = _LOAD_FN + r"""
+return load(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7])
 """
 
 #: ARGV: P, trace_id, now, after_s. Returns counters.
-RELEASE = COMMON + r"""
+RELEASE = "local ARG = ARGV\n" + COMMON + r"""
 local tid, now, after = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 sweep(now)
 if after <= 0 then drop(tid, 'released')
@@ -136,7 +175,7 @@ return counters('OK')
 """
 
 #: ARGV: P, trace_id, now, ttl_s, gc_ms, max_rollouts, grader, record_json.
-GRADE = COMMON + r"""
+GRADE = "local ARG = ARGV\n" + COMMON + r"""
 local tid, now = ARGV[2], tonumber(ARGV[3])
 sweep(now)
 redis.call('HSET', P .. 'g:' .. tid, ARGV[7], ARGV[8])
@@ -150,22 +189,41 @@ return 1
 """
 
 #: ARGV: P, now. Sweeps, returns counters.
-STATS = COMMON + r"""
+STATS = "local ARG = ARGV\n" + COMMON + r"""
 sweep(tonumber(ARGV[2]))
 return counters('OK')
 """
 
+#: Takes a lock: ``take(key, owner, now, lease_s, gc_ms, takeover_value ('' = none))`` returns false when
+#: taken (or already this owner's: a retried LOCK), else the current value ``owner|deadline``.
+_LOCK_FN = r"""
+local function take(key, owner, now, lease, gc, takeover)
+  local v = redis.call('GET', key)
+  if v and string.sub(v, 1, #owner + 1) == owner .. '|' then v = nil end  -- ours already (a retried LOCK)
+  if v and v ~= takeover then
+    local deadline = tonumber(string.match(v, '|([^|]*)$'))
+    if deadline and deadline > now then return v end
+  end
+  redis.call('SET', key, owner .. '|' .. (now + lease), 'PX', gc)
+  return false
+end
+"""
+
 #: KEYS: lock key. ARGV: owner, now, lease_s, gc_ms, takeover_value ('' = none).
 #: Returns 'OK' when taken, else the current value ``owner|deadline``.
-LOCK = r"""
-local v = redis.call('GET', KEYS[1])
-if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then v = nil end  -- ours already (a retried LOCK)
-if v and v ~= ARGV[5] then
-  local deadline = tonumber(string.match(v, '|([^|]*)$'))
-  if deadline and deadline > tonumber(ARGV[2]) then return v end
-end
-redis.call('SET', KEYS[1], ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])), 'PX', ARGV[4])
-return 'OK'
+LOCK = _LOCK_FN + r"""
+return take(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]) or 'OK'
+"""
+
+#: The lock, the grade tombstone and the rollout in one round trip. KEYS: lock key. ARGV: one header, a JSON
+#: array of strings: owner, now, lease_s, gc_ms, takeover_value, then LOAD's ARGV (P, trace_id, now, cached
+#: generation, first record, first response, cached item version). Returns {'locked', current value} when held
+#: elsewhere, else what LOAD returns.
+LOCKLOAD = _LOCK_FN + _LOAD_FN + r"""
+local A = cjson.decode(ARGV[1])
+local held = take(KEYS[1], A[1], tonumber(A[2]), tonumber(A[3]), A[4], A[5])
+if held then return {'locked', held} end
+return load(A[6], A[7], tonumber(A[8]), A[9], tonumber(A[10]), tonumber(A[11]), A[12])
 """
 
 #: KEYS: lock key. ARGV: owner. Returns 1 when this owner still held it.

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from ..exceptions import StoreError
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
-from ._cache import DEFAULT_CACHE_BYTES, CallCache
+from ._cache import DEFAULT_CACHE_BYTES, CallCache, hold_item
 from ._clock import Clock, system_clock
 from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
@@ -180,13 +180,14 @@ class SQLiteStore(RolloutStore):
                                          "ORDER BY n", (trace_id, first_response)).fetchall()
             finally:
                 conn.execute("COMMIT")
-            generation, item_json, state, created_at, calls_bytes, _ = row
+            generation, item_text, state, created_at, calls_bytes, _ = row
             rollout = self._decode(lambda: StoredRollout(
-                trace_id=trace_id, item=json_object("item", item_json), state_json=state,
+                trace_id=trace_id, state_json=state,
                 trajectory=[*(old.records if old else ()), *(decode_record(r[0]) for r in records)],
                 responses={**(old.responses if old else {}), **dict(decode_response(r[0]) for r in responses)},
                 created_at=created_at), trace_id)
-            Delta.loaded(rollout, generation, calls_bytes, item_json)
+            hold_item(rollout, item_text, cached, self._decode)
+            Delta.loaded(rollout, generation, calls_bytes, rollout.item_json)
             return rollout
 
         rollout = await self._db.aread(read)
@@ -194,7 +195,7 @@ class SQLiteStore(RolloutStore):
             self._cache.drop(trace_id)
         else:
             self._cache.put(trace_id, str(rollout.generation), rollout.trajectory, rollout.responses,
-                            rollout._persisted.calls_bytes if rollout._persisted else 0)
+                            rollout._persisted.calls_bytes if rollout._persisted else 0, rollout.held_item_json)
         return rollout
 
     async def save(self, rollout: StoredRollout) -> None:
@@ -217,7 +218,8 @@ class SQLiteStore(RolloutStore):
             return delta
 
         delta = await self._db.awrite(write)
-        self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses, delta.calls_bytes)
+        self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses, delta.calls_bytes,
+                        delta.item_json)
 
     def _write(self, conn: sqlite3.Connection, rollout: StoredRollout, delta: Delta, row: Any, now: float) -> None:
         trace_id, first = rollout.trace_id, len(rollout.trajectory) - len(delta.records)
@@ -235,7 +237,7 @@ class SQLiteStore(RolloutStore):
             "expires_at, seq) VALUES (:t, :g, :item, :state, :created, :calls, :cb, :nb, :exp, :seq) "
             "ON CONFLICT (trace_id) DO UPDATE SET generation = :g, item = :item, state = :state, calls = :calls, "
             "calls_bytes = :cb, nbytes = :nb, expires_at = :exp, seq = :seq",
-            {"t": trace_id, "g": delta.generation, "item": delta.item_json, "state": rollout.state_json,
+            {"t": trace_id, "g": delta.generation, "item": delta.item_json.decode("utf-8"), "state": rollout.state_json,
              "created": rollout.created_at, "calls": len(rollout.trajectory), "cb": delta.calls_bytes,
              "nb": delta.nbytes, "exp": now + self.ttl_s, "seq": seq})
         if row is None:

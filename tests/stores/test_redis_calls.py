@@ -1,0 +1,122 @@
+"""``RedisStore`` on the tool-call path: two round trips per call (``LOCKLOAD``, then ``SAVE`` with the release),
+the item's bytes sent once per rollout and process, and the exactly-once edges of folding the write into the
+release: a save whose lock was taken over is not written, a save Redis ran but whose reply was lost is not
+written twice."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx
+import pytest
+import redis
+from store_helpers import ROOT, record
+
+from rft_sdk import FakeClock, RedisStore, Rollout, StoredRollout, ToolServer
+from rft_sdk.exceptions import StoreError
+
+RETAIL = (ROOT / "examples" / "retail" / "data" / "retail_train.jsonl").read_bytes().splitlines()[0]
+
+
+def _scripts_run(client: redis.Redis) -> int:
+    """Scripts (EVALSHA/EVAL) the Redis server ran: one per round trip of the store."""
+    stats = client.info("commandstats")
+    return sum(int(v["calls"]) for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
+
+
+async def test_a_tool_call_is_two_round_trips_and_the_item_crosses_once(redis_url):
+    store = RedisStore(redis_url, prefix=f"calls{uuid.uuid4().hex[:8]}:")
+    server = ToolServer(auth_env_var=None, store=store)
+
+    @server.tool
+    async def bump(rollout: Rollout) -> str:
+        """Count calls."""
+        rollout.state["n"] = rollout.state.get("n", 0) + 1
+        return str(rollout.state["n"])
+
+    probe = redis.Redis.from_url(redis_url)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as client:
+            async def call(i: int) -> httpx.Response:
+                content = (b'{"type":"function_call","call_id":"c%d","trace_id":"t1","name":"bump","arguments":"{}",'
+                           b'"item":' % i) + RETAIL + b"}"
+                return await client.post("/tools/bump", content=content, headers={"content-type": "application/json"})
+
+            assert (await call(0)).json()["output"] == "1"  # the persistence check and the first write
+            scripts, sent = _scripts_run(probe), int(probe.info("stats")["total_net_output_bytes"])
+            for i in range(1, 6):
+                assert (await call(i)).json()["output"] == str(i + 1)
+            per_call = (_scripts_run(probe) - scripts) / 5
+            out_per_call = (int(probe.info("stats")["total_net_output_bytes"]) - sent) / 5
+        assert per_call == 2  # LOCKLOAD and SAVE (was LOCK, LOAD, SAVE, UNLOCK)
+        assert out_per_call < len(RETAIL) / 4  # Redis did not send the item back on each call
+        fresh = RedisStore(redis_url, prefix=store.prefix)  # another process: it gets the item once
+        loaded = await fresh.load("t1")
+        assert loaded is not None and loaded.held_item_json == RETAIL and len(loaded.trajectory) == 6
+        await fresh.aclose()
+    finally:
+        probe.close()
+        await store.aclose()
+
+
+async def test_a_save_whose_lock_was_taken_over_is_not_written(redis_url):
+    clock = FakeClock()
+    prefix = f"lost{uuid.uuid4().hex[:8]}:"
+    holder = RedisStore(redis_url, prefix=prefix, clock=clock, lease_s=30)
+    other = RedisStore(redis_url, prefix=prefix, clock=clock, lease_s=30, lock_timeout_s=5)
+    try:
+        await holder.save(StoredRollout(trace_id="t1", trajectory=[record("c0")], responses={"c0": [200, "{}"]}))
+        held = holder.lock("t1")
+        await held.__aenter__()
+        rollout = await holder.load("t1")
+        assert rollout is not None
+        rollout.trajectory.append(record("late"))
+        rollout.responses["late"] = [200, "{}"]
+        await holder.save(rollout)  # pending: written when the block ends, with the release
+        clock.advance(31)  # the holder stalled past its lease: another process takes the rollout over
+        async with other.lock("t1"):
+            taken = await other.load("t1")
+            assert taken is not None
+            taken.trajectory = [*taken.trajectory, record("c1")]
+            taken.responses = {**taken.responses, "c1": [200, "{}"]}
+            await other.save(taken)
+        with pytest.raises(StoreError, match="taken over"):
+            await held.__aexit__(None, None, None)
+        final = await other.load("t1")
+        assert final is not None and [r.call_id for r in final.trajectory] == ["c0", "c1"]  # "late" never landed
+    finally:
+        await holder.aclose()
+        await other.aclose()
+
+
+async def test_a_save_redis_ran_twice_is_written_once_and_releases(redis_url):
+    """redis-py resends a script whose reply was lost (a broken connection): the second run must see the first."""
+    store = RedisStore(redis_url, prefix=f"twice{uuid.uuid4().hex[:8]}:")
+    real = store._run
+
+    async def twice(name, args, keys=None):
+        if name == "SAVE":
+            await real(name, args, keys)  # ran, reply lost
+        return await real(name, args, keys)
+
+    try:
+        await store.save(StoredRollout(trace_id="t1", item={"task": "x"}))
+        store._run = twice  # type: ignore[method-assign]
+        for call_id in ("c0", "c1"):
+            async with store.lock("t1"):
+                rollout, graded = await store.load_for_call("t1")
+                assert rollout is not None and not graded
+                rollout.trajectory.append(record(call_id))
+                rollout.responses[call_id] = [200, json.dumps({"call": call_id})]
+                rollout.state_json = json.dumps({"last": call_id})
+                await store.save(rollout)
+        store._run = real  # type: ignore[method-assign]
+        other = RedisStore(redis_url, prefix=store.prefix, lock_timeout_s=0.5)
+        async with other.lock("t1"):  # released by the first run: free at once
+            loaded = await other.load("t1")
+        assert loaded is not None and [r.call_id for r in loaded.trajectory] == ["c0", "c1"]
+        assert loaded.item == {"task": "x"} and json.loads(loaded.state_json) == {"last": "c1"}
+        await other.aclose()
+    finally:
+        await store.aclose()
