@@ -257,7 +257,9 @@ def test_container_backend_removes_a_timed_out_container(tmp_path: Path) -> None
     name = run.split("--name ")[1].split()[0]
     assert name.startswith("rft-sbx-") and rm == f"rm -f {name}"
     with backend.popen(tmp_path, ["cat"], SandboxLimits(timeout_s=30)):
-        pass
+        deadline = time.monotonic() + 30  # the client has started once it logged its `run` (else close kills it first)
+        while len(log.read_text().splitlines()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
     run2, rm2 = log.read_text().splitlines()[2:]
     name2 = run2.split("--name ")[1].split()[0]
     assert name2 != name and rm2 == f"rm -f {name2}"
