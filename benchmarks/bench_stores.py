@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
 import json
 import os
 import platform
@@ -62,7 +61,7 @@ from rft_sdk import (  # noqa: E402
     ToolCallRecord,
     ToolServer,
 )
-from rft_sdk.testing import free_port, serve_process  # noqa: E402
+from rft_sdk.testing import redis_server, serve_process  # noqa: E402
 
 _APP = '''
 import os
@@ -97,28 +96,6 @@ function done(summary, latency, requests)
     latency:percentile(99), summary.errors.status + summary.errors.connect + summary.errors.timeout))
 end
 '''
-
-
-def redis_server() -> tuple[subprocess.Popen[bytes], str]:
-    """Start a throwaway ``redis-server`` on a free loopback port, configured as production must run it
-    (``--appendonly yes --appendfsync always`` in a temporary directory: ``RedisStore`` refuses a Redis
-    without an append-only file, docs/reliability.md); return it and its URL."""
-    import redis
-
-    port = free_port()
-    directory = tempfile.mkdtemp(prefix="rft-bench-redis-")
-    atexit.register(shutil.rmtree, directory, True)
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--dir", directory, "--appendonly", "yes", "--appendfsync", "always"],
-                            stdout=subprocess.DEVNULL)
-    url = f"redis://127.0.0.1:{port}/0"
-    for _ in range(100):
-        try:
-            redis.Redis.from_url(url).ping()
-            return proc, url
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    raise RuntimeError("redis-server did not start")
 
 
 def wrk(url: str, seconds: int, script: Path) -> tuple[float, float, int]:
@@ -359,35 +336,32 @@ def main() -> int:
         if shutil.which(tool) is None:
             print(f"bench_stores: {tool} is not installed", file=sys.stderr)
             return 2
-    proc, redis_url = redis_server()
     t0 = time.monotonic()
-    try:
-        with tempfile.TemporaryDirectory() as tmp_dir:
-            tmp = Path(tmp_dir)
-            lines = [f"# python benchmarks/bench_stores.py {' '.join(sys.argv[1:])}",
-                     f"bench_stores: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-                     f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.split()[2]}"
-                     f"; load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
-                     ""]
-            if args.only in (None, "per-call"):
-                factory = None
-                if args.loop == "uvloop":
-                    import uvloop
-                    factory = uvloop.new_event_loop
-                with asyncio.Runner(loop_factory=factory) as runner:
-                    lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop)) + [""]
-            if args.only in (None, "throughput"):
-                lines += throughput(redis_url, args.seconds, tmp, item) + [""]
-            if args.only in (None, "growth"):
-                lines += asyncio.run(growth(redis_url, tmp)) + [""]
-            if args.only in (None, "memory"):
-                lines += asyncio.run(memory_use(redis_url, tmp))
-            lines += [f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
-            lines += ["", f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB; "
-                      f"run took {time.monotonic() - t0:.0f} s"]
-    finally:
-        proc.terminate()
-        proc.wait()
+    # Redis as production must run it (an append-only file, fsync on every write: docs/reliability.md)
+    with redis_server(appendfsync="always") as redis_proc, tempfile.TemporaryDirectory() as tmp_dir:
+        redis_url = redis_proc.url
+        tmp = Path(tmp_dir)
+        lines = [f"# python benchmarks/bench_stores.py {' '.join(sys.argv[1:])}",
+                 f"bench_stores: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+                 f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.split()[2]}"
+                 f"; load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+                 ""]
+        if args.only in (None, "per-call"):
+            factory = None
+            if args.loop == "uvloop":
+                import uvloop
+                factory = uvloop.new_event_loop
+            with asyncio.Runner(loop_factory=factory) as runner:
+                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop)) + [""]
+        if args.only in (None, "throughput"):
+            lines += throughput(redis_url, args.seconds, tmp, item) + [""]
+        if args.only in (None, "growth"):
+            lines += asyncio.run(growth(redis_url, tmp)) + [""]
+        if args.only in (None, "memory"):
+            lines += asyncio.run(memory_use(redis_url, tmp))
+        lines += [f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
+        lines += ["", f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB; "
+                  f"run took {time.monotonic() - t0:.0f} s"]
     text = "\n".join(lines)
     print(text)
     if args.out:

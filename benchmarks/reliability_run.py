@@ -35,16 +35,13 @@ import json
 import os
 import random
 import resource
-import shutil
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +52,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rft_sdk.protocol import TOOL_TIMEOUT_S  # noqa: E402
-from rft_sdk.testing import free_port, serve_process  # noqa: E402
+from rft_sdk.testing import RedisServer, free_port, serve_process  # noqa: E402
+from rft_sdk.testing import redis_server as testing_redis_server  # noqa: E402
 
 APP = "benchmarks.reliability_app:server"
 RAW_SURROGATE = b"\xed\xa0\x80"
@@ -72,49 +70,10 @@ def call(name: str, arguments: dict[str, Any] | None = None, *, trace_id: str, c
 
 
 # -- Redis -------------------------------------------------------------------------------------------
-class Redis:
-    """A ``redis-server`` over a temporary directory, killable and restartable on the same data."""
-
-    def __init__(self, directory: Path, aof: bool = True) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise SystemExit("redis-server is not installed (apt-get install redis-server)")
-        self.binary, self.directory, self.port, self.aof = binary, directory, free_port(), aof
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        import redis
-
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else ["--appendonly", "no"]
-        self.proc = subprocess.Popen([self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--dir", str(self.directory), *persistence],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                redis.Redis.from_url(self.url).ping()
-                return
-            except (redis.ConnectionError, redis.BusyLoadingError):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.02)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def redis_server() -> Iterator[Redis]:
-    with tempfile.TemporaryDirectory(prefix="rft-rel-redis-") as directory:
-        server = Redis(Path(directory))
-        server.start()
-        try:
-            yield server
-        finally:
-            server.kill()
+def redis_server() -> contextlib.AbstractContextManager[RedisServer]:
+    """A ``redis-server`` as production runs it (``--appendonly yes --appendfsync always``), killable and
+    restartable over the same data."""
+    return testing_redis_server(appendfsync="always")
 
 
 async def post(client: httpx.AsyncClient, path: str, payload: dict, retry_s: float = 0.0) -> httpx.Response:

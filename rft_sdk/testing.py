@@ -5,6 +5,9 @@
   URL and shuts it down on exit.
 - ``postgres_server()`` initdb's and starts a throwaway PostgreSQL on a free
   port of 127.0.0.1, yields its URL and deletes it on exit (``rft_sdk.PostgresDatabase`` tests).
+- ``RedisServer(directory)`` / ``redis_server()`` run a throwaway ``redis-server``
+  on 127.0.0.1 (killable and restartable over the same data; the context
+  manager uses a temporary directory and an append-only file).
 - ``serve_process("module:attr")`` runs ``rft serve`` as a child process (its
   own interpreter and event loop, several workers possible), waits for
   ``/healthz``, yields its base URL and terminates it on exit.
@@ -17,9 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -31,8 +36,9 @@ import uvicorn
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from ._db import postgres_server
+from .exceptions import RFTError
 
-__all__ = ["free_port", "postgres_server", "run_server", "serve_process"]
+__all__ = ["RedisServer", "free_port", "postgres_server", "redis_server", "run_server", "serve_process"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -145,3 +151,105 @@ def serve_process(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+#: ``appendfsync`` policies redis-server accepts (redis.conf).
+APPENDFSYNC = ("always", "everysec", "no")
+
+
+class RedisServer:
+    """One ``redis-server`` over ``directory`` on ``127.0.0.1:port``.
+
+    Args:
+        directory: where Redis writes its append-only file (kept across restarts).
+        port: TCP port; ``None`` picks a free one (kept across restarts).
+        appendonly: run with an append-only file (``--appendonly yes``); ``False`` runs with no
+            persistence at all (``--save ""`` either way: no RDB snapshots).
+        appendfsync: ``"always"`` (the production templates' setting), ``"everysec"`` or ``"no"``.
+        extra: more ``redis-server`` command-line arguments, e.g. ``("--requirepass", "s3cret")``.
+        startup_timeout: seconds :meth:`start` waits for a ``PING`` to answer.
+
+    Use as a context manager (started on enter if it is not running, stopped on exit) or call
+    :meth:`start`, :meth:`kill` and :meth:`stop` yourself.
+
+    Raises:
+        RFTError: ``redis-server`` is not on ``PATH`` (at construction), or did not answer within
+            ``startup_timeout`` (from :meth:`start`).
+        ValueError: ``appendfsync`` is not one of :data:`APPENDFSYNC`.
+    """
+
+    def __init__(self, directory: str | Path, *, port: int | None = None, appendonly: bool = True,
+                 appendfsync: str = "everysec", extra: tuple[str, ...] = (), startup_timeout: float = 10.0) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RFTError("redis-server is not installed (apt-get install redis-server, or brew install redis)")
+        if appendfsync not in APPENDFSYNC:
+            raise ValueError(f"appendfsync={appendfsync!r}: expected one of {APPENDFSYNC}")
+        self.directory = Path(directory)
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.startup_timeout = startup_timeout
+        persistence = ["--appendonly", "yes", "--appendfsync", appendfsync] if appendonly else ["--appendonly", "no"]
+        self.command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                        "--dir", str(self.directory), *persistence, *extra]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the process is alive."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> str:
+        """Start the process and wait until it answers ``PING`` (loading its data included); return :attr:`url`."""
+        import redis
+
+        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return self.url
+            except (redis.ConnectionError, redis.BusyLoadingError):
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    raise RFTError(f"redis-server did not answer on port {self.port} within "
+                                   f"{self.startup_timeout} s: {' '.join(self.command)}") from None
+                time.sleep(0.02)
+
+    def kill(self) -> None:
+        """SIGKILL the process (no shutdown save: the harshest restart) and reap it."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """SIGTERM the process (Redis saves on shutdown) and reap it; SIGKILL after 10 s."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def __enter__(self) -> RedisServer:
+        if not self.running:
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def redis_server(*, appendonly: bool = True, appendfsync: str = "everysec",
+                 extra: tuple[str, ...] = ()) -> Iterator[RedisServer]:
+    """A started :class:`RedisServer` over a temporary directory (removed on exit) on a free port.
+
+    Raises:
+        RFTError: as :class:`RedisServer`.
+    """
+    with tempfile.TemporaryDirectory(prefix="rft-redis-") as directory, \
+            RedisServer(directory, appendonly=appendonly, appendfsync=appendfsync, extra=extra) as server:
+        yield server

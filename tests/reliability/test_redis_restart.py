@@ -27,51 +27,16 @@ from rel_helpers import body
 from store_helpers import redis_binary
 
 from rft_sdk import GradingContext, RedisStore, Rollout, StoreError, ToolServer
-from rft_sdk.testing import free_port, run_server
+from rft_sdk.testing import RedisServer, free_port, run_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Redis:
-    """One ``redis-server`` over a directory and a port that can be killed and started again."""
-
-    def __init__(self, directory: Path, *, aof: bool) -> None:
-        self.directory, self.port, self.aof = directory, free_port(), aof
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        import redis
-
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else ["--appendonly", "no"]
-        self.proc = subprocess.Popen([redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--dir", str(self.directory), *persistence],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                redis.Redis.from_url(self.url).ping()
-                return
-            except (redis.ConnectionError, redis.BusyLoadingError):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.02)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.kill()  # SIGKILL: no shutdown save, the harshest restart
-        self.proc.wait(timeout=10)
-
-
 @contextlib.contextmanager
-def redis_at(tmp_path: Path, *, aof: bool) -> Iterator[Redis]:
-    server = Redis(tmp_path, aof=aof)
-    server.start()
-    try:
+def redis_at(tmp_path: Path, *, aof: bool) -> Iterator[RedisServer]:
+    redis_binary()  # skip locally, fail under CI, when it is missing
+    with RedisServer(tmp_path, appendonly=aof, appendfsync="always") as server:
         yield server
-    finally:
-        if server.proc is not None and server.proc.poll() is None:
-            server.kill()
 
 
 def _server(url: str, **store_options) -> ToolServer:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 import pytest
 
 from rft_sdk import FakeClock, MemoryStore, RedisStore, RolloutStore, SQLiteStore, ToolCallRecord
-from rft_sdk.testing import free_port
+from rft_sdk.testing import RedisServer
 
 KINDS = ("memory", "sqlite", "redis")
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,37 +37,12 @@ def redis_server(*, appendfsync: str = "everysec", directory: Path | None = None
     """Run a throwaway ``redis-server`` on a free 127.0.0.1 port with an append-only file (what
     ``RedisStore(persistence="require")`` asks for) in ``directory`` (a temporary one by default); yield its URL.
     The same ``directory`` and ``port`` again restart a server over the same data."""
+    redis_binary()  # skip locally, fail under CI, when it is missing
     with contextlib.ExitStack() as stack:
         if directory is None:
             directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rft-redis-")))
-        with redis_process(directory, port or free_port(), appendfsync) as url:
-            yield url
-
-
-@contextlib.contextmanager
-def redis_process(directory: Path, port: int, appendfsync: str = "everysec",
-                  extra: tuple[str, ...] = ()) -> Iterator[str]:
-    """One ``redis-server`` process over ``directory`` on ``port`` (stopped, SIGTERM, on exit); yields its URL."""
-    import redis
-
-    proc = subprocess.Popen([redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--dir", str(directory), "--appendonly", "yes", "--appendfsync", appendfsync, *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                redis.Redis.from_url(url).ping()
-                break
-            except (redis.ConnectionError, redis.BusyLoadingError):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"redis-server did not start on port {port}") from None
-                time.sleep(0.05)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        with RedisServer(directory, port=port, appendfsync=appendfsync) as server:
+            yield server.url
 
 
 class Harness:

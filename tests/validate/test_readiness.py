@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,52 +17,18 @@ import pytest
 from preflight_helpers import TOKEN, write_app
 
 from rft_sdk import RedisStore, ToolServer
-from rft_sdk.testing import free_port, run_server, serve_process
+from rft_sdk.testing import RedisServer, free_port, run_server, serve_process
 
 
-def _redis_binary() -> str:
-    binary = shutil.which("redis-server")
-    if binary is None:
+@pytest.fixture
+def redis(tmp_path) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
         message = "redis-server is not installed (apt-get install redis-server)"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    return binary
-
-
-class Redis:
-    """A redis-server on a fixed free port and data folder, which a test can stop and start again."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder, self.port, self.proc = folder, free_port(), None
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen([_redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
-                                      "--dir", str(self.folder), "--appendonly", "yes", "--save", ""],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), __import__("socket").create_connection(("127.0.0.1", self.port), 0.2):
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
-        self.proc = None
-
-
-@pytest.fixture
-def redis(tmp_path) -> Iterator[Redis]:
-    server = Redis(tmp_path)
-    server.start()
-    try:
+    with RedisServer(tmp_path) as server:  # stopped and started again by the test
         yield server
-    finally:
-        server.stop()
 
 
 def _call(trace: str) -> dict:
