@@ -13,7 +13,8 @@ table in docs/reliability.md:
   templates must set) is SIGKILLed and restarted -> answered calls missing from the graded trajectory,
   writes applied twice, late calls after a grade not refused;
 * ``load``: an open-loop 300 requests/s (50 rollouts/s of 6 calls) on one worker with Redis ->
-  errors, latency p50/p99/max;
+  errors, latency p50/p99/max, answers per second in the steady state (between 1 s in and the end of
+  the schedule) and over the whole run (which also counts the last rollouts' tail);
 * ``hung-tools``: 50 calls of a blocking tool that hangs, then calls of a 1 s-timeout tool in other
   rollouts -> ``tool_timeout`` answers among them (must be 0);
 * ``cost``: CPU milliseconds per call of the server, Redis and the client (memory and Redis stores):
@@ -88,6 +89,44 @@ async def post(client: httpx.AsyncClient, path: str, payload: dict, retry_s: flo
             if time.monotonic() > deadline:
                 raise
         await asyncio.sleep(0.1)
+
+
+def _run_fast(coro: Any) -> Any:
+    """Run ``coro`` on uvloop when installed: the load generator shares the machine's cores with the
+    server and Redis, and asyncio's own loop costs it more CPU per request."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
+class Clients:
+    """``httpx.AsyncClient`` shards for a load generator: ``client(i)`` is request or rollout ``i``'s.
+
+    httpcore's pool does work proportional to its connections times its queued requests at every event
+    (encode/httpcore#1035), so one client with hundreds of requests in flight spends more CPU than the
+    server it measures (300 instant calls at once: 3-7 s, the generator at 100 % of a core, the server at
+    5 %). The emulator shards its clients for the same reason (``rft_sdk.emulator``: 16 rollouts each).
+    """
+
+    def __init__(self, url: str, in_flight: int, *, timeout: float, per_client: int = 16) -> None:
+        shards = max(1, -(-in_flight // per_client))
+        ssl_context = httpx.create_ssl_context()  # once: loading the CA bundle costs ~30 ms per client
+        limits = httpx.Limits(max_connections=4 * per_client, max_keepalive_connections=4 * per_client,
+                              keepalive_expiry=2.0)  # under uvicorn's 5 s: no close-vs-reuse race
+        self.clients = [httpx.AsyncClient(base_url=url, timeout=timeout, limits=limits, verify=ssl_context)
+                        for _ in range(shards)]
+
+    def client(self, i: int) -> httpx.AsyncClient:
+        return self.clients[i % len(self.clients)]
+
+    async def __aenter__(self) -> Clients:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for client in self.clients:
+            await client.aclose()
 
 
 # -- scenarios ---------------------------------------------------------------------------------------
@@ -238,14 +277,14 @@ def redis_restart(args: argparse.Namespace) -> dict[str, Any]:
 
 def load(args: argparse.Namespace) -> dict[str, Any]:
     latencies: list[float] = []
+    finished: list[float] = []  # when each answer came (perf_counter)
+    starts: list[float] = []
     statuses: Counter[int] = Counter()
     with redis_server() as redis_proc, serve_process(APP, "--store", redis_proc.url, "--log-level", "warning",
                                                      cwd=ROOT) as url:
         async def run() -> float:
-            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000,
-                                  keepalive_expiry=2.0)  # under uvicorn's 5 s: no close-vs-reuse race
-            async with httpx.AsyncClient(base_url=url, timeout=TOOL_TIMEOUT_S, limits=limits) as client:
-                async def timed(payload: dict, path: str) -> None:
+            async with Clients(url, int(args.rate), timeout=TOOL_TIMEOUT_S) as clients:
+                async def timed(client: httpx.AsyncClient, payload: dict, path: str) -> None:
                     t0 = time.perf_counter()
                     try:
                         answer = await client.post(path, json=payload)
@@ -253,29 +292,36 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
                     except httpx.TransportError as exc:  # counted by kind (a status of 0 would hide which)
                         statuses[type(exc).__name__] += 1  # type: ignore[index]
                     latencies.append(time.perf_counter() - t0)
+                    finished.append(time.perf_counter())
 
-                async def rollout() -> None:
-                    trace = f"trace_{uuid.uuid4().hex}"
+                async def rollout(i: int) -> None:
+                    trace, client = f"trace_{uuid.uuid4().hex}", clients.client(i)
                     for _ in range(args.calls - 1):
-                        await timed(call("write", {"sku": "A"}, trace_id=trace), "/tools/write")
+                        await timed(client, call("write", {"sku": "A"}, trace_id=trace), "/tools/write")
                         await asyncio.sleep(1.0 / args.calls)  # a rollout's calls spread over ~1 s
-                    await timed({"sample": {"output_text": "x"}, "item": {}, "trace_id": trace}, "/grade")
+                    await timed(client, {"sample": {"output_text": "x"}, "item": {}, "trace_id": trace}, "/grade")
 
                 tasks, start = [], time.perf_counter()
+                starts.append(start)
                 per_s = args.rate / args.calls  # rollouts started per second
                 n = int(per_s * args.load_seconds)
                 for i in range(n):  # open loop: a rollout starts on schedule whatever the answers take
                     delay = start + i / per_s - time.perf_counter()
                     if delay > 0:
                         await asyncio.sleep(delay)
-                    tasks.append(asyncio.ensure_future(rollout()))
+                    tasks.append(asyncio.ensure_future(rollout(i)))
                 await asyncio.gather(*tasks)
                 return time.perf_counter() - start
 
-        elapsed = asyncio.run(run())
+        elapsed = _run_fast(run())
     done = sum(statuses.values())
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 100 else [float("nan")] * 99
-    return {"scenario": "load", "target_rps": args.rate, "achieved_rps": round(done / elapsed, 1),
+    # steady state: answers that came between 1 s in (the first rollouts' calls spread over their first
+    # second) and the end of the schedule; the whole run's figure also counts the last rollouts' tail
+    window = max(args.load_seconds - 1.0, 1e-9)
+    steady = sum(1 for t in finished if 1.0 <= t - starts[0] <= args.load_seconds)
+    return {"scenario": "load", "target_rps": args.rate, "steady_rps": round(steady / window, 1),
+            "achieved_rps": round(done / elapsed, 1),
             "requests": done, "errors": done - statuses[200], "statuses": dict(statuses),
             "p50_ms": round(quantiles[49] * 1e3, 2), "p99_ms": round(quantiles[98] * 1e3, 2),
             "max_ms": round(max(latencies) * 1e3, 2)}
@@ -284,9 +330,8 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
 def hung_tools(args: argparse.Namespace) -> dict[str, Any]:
     with serve_process(APP, cwd=ROOT) as url:
         async def run() -> tuple[Counter[str], list[float]]:
-            limits = httpx.Limits(max_connections=300, max_keepalive_connections=300)
-            async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-                hung = [asyncio.ensure_future(client.post("/tools/hang", json=call(
+            async with Clients(url, args.hung + args.quick, timeout=120) as clients:
+                hung = [asyncio.ensure_future(clients.client(i).post("/tools/hang", json=call(
                     "hang", {"seconds": args.hang_s}, trace_id=f"hung_{i}"))) for i in range(args.hung)]
                 await asyncio.sleep(1.0)
                 codes: Counter[str] = Counter()
@@ -294,7 +339,8 @@ def hung_tools(args: argparse.Namespace) -> dict[str, Any]:
 
                 async def quick(i: int) -> None:
                     t0 = time.perf_counter()
-                    answer = await client.post("/tools/quick", json=call("quick", trace_id=f"other_{i}"))
+                    answer = await clients.client(args.hung + i).post("/tools/quick",
+                                                                      json=call("quick", trace_id=f"other_{i}"))
                     times.append(time.perf_counter() - t0)
                     codes["ok" if answer.status_code == 200 else answer.json()["error"]["code"]] += 1
 
