@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from rft_sdk.emulator._session import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.protocol import TOOL_TIMEOUT_S  # noqa: E402
 from rft_sdk.testing import RedisServer, free_port, serve_process  # noqa: E402
 from rft_sdk.testing import redis_server as testing_redis_server  # noqa: E402
@@ -107,10 +108,10 @@ class Clients:
     httpcore's pool does work proportional to its connections times its queued requests at every event
     (encode/httpcore#1035), so one client with hundreds of requests in flight spends more CPU than the
     server it measures (300 instant calls at once: 3-7 s, the generator at 100 % of a core, the server at
-    5 %). The emulator shards its clients for the same reason (``rft_sdk.emulator``: 16 rollouts each).
+    5 %). The emulator shards its clients for the same reason, as many rollouts per client.
     """
 
-    def __init__(self, url: str, in_flight: int, *, timeout: float, per_client: int = 16) -> None:
+    def __init__(self, url: str, in_flight: int, *, timeout: float, per_client: int = ROLLOUTS_PER_CLIENT) -> None:
         shards = max(1, -(-in_flight // per_client))
         ssl_context = httpx.create_ssl_context()  # once: loading the CA bundle costs ~30 ms per client
         limits = httpx.Limits(max_connections=4 * per_client, max_keepalive_connections=4 * per_client,
@@ -278,11 +279,10 @@ def redis_restart(args: argparse.Namespace) -> dict[str, Any]:
 def load(args: argparse.Namespace) -> dict[str, Any]:
     latencies: list[float] = []
     finished: list[float] = []  # when each answer came (perf_counter)
-    starts: list[float] = []
     statuses: Counter[int] = Counter()
     with redis_server() as redis_proc, serve_process(APP, "--store", redis_proc.url, "--log-level", "warning",
                                                      cwd=ROOT) as url:
-        async def run() -> float:
+        async def run() -> tuple[float, float]:
             async with Clients(url, int(args.rate), timeout=TOOL_TIMEOUT_S) as clients:
                 async def timed(client: httpx.AsyncClient, payload: dict, path: str) -> None:
                     t0 = time.perf_counter()
@@ -302,7 +302,6 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
                     await timed(client, {"sample": {"output_text": "x"}, "item": {}, "trace_id": trace}, "/grade")
 
                 tasks, start = [], time.perf_counter()
-                starts.append(start)
                 per_s = args.rate / args.calls  # rollouts started per second
                 n = int(per_s * args.load_seconds)
                 for i in range(n):  # open loop: a rollout starts on schedule whatever the answers take
@@ -311,15 +310,15 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
                         await asyncio.sleep(delay)
                     tasks.append(asyncio.ensure_future(rollout(i)))
                 await asyncio.gather(*tasks)
-                return time.perf_counter() - start
+                return start, time.perf_counter() - start
 
-        elapsed = _run_fast(run())
+        start, elapsed = _run_fast(run())
     done = sum(statuses.values())
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 100 else [float("nan")] * 99
     # steady state: answers that came between 1 s in (the first rollouts' calls spread over their first
     # second) and the end of the schedule; the whole run's figure also counts the last rollouts' tail
     window = max(args.load_seconds - 1.0, 1e-9)
-    steady = sum(1 for t in finished if 1.0 <= t - starts[0] <= args.load_seconds)
+    steady = sum(1 for t in finished if 1.0 <= t - start <= args.load_seconds)
     return {"scenario": "load", "target_rps": args.rate, "steady_rps": round(steady / window, 1),
             "achieved_rps": round(done / elapsed, 1),
             "requests": done, "errors": done - statuses[200], "statuses": dict(statuses),

@@ -203,18 +203,26 @@ class RedisServer:
         """Start the process and wait until it answers ``PING`` (loading its data included); return :attr:`url`."""
         import redis
 
-        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + self.startup_timeout
-        while True:
+        proc = self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def probe() -> None:
+            if proc.poll() is not None:
+                raise RFTError(f"redis-server exited with status {proc.returncode}: {' '.join(self.command)}")
             try:
                 redis.Redis.from_url(self.url).ping()
-                return self.url
-            except (redis.ConnectionError, redis.BusyLoadingError):
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RFTError(f"redis-server did not answer on port {self.port} within "
-                                   f"{self.startup_timeout} s: {' '.join(self.command)}") from None
-                time.sleep(0.02)
+            except (redis.ConnectionError, redis.BusyLoadingError) as exc:
+                raise _NotReady(str(exc)) from exc
+
+        try:
+            for attempt in Retrying(stop=stop_after_delay(self.startup_timeout), wait=wait_fixed(0.02),
+                                    retry=retry_if_exception_type(_NotReady), reraise=True):
+                with attempt:
+                    probe()
+        except _NotReady:
+            self.stop()
+            raise RFTError(f"redis-server did not answer on port {self.port} within {self.startup_timeout} s: "
+                           f"{' '.join(self.command)}") from None
+        return self.url
 
     def kill(self) -> None:
         """SIGKILL the process (no shutdown save: the harshest restart) and reap it."""

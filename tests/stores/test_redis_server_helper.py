@@ -42,3 +42,11 @@ def test_an_unknown_fsync_policy_is_refused(tmp_path):
     redis_binary()
     with pytest.raises(ValueError, match="appendfsync='sometimes'"):
         RedisServer(tmp_path, appendfsync="sometimes")
+
+
+def test_a_server_that_exits_at_start_is_a_clear_error_naming_its_command(tmp_path):
+    redis_binary()
+    server = RedisServer(tmp_path, extra=("--no-such-option", "1"))
+    with pytest.raises(RFTError, match="redis-server exited with status .*--no-such-option"):
+        server.start()
+    assert not server.running
