@@ -20,8 +20,21 @@ Three measurements, printed side by side:
    GIL — the "convoy effect" — and even bare httpx then runs ~5x slower at 50+
    concurrent calls.)
 
+4. ``--batch`` (issue #40, instead of 1-3): a trainer's whole batch at once. The
+   retail train split (74 items x ``--samples``) replayed from the gold calls
+   against ``rft serve examples.retail.app:server`` in a child process over real
+   sockets (``--workers``/``--store`` passed on), every rollout of a run started
+   together (``max_concurrency`` = the in-flight count), with the hosted retry
+   policy (3 retries, honouring ``Retry-After``). Per in-flight count (``--in-flight``,
+   default 64, 1,024 and 4,096; the 64 run uses ``--base-samples`` per item):
+   rollouts, discarded (by reason), rollouts not exactly gold (a graded rollout
+   whose dispatched calls are not exactly its item's gold calls, or whose score is
+   not 1.0), rollouts/s, p50/p99 first-call latency (send to answer, retries
+   included), calls answered 503, and each run's rollouts/s as a ratio to the
+   first run's. The load average is printed with each line (the machine may be shared).
+
 Run: ``python3 benchmarks/bench_emulator.py`` (about 30 s on 2 cores);
-``--quick`` for a smoke run.
+``--quick`` for a smoke run; ``--batch`` for the batch mode (a few minutes).
 """
 
 from __future__ import annotations
@@ -210,6 +223,69 @@ async def concurrency(n: int, steps: int, delay: float, real_socket: bool) -> No
           f"{app.calls / wall:,.0f} tool calls/s; tool latency p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms")
 
 
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -> dict[str, Any]:
+    """One burst: ``len(items) * samples`` retail rollouts, ``in_flight`` started together (gold replay)."""
+    from examples.retail.app import server as retail
+    from rft_sdk.emulator import ReferenceReplayPolicy
+
+    job = retail.job_config(url, max_episode_steps=max(len(i["actions"]) for i in items) + 1)
+    t0 = time.perf_counter()
+    results = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=samples,
+                                 max_concurrency=in_flight, settings=ClientSettings())
+    wall = time.perf_counter() - t0
+    reasons: dict[str, int] = {}
+    not_gold = 0
+    scores: dict[int, set[float | None]] = {}  # per item: the scores its rollouts got
+    for r in results:
+        if r.discarded:
+            reasons[r.discard_reason or "?"] = reasons.get(r.discard_reason or "?", 0) + 1
+            continue
+        gold = [(a["name"], json.loads(json.dumps(a.get("arguments", {})))) for a in items[r.item_index]["actions"]]
+        done = [(c.name, json.loads(c.arguments)) for c in r.tool_calls]
+        not_gold += done != gold
+        scores.setdefault(r.item_index, set()).add(r.score)
+    first = sorted(r.tool_calls[0].latency_s for r in results if r.tool_calls)
+    busy = sum(1 for r in results for c in r.tool_calls if c.attempts > 1)
+    return {"in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons,
+            "not_gold": not_gold, "scores": scores, "rate": len(results) / wall, "wall": wall, "retried_calls": busy,
+            "p50": first[len(first) // 2] if first else float("nan"),
+            "p99": first[min(len(first) - 1, int(len(first) * 0.99))] if first else float("nan")}
+
+
+def batch(args: argparse.Namespace) -> int:
+    """``--batch``: the table of issue #40; exit 1 when a run discarded or was not exactly gold."""
+    from examples.retail.app import server as retail
+    from rft_sdk.emulator import load_dataset
+
+    items = load_dataset(ROOT / "examples/retail/data/retail_train.jsonl", retail.tools)
+    serve_args = [*(["--workers", str(args.workers)] if args.workers > 1 else []),
+                  *(["--store", args.store] if args.store else [])]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; rft serve examples.retail.app:server "
+          f"{' '.join(serve_args) or '(defaults)'}; {len(items)} items")
+    rows = []
+    failed = False
+    with serve_process("examples.retail.app:server", *serve_args, cwd=ROOT, startup_timeout=120) as url:
+        for n in args.in_flight:
+            samples = args.base_samples if n == args.in_flight[0] else args.samples
+            row = asyncio.run(batch_run(url, items, samples, n))
+            row["load"] = _load()
+            rows.append(row)
+            ratio = row["rate"] / rows[0]["rate"]
+            # a score other than what the item's gold replay scored in the first run (or two scores for one item)
+            row["score_changed"] = sum(1 for i, got in row["scores"].items()
+                                       if len(got) > 1 or got != rows[0]["scores"].get(i, got))
+            failed |= bool(row["discarded"] or row["not_gold"] or row["score_changed"])
+            print(f"in flight {n:5d}: {row['rollouts']:5d} rollouts, discarded {row['discarded']} {row['reasons'] or ''}"
+                  f", not exactly gold {row['not_gold']}, items whose score changed {row['score_changed']}, {row['rate']:6.1f} rollouts/s (x{ratio:.2f} of "
+                  f"{rows[0]['in_flight']}), first call p50 {row['p50'] * 1e3:,.0f} ms p99 {row['p99'] * 1e3:,.0f} ms, "
+                  f"calls retried {row['retried_calls']}, wall {row['wall']:.1f} s, load {row['load']}", flush=True)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rollouts", type=int, default=1000, help="concurrent rollouts in runs [2] and [3]")
@@ -219,7 +295,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--overhead-concurrency", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+    p.add_argument("--batch", action="store_true", help="batch mode [4]: retail rollouts started at once")
+    p.add_argument("--in-flight", type=int, nargs="+", default=[64, 1024, 4096],
+                   help="--batch: rollouts started together per run; the first is the ratio's base")
+    p.add_argument("--samples", type=int, default=56, help="--batch: samples per item (74 items; 56: 4,144)")
+    p.add_argument("--base-samples", type=int, default=8, help="--batch: samples per item of the first run")
+    p.add_argument("--workers", type=int, default=1, help="--batch: rft serve --workers")
+    p.add_argument("--store", default=None, help="--batch: rft serve --store (e.g. sqlite:///tmp/x.db)")
     args = p.parse_args(argv)
+    if args.batch:
+        return batch(args)
     if args.quick:
         args.rollouts, args.overhead_rollouts, args.repeats, args.delay = 200, 100, 1, 0.2
     print(f"python {sys.version.split()[0]}, httpx {httpx.__version__}")

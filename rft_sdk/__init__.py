@@ -6,6 +6,7 @@ Decorate plain Python functions as tools (``@server.tool``) and graders
 See ``docs/ARCHITECTURE.md`` for the public API contract.
 """
 
+from ._admission import Admission
 from ._db import (
     DatabaseDiff,
     DatabaseLimitError,
@@ -48,6 +49,7 @@ from .exceptions import (
 )
 
 __all__ = [
+    "Admission",
     "DatabaseDiff",
     "DatabaseLimitError",
     "FakeClock",

@@ -33,7 +33,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
 from .protocol import HEADER_TIMEOUT_S
 
-__all__ = ["HEADER_TIMEOUT_ENV", "H11Protocol", "HeaderDeadline", "HttpToolsProtocol", "header_timeout_s",
+__all__ = ["FD_RESERVE", "HEADER_TIMEOUT_ENV", "H11Protocol", "HeaderDeadline", "HttpToolsProtocol", "connection_limit",
+           "header_timeout_s", "raise_open_file_limit",
            "http_protocol"]
 
 #: Environment variable with the header-read deadline, seconds (``0``: none).
@@ -128,3 +129,37 @@ def http_protocol(name: str) -> type[asyncio.Protocol]:
             raise ValueError('--http httptools needs httptools (pip install "uvicorn[standard]")')
         return HttpToolsProtocol  # type: ignore[no-any-return]
     raise ValueError(f"unknown HTTP protocol {name!r}; choose auto, h11 or httptools")
+
+
+#: File descriptors ``rft serve`` keeps free beside its connections (store, database, logs, the listening
+#: socket, a sandbox's pipes) when it derives the connection limit from the open-file limit.
+FD_RESERVE = 256
+
+
+def raise_open_file_limit() -> tuple[int, int]:
+    """Raise this process's soft open-file limit (``RLIMIT_NOFILE``) to its hard limit; return
+    ``(soft, hard)`` as they are afterwards (``-1``: unlimited). Worker processes started later inherit it.
+
+    A platform without ``resource`` (Windows) or a refusal by the kernel leaves the limit as it was
+    (``(-1, -1)`` when it cannot be read)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return -1, -1
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # e.g. macOS refuses RLIM_INFINITY: keep what there is
+            return soft, hard
+        soft = hard
+    infinite = resource.RLIM_INFINITY
+    return (-1 if soft == infinite else soft), (-1 if hard == infinite else hard)
+
+
+def connection_limit(soft: int, floor: int) -> int:
+    """Connections one worker accepts by default: the open-file limit ``soft`` less :data:`FD_RESERVE`,
+    at least ``floor`` (``soft`` -1, unlimited: 65,536)."""
+    if soft < 0:
+        return 65536
+    return max(floor, soft - FD_RESERVE)

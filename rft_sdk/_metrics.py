@@ -28,11 +28,12 @@ __all__ = ["KNOWN_EVENTS", "Metrics"]
 #: ``grade_conflicts`` grading requests refused 409 ``already_graded``, ``late_calls`` tool calls refused 409
 #: after a grade, ``tool_timeouts`` calls past ``timeout_s`` (400), ``tool_queue_timeouts`` calls that found
 #: no slot within ``queue_timeout_s`` (503), ``rollouts_evicted`` calls or grades of a rollout evicted in
-#: progress (503), ``internal_errors`` unhandled exceptions (500).
+#: progress (503), ``internal_errors`` unhandled exceptions (500), ``server_busy`` requests refused by
+#: admission (503 with Retry-After, ``rft_sdk._admission``).
 KNOWN_EVENTS = ("auth_failures", "bad_requests", "body_timeouts", "body_too_large", "call_id_conflicts",
                 "client_disconnects", "grade_conflicts", "grader_errors", "grades", "grades_replayed",
                 "internal_errors", "invalid_arguments", "late_calls", "method_not_allowed", "not_found",
-                "replayed_calls", "rollouts_evicted", "store_errors", "tool_calls", "tool_errors",
+                "replayed_calls", "rollouts_evicted", "server_busy", "store_errors", "tool_calls", "tool_errors",
                 "tool_queue_timeouts", "tool_retryable_errors", "tool_timeouts", "unknown_grader", "unknown_tool")
 _LATENCY_BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _BYTES_BUCKETS = (16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)

@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ._admission import Admission, client_key
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._body import parse_model, read_body
 from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments, run_tool
@@ -31,7 +32,7 @@ from ._endpoint import EndpointError, encode_json, exception_handlers, json_resp
 from ._export import ExportMixin
 from ._grade_call import encode_details, execute_grade, fingerprint
 from ._grading import GraderDefinition, build_grader, get_grader_definition
-from ._hosted_body import decode_request
+from ._hosted_body import decode_request, trace_id_hint
 from ._item_cache import ItemCache
 from ._metrics import Metrics
 from ._ready import ExposureWatch, Readiness, ReadinessCheck
@@ -91,6 +92,10 @@ class ToolServer(ExportMixin):
             ``PostgresDatabase``): tools get it as ``rollout.db``, graders as
             ``ctx.db``; started by the app's lifespan (or the first call),
             dropped per rollout at its grade or after its TTL (docs/database.md).
+        admission: how tool calls and grades are admitted in a burst (``rft_sdk.Admission``:
+            requests run at once, the bound on a request's wait before 503 with
+            ``Retry-After``, per-client quota; docs/performance.md "A whole batch at once");
+            default ``Admission()``: 1,000 at once, 60 s, 16,384 waiting per client.
 
     Raises:
         ToolDefinitionError / GraderDefinitionError: invalid or duplicate names.
@@ -122,8 +127,10 @@ class ToolServer(ExportMixin):
         surfaces: Collection[str | Surface] | None = None,
         graded_tombstone_s: float = 3600.0,
         db: RolloutDatabase | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.store: RolloutStore = store if store is not None else default_store()
+        self.admission = admission if admission is not None else Admission()
         self.db = db
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
@@ -336,11 +343,23 @@ class ToolServer(ExportMixin):
         except _StartupRefused:
             return  # the lifespan ends here: the server exits without a traceback
 
-    async def _read(self, request: Request) -> tuple[dict[str, Any], bytes | None]:
-        """The body decoded as a strict JSON object (400/408/413 raised as ``EndpointError``), and its
+    async def _read_raw(self, request: Request) -> bytes:
+        """The body's bytes (408/413 raised as ``EndpointError``)."""
+        return await read_body(request, self.body_limit, self.body_timeout_s)
+
+    def _who(self, request: Request, raw: bytes) -> Callable[[], tuple[str, bool]]:
+        """For :meth:`Admission.slot`: the request's client, and whether its rollout is in flight here
+        (its ``trace_id`` has an item in :attr:`items`); computed only when the request has to wait."""
+        def who() -> tuple[str, bool]:
+            hint = trace_id_hint(raw)
+            return client_key(request), hint is not None and self.items.get(hint) is not None
+        return who
+
+    def _read(self, request: Request, raw: bytes) -> tuple[dict[str, Any], bytes | None]:
+        """The body decoded as a strict JSON object (400 raised as ``EndpointError``), and its
         item's JSON bytes when they were reused (``rft_sdk._hosted_body``: ``data`` then has no "item");
         the request's ``call_id``/``id`` are kept in ``request.state.echo`` for every answer."""
-        data, item_json = decode_request(await read_body(request, self.body_limit, self.body_timeout_s), self.items)
+        data, item_json = decode_request(raw, self.items)
         request.state.echo = {key: value for key in ("call_id", "id")
                               if isinstance(value := data.get(key), str)}
         return data, item_json
@@ -383,18 +402,26 @@ class ToolServer(ExportMixin):
 
     async def _call_tool(self, request: Request) -> Response:
         name = request.path_params.get("name")
-        if name is not None:  # POST /tools/{name}: unknown names are refused before the body is read
-            definition = self._tool_named(name)
-        data, item_json = await self._read(request)
-        if name is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
+        # POST /tools/{name}: unknown names are refused before the body is read
+        named_tool = self._tool_named(name) if name is not None else None
+        raw = await self._read_raw(request)
+        async with self.admission.slot(self._who(request, raw)):  # queued in a burst (rft_sdk._admission)
+            return await self._run_call(named_tool, request, raw)
+
+    async def _run_call(self, named_tool: ToolDefinition | None, request: Request, raw: bytes) -> Response:
+        data, item_json = self._read(request, raw)
+        if named_tool is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
             named = data.get("name")
             if not isinstance(named, str):
                 raise EndpointError(422, "invalid_request", "invalid tool call request", counter="bad_requests",
                                     details=[{"field": "name", "problem": "required on POST /tools (the tool name)"}])
             definition = self._tool_named(named)
-        elif is_bare_arguments(data):  # the body is the arguments themselves: one stateless call
-            status, body = await execute_stateless_call(definition, data, self.metrics_state, self.response_limit)
-            return json_response(body, status)
+        else:
+            definition = named_tool
+            if is_bare_arguments(data):  # the body is the arguments themselves: one stateless call
+                status, body = await execute_stateless_call(definition, data, self.metrics_state,
+                                                            self.response_limit)
+                return json_response(body, status)
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
         with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
             status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
@@ -415,7 +442,12 @@ class ToolServer(ExportMixin):
         if definition is None:
             raise EndpointError(404, "unknown_grader", f"no grader named {name!r}; available: "
                                 f"{sorted(self._graders)}", counter="unknown_grader")
-        data, item_json = await self._read(request)
+        raw = await self._read_raw(request)
+        async with self.admission.slot(self._who(request, raw)):  # queued in a burst (rft_sdk._admission)
+            return await self._run_grade(definition, request, raw)
+
+    async def _run_grade(self, definition: GraderDefinition, request: Request, raw: bytes) -> Response:
+        data, item_json = self._read(request, raw)
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
         with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
             score, details = await execute_grade(definition, grade_request, fingerprint(data, item_json), self.store,

@@ -196,9 +196,11 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     serve.add_argument("--header-timeout-s", type=float, default=HEADER_TIMEOUT_S, metavar="S",
                        help=f"seconds a connection has to send a request's complete headers before it is closed "
                             f"(slow or stalled clients; default {HEADER_TIMEOUT_S:g}, 0: none; docs/reliability.md)")
-    serve.add_argument("--limit-concurrency", type=int, default=CONNECTION_LIMIT, metavar="N",
-                       help=f"connections or requests in flight per worker before uvicorn answers 503 (retried by "
-                            f"the hosted side); keep it under the open-file limit (default {CONNECTION_LIMIT}, 0: none)")
+    serve.add_argument("--limit-concurrency", type=int, default=None, metavar="N",
+                       help=f"connections per worker before uvicorn answers 503 (retried by the hosted side); "
+                            f"default: the open-file limit (raised at start to the hard limit) less 256, at least "
+                            f"{CONNECTION_LIMIT}; 0: none. Requests past what a worker runs at once queue instead "
+                            "(ToolServer(admission=...), docs/performance.md)")
     serve.add_argument("--redis-persistence", default=None, choices=list(PERSISTENCE_MODES),
                        help="a RedisStore on a Redis without an append-only file: refuse to start (require, the "
                             "default), warn, or off (sets $RFT_REDIS_PERSISTENCE; docs/reliability.md)")
@@ -300,7 +302,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "redis_persistence", None):  # read by RedisStore() (and by workers)
         os.environ[PERSISTENCE_ENV] = args.redis_persistence
     if args.command == "serve":  # read by each connection of the protocol classes (and by workers)
-        if not args.header_timeout_s >= 0 or args.limit_concurrency < 0:
+        if not args.header_timeout_s >= 0 or (args.limit_concurrency or 0) < 0:
             print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0", file=sys.stderr)
             return 2
         from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
@@ -332,14 +334,20 @@ def _main(argv: Sequence[str] | None) -> int:
         app.check_store_at_startup = True
     import uvicorn
 
-    from ._connections import http_protocol
+    from ._connections import connection_limit, http_protocol, raise_open_file_limit
 
     try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._connections)
         http = http_protocol(args.http)
     except ValueError as exc:
         print(f"rft serve: {exc}", file=sys.stderr)
         return 2
-    limit = args.limit_concurrency or None
+    soft, hard = raise_open_file_limit()
+    limit = (connection_limit(soft, CONNECTION_LIMIT) if args.limit_concurrency is None
+             else args.limit_concurrency or None)
+    if args.log_level in ("info", "debug"):
+        print(f"rft serve: open-file limit {'unlimited' if soft < 0 else soft} (hard "
+              f"{'unlimited' if hard < 0 else hard}); up to {limit or 'unlimited'} connections per worker",
+              file=sys.stderr)
     if args.workers > 1:  # uvicorn needs an import string to spawn workers (each tunes nothing: --gc is 1 worker)
         if args.gc is not None:
             print(f"rft serve: --gc {args.gc} applies to --workers 1 only; workers keep the interpreter's settings",

@@ -7,8 +7,9 @@ Source: ``docs/hosted-protocol.md`` section 3. Per call:
   "item", "trace_id"}`` (grader), with the job's headers forwarded verbatim
   and ``Content-Type: application/json``;
 * 5xx, transport errors and timeouts (and a grader's 429): retried ``retries``
-  (3) times after the first try with exponential backoff (tenacity), then
-  :class:`EndpointFailure`;
+  (3) times after the first try with exponential backoff (tenacity), or after
+  the answer's ``Retry-After`` seconds when it sent one, each wait with random
+  jitter, then :class:`EndpointFailure`;
 * tool 4xx without ``output``: the serialized error body becomes the output
   the model sees (the rollout continues);
 * a response over ``max_response_bytes`` (``rft_sdk.protocol.MAX_BODY_BYTES``, 1 MB = 1,000,000 bytes) is read by
@@ -20,13 +21,15 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity.wait import wait_base
 
 from ..protocol import GRADE_DETAILS_HEADER, MAX_BODY_BYTES, RETRIES, TOOL_TIMEOUT_S, is_retried
 from ._job import TARGETS, EndpointGrader, JobTool
@@ -46,6 +49,10 @@ class ClientSettings:
         timeout_s: per-attempt limit in seconds (hosted: 600).
         max_response_bytes: larger responses become a 413 error (hosted: 1 MB).
         max_request_bytes: larger request bodies are not sent (hosted: 1 MB).
+        retry_after_max_s: a retried answer's ``Retry-After`` (seconds) is waited, up to this
+            many seconds, instead of the backoff (a server queueing a burst says when to come back).
+        jitter: each retry waits its backoff (or ``Retry-After``) plus a uniformly random share of
+            up to ``jitter`` times it (0: none), so a refused burst's retries spread out.
         target: the hosted service played, ``"openai"`` or ``"azure"``. Both POST each
             tool call to the job tool's ``server_url`` with its headers (an Azure job
             names one shared ``.../tools`` URL, routed by the body's ``name``); Azure's
@@ -60,8 +67,12 @@ class ClientSettings:
     max_response_bytes: int = MAX_BODY_BYTES
     max_request_bytes: int = MAX_BODY_BYTES
     target: str = "openai"
+    retry_after_max_s: float = 120.0
+    jitter: float = 0.5
 
     def __post_init__(self) -> None:
+        if not self.retry_after_max_s >= 0 or not self.jitter >= 0:
+            raise ValueError(f"retry_after_max_s and jitter must be >= 0, got {self.retry_after_max_s}, {self.jitter}")
         if self.target not in TARGETS:
             raise ValueError(f"target must be one of {list(TARGETS)}, got {self.target!r}")
 
@@ -128,9 +139,38 @@ class EndpointFailure(Exception):
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, detail: str, status: int | None = None) -> None:
+    def __init__(self, reason: str, detail: str, status: int | None = None,
+                 retry_after_s: float | None = None) -> None:
         super().__init__(detail)
-        self.reason, self.detail, self.status = reason, detail, status
+        self.reason, self.detail, self.status, self.retry_after_s = reason, detail, status, retry_after_s
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """Seconds of a ``Retry-After`` header given as a number of seconds (RFC 9110 section 10.2.3), or
+    ``None`` (absent, an HTTP date, or not a number >= 0)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+class _RetryWait(wait_base):
+    """tenacity wait: the server's ``Retry-After`` when it sent one (capped by ``retry_after_max_s``),
+    else exponential backoff; plus a random jitter of up to ``jitter`` times that wait, so the
+    retries of a burst do not arrive together again."""
+
+    def __init__(self, settings: ClientSettings) -> None:
+        self.backoff = wait_exponential(multiplier=settings.backoff_initial_s, max=settings.backoff_max_s)
+        self.cap, self.jitter = settings.retry_after_max_s, settings.jitter
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome is not None else None
+        after = getattr(exc, "retry_after_s", None)
+        base = min(after, self.cap) if after is not None else self.backoff(retry_state)
+        return base + random.uniform(0, self.jitter * base)
 
 
 @dataclass
@@ -209,7 +249,7 @@ class EndpointClient:
         attempts = 0
         retrying = AsyncRetrying(
             stop=stop_after_attempt(s.retries + 1),
-            wait=wait_exponential(multiplier=s.backoff_initial_s, max=s.backoff_max_s),
+            wait=_RetryWait(s),
             retry=retry_if_exception_type(_Retryable),
             reraise=True,
         )
@@ -223,7 +263,8 @@ class EndpointClient:
                     if is_retried(resp.status) or (retry_429 and resp.status == 429):
                         text = "" if resp.body is None else resp.body[:200].decode("utf-8", "replace")
                         reason = "rate_limited" if resp.status == 429 else "server_error"
-                        raise _Retryable(reason, f"HTTP {resp.status} {text}".strip(), resp.status)
+                        raise _Retryable(reason, f"HTTP {resp.status} {text}".strip(), resp.status,
+                                         retry_after_s(resp.headers.get("retry-after")))
         except _Retryable as exc:
             raise EndpointFailure(exc.reason, f"{exc.detail} (after {attempts} attempts)",
                                   status=exc.status, attempts=attempts) from exc
