@@ -104,23 +104,27 @@ class Admission:
         self._rate = 0.0  # requests finished per second, last complete window (0: not measured yet)
 
     @asynccontextmanager
-    async def slot(self, who: Callable[[], tuple[str, bool]]) -> AsyncIterator[None]:
+    async def slot(self, who: Callable[[], tuple[str, bool]]) -> AsyncIterator[float]:
         """Hold one of the ``max_active`` slots for the block; wait for it in turn when none is free.
 
         ``who()`` gives ``(client, in_flight)`` (its key for turns and quotas, and whether the request
         belongs to a rollout already in flight); it is called only when the request has to wait.
+        Yields the seconds the request waited for its slot (0.0 when it did not wait).
 
         Raises:
             EndpointError: 503 ``server_busy`` (with ``Retry-After``) when the wait would exceed
                 ``max_wait_s`` or the client's quota of waiting requests is used up.
         """
+        waited = 0.0
         if self.active < self.max_active and not self.waiting:
             self.active += 1  # the common path: a free slot, nobody ahead
         else:
             client, in_flight = who()
+            t0 = time.monotonic()
             await self._wait(client, _IN_FLIGHT if in_flight else _NEW)
+            waited = time.monotonic() - t0
         try:
-            yield
+            yield waited
         finally:
             self._finish()
 

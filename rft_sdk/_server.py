@@ -45,6 +45,7 @@ from .protocol import (
     GRADE_DETAILS_HEADER,
     MAX_BODY_BYTES,
     QUEUE_TIMEOUT_S,
+    QUEUE_WAIT_HEADER,
     GradeRequest,
     ToolCallRequest,
 )
@@ -405,8 +406,8 @@ class ToolServer(ExportMixin):
         # POST /tools/{name}: unknown names are refused before the body is read
         named_tool = self._tool_named(name) if name is not None else None
         raw = await self._read_raw(request)
-        async with self.admission.slot(self._who(request, raw)):  # queued in a burst (rft_sdk._admission)
-            return await self._run_call(named_tool, request, raw)
+        async with self.admission.slot(self._who(request, raw)) as waited:  # queued in a burst (_admission)
+            return _queued(await self._run_call(named_tool, request, raw), waited)
 
     async def _run_call(self, named_tool: ToolDefinition | None, request: Request, raw: bytes) -> Response:
         data, item_json = self._read(request, raw)
@@ -443,8 +444,8 @@ class ToolServer(ExportMixin):
             raise EndpointError(404, "unknown_grader", f"no grader named {name!r}; available: "
                                 f"{sorted(self._graders)}", counter="unknown_grader")
         raw = await self._read_raw(request)
-        async with self.admission.slot(self._who(request, raw)):  # queued in a burst (rft_sdk._admission)
-            return await self._run_grade(definition, request, raw)
+        async with self.admission.slot(self._who(request, raw)) as waited:  # queued in a burst (_admission)
+            return _queued(await self._run_grade(definition, request, raw), waited)
 
     async def _run_grade(self, definition: GraderDefinition, request: Request, raw: bytes) -> Response:
         data, item_json = self._read(request, raw)
@@ -457,6 +458,13 @@ class ToolServer(ExportMixin):
         if grade_request.trace_id is not None:
             self.items.drop(grade_request.trace_id)  # graded: its item need not be kept for later calls
         return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
+
+
+def _queued(response: Response, waited_s: float) -> Response:
+    """``response``, with :data:`QUEUE_WAIT_HEADER` when the request waited for admission."""
+    if waited_s:
+        response.headers[QUEUE_WAIT_HEADER] = f"{waited_s:.3f}"
+    return response
 
 
 class _StartupRefused(Exception):

@@ -31,7 +31,14 @@ import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
 from tenacity.wait import wait_base
 
-from ..protocol import GRADE_DETAILS_HEADER, MAX_BODY_BYTES, RETRIES, TOOL_TIMEOUT_S, is_retried
+from ..protocol import (
+    GRADE_DETAILS_HEADER,
+    MAX_BODY_BYTES,
+    QUEUE_WAIT_HEADER,
+    RETRIES,
+    TOOL_TIMEOUT_S,
+    is_retried,
+)
 from ._job import TARGETS, EndpointGrader, JobTool
 from ._ratelimit import RateLimiter
 from ._types import ToolCall
@@ -89,6 +96,8 @@ class ToolCallResult:
         latency_s: seconds from first attempt to final answer, retries included.
         attempts: HTTP attempts made (1 = no retry).
         started_at: unix seconds when the call was first sent.
+        queued_s: seconds the answer says it waited in the server's admission queue
+            (``x-rft-queue-wait-s``, ``rft_sdk.protocol.QUEUE_WAIT_HEADER``; 0.0 when absent).
     """
 
     id: str
@@ -101,6 +110,7 @@ class ToolCallResult:
     latency_s: float = 0.0
     attempts: int = 0
     started_at: float = 0.0
+    queued_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -306,6 +316,7 @@ class EndpointClient:
             raise
         result.latency_s = time.perf_counter() - t0
         result.status = resp.status
+        result.queued_s = retry_after_s(resp.headers.get(QUEUE_WAIT_HEADER)) or 0.0
         if resp.body is None:
             result.status, result.error = 413, "response too large"
             result.output = _error_output(413, f"tool response exceeds {self.settings.max_response_bytes} bytes")

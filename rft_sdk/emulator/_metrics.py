@@ -34,7 +34,7 @@ import numpy as np
 
 from ._rollout import RolloutResult
 
-__all__ = ["TOKEN_ESTIMATE", "estimate_tokens", "summarize"]
+__all__ = ["TOKEN_ESTIMATE", "estimate_tokens", "server_load", "summarize"]
 
 TOKEN_ESTIMATE = "ceil(chars / 4)"
 
@@ -46,6 +46,19 @@ def estimate_tokens(text: str) -> int:
 
 def _mean(xs: Sequence[float]) -> float | None:
     return float(np.mean(xs)) if len(xs) else None
+
+
+def server_load(calls: Sequence[Any]) -> dict[str, Any]:
+    """Whether the tool server was the bottleneck of a run: ``{"calls_queued", "queue_wait_s": {"mean",
+    "max"}, "calls_retried", "bottleneck"}``. ``calls_queued``: answers that say they waited in the
+    server's admission queue (``x-rft-queue-wait-s``, ``rft_sdk._admission``); ``calls_retried``: calls
+    that needed more than one attempt (5xx, e.g. 503 with ``Retry-After``, or no answer);
+    ``bottleneck``: either happened, i.e. the server, not the policy, set the pace somewhere."""
+    waits = [c.queued_s for c in calls if c.queued_s > 0]
+    retried = sum(1 for c in calls if c.attempts > 1)
+    return {"calls_queued": len(waits),
+            "queue_wait_s": {"mean": _mean(waits), "max": max(waits) if waits else None},
+            "calls_retried": retried, "bottleneck": bool(waits or retried)}
 
 
 def summarize(
@@ -61,7 +74,8 @@ def summarize(
     "truncated", "reward": {"mean", "std", "min", "max"}, "pass_threshold",
     "pass_rate", "tools": {"calls", "calls_per_rollout", "calls_per_rollout_by_tool",
     "mean_tokens_per_tool_call": {"arguments", "output", "total"}, "token_estimate",
-    "latency_s": {"p50", "p95", "p99", "mean"}, "error_count", "errors_by_kind"},
+    "latency_s": {"p50", "p95", "p99", "mean"}, "error_count", "errors_by_kind",
+    "server": {"calls_queued", "queue_wait_s", "calls_retried", "bottleneck"}},
     "learnability": {"items": [...], "mean_best_minus_mean", "share_items_all_same",
     "items_with_2plus_samples"}, "subscores": {name: {"mean", "n"}}, "reasons":
     {reason: count} (the 10 most common), "perturbations"}``. Sub-scores and reasons
@@ -137,6 +151,7 @@ def summarize(
             },
             "error_count": sum(errors.values()),
             "errors_by_kind": dict(sorted(errors.items())),
+            "server": server_load(calls),
         },
         "learnability": {
             "items": item_rows,

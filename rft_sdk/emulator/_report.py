@@ -65,6 +65,12 @@ def _rows(s: Mapping[str, Any], *, detail: bool = True) -> list[tuple[str, str]]
         ("tool errors", str(t["error_count"])),
     ]
     rows += [(f"  {kind}", str(v)) for kind, v in t["errors_by_kind"].items()]
+    server = t.get("server") or {}
+    if server.get("bottleneck"):  # only when it happened, so unhurried runs print the table they always did
+        wait = server["queue_wait_s"]
+        rows.append(("server was the bottleneck",
+                     f"{server['calls_queued']} calls queued (mean {_ms(wait['mean'])}, max {_ms(wait['max'])}), "
+                     f"{server['calls_retried']} retried"))
     rows.append(("discarded by reason", ", ".join(f"{k}: {v}" for k, v in s["discards_by_reason"].items()) or "none"))
     rows += [
         ("learnability: mean best-of-n − mean", _fmt(lr["mean_best_minus_mean"])),

@@ -11,8 +11,10 @@ import pytest
 
 from rft_sdk import Admission, ToolServer
 from rft_sdk._connections import FD_RESERVE, connection_limit, raise_open_file_limit
-from rft_sdk.emulator import ClientSettings, EndpointClient, EndpointFailure, JobTool, ToolCall
+from rft_sdk.emulator import ClientSettings, EndpointClient, EndpointFailure, JobTool, ToolCall, ToolCallResult
 from rft_sdk.emulator._client import retry_after_s
+from rft_sdk.emulator._metrics import server_load
+from rft_sdk.protocol import QUEUE_WAIT_HEADER
 
 
 async def _hold(admission: Admission, client: str, in_flight: bool, order: list[str], name: str,
@@ -146,6 +148,20 @@ async def test_server_queues_a_burst_past_max_active_and_answers_every_call():
     assert [a.status_code for a in answers] == [200] * 40
     assert sorted(int(a.json()["output"]) for a in answers) == list(range(40))
     assert peak == 2 and server.admission.queued_total > 0 and server.admission.refused == 0
+    waited = [a for a in answers if QUEUE_WAIT_HEADER in a.headers]
+    assert len(waited) == server.admission.queued_total  # each queued answer says how long it waited
+    assert all(float(a.headers[QUEUE_WAIT_HEADER]) > 0 for a in waited)
+    assert QUEUE_WAIT_HEADER not in answers[0].headers  # the first ones found a free slot
+
+
+def test_summary_says_when_the_server_was_the_bottleneck():
+    calm = [ToolCallResult("a", "c", "t", "{}", status=200, attempts=1)]
+    assert server_load(calm) == {"calls_queued": 0, "queue_wait_s": {"mean": None, "max": None},
+                                 "calls_retried": 0, "bottleneck": False}
+    busy = calm + [ToolCallResult("b", "d", "t", "{}", status=200, attempts=1, queued_s=0.5),
+                   ToolCallResult("e", "f", "t", "{}", status=200, attempts=2, queued_s=1.5)]
+    assert server_load(busy) == {"calls_queued": 2, "queue_wait_s": {"mean": 1.0, "max": 1.5},
+                                 "calls_retried": 1, "bottleneck": True}
 
 
 def test_retry_after_header_values():
