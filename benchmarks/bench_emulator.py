@@ -238,11 +238,13 @@ async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -
                                  max_concurrency=in_flight, settings=ClientSettings())
     wall = time.perf_counter() - t0
     reasons: dict[str, int] = {}
+    examples: dict[str, str] = {}  # reason -> one discard's detail
     not_gold = 0
     scores: dict[int, set[float | None]] = {}  # per item: the scores its rollouts got
     for r in results:
         if r.discarded:
             reasons[r.discard_reason or "?"] = reasons.get(r.discard_reason or "?", 0) + 1
+            examples.setdefault(r.discard_reason or "?", (r.discard_detail or "")[:160])
             continue
         gold = [(a["name"], json.loads(json.dumps(a.get("arguments", {})))) for a in items[r.item_index]["actions"]]
         done = [(c.name, json.loads(c.arguments)) for c in r.tool_calls]
@@ -250,7 +252,7 @@ async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -
         scores.setdefault(r.item_index, set()).add(r.score)
     first = sorted(r.tool_calls[0].latency_s for r in results if r.tool_calls)
     busy = sum(1 for r in results for c in r.tool_calls if c.attempts > 1)
-    return {"in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons,
+    return {"in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
             "not_gold": not_gold, "scores": scores, "rate": len(results) / wall, "wall": wall, "retried_calls": busy,
             "p50": first[len(first) // 2] if first else float("nan"),
             "p99": first[min(len(first) - 1, int(len(first) * 0.99))] if first else float("nan")}
@@ -263,7 +265,7 @@ def batch(args: argparse.Namespace) -> int:
 
     items = load_dataset(ROOT / "examples/retail/data/retail_train.jsonl", retail.tools)
     serve_args = [*(["--workers", str(args.workers)] if args.workers > 1 else []),
-                  *(["--store", args.store] if args.store else [])]
+                  *(["--store", args.store] if args.store else []), *args.serve_args.split()]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; rft serve examples.retail.app:server "
           f"{' '.join(serve_args) or '(defaults)'}; {len(items)} items")
     rows = []
@@ -283,6 +285,8 @@ def batch(args: argparse.Namespace) -> int:
                   f", not exactly gold {row['not_gold']}, items whose score changed {row['score_changed']}, {row['rate']:6.1f} rollouts/s (x{ratio:.2f} of "
                   f"{rows[0]['in_flight']}), first call p50 {row['p50'] * 1e3:,.0f} ms p99 {row['p99'] * 1e3:,.0f} ms, "
                   f"calls retried {row['retried_calls']}, wall {row['wall']:.1f} s, load {row['load']}", flush=True)
+            for reason, detail in row["examples"].items():
+                print(f"    e.g. {reason}: {detail}", flush=True)
     return 1 if failed else 0
 
 
@@ -302,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-samples", type=int, default=8, help="--batch: samples per item of the first run")
     p.add_argument("--workers", type=int, default=1, help="--batch: rft serve --workers")
     p.add_argument("--store", default=None, help="--batch: rft serve --store (e.g. sqlite:///tmp/x.db)")
+    p.add_argument("--serve-args", default="", help="--batch: more rft serve options, e.g. '--timeout-keep-alive 75'")
     args = p.parse_args(argv)
     if args.batch:
         return batch(args)

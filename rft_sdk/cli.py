@@ -44,7 +44,7 @@ from ._server import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
-from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S
+from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S, KEEP_ALIVE_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
@@ -201,6 +201,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                             f"default: the open-file limit (raised at start to the hard limit) less 256, at least "
                             f"{CONNECTION_LIMIT}; 0: none. Requests past what a worker runs at once queue instead "
                             "(ToolServer(admission=...), docs/performance.md)")
+    serve.add_argument("--timeout-keep-alive", type=float, default=KEEP_ALIVE_S, metavar="S",
+                       help=f"seconds an idle keep-alive connection stays open between requests (uvicorn's "
+                            f"timeout_keep_alive; default {KEEP_ALIVE_S:g}: a busy client that reuses a connection "
+                            "later than the server keeps it meets a closed socket, a retried transport error)")
     serve.add_argument("--redis-persistence", default=None, choices=list(PERSISTENCE_MODES),
                        help="a RedisStore on a Redis without an append-only file: refuse to start (require, the "
                             "default), warn, or off (sets $RFT_REDIS_PERSISTENCE; docs/reliability.md)")
@@ -302,8 +306,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "redis_persistence", None):  # read by RedisStore() (and by workers)
         os.environ[PERSISTENCE_ENV] = args.redis_persistence
     if args.command == "serve":  # read by each connection of the protocol classes (and by workers)
-        if not args.header_timeout_s >= 0 or (args.limit_concurrency or 0) < 0:
-            print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0", file=sys.stderr)
+        if not args.header_timeout_s >= 0 or (args.limit_concurrency or 0) < 0 or not args.timeout_keep_alive > 0:
+            print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0, --timeout-keep-alive > 0",
+                  file=sys.stderr)
             return 2
         from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
 
@@ -353,11 +358,12 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"rft serve: --gc {args.gc} applies to --workers 1 only; workers keep the interpreter's settings",
                   file=sys.stderr)
         uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=http,
-                    log_level=args.log_level, app_dir=os.getcwd(), limit_concurrency=limit)
+                    log_level=args.log_level, app_dir=os.getcwd(), limit_concurrency=limit,
+                    timeout_keep_alive=args.timeout_keep_alive)
     else:
         tune_gc(args.gc or SERVE_GC)
         uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=http, log_level=args.log_level,
-                    limit_concurrency=limit)
+                    limit_concurrency=limit, timeout_keep_alive=args.timeout_keep_alive)
     return 0
 
 

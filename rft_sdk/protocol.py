@@ -35,6 +35,7 @@ __all__ = [
     "GradeRequest",
     "GradeResponse",
     "HEADER_TIMEOUT_S",
+    "KEEP_ALIVE_S",
     "LOOP_STALL_S",
     "MAX_BODY_BYTES",
     "MAX_JSON_DEPTH",
@@ -63,6 +64,9 @@ BODY_TIMEOUT_S = 30.0
 #: connecting) before ``rft serve`` closes it (SDK choice; uvicorn has no such timeout: a client that
 #: sends a partial header and stops would hold its connection forever). ``rft serve --header-timeout-s``.
 HEADER_TIMEOUT_S = 10.0
+#: Seconds ``rft serve`` keeps an idle keep-alive connection open between requests (uvicorn's
+#: ``timeout_keep_alive``, whose own default is 5 s). ``rft serve --timeout-keep-alive``.
+KEEP_ALIVE_S = 5.0
 #: Connections (or requests in flight) one ``rft serve`` worker accepts before answering 503 (uvicorn's
 #: ``limit_concurrency``, retried by the hosted side); keep it under the process's open-file limit.
 #: ``rft serve --limit-concurrency``.
