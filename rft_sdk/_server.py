@@ -95,7 +95,7 @@ class ToolServer(ExportMixin):
             dropped per rollout at its grade or after its TTL (docs/database.md).
         admission: how tool calls and grades are admitted in a burst (``rft_sdk.Admission``:
             requests run at once, the bound on a request's wait before 503 with
-            ``Retry-After``, per-client quota; docs/performance.md "A whole batch at once");
+            ``Retry-After``, per-client quota; docs/performance.md, "A whole batch at once");
             default ``Admission()``: 1,000 at once, 60 s, 16,384 waiting per client.
 
     Raises:

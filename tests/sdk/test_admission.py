@@ -219,3 +219,13 @@ def test_open_file_limit_is_raised_to_the_hard_limit():
     assert connection_limit(20000, 1000) == 20000 - FD_RESERVE
     assert connection_limit(1024, 1000) == 1000  # never below the floor
     assert connection_limit(-1, 1000) == 65536
+
+
+@pytest.mark.parametrize("option", [["--timeout-keep-alive", "0"], ["--limit-concurrency", "-1"],
+                                    ["--header-timeout-s", "-1"]])
+def test_serve_refuses_bad_connection_options_before_loading_the_app(option, capsys):
+    from rft_sdk.cli import main
+
+    assert main(["serve", "no_such_module:server", *option]) == 2
+    err = capsys.readouterr().err
+    assert "must be >= 0" in err and "cannot load" not in err
