@@ -20,7 +20,16 @@ this timer.
 
 The deadline is ``$RFT_HEADER_TIMEOUT_S`` (read when each connection opens;
 ``rft serve --header-timeout-s`` sets it, also for ``--workers`` processes),
-default :data:`rft_sdk.protocol.HEADER_TIMEOUT_S`; ``0`` turns it off.
+default :data:`rft_sdk.protocol.HEADER_TIMEOUT_S`; ``0`` turns it off. It runs
+from a request's first byte. A new connection that has sent no byte at all has
+a separate, longer deadline, ``$RFT_FIRST_BYTE_TIMEOUT_S`` (``rft serve
+--first-byte-timeout-s``, default :data:`rft_sdk.protocol.FIRST_BYTE_TIMEOUT_S`,
+120 s; ``0``: none): a client starting thousands of rollouts at once opens its
+connections first and may write to them tens of seconds later on a busy
+machine (issue #40: with the 10 s deadline from connecting, 1,237 calls of a
+2,048-rollout burst met a closed socket; with the first-byte deadline, 0).
+A silent connection costs one file descriptor, and the connection limit is
+derived from the open-file limit.
 """
 
 from __future__ import annotations
@@ -31,14 +40,16 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
-from .protocol import HEADER_TIMEOUT_S
+from .protocol import FIRST_BYTE_TIMEOUT_S, HEADER_TIMEOUT_S
 
-__all__ = ["FD_RESERVE", "HEADER_TIMEOUT_ENV", "H11Protocol", "HeaderDeadline", "HttpToolsProtocol", "connection_limit",
-           "header_timeout_s", "raise_open_file_limit",
+__all__ = ["FD_RESERVE", "FIRST_BYTE_TIMEOUT_ENV", "HEADER_TIMEOUT_ENV", "H11Protocol", "HeaderDeadline", "HttpToolsProtocol", "connection_limit",
+           "first_byte_timeout_s", "header_timeout_s", "raise_open_file_limit",
            "http_protocol"]
 
 #: Environment variable with the header-read deadline, seconds (``0``: none).
 HEADER_TIMEOUT_ENV = "RFT_HEADER_TIMEOUT_S"
+#: Environment variable with the first-byte deadline of a new connection, seconds (``0``: none).
+FIRST_BYTE_TIMEOUT_ENV = "RFT_FIRST_BYTE_TIMEOUT_S"
 
 
 def header_timeout_s() -> float:
@@ -56,9 +67,25 @@ def header_timeout_s() -> float:
     return value
 
 
+def first_byte_timeout_s() -> float:
+    """The first-byte deadline in force: ``$RFT_FIRST_BYTE_TIMEOUT_S`` or ``FIRST_BYTE_TIMEOUT_S`` (seconds).
+
+    Raises:
+        ValueError: the variable is not a number >= 0.
+    """
+    text = os.environ.get(FIRST_BYTE_TIMEOUT_ENV, "").strip()
+    if not text:
+        return FIRST_BYTE_TIMEOUT_S
+    value = float(text)
+    if not value >= 0:
+        raise ValueError(f"{FIRST_BYTE_TIMEOUT_ENV} must be a number of seconds >= 0, got {text!r}")
+    return value
+
+
 class HeaderDeadline:
-    """Mixin for a uvicorn HTTP protocol class: close a connection whose request headers do not
-    arrive within :func:`header_timeout_s` seconds (see the module docstring)."""
+    """Mixin for a uvicorn HTTP protocol class: close a connection that sends no byte within
+    :func:`first_byte_timeout_s` seconds of connecting, or whose request headers do not arrive
+    within :func:`header_timeout_s` seconds of the request's first byte (see the module docstring)."""
 
     # provided by the uvicorn protocol class this is mixed into
     cycle: Any
@@ -67,15 +94,20 @@ class HeaderDeadline:
 
     _header_timer: asyncio.TimerHandle | None = None
     _header_timeout_s: float = HEADER_TIMEOUT_S
+    _silent: bool = False  # connected, and no byte received yet (the first-byte deadline runs)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
         self._header_timeout_s = header_timeout_s()
-        self._arm_header_timer()
+        self._silent = True
+        self._arm_header_timer(first_byte_timeout_s())
 
     def data_received(self, data: bytes) -> None:
         cycle = self.cycle
         super().data_received(data)  # type: ignore[misc]
+        if self._silent:  # the first bytes: the header deadline replaces the first-byte one
+            self._silent = False
+            self._cancel_header_timer()
         if self.cycle is not cycle:  # a request's headers are complete: its cycle started
             self._cancel_header_timer()
         elif self._header_timer is None and (cycle is None or cycle.response_complete):
@@ -85,9 +117,10 @@ class HeaderDeadline:
         self._cancel_header_timer()
         super().connection_lost(exc)  # type: ignore[misc]
 
-    def _arm_header_timer(self) -> None:
-        if self._header_timeout_s > 0 and self._header_timer is None:
-            self._header_timer = self.loop.call_later(self._header_timeout_s, self._header_timeout)
+    def _arm_header_timer(self, seconds: float | None = None) -> None:
+        seconds = self._header_timeout_s if seconds is None else seconds
+        if seconds > 0 and self._header_timer is None:
+            self._header_timer = self.loop.call_later(seconds, self._header_timeout)
 
     def _cancel_header_timer(self) -> None:
         if self._header_timer is not None:

@@ -44,7 +44,7 @@ from ._server import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
-from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S, KEEP_ALIVE_S
+from .protocol import CONNECTION_LIMIT, FIRST_BYTE_TIMEOUT_S, HEADER_TIMEOUT_S, KEEP_ALIVE_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
@@ -201,6 +201,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                             f"default: the open-file limit (raised at start to the hard limit) less 256, at least "
                             f"{CONNECTION_LIMIT}; 0: none. Requests past what a worker runs at once queue instead "
                             "(ToolServer(admission=...), docs/performance.md)")
+    serve.add_argument("--first-byte-timeout-s", type=float, default=FIRST_BYTE_TIMEOUT_S, metavar="S",
+                       help=f"seconds a new connection may stay silent before it is closed (default "
+                            f"{FIRST_BYTE_TIMEOUT_S:g}, 0: none); a client opening a batch's connections at once "
+                            "may write to them late")
     serve.add_argument("--timeout-keep-alive", type=float, default=KEEP_ALIVE_S, metavar="S",
                        help=f"seconds an idle keep-alive connection stays open between requests (uvicorn's "
                             f"timeout_keep_alive; default {KEEP_ALIVE_S:g}: a busy client that reuses a connection "
@@ -306,13 +310,15 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "redis_persistence", None):  # read by RedisStore() (and by workers)
         os.environ[PERSISTENCE_ENV] = args.redis_persistence
     if args.command == "serve":  # read by each connection of the protocol classes (and by workers)
-        if not args.header_timeout_s >= 0 or (args.limit_concurrency or 0) < 0 or not args.timeout_keep_alive > 0:
-            print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0, --timeout-keep-alive > 0",
-                  file=sys.stderr)
+        if (not args.header_timeout_s >= 0 or not args.first_byte_timeout_s >= 0
+                or (args.limit_concurrency or 0) < 0 or not args.timeout_keep_alive > 0):
+            print("rft serve: --header-timeout-s, --first-byte-timeout-s and --limit-concurrency must be >= 0, "
+                  "--timeout-keep-alive > 0", file=sys.stderr)
             return 2
-        from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
+        from ._connections import FIRST_BYTE_TIMEOUT_ENV, HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
 
         os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
+        os.environ[FIRST_BYTE_TIMEOUT_ENV] = repr(args.first_byte_timeout_s)
     try:
         app = load_app(args.app)
     except (ValueError, ImportError, AttributeError) as exc:

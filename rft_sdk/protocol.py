@@ -34,6 +34,7 @@ __all__ = [
     "GRADE_DETAILS_MAX_CHARS",
     "GradeRequest",
     "GradeResponse",
+    "FIRST_BYTE_TIMEOUT_S",
     "HEADER_TIMEOUT_S",
     "KEEP_ALIVE_S",
     "LOOP_STALL_S",
@@ -67,6 +68,9 @@ HEADER_TIMEOUT_S = 10.0
 #: Seconds ``rft serve`` keeps an idle keep-alive connection open between requests (uvicorn's
 #: ``timeout_keep_alive``, whose own default is 5 s). ``rft serve --timeout-keep-alive``.
 KEEP_ALIVE_S = 5.0
+#: Seconds a new connection may stay silent (no byte of its first request) before ``rft serve`` closes it
+#: (SDK choice; the header deadline then runs from the first byte). ``rft serve --first-byte-timeout-s``.
+FIRST_BYTE_TIMEOUT_S = 120.0
 #: Connections (or requests in flight) one ``rft serve`` worker accepts before answering 503 (uvicorn's
 #: ``limit_concurrency``, retried by the hosted side); keep it under the process's open-file limit.
 #: ``rft serve --limit-concurrency``.

@@ -21,7 +21,7 @@ APP = "tests.reliability.apps:slow_app"
 
 
 def test_partial_headers_and_idle_connections_are_closed_within_the_header_timeout():
-    with serve_process(APP, "--header-timeout-s", "1", cwd=ROOT) as url:
+    with serve_process(APP, "--header-timeout-s", "1", "--first-byte-timeout-s", "1", cwd=ROOT) as url:
         partial = [connect(url) for _ in range(40)]
         idle = [connect(url) for _ in range(10)]
         for sock in partial:
@@ -34,6 +34,24 @@ def test_partial_headers_and_idle_connections_are_closed_within_the_header_timeo
         for sock in partial + idle:
             sock.close()
         assert all(closed) and elapsed < 8.0  # 1 s, plus slack for a loaded machine (without it: never)
+
+
+def test_a_silent_new_connection_has_the_first_byte_deadline_then_the_header_deadline():
+    """A client that opens its connection and writes late (a burst on a busy machine, issue #40) is served
+    past the header timeout; a silent one is closed at the first-byte deadline."""
+    with serve_process(APP, "--header-timeout-s", "0.5", "--first-byte-timeout-s", "3", cwd=ROOT) as url:
+        t0 = time.monotonic()
+        late, silent = connect(url), connect(url)
+        try:
+            time.sleep(1.5)  # three header timeouts, silent: still open
+            late.sendall(raw_request("/tools/echo", b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}"}'))
+            status, _, _ = read_response(late)
+            assert status == 200
+            assert closed_by_peer(silent, 8.0)
+            assert 2.5 < time.monotonic() - t0 < 10.0  # closed at about 3 s after connecting, not at 0.5 s
+        finally:
+            late.close()
+            silent.close()
 
 
 def test_a_keep_alive_connection_that_stalls_in_its_next_request_is_closed():
