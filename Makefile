@@ -78,6 +78,7 @@ doctor: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint
 	$(PY) -m pytest -q
