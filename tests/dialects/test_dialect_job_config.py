@@ -18,8 +18,8 @@ import tomllib
 from dialect_helpers import SECRET, TOKEN, catalog_server
 
 from rft_sdk import ToolServer
-from rft_sdk import _check_cli as check_cli
-from rft_sdk import _job_cli as job_cli
+from rft_sdk._commands import check as check_cli
+from rft_sdk._commands import job as job_cli
 from rft_sdk._jobs._config import validate_job
 from rft_sdk.cli import COMMANDS_GROUP, _load_command
 from rft_sdk.emulator import load_job

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rel_helpers import body, connect, raw_request, read_response
 
-from rft_sdk import GradingContext, Rollout, ToolServer, _body
+from rft_sdk import GradingContext, Rollout, ToolServer
+from rft_sdk._wire import _body
 from rft_sdk._wire._body import SurrogateError, loads_strict
 from rft_sdk.testing import run_server
 

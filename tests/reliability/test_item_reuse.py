@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rft_sdk import _body
+from rft_sdk._wire import _body
 from rft_sdk._wire._body import decode_object, depth_within
 from rft_sdk._wire._endpoint import EndpointError
 from rft_sdk._wire._hosted_body import decode_request, trace_id_hint
