@@ -6,7 +6,6 @@ Decorate plain Python functions as tools (``@server.tool``) and graders
 See ``docs/ARCHITECTURE.md`` for the public API contract.
 """
 
-from ._admission import Admission
 from ._db import (
     DatabaseDiff,
     DatabaseLimitError,
@@ -18,10 +17,11 @@ from ._db import (
     sqlalchemy_engine,
     sqlalchemy_session,
 )
-from ._grading import Grade, GraderDefinition, GradingContext, grader
-from ._rollout import Rollout, ToolCallRecord
-from ._sandbox import Sandbox, SandboxLimits, SandboxPool
-from ._server import ToolServer
+from ._definitions._grading import Grade, GraderDefinition, GradingContext, grader
+from ._definitions._rollout import Rollout, ToolCallRecord
+from ._definitions._tool import ToolDefinition, tool
+from ._server._admission import Admission
+from ._server._app import ToolServer
 from ._stores import (
     FakeClock,
     GradeRecord,
@@ -35,7 +35,6 @@ from ._stores import (
     default_store,
     store_from_url,
 )
-from ._tool import ToolDefinition, tool
 from ._version import __version__ as __version__  # re-exported (rft --version)
 from .exceptions import (
     GraderDefinitionError,
@@ -47,6 +46,7 @@ from .exceptions import (
     ToolDefinitionError,
     ToolError,
 )
+from .sandbox._sandbox import Sandbox, SandboxLimits, SandboxPool
 
 __all__ = [
     "Admission",

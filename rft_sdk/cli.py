@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import gc
-import importlib
 import json
 import os
 import sys
@@ -34,13 +33,14 @@ from ._cli_commands import (
     COMMANDS_GROUP,
     close_option,
     env_secret,
+    load_app,
     load_command,
     missing_extra,
     plugin_commands,
     static_help,
     subparser,
 )
-from ._server import SURFACES_ENV_VAR, ToolServer
+from ._server._app import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
@@ -48,22 +48,6 @@ from .protocol import CONNECTION_LIMIT, FIRST_BYTE_TIMEOUT_S, HEADER_TIMEOUT_S, 
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
-def load_app(target: str) -> Any:
-    """Import ``"package.module:attr"`` with the cwd on ``sys.path``.
-
-    Raises:
-        ValueError: ``target`` is not ``MODULE:ATTR``.
-        ImportError / AttributeError: the module or attribute does not exist.
-    """
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"expected MODULE:ATTR (e.g. app:server), got {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _unshared_store(app: Any) -> str | None:
@@ -315,7 +299,10 @@ def _main(argv: Sequence[str] | None) -> int:
             print("rft serve: --header-timeout-s, --first-byte-timeout-s and --limit-concurrency must be >= 0, "
                   "--timeout-keep-alive > 0", file=sys.stderr)
             return 2
-        from ._connections import FIRST_BYTE_TIMEOUT_ENV, HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
+        from ._server._connections import (  # imports uvicorn: only when serving
+            FIRST_BYTE_TIMEOUT_ENV,
+            HEADER_TIMEOUT_ENV,
+        )
 
         os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
         os.environ[FIRST_BYTE_TIMEOUT_ENV] = repr(args.first_byte_timeout_s)
@@ -337,7 +324,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
         return 2
     if isinstance(app, ToolServer):
-        # the exposure warning is logged at startup from the bind address (ASGI lifespan, rft_sdk._ready);
+        # the exposure warning is logged at startup from the bind address (ASGI lifespan, rft_sdk._server._ready);
         # a store that does not answer stops the start: here for worker processes, in the lifespan otherwise
         if args.workers > 1 and (problem := _store_problem(app)):
             print(f"rft serve: {problem}", file=sys.stderr)
@@ -345,9 +332,9 @@ def _main(argv: Sequence[str] | None) -> int:
         app.check_store_at_startup = True
     import uvicorn
 
-    from ._connections import connection_limit, http_protocol, raise_open_file_limit
+    from ._server._connections import connection_limit, http_protocol, raise_open_file_limit
 
-    try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._connections)
+    try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._server._connections)
         http = http_protocol(args.http)
     except ValueError as exc:
         print(f"rft serve: {exc}", file=sys.stderr)

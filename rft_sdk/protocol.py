@@ -89,7 +89,7 @@ MAX_JSON_DEPTH = 64
 #: the hosted service reads only the body ``{"score": float}``).
 GRADE_DETAILS_HEADER = "x-rft-grade-details"
 #: Response header (SDK extension) of a tool call or grade that waited for admission in a burst: the
-#: seconds it waited in the server's queue (``rft_sdk._admission``), e.g. ``"1.250"``; absent when it
+#: seconds it waited in the server's queue (``rft_sdk._server._admission``), e.g. ``"1.250"``; absent when it
 #: did not wait. The emulator's summary counts these calls ("server": the server was the bottleneck).
 QUEUE_WAIT_HEADER = "x-rft-queue-wait-s"
 #: Longest value of :data:`GRADE_DETAILS_HEADER`, characters (well under the 16 KiB

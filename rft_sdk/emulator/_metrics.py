@@ -51,7 +51,7 @@ def _mean(xs: Sequence[float]) -> float | None:
 def server_load(calls: Sequence[Any]) -> dict[str, Any]:
     """Whether the tool server was the bottleneck of a run: ``{"calls_queued", "queue_wait_s": {"mean",
     "max"}, "calls_retried", "bottleneck"}``. ``calls_queued``: answers that say they waited in the
-    server's admission queue (``x-rft-queue-wait-s``, ``rft_sdk._admission``); ``calls_retried``: calls
+    server's admission queue (``x-rft-queue-wait-s``, ``rft_sdk._server._admission``); ``calls_retried``: calls
     that needed more than one attempt (5xx, e.g. 503 with ``Retry-After``, or no answer);
     ``bottleneck``: either happened, i.e. the server, not the policy, set the pace somewhere."""
     waits = [c.queued_s for c in calls if c.queued_s > 0]

@@ -1,4 +1,4 @@
-"""Admission (rft_sdk._admission, issue #40): a burst queues instead of being refused; in-flight rollouts
+"""Admission (rft_sdk._server._admission, issue #40): a burst queues instead of being refused; in-flight rollouts
 first, clients in turn, 503 with Retry-After only past the wait bound or a client's quota."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from rft_sdk import Admission, ToolServer
-from rft_sdk._connections import FD_RESERVE, connection_limit, raise_open_file_limit
+from rft_sdk._server._connections import FD_RESERVE, connection_limit, raise_open_file_limit
 from rft_sdk.emulator import ClientSettings, EndpointClient, EndpointFailure, JobTool, ToolCall, ToolCallResult
 from rft_sdk.emulator._client import retry_after_s
 from rft_sdk.emulator._metrics import server_load
