@@ -18,6 +18,7 @@ the ``validate`` entry point of the ``rft_sdk.commands`` group.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import sys
@@ -31,7 +32,9 @@ from ._check import auth_headers
 from ._cli_commands import env_secret, standalone_main
 from ._job_config import TARGETS, insecure_urls, validate_job
 from ._validate import MIN_LINES, Report, check_lines, read_dataset
+from ._validate_gold import check_gold, replay_gold
 from ._validate_live import diff_line_tools, fetch_tools, server_tools_of
+from .surfaces._hosted import HostedClient
 
 __all__ = ["HELP", "add_arguments", "main", "preflight", "run", "run_preflight", "validate"]
 
@@ -56,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-lines", type=int, default=MIN_LINES, help=f"fewest lines (default {MIN_LINES})")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for GET /tools (default 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (for CI)")
+    parser.add_argument("--strict", action="store_true",
+                        help="dry run: a gold call the tool refuses (400 tool_error) is an error unless the gold "
+                             "marks it \"expect_error\": true (default: a warning)")
+    parser.add_argument("--no-replay", action="store_true",
+                        help="do not replay the gold trajectories against the server (the dry run: each gold call "
+                             "must answer 2xx and the gold must earn the full score; docs/gold-items.md)")
 
 
 def _base_url(server_url: str, name: str) -> str:
@@ -150,17 +159,58 @@ def _live_from_job(inner: dict[str, Any], report: Report, timeout_s: float,
     return served if checked else None
 
 
+def _grader_of(inner: dict[str, Any] | None, base: str) -> str | None:
+    """The grader name of a job whose grader URL is ``{base}/grade/{name}`` (``None``: the default one)."""
+    grader = inner.get("grader") if isinstance(inner, dict) else None
+    url = grader.get("url") if isinstance(grader, dict) else None
+    if isinstance(url, str) and url.rstrip("/").startswith(base.rstrip("/") + "/grade/"):
+        return url.rstrip("/").rsplit("/", 1)[1]
+    return None
+
+
+def _replay_client(app: Any, url: str | None, token: str | None, target: str, inner: dict[str, Any] | None,
+                   timeout_s: float) -> tuple[HostedClient, str | None] | None:
+    """The client the gold dry run plays through, and the grader name; ``None`` when there is no server."""
+    if app is not None:
+        return HostedClient.in_process(app, timeout_s=timeout_s), None
+    if url is not None:
+        return HostedClient.over_http(url, headers=auth_headers(token, target), timeout_s=timeout_s), None
+    servers = _job_servers(inner) if inner is not None else {}
+    if len(servers) != 1:
+        return None
+    base, (headers, _) = next(iter(servers.items()))
+    return HostedClient.over_http(base, headers=headers, timeout_s=timeout_s), _grader_of(inner, base)
+
+
+def _replay(items: list[Any], indices: list[int], report: Report, client: HostedClient, grader: str | None,
+            strict: bool) -> None:
+    async def go() -> None:
+        async with client:
+            await replay_gold(items, indices, client, report, grader=grader, strict=strict)
+
+    asyncio.run(go())
+
+
 def validate(dataset: str | Path, *, target: str = "openai", config: str | Path | None = None,
              app: Any = None, url: str | None = None, token: str | None = None, min_lines: int = MIN_LINES,
              check_job: bool = True, timeout_s: float = 10.0,
-             transport: httpx.BaseTransport | None = None) -> Report:
+             transport: httpx.BaseTransport | None = None, replay: bool = True, strict: bool = False) -> Report:
     """Check ``dataset`` for ``target``; with ``app`` (a ``ToolServer``), ``url`` or a ``config``
     whose tools point at a running server, also diff each line's tools against the server's.
+
+    The gold fields (``rft_sdk.protocol.GoldItem``) are checked on every line; with a server
+    (``app``, ``url``, or a ``config`` whose tools share one base URL) and ``replay``, every gold
+    trajectory is also played on fresh rollouts (``rft_sdk._validate_gold``: each call must
+    answer 2xx unless marked ``expect_error``, and the gold must earn the full score).
 
     Args:
         config: job JSON path; its tool names bound the dataset's tools; checked itself when ``check_job``.
         token: with ``url``: sent as the target's auth header.
-        transport: an httpx transport for the live requests (tests, in-process apps).
+        transport: an httpx transport for the live requests (tests, in-process apps); the dry run is
+            not made through it (it is synchronous): pass ``app`` to replay in process.
+        replay: play the gold trajectories against the server (the dry run).
+        strict: in the dry run, a gold call the tool refuses (400 ``tool_error``) without
+            ``"expect_error": true`` is an error (default: a warning).
 
     Returns:
         The :class:`~rft_sdk._validate.Report` (never raises on bad input: every problem is a finding).
@@ -190,6 +240,12 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
         server = _live_from_job(inner, report, timeout_s, transport)
     if server is not None:
         diff_line_tools([i if isinstance(i, dict) else None for i in items], server, report)
+    replayable = check_gold(items, report, server)
+    if replay and server is not None and replayable and transport is None:
+        found = _replay_client(app, url, token, target, inner, timeout_s)
+        if found is not None:
+            _replay(items, replayable, report, *found, strict)
+            report.replayed = len(replayable)
     return report
 
 
@@ -200,7 +256,7 @@ def preflight(dataset: str | Path, config: str | Path, target: str = "openai", *
     point at (``GET /tools`` with the job's headers). The job's own fields are checked by the
     emulator's strict loader."""
     return validate(dataset, target=target, config=config, check_job=False, timeout_s=timeout_s,
-                    transport=transport)
+                    transport=transport, replay=False)
 
 
 def run_preflight(dataset: str | Path, config: str | Path, target: str, prog: str, *,
@@ -241,7 +297,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"rft validate: {exc}", file=sys.stderr)
         return 2
     report = validate(args.dataset, target=args.target, config=args.config, app=app, url=args.url, token=token,
-                      min_lines=args.min_lines, timeout_s=args.timeout)
+                      min_lines=args.min_lines, timeout_s=args.timeout, replay=not args.no_replay,
+                      strict=args.strict)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 
