@@ -172,7 +172,9 @@ def _replay_client(app: Any, url: str | None, token: str | None, target: str, in
                    timeout_s: float) -> tuple[HostedClient, str | None] | None:
     """The client the gold dry run plays through, and the grader name; ``None`` when there is no server."""
     if app is not None:
-        return HostedClient.in_process(app, timeout_s=timeout_s), None
+        # in process, as from loopback (the server's exposure warning is about sockets, not this)
+        local = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=timeout_s)
+        return HostedClient(local), None
     if url is not None:
         return HostedClient.over_http(url, headers=auth_headers(token, target), timeout_s=timeout_s), None
     servers = _job_servers(inner) if inner is not None else {}

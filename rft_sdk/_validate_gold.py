@@ -176,10 +176,15 @@ def check_gold(items: Sequence[Any], report: Report,
                 _check_call(lineno, f"{prefix}[{i}]", action.model_dump(), offered, served, report)
         if gold.has_gold and len(report.errors) == before:
             replayable.append(index)
-    real = sum(isinstance(i, dict) for i in items)
-    if real and not with_gold:
+    real = [i for i, item in enumerate(items) if isinstance(item, dict)]
+    if real and not with_gold and served is not None:  # checked against a server: the offline tools are in play
         report.add("warning", None, "actions", "no line has gold fields (actions, reference_answer): rft emulate "
                    "--policy reference and rft doctor have nothing to replay", _SCHEMA_FIX)
+    elif 0 < with_gold < len(real):
+        for index in real:
+            if not any(key in items[index] for key in GOLD_FIELDS if key != "task_id"):
+                report.add("warning", index + 1, "actions", "the line has no gold (actions, reference_answer) while "
+                           "others do: the reference policy discards its rollouts (policy_error)", _SCHEMA_FIX)
     return replayable
 
 

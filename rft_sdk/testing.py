@@ -1,5 +1,9 @@
-"""Helpers for tests and local runs: serve an ASGI app on a real socket.
+"""Helpers for tests and local runs: an in-process client, and servers on a real socket.
 
+- ``TestClient(server)`` calls a ``ToolServer``'s tools and graders in process
+  (Starlette's test client underneath): ``client.call(tool, trace_id=..., **args)``,
+  ``client.grade(...)``, ``client.trajectory(trace_id)``, ``client.db_diff(trace_id)``
+  (``docs/first-task.md``).
 - ``run_server(app)`` starts a real uvicorn server on 127.0.0.1 in a background
   thread of this process, waits until it accepts connections, yields its base
   URL and shuts it down on exit.
@@ -36,9 +40,11 @@ import uvicorn
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from ._db import postgres_server
+from ._test_client import Call, GoldRun, TestClient
 from .exceptions import RFTError
 
-__all__ = ["RedisServer", "free_port", "postgres_server", "redis_server", "run_server", "serve_process"]
+__all__ = ["Call", "GoldRun", "RedisServer", "TestClient", "free_port", "postgres_server", "redis_server",
+           "run_server", "serve_process"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
