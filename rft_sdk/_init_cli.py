@@ -37,7 +37,7 @@ from typing import Any
 from ._cli_commands import standalone_main
 from ._scaffold import APP, BOOKS, GITIGNORE, MEMBERS, TEST
 
-__all__ = ["HELP", "add_arguments", "main", "run", "scaffold"]
+__all__ = ["DOCTOR_PRINCIPLES", "HELP", "add_arguments", "load_app_file", "main", "next_commands", "run", "scaffold"]
 
 #: One-line help shown by ``rft --help``.
 HELP = "scaffold a task folder (tools on SQLite, grader, dataset with gold, job, tests) that passes validate/emulate/doctor"
@@ -87,7 +87,7 @@ def _dataset_lines(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return lines
 
 
-def _load_server(path: Path) -> Any:
+def load_app_file(path: Path) -> Any:
     """The ``server`` of the generated ``app.py`` (imported under a unique module name, never cached)."""
     name = f"_rft_init_{uuid.uuid4().hex}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -116,7 +116,7 @@ def scaffold(folder: str | Path, *, port: int = 8000) -> list[Path]:
     root.mkdir(parents=True, exist_ok=True)
     app = root / "app.py"
     app.write_text(APP.format(port=port, books=BOOKS, slug=_slug(root.resolve())), encoding="utf-8")
-    server = _load_server(app)
+    server = load_app_file(app)
     dataset = root / "train.jsonl"
     dataset.write_text("".join(json.dumps(line) + "\n" for line in _dataset_lines(server.dataset_tools())),
                        encoding="utf-8")
