@@ -82,7 +82,18 @@ lint: $(VENV)/.installed
 test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint
 	$(PY) -m pytest -q
 
-clean:
-	rm -rf $(VENV) $(ECO) $(ECO2) runs
+# A wheel of this checkout in dist/ (until rft-sdk is on the package index), built by PyPA's `build` in a
+# small venv of its own (no need for .venv). Install it anywhere with
+#   pip install "dist/rft_sdk-<version>-py3-none-any.whl[emulate]"
+BUILDENV := .venv-build
+wheel:
+	$(PYTHON) -m venv $(BUILDENV)
+	$(BUILDENV)/bin/python -m pip install -q --upgrade pip build
+	rm -f dist/rft_sdk-*.whl
+	$(BUILDENV)/bin/python -m build --wheel --outdir dist .
+	@ls dist/rft_sdk-*.whl
 
-.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor lint test clean
+clean:
+	rm -rf $(VENV) $(ECO) $(ECO2) $(BUILDENV) runs build
+
+.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor lint test wheel clean
