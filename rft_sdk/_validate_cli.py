@@ -196,7 +196,8 @@ def _replay(items: list[Any], indices: list[int], report: Report, client: Hosted
 def validate(dataset: str | Path, *, target: str = "openai", config: str | Path | None = None,
              app: Any = None, url: str | None = None, token: str | None = None, min_lines: int = MIN_LINES,
              check_job: bool = True, timeout_s: float = 10.0,
-             transport: httpx.BaseTransport | None = None, replay: bool = True, strict: bool = False) -> Report:
+             transport: httpx.BaseTransport | None = None, gold: bool = True, replay: bool = True,
+             strict: bool = False) -> Report:
     """Check ``dataset`` for ``target``; with ``app`` (a ``ToolServer``), ``url`` or a ``config``
     whose tools point at a running server, also diff each line's tools against the server's.
 
@@ -210,7 +211,9 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
         token: with ``url``: sent as the target's auth header.
         transport: an httpx transport for the live requests (tests, in-process apps); the dry run is
             not made through it (it is synchronous): pass ``app`` to replay in process.
-        replay: play the gold trajectories against the server (the dry run).
+        gold: check the gold fields (``rft emulate``/``rft doctor``'s pre-flight leaves them to the policy,
+            which may be a model that never reads them).
+        replay: play the gold trajectories against the server (the dry run; needs ``gold``).
         strict: in the dry run, a gold call the tool refuses (400 ``tool_error``) without
             ``"expect_error": true`` is an error (default: a warning).
 
@@ -242,7 +245,7 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
         server = _live_from_job(inner, report, timeout_s, transport)
     if server is not None:
         diff_line_tools([i if isinstance(i, dict) else None for i in items], server, report)
-    replayable = check_gold(items, report, server)
+    replayable = check_gold(items, report, server) if gold else []
     if replay and server is not None and replayable and transport is None:
         found = _replay_client(app, url, token, target, inner, timeout_s)
         if found is not None:
@@ -258,7 +261,7 @@ def preflight(dataset: str | Path, config: str | Path, target: str = "openai", *
     point at (``GET /tools`` with the job's headers). The job's own fields are checked by the
     emulator's strict loader."""
     return validate(dataset, target=target, config=config, check_job=False, timeout_s=timeout_s,
-                    transport=transport, replay=False)
+                    transport=transport, gold=False, replay=False)
 
 
 def run_preflight(dataset: str | Path, config: str | Path, target: str, prog: str, *,
