@@ -67,7 +67,12 @@ def test_the_scaffold_passes_validate_emulate_and_doctor(tmp_path: Path) -> None
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "10 gold trajectories replayed: 0 error(s), 0 warning(s)" in checked.stdout
 
-    with serve_process("app:server", port=port, cwd=task, env={"PYTHONPATH": ENV["PYTHONPATH"]}):
+    with serve_process("app:server", port=port, cwd=task, env={"PYTHONPATH": ENV["PYTHONPATH"]}) as base:
+        for live in (["--config", "job.json"], ["--url", base]):  # the dry run over HTTP, through the job's URLs too
+            over_http = rft("validate", "train.jsonl", *live, cwd=task)
+            assert over_http.returncode == 0, over_http.stdout + over_http.stderr
+            assert "10 gold trajectories replayed: 0 error(s)" in over_http.stdout, over_http.stdout
+
         ref = step(steps["emulate"], task)
         assert ref.returncode == 0, ref.stderr
         reference = json.loads((task / "runs/reference/summary.json").read_text())
