@@ -6,9 +6,12 @@ Usage::
     rft validate train.jsonl --app examples.retail.app:server   # + the ToolServer's tools, in process
     rft validate train.jsonl --url https://tools.example.com --token-env RFT_TOKEN   # + live GET /tools
     rft validate train.jsonl --config job.json --json           # + the job (its tools' URLs and headers)
+    rft validate train.jsonl --app app:server --strict          # a gold call refused by its tool is an error
 
 Every finding names the line, the field and the fix (``rft_sdk._validate``,
-``rft_sdk._validate_live``). Exit status: 0 no errors (warnings allowed), 1
+``rft_sdk._validate_live``). The gold fields (``rft_sdk.protocol.GoldItem``) are
+checked on every line and, with a server, every gold trajectory is replayed on
+fresh rollouts (``rft_sdk._validate_gold``; ``--no-replay`` skips it). Exit status: 0 no errors (warnings allowed), 1
 errors, 2 invalid options. ``--json`` prints one object (``Report.to_dict``)
 for CI. ``rft emulate`` and ``rft doctor`` run the same checks first
 (:func:`run_preflight`) and stop before any rollout on an error. Declared as
