@@ -1,7 +1,7 @@
 """``rft_sdk.testing.TestClient``: call a ToolServer's tools and graders in process, the way the hosted service does.
 
 Like Starlette's and FastAPI's ``TestClient`` (it is built on Starlette's): no
-socket, no thread pool to manage, the same request pipeline as ``rft serve``
+socket and no server process, the same request pipeline as ``rft serve``
 (authentication, argument checks, the rollout store, ``rollout.db``). Used as a
 context manager it runs the server's lifespan (the rollout database starts and
 stops with it)::
@@ -11,11 +11,12 @@ stops with it)::
 
     def test_lend_book():
         with TestClient(server) as client:
-            call = client.call("lend_book", trace_id="t1", book_id="b1", member="ada")
+            trace = client.new_trace_id()      # a fresh rollout: a fresh copy of the database
+            call = client.call("lend_book", trace_id=trace, book_id="b1", member="ada")
             assert call.ok, call.model_text
-            assert [c.name for c in client.trajectory("t1")] == ["lend_book"]
-            assert client.db_diff("t1").labels() == ["loans/#1", "books/b1"]
-            assert client.grade("t1", "Lent", item=ITEM).score == 1.0
+            assert [c.name for c in client.trajectory(trace)] == ["lend_book"]
+            assert sorted(client.db_diff(trace).labels()) == ["books/b1", "loans/1"]
+            assert client.grade(trace, "Lent", item=ITEM).score == 1.0
 
 Each call is recorded per ``trace_id`` (:meth:`TestClient.trajectory`): its
 arguments, HTTP status, output or error, and latency. Database helpers read the
@@ -163,7 +164,9 @@ class TestClient:
 
         Arguments are ``**kwargs``, or ``arguments=`` (a mapping, or JSON text sent verbatim, e.g.
         to test malformed input) when a parameter is named like one of this method's own.
-        ``trace_id`` defaults to a fresh one (read it back from the answer). ``item`` is the dataset
+        ``trace_id`` defaults to a fresh one (read it back from the answer); a fixed one names the
+        same rollout, and so the same database, until it is graded or expires, also in a later test
+        run: prefer :meth:`new_trace_id`. ``item`` is the dataset
         line (``rollout.item`` in the tool). An error answer is returned, not raised: assert on
         ``.ok``, ``.status``, ``.error_code``.
 
