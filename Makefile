@@ -75,11 +75,17 @@ demo: $(VENV)/.installed
 doctor: $(VENV)/.installed
 	$(PY) -m examples.retail.doctor_job
 
+# The documentation site from docs/ (mkdocs.yml): guides and the API reference from the docstrings.
+# --strict: a broken link, a page missing from the nav or a reference that does not resolve fails the build.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
-test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint docs
 	$(PY) -m pytest -q
 
 # A wheel of this checkout in dist/ (until rft-sdk is on the package index), built by PyPA's `build` in a
@@ -94,6 +100,6 @@ wheel:
 	@ls dist/rft_sdk-*.whl
 
 clean:
-	rm -rf $(VENV) $(ECO) $(ECO2) $(BUILDENV) runs build
+	rm -rf $(VENV) $(ECO) $(ECO2) $(BUILDENV) runs site build
 
-.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor lint test wheel clean
+.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor docs lint test wheel clean

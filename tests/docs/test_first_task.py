@@ -31,7 +31,7 @@ def blocks(text: str) -> list[tuple[str, str]]:
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     if argv[0] == "rft":
         if argv[1] == "init" and "init" not in plugin_commands():  # this checkout's entry points not installed
-            argv = [sys.executable, "-m", "rft_sdk._init_cli", *argv[2:]]
+            argv = [sys.executable, "-m", "rft_sdk._commands.init", *argv[2:]]
         else:
             argv = [sys.executable, "-m", "rft_sdk", *argv[1:]]
     elif argv[0] == "pytest":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rft_sdk._init_cli import scaffold
+from rft_sdk._commands.init import scaffold
 from rft_sdk.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rft_sdk._cli_commands import plugin_commands
-from rft_sdk._init_cli import DOCTOR_PRINCIPLES, next_commands
+from rft_sdk._commands.init import DOCTOR_PRINCIPLES, next_commands
 from rft_sdk.testing import free_port, serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def init(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``rft init`` when this checkout's entry points are installed, else its module (the same ``run``)."""
     if "init" in plugin_commands():
         return rft("init", *args, cwd=cwd)
-    return subprocess.run([sys.executable, "-m", "rft_sdk._init_cli", *args], cwd=cwd, env=ENV,
+    return subprocess.run([sys.executable, "-m", "rft_sdk._commands.init", *args], cwd=cwd, env=ENV,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -48,7 +48,7 @@ def test_pyproject_declares_the_init_command() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert data["project"]["entry-points"]["rft_sdk.commands"]["init"] == "rft_sdk._init_cli"
+    assert data["project"]["entry-points"]["rft_sdk.commands"]["init"] == "rft_sdk._commands.init"
 
 
 @pytest.mark.slow

@@ -15,8 +15,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from rft_sdk._init_cli import load_app_file, scaffold
-from rft_sdk._validate_cli import validate
+from rft_sdk._commands.init import load_app_file, scaffold
+from rft_sdk._commands.validate import validate
 from rft_sdk.protocol import GoldItem, gold_item_schema
 
 ROOT = Path(__file__).resolve().parents[2]
