@@ -131,7 +131,7 @@ def test_the_cli_exits_1_and_prints_line_call_and_field(task, tmp_path) -> None:
     broken = copy.deepcopy(items)
     broken[3]["actions"][0]["arguments"] = {"book": "b4"}
     (tmp_path / "bad.jsonl").write_text("".join(json.dumps(i) + "\n" for i in broken))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     env.pop("RFT_AUTH_TOKENS", None)
     result = subprocess.run([sys.executable, "-m", "rft_sdk", "validate", str(tmp_path / "bad.jsonl"), "--app",
                              "app:server"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
