@@ -39,20 +39,15 @@ def checkout_root() -> Path | None:
     return None
 
 
-def _build_wheel(root: Path, wheels: Path) -> Path:
+def _build_wheel(root: Path, wheels: Path) -> None:
     """``pip wheel --no-deps --no-build-isolation`` of ``root`` into ``wheels`` (the build backend,
     setuptools, from this environment: no index needed)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                               "--wheel-dir", scratch, str(root)], capture_output=True, text=True)
-        built = sorted(Path(scratch).glob("rft_sdk-*.whl"))
-        if done.returncode != 0 or len(built) != 1:
-            raise RFTError(f"building the rft-sdk wheel from {root} failed (pip wheel exit {done.returncode}): "
-                           f"{(done.stderr or done.stdout).strip()[-1500:]}\nbuild one yourself (python -m build "
-                           "--wheel) and pass --rft-sdk PATH_TO_WHEEL")
-        target = wheels / built[0].name
-        shutil.move(str(built[0]), target)
-    return target
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                           "--wheel-dir", str(wheels), str(root)], capture_output=True, text=True)
+    if done.returncode != 0 or len(list(wheels.glob("rft_sdk-*.whl"))) != 1:
+        raise RFTError(f"building the rft-sdk wheel from {root} failed (pip wheel exit {done.returncode}): "
+                       f"{(done.stderr or done.stdout).strip()[-1500:]}\nbuild one yourself (python -m build "
+                       "--wheel) and pass --rft-sdk PATH_TO_WHEEL")
 
 
 def bundle_rft_sdk(folder: Path, choice: str | None = None) -> str:
@@ -65,25 +60,28 @@ def bundle_rft_sdk(folder: Path, choice: str | None = None) -> str:
 
     Raises:
         RFTError: no checkout to build from (installed without source: pass a wheel or a requirement),
-            the build failed, or ``choice`` names a ``.whl`` that does not exist.
+            the build failed, or ``choice`` names a ``.whl`` that does not exist. Nothing is written then.
     """
     if choice is not None and not choice.endswith(".whl"):
         return choice
-    wheels = folder / WHEELS_DIR
-    wheels.mkdir(parents=True, exist_ok=True)
-    for old in wheels.glob("rft_sdk-*.whl"):
-        old.unlink()
-    if choice is not None:
-        source = Path(choice)
-        if not source.is_file():
-            raise RFTError(f"--rft-sdk {choice!r}: no such wheel file")
-        target = wheels / source.name
-        shutil.copyfile(source, target)
-    else:
-        root = checkout_root()
-        if root is None:
-            raise RFTError("rft-sdk is installed without its source, so no wheel can be built from it: pass "
-                           "--rft-sdk PATH_TO_WHEEL (e.g. the wheel you installed) or --rft-sdk 'rft-sdk==VERSION' "
-                           "when your package index has it")
-        target = _build_wheel(root, wheels)
-    return f"./{WHEELS_DIR}/{target.name}"
+    root = None
+    if choice is not None and not Path(choice).is_file():
+        raise RFTError(f"--rft-sdk {choice!r}: no such wheel file")
+    if choice is None and (root := checkout_root()) is None:
+        raise RFTError("rft-sdk is installed without its source, so no wheel can be built from it: pass "
+                       "--rft-sdk PATH_TO_WHEEL (e.g. the wheel you installed) or --rft-sdk 'rft-sdk==VERSION' "
+                       "when your package index has it")
+    with tempfile.TemporaryDirectory() as scratch:
+        staged = Path(scratch)
+        if choice is not None:
+            shutil.copyfile(choice, staged / Path(choice).name)
+        else:
+            assert root is not None
+            _build_wheel(root, staged)
+        (wheel,) = staged.glob("*.whl")
+        wheels = folder / WHEELS_DIR
+        wheels.mkdir(parents=True, exist_ok=True)
+        for old in wheels.glob("rft_sdk-*.whl"):
+            old.unlink()
+        shutil.move(str(wheel), wheels / wheel.name)
+    return f"./{WHEELS_DIR}/{wheel.name}"

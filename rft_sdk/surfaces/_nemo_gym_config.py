@@ -162,6 +162,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"rft nemo-gym: --name must be an identifier, got {name!r}", file=sys.stderr)
         return 2
     root = Path(args.out) / "resources_servers" / name
+    try:  # first: a refusal here writes nothing
+        rft_sdk_line = bundle_rft_sdk(root, args.rft_sdk)
+    except RFTError as exc:
+        print(f"rft nemo-gym: {exc}", file=sys.stderr)
+        return 1
     (root / "configs").mkdir(parents=True, exist_ok=True)
     (root / "data").mkdir(exist_ok=True)
     agent = f"{name}_simple_agent"
@@ -208,11 +213,6 @@ def run(args: argparse.Namespace) -> int:
     }
     (root / "configs" / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     (root / "app.py").write_text(launcher, encoding="utf-8")
-    try:
-        rft_sdk_line = bundle_rft_sdk(root, args.rft_sdk)
-    except RFTError as exc:
-        print(f"rft nemo-gym: {exc}", file=sys.stderr)
-        return 1
     (root / "requirements.txt").write_text(f"nemo-gym>=0.7.0,<0.8\n{rft_sdk_line}\n# add the package that defines "
                                            "your ToolServer (for --app)\n", encoding="utf-8")
     print(f"wrote {root}/ (configs/{name}.yaml, app.py, requirements.txt naming {rft_sdk_line}, data/: "
