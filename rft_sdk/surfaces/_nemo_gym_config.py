@@ -6,7 +6,7 @@
     rft nemo-gym --url http://10.0.0.5:8000 --dataset train.jsonl --out gym/
 
 writes, under ``OUT/resources_servers/NAME/`` (``NAME`` default ``rft_task``), what
-``ng_run``/``gym env start`` needs (``docs/nemo_gym.md``):
+``gym env start`` (``ng_run``) needs (``docs/nemo_gym.md``):
 
 * ``configs/NAME.yaml``: three server instances, as NeMo Gym 0.7's configs declare them —
   ``NAME_resources_server`` (``resources_servers.NAME``: this tool server; ``host``/``port``
@@ -217,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
                                            "your ToolServer (for --app)\n", encoding="utf-8")
     print(f"wrote {root}/ (configs/{name}.yaml, app.py, requirements.txt naming {rft_sdk_line}, data/: "
           f"{', '.join(d['name'] for d in datasets)})")
-    print(f"next: cd {args.out} && ng_run \"+config_paths=[resources_servers/{name}/configs/{name}.yaml,"
-          "responses_api_models/vllm_model/configs/vllm_model.yaml]\" +policy_base_url=... +policy_api_key=... "
-          "+policy_model_name=...")
+    print(f"next (Python >= 3.13.14 and uv on PATH): cd {args.out} && gym env start --config "
+          f"resources_servers/{name}/configs/{name}.yaml --model-type vllm_model --model-url URL --model MODEL "
+          f"--model-api-key KEY   # then: gym eval run --no-serve --agent {agent} --input "
+          f"resources_servers/{name}/data/STEM.jsonl --output rollouts.jsonl --num-repeats 4")
     return 0

@@ -11,7 +11,7 @@ import sys
 
 from rft_sdk.cli import main
 
-from ._eco2 import ENV, ECO2_PYTHON
+from ._eco2 import ECO2_PYTHON, ENV
 from .conftest import DATASET, ROOT
 
 #: NeMo Gym 0.7's install of a resources server with a requirements.txt (nemo_gym/cli/setup_command.py), run in
