@@ -155,13 +155,13 @@ class _Handlers:
                     "stateless MCP rollouts need the server's authentication in front of /mcp "
                     "(serve the surface through ToolServer, mcp_app or with_mcp)")}}, None)
             if params.name == START_TOOL:
-                handle, trace_id = self.handles.mint(principal)
-                started = {HANDLE_ARGUMENT: handle, "trace_id": trace_id}
+                minted, trace_id = self.handles.mint(principal)
+                started = {HANDLE_ARGUMENT: minted, "trace_id": trace_id}
                 return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(started))],
                                             structured_content=started, is_error=False,
                                             _meta={TRACE_META_KEY: trace_id})
-            handle = arguments.pop(HANDLE_ARGUMENT, None)
-            meta_handle = (params.meta or {}).get(HANDLE_META_KEY)
+            handle: object = arguments.pop(HANDLE_ARGUMENT, None)
+            meta_handle: object = (params.meta or {}).get(HANDLE_META_KEY)
             if handle is None:
                 handle = meta_handle
             elif meta_handle is not None and meta_handle != handle:
