@@ -35,6 +35,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._wire._endpoint import EndpointError, encode_json, json_response
+from .._wire._principal import PRINCIPAL_SCOPE_KEY, request_principal
 from ._metrics import Metrics
 
 __all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "PRINCIPAL_SCOPE_KEY",
@@ -51,16 +52,6 @@ _REDACTED = "-"
 #: Headers that may carry a token: ``(lower-case name, scheme prefix or "")``.
 TOKEN_HEADERS = (("authorization", "bearer "), ("x-functions-key", ""), ("api-key", ""))
 _MIN_SECRET_CHARS = 16
-#: ASGI scope key where ``AuthMiddleware`` leaves the caller's principal: the SHA-256 hex digest of the
-#: token it accepted (``""`` when the server has no tokens). Never the token itself.
-PRINCIPAL_SCOPE_KEY = "rft_sdk.principal"
-
-
-def request_principal(scope: Scope) -> str | None:
-    """The principal ``AuthMiddleware`` recorded for this request (see :data:`PRINCIPAL_SCOPE_KEY`);
-    ``None`` when the request did not pass through it."""
-    value = scope.get(PRINCIPAL_SCOPE_KEY)
-    return value if isinstance(value, str) else None
 
 
 def check_grader_secret(secret: str | None) -> str | None:

@@ -54,8 +54,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._auth import request_principal
 from .._version import __version__
+from .._wire._principal import request_principal
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._mcp_handles import InvalidHandle, RolloutHandles
 from ._seam import SurfaceContext, SurfaceMount

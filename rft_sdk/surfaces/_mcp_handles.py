@@ -10,7 +10,7 @@ every call. Here the state is a rollout, so a handle names one ``trace_id``::
     tag    = HMAC-SHA256(key, "rft-sdk/mcp-rollout/1" NUL trace_id NUL principal)[:16]
 
 ``principal`` is the SHA-256 of the token the server's ``AuthMiddleware``
-accepted (``""`` on a server without tokens: ``rft_sdk._auth.request_principal``),
+accepted (``""`` on a server without tokens: ``rft_sdk._wire._principal``),
 so a handle opens only for the credential that started the rollout: another
 token, a forged trace id or an altered tag all fail the same constant-time
 check, and nothing is stored server side (any worker with the same key opens
