@@ -39,11 +39,25 @@ def checkout_root() -> Path | None:
     return None
 
 
+#: What the wheel is built from (``pyproject.toml``: ``readme``, ``license-files``, the ``rft_sdk*`` packages).
+_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "rft_sdk")
+
+
 def _build_wheel(root: Path, wheels: Path) -> None:
-    """``pip wheel --no-deps --no-build-isolation`` of ``root`` into ``wheels`` (the build backend,
-    setuptools, from this environment: no index needed)."""
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                           "--wheel-dir", str(wheels), str(root)], capture_output=True, text=True)
+    """``pip wheel --no-deps --no-build-isolation`` into ``wheels`` (the build backend, setuptools, from this
+    environment: no index needed), from a copy of the checkout's sources: setuptools writes ``build/`` and
+    ``rft_sdk.egg-info/`` beside what it builds, and an ``egg-info`` left in the checkout would shadow the
+    installed package's metadata (its entry points) whenever the checkout is on ``sys.path``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        source = Path(scratch) / "rft-sdk"
+        source.mkdir()
+        for name in _SOURCES:
+            if (root / name).is_dir():
+                shutil.copytree(root / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            elif (root / name).is_file():
+                shutil.copyfile(root / name, source / name)
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                               "--wheel-dir", str(wheels), str(source)], capture_output=True, text=True)
     if done.returncode != 0 or len(list(wheels.glob("rft_sdk-*.whl"))) != 1:
         raise RFTError(f"building the rft-sdk wheel from {root} failed (pip wheel exit {done.returncode}): "
                        f"{(done.stderr or done.stdout).strip()[-1500:]}\nbuild one yourself (python -m build "

@@ -30,7 +30,13 @@ print(setup_env_command(Path(sys.argv[1]), config, "rft_task"))
 """
 
 
+def _build_leftovers() -> dict[str, float]:
+    """What a setuptools build in the checkout would leave there: ``build/`` and ``*.egg-info`` (with mtimes)."""
+    return {p.name: p.stat().st_mtime for p in ROOT.iterdir() if p.name == "build" or p.name.endswith(".egg-info")}
+
+
 def test_the_generated_requirements_install_without_an_index_entry_for_rft_sdk(tmp_path, capsys):
+    before = _build_leftovers()
     assert main(["nemo-gym", "--app", "examples.retail.app:server", "--dataset", str(DATASET), "--out",
                  str(tmp_path / "gym")]) == 0
     folder = tmp_path / "gym" / "resources_servers" / "rft_task"
@@ -39,6 +45,8 @@ def test_the_generated_requirements_install_without_an_index_entry_for_rft_sdk(t
     assert len(wheels) == 1 and lines[:2] == ["nemo-gym>=0.7.0,<0.8", f"./wheels/{wheels[0].name}"]
     assert "rft-sdk" not in (folder / "requirements.txt").read_text().replace(wheels[0].name, "")  # no bare name
     assert f"./wheels/{wheels[0].name}" in capsys.readouterr().out
+    # the build leaves nothing in the checkout (an rft_sdk.egg-info there would shadow the installed metadata)
+    assert _build_leftovers() == before
 
     if ECO2_PYTHON.exists():  # what NeMo Gym itself runs for this folder (it cds there and filters the file)
         command = subprocess.run([str(ECO2_PYTHON), "-c", _SETUP_COMMAND, str(folder)], capture_output=True,
