@@ -24,6 +24,7 @@ access log included) sees it. A refusal answers 401 ``unauthorized`` with
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import logging
@@ -34,10 +35,11 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._wire._endpoint import EndpointError, encode_json, json_response
+from .._wire._principal import PRINCIPAL_SCOPE_KEY, request_principal
 from ._metrics import Metrics
 
-__all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "TOKEN_HEADERS",
-           "AuthMiddleware", "BearerAuth", "check_grader_secret", "is_loopback"]
+__all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "PRINCIPAL_SCOPE_KEY",
+           "TOKEN_HEADERS", "AuthMiddleware", "BearerAuth", "check_grader_secret", "is_loopback", "request_principal"]
 
 logger = logging.getLogger("rft_sdk")
 AUTH_ENV_VAR = "RFT_AUTH_TOKENS"
@@ -106,15 +108,17 @@ class BearerAuth:
         return self.check_headers(Headers({"authorization": authorization or ""}))
 
     def check_headers(self, headers: Headers) -> bool:
-        """Whether any of :data:`TOKEN_HEADERS` carries an accepted token.
+        """Whether any of :data:`TOKEN_HEADERS` carries an accepted token (always, without tokens)."""
+        return not self._tokens or self.match_headers(headers) is not None
+
+    def match_headers(self, headers: Headers) -> bytes | None:
+        """The configured token one of :data:`TOKEN_HEADERS` carries, else ``None`` (also without tokens).
 
         Every configured token is compared with every presented value by
         ``hmac.compare_digest`` (no early exit), so timing does not reveal
         which token nearly matched or which header carried it.
         """
-        if not self._tokens:
-            return True
-        ok = False
+        matched: bytes | None = None
         for name, scheme in TOKEN_HEADERS:
             value = headers.get(name)
             if value is None:
@@ -125,8 +129,18 @@ class BearerAuth:
                 value = value[len(scheme):]
             candidate = value.strip().encode("utf-8", "surrogateescape")
             for token in self._tokens:
-                ok |= hmac.compare_digest(candidate, token)
-        return ok
+                if hmac.compare_digest(candidate, token) and matched is None:
+                    matched = token
+        return matched
+
+    def principal(self, headers: Headers) -> str | None:
+        """Who is calling, for binding state to a credential: the SHA-256 hex digest of the accepted
+        token, ``""`` when no tokens are configured (everyone is the same anonymous caller), ``None``
+        when tokens are configured and none is presented."""
+        if not self._tokens:
+            return ""
+        token = self.match_headers(headers)
+        return hashlib.sha256(token).hexdigest() if token is not None else None
 
 
 def _route_path(scope: Scope) -> str:
@@ -179,9 +193,13 @@ class AuthMiddleware:
         path = _route_path(scope)
         if path.startswith(GRADER_SECRET_PREFIX):
             allowed = self._secret_path_ok(scope, path)
+        elif path in OPEN_PATHS:
+            allowed = True
         else:
-            allowed = (not self.auth.enabled or path in OPEN_PATHS
-                       or self.auth.check_headers(Headers(scope=scope)))
+            principal = self.auth.principal(Headers(scope=scope))
+            allowed = principal is not None
+            if allowed:
+                scope[PRINCIPAL_SCOPE_KEY] = principal
         if allowed:
             await self.app(scope, receive, send)
             return

@@ -14,6 +14,16 @@ Speaks the contract of ``openenv`` 0.10.0's ``HTTPEnvServer``
 * ``POST {path}/reset``, ``POST {path}/step``, ``GET {path}/state``: OpenEnv's stateless
   HTTP endpoints (a fresh environment per request; an episode needs ``/ws``).
 * ``GET {path}/health``, ``{path}/metadata``, ``{path}/schema``.
+* ``GET {path}/openapi.json``: the HTTP routes above as an OpenAPI 3.1 document whose
+  ``info.version`` is ``"1.0.0"``, the OpenEnv HTTP API version ``HTTPEnvServer``'s app
+  declares; ``openenv validate --url`` reads the mode (simulation: ``/reset``, ``/step``,
+  ``/state``) and the API profile from it.
+
+WebSockets: ``/ws`` needs a WebSocket library in the ASGI server. uvicorn (what
+``rft serve`` runs) uses ``websockets`` (a dependency of ``rft-sdk``) or ``wsproto``;
+with neither it only logs "No supported WebSocket library detected" and answers ``/ws``
+with 404, so :meth:`OpenEnvSurface.mount` refuses to mount then (``ModuleNotFoundError``
+naming ``pip install "websockets>=13.0"``), and ``rft serve`` exits with that message.
 
 Why not OpenEnv's own server class: ``openenv`` pins ``fastmcp`` 3, hence ``mcp<2``,
 which cannot be installed beside ``rft-sdk[mcp]`` (``mcp>=2.3``); this surface needs no
@@ -49,9 +59,21 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ._openenv_episode import Episode, EpisodeConfig, ProtocolError, openenv_tools
 from ._seam import SurfaceContext, SurfaceMount
 
-__all__ = ["OpenEnvSurface"]
+__all__ = ["OPENENV_API_VERSION", "OpenEnvSurface", "websocket_library_missing"]
 
 _ENV = "RFT_OPENENV_"
+#: The OpenEnv HTTP API version this surface speaks (``openenv`` 0.10.0's ``create_app``: ``FastAPI(version="1.0.0")``).
+OPENENV_API_VERSION = "1.0.0"
+#: What installs the WebSocket library uvicorn needs for ``/ws`` (uvicorn[standard]'s own requirement).
+WEBSOCKETS_INSTALL = 'pip install "websockets>=13.0"'
+
+
+def websocket_library_missing() -> bool:
+    """Whether uvicorn would serve no WebSockets: neither ``websockets`` nor ``wsproto`` imports (uvicorn's
+    own rule, ``uvicorn.protocols.websockets.auto``: with ``ws="auto"`` it then answers every WebSocket 404)."""
+    from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
+
+    return AutoWebSocketsProtocol is None
 
 
 def _load_dataset(dataset: str | os.PathLike[str] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
@@ -132,11 +154,13 @@ class OpenEnvSurface:
             ``$RFT_OPENENV_MAX_STEPS`` or 50).
         answer_tool: the end-of-episode tool's name (default ``"submit_answer"``).
         session_timeout_s: seconds an HTTP-created session may stay idle (default 600).
-        path: where the environment is served (default ``"/openenv"``).
+        path: where the environment is served (default ``$RFT_OPENENV_PATH`` or ``"/openenv"``;
+            ``"/"``: at the root, as a stand-alone OpenEnv environment serves, e.g. ``rft export openenv``).
 
     Raises:
         ValueError: ``max_sessions``/``max_steps`` < 1, a bad ``path``, or (at mount) a
             server tool named like ``answer_tool`` or one of OpenEnv's reserved names.
+        ModuleNotFoundError: (at mount) no WebSocket library for uvicorn (module docstring).
     """
 
     name = "openenv"
@@ -144,7 +168,7 @@ class OpenEnvSurface:
     def __init__(self, dataset: str | os.PathLike[str] | Sequence[Mapping[str, Any]] | None = None, *,
                  grader: str | None = None, max_sessions: int | None = None, max_steps: int | None = None,
                  answer_tool: str = "submit_answer", session_timeout_s: float | None = 600.0,
-                 path: str = "/openenv") -> None:
+                 path: str | None = None) -> None:
         self.dataset = _load_dataset(dataset if dataset is not None else os.environ.get(_ENV + "DATASET") or None)
         self.grader = grader or os.environ.get(_ENV + "GRADER") or None
         self.max_sessions = int(max_sessions if max_sessions is not None else os.environ.get(_ENV + "MAX_SESSIONS")
@@ -152,12 +176,19 @@ class OpenEnvSurface:
         self.max_steps = int(max_steps if max_steps is not None else os.environ.get(_ENV + "MAX_STEPS") or 50)
         if self.max_sessions < 1 or self.max_steps < 1:
             raise ValueError(f"max_sessions and max_steps must be >= 1, got {self.max_sessions}, {self.max_steps}")
-        if not path.startswith("/") or path == "/" or path.endswith("/"):
-            raise ValueError(f"path must look like '/openenv' (a non-root prefix), got {path!r}")
+        path = path if path is not None else os.environ.get(_ENV + "PATH") or "/openenv"
+        if not path.startswith("/") or (path != "/" and path.endswith("/")):
+            raise ValueError(f"path must look like '/openenv' (a prefix) or be '/' (the root), got {path!r}")
         self.answer_tool, self.session_timeout_s, self.path = answer_tool, session_timeout_s, path
 
     def mount(self, context: SurfaceContext) -> SurfaceMount:
         """Routes under :attr:`path` and a lifespan closing the in-process client."""
+        if websocket_library_missing():
+            raise ModuleNotFoundError(
+                "the openenv surface serves its episodes over WebSocket (/ws, what OpenEnv's clients use) and "
+                "uvicorn finds no WebSocket library (neither 'websockets' nor 'wsproto'; it would answer /ws with "
+                f"404): {WEBSOCKETS_INSTALL}  (a dependency of rft-sdk: was it installed with --no-deps?)",
+                name="websockets")
         names = {t["function"]["name"] for t in context.tools()}
         clash = names & {self.answer_tool, "reset", "step", "state", "close"}
         if clash:
@@ -186,7 +217,8 @@ class _Routes:
     def __init__(self, surface: OpenEnvSurface, config: EpisodeConfig, sessions: _Sessions) -> None:
         self.surface, self.config, self.sessions = surface, config, sessions
 
-    def routes(self, p: str) -> list[BaseRoute]:
+    def routes(self, path: str) -> list[BaseRoute]:
+        p = "" if path == "/" else path
         return [WebSocketRoute(p + "/ws", self.websocket),
                 Route(p + "/mcp", self.mcp, methods=["POST"]),
                 Route(p + "/reset", self.reset, methods=["POST"]),
@@ -194,7 +226,8 @@ class _Routes:
                 Route(p + "/state", self.state, methods=["GET"]),
                 Route(p + "/health", self.health, methods=["GET"]),
                 Route(p + "/metadata", self.metadata, methods=["GET"]),
-                Route(p + "/schema", self.schema, methods=["GET"])]
+                Route(p + "/schema", self.schema, methods=["GET"]),
+                Route(p + "/openapi.json", self.openapi, methods=["GET"])]
 
     # -- WebSocket sessions (EnvClient) --------------------------------------------
     async def websocket(self, ws: WebSocket) -> None:
@@ -348,6 +381,44 @@ class _Routes:
 
     async def schema(self, request: Request) -> JSONResponse:
         return JSONResponse(_SCHEMA)
+
+    async def openapi(self, request: Request) -> JSONResponse:
+        root = request.scope.get("root_path", "")
+        return JSONResponse(openapi_document((root + ("" if self.surface.path == "/" else self.surface.path)) or "/"))
+
+
+def _operation(summary: str, tag: str, body: bool = False) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "tags": [tag], "responses": {
+        "200": {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}}}
+    if body:
+        op["requestBody"] = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    return op
+
+
+def openapi_document(server_url: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the surface's HTTP routes, paths relative to ``server_url`` (where it is
+    mounted), ``info.version`` = :data:`OPENENV_API_VERSION`. WebSocket ``/ws`` has no OpenAPI form (as in
+    OpenEnv's own app)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "OpenEnv Environment HTTP API (rft-sdk ToolServer)", "version": OPENENV_API_VERSION,
+                 "description": "An rft-sdk ToolServer as an OpenEnv environment: each episode (WebSocket /ws "
+                                "session) is one rollout, each step one tool call, submit_answer ends it with the "
+                                "grader's score as reward."},
+        "servers": [{"url": server_url}],
+        "paths": {
+            "/reset": {"post": _operation("Reset: a new episode, its tools and prompt", "Environment Control",
+                                          body=True)},
+            "/step": {"post": _operation("Step (409: an episode needs a /ws session)", "Environment Control",
+                                         body=True)},
+            "/state": {"get": _operation("State of a fresh environment", "State Management")},
+            "/mcp": {"post": _operation("MCP JSON-RPC: openenv/session/create|close, tools/list, tools/call",
+                                        "Environment Control", body=True)},
+            "/health": {"get": _operation("Health", "Health")},
+            "/metadata": {"get": _operation("Environment metadata", "Environment Info")},
+            "/schema": {"get": _operation("Action, observation and state JSON schemas", "Schema")},
+        },
+    }
 
 
 async def _json_body(request: Request) -> Any:
