@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rft_sdk.emulator import ClientSettings, Policy, ReferenceReplayPolicy, ReinforcementJob, target_problems
+from rft_sdk.emulator._discards import discard_digest
 
 from ._common import check_target, has_reference, load_inputs
 from ._gradeable import check_gradeable
@@ -33,7 +34,10 @@ class DoctorReport:
     Attributes:
         principles: name → :class:`PrincipleResult`, in :data:`PRINCIPLES` order (those run).
         meta: ``{"target", "target_problems", "items", "policy", "samples", "pass_threshold",
-            "user_probes", "skipped_probes", "budget", ...}`` for the report header.
+            "user_probes", "skipped_probes", "budget", "discards", ...}`` for the report header;
+            ``discards`` is the learnable run's :func:`discard_digest` (the policy's own
+            rollouts; ``None`` when learnable was not run), which ``rft doctor`` holds
+            against ``--max-discard-share``.
     """
 
     principles: dict[str, PrincipleResult]
@@ -145,5 +149,6 @@ async def run_doctor(
         out["gradeable"].findings += [Finding("warn", f"{target}: {p}", "") for p in problems]
     meta = {"target": target, "target_problems": problems, "items": len(items), "policy": type(policy).__name__,
             "samples": samples, "pass_threshold": job.grader.pass_threshold, "user_probes": sorted(probes or {}),
-            "skipped_probes": sorted(skip_probes), "budget": budget}
+            "skipped_probes": sorted(skip_probes), "budget": budget,
+            "discards": discard_digest(rollouts) if rollouts is not None else None}
     return DoctorReport({n: out[n] for n in PRINCIPLES if n in out}, meta)
