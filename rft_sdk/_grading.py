@@ -66,7 +66,8 @@ class GradingContext:
             unknown, not "no tools called"; ``trace_id`` is ``""``.
         db: the rollout's database, read-only, with row-level diff helpers
             (``rft_sdk.GradingDatabase``: ``await ctx.db.diff_gold(actions)``),
-            when the server has one (``ToolServer(db=...)``), else ``None``.
+            when the server has one (``ToolServer(db=...)``), else ``None``; for a
+            request without ``trace_id`` it reads the template (a rollout that made no call).
     """
 
     sample: dict[str, Any]
