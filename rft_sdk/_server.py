@@ -15,7 +15,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -52,6 +52,9 @@ from .surfaces import HOSTED, SURFACES_ENV_VAR, Surface, SurfaceContext, availab
 __all__ = ["SURFACES_ENV_VAR", "ToolServer"]
 
 logger = logging.getLogger("rft_sdk")
+
+#: A decorated function's own type: ``@server.tool`` and ``@server.grader`` return it unchanged.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ToolServer(ExportMixin):
@@ -189,10 +192,20 @@ class ToolServer(ExportMixin):
                               default_grader=self._default_grader)
 
     # -- registration ---------------------------------------------------------------
+    @overload
+    def tool(self, fn: F, /) -> F:
+        """Bare ``@server.tool``: returns ``fn`` itself, so its signature stays typed."""
+    @overload
+    def tool(self, fn: None = None, /, *, name: str | None = None, description: str | None = None,
+             blocking: bool = True, timeout_s: float | None = None, max_concurrency: int | None = None,
+             queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Callable[[F], F]:
+        """``@server.tool(name=..., ...)``: returns a decorator that returns ``fn`` itself."""
+
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
              description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
              max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Any:
-        """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
+        """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``
+        unchanged, typed as itself (a type checker and an IDE keep its signature)."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             if (name is None and description is None and blocking and timeout_s is None and max_concurrency is None
                     and queue_timeout_s == QUEUE_TIMEOUT_S):
@@ -213,9 +226,18 @@ class ToolServer(ExportMixin):
             raise ToolDefinitionError(f"duplicate tool name {definition.name!r}")
         self._tools[definition.name] = definition
 
+    @overload
+    def grader(self, fn: F, /) -> F:
+        """Bare ``@server.grader``: returns ``fn`` itself, so its signature stays typed."""
+    @overload
+    def grader(self, fn: None = None, /, *, name: str | None = None,
+               score_range: tuple[float, float] | None = None, default: bool = False) -> Callable[[F], F]:
+        """``@server.grader(name=..., ...)``: returns a decorator that returns ``fn`` itself."""
+
     def grader(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
                score_range: tuple[float, float] | None = None, default: bool = False) -> Any:
-        """Decorator registering a grader (same options as :func:`rft_sdk.grader`); returns ``fn``."""
+        """Decorator registering a grader (same options as :func:`rft_sdk.grader`); returns ``fn``
+        unchanged, typed as itself."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             if name is None and score_range is None and not default:
                 self.add_grader(func)
