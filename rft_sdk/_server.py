@@ -3,7 +3,7 @@
 Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
 every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
 ``GET /tools``, ``GET /healthz`` (liveness, never authenticated), ``GET /readyz``
-(readiness: the store and the user's checks, never authenticated), ``POST /grade``,
+(readiness: the store, the rollout database and the user's checks, never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
 service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
 ``?format=json``, docs/observability.md).
@@ -139,7 +139,10 @@ class ToolServer(ExportMixin):
         self.metrics_state = Metrics()
         self.items = ItemCache()  # the item bytes of live rollouts, so later calls skip decoding them
         self.readiness = Readiness(self.store)
+        if db is not None:  # GET /readyz reads the rollout database too (issue 36)
+            self.readiness.builtin["database"] = db.aping
         self._exposure = ExposureWatch(self.exposure_warning)
+        self._startup_refusal: str | None = None  # why the rollout database did not start (_core_lifespan)
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
         self._graders: dict[str, GraderDefinition] = {}
@@ -332,13 +335,19 @@ class ToolServer(ExportMixin):
         """The app's lifespan (which runs :meth:`_core_lifespan`), plus: the exposure warning
         from the bind address; a startup that fails, in one line naming the reason and the fix,
         when the store does not answer (with ``check_store_at_startup``) or refuses its backing
-        storage (``RolloutStore.startup``: e.g. ``RedisStore`` and a Redis without persistence)."""
+        storage (``RolloutStore.startup``: e.g. ``RedisStore`` and a Redis without persistence), or
+        when the rollout database cannot start (e.g. ``RFT_DB_DIR`` not writable)."""
         self._exposure.on_lifespan(receive)
+        self._startup_refusal = None
         refused = False
 
         async def checked_send(message: Any) -> None:
             nonlocal refused
             if refused:  # the app's own report of the unwinding below: already said, in one line
+                return
+            if message["type"] == "lifespan.startup.failed" and self._startup_refusal is not None:
+                refused = True  # the rollout database refused (_core_lifespan): its line, not a traceback
+                await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {self._startup_refusal}"})
                 return
             if message["type"] == "lifespan.startup.complete":
                 problem = await self.startup_problem() if self.check_store_at_startup else None
@@ -373,7 +382,14 @@ class ToolServer(ExportMixin):
         database starts (template, pool, sweep) before serving and stops after. (The store's
         own start-up check runs in :meth:`_serve_lifespan`, where a refusal is one clean line.)"""
         if self.db is not None:
-            await self.db.astart()
+            try:
+                await self.db.astart()
+            except Exception as exc:  # one line with the fix instead of a 40-line traceback (issue 36)
+                problem = (f"the rollout database {type(self.db).__name__}(name={self.db.name!r}) did not start: "
+                           f"{type(exc).__name__}: {exc}; {self.db.startup_hint()}")
+                logger.debug("rollout database start failed", exc_info=True)
+                self._startup_refusal = problem
+                raise _StartupRefused(problem) from exc
         try:
             yield
         finally:
