@@ -6,7 +6,8 @@ every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
 (readiness: the store, the rollout database and the user's checks, never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
 service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
-``?format=json``, docs/observability.md).
+``?format=json``, docs/observability.md), ``GET /openapi.json`` (the routes above with every
+tool's and grader's schemas, OpenAPI 3.1).
 """
 
 from __future__ import annotations
@@ -163,6 +164,7 @@ class ToolServer(ExportMixin):
                 Route("/grade/s/{secret}", self._grade, methods=["POST"]),  # secret checked by AuthMiddleware
                 Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
                 Route("/metrics", self._metrics, methods=["GET"]),
+                Route("/openapi.json", self._openapi, methods=["GET"]),
             ],
             exception_handlers=exception_handlers(),  # every non-2xx is JSON, routes' 404/405 included
             lifespan=lambda app: self._core_lifespan(),
@@ -408,6 +410,18 @@ class ToolServer(ExportMixin):
         ok, checks = await self.readiness.run()
         return json_response(encode_json({"status": "ready" if ok else "unavailable", "checks": checks}),
                              200 if ok else 503)
+
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI 3.1 document of the hosted routes, built from the registered tools and graders
+        (``GET /openapi.json``; ``rft_sdk.surfaces._openapi``)."""
+        from ._version import __version__
+        from .surfaces._openapi import openapi_document
+
+        return openapi_document(self._tools, sorted(self._graders), self._default_grader, version=__version__,
+                                authenticated=self._auth.enabled)
+
+    async def _openapi(self, request: Request) -> Response:
+        return json_response(encode_json(self.openapi()))
 
     async def _list_tools(self, request: Request) -> Response:
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
