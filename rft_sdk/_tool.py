@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 
 from ._invoke import TOOL_THREADS
 from ._rollout import Rollout
-from ._schema import TYPED_DICT, StrictSchemaError, make_nullable, strictify
+from ._schema import StrictSchemaError, make_nullable, strictify
 from .exceptions import ToolDefinitionError
 from .protocol import QUEUE_TIMEOUT_S
 

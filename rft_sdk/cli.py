@@ -21,8 +21,8 @@ not installed is listed with the ``pip install`` line that enables it.
 from __future__ import annotations
 
 import argparse
-import errno
 import difflib
+import errno
 import gc
 import importlib
 import json
@@ -43,10 +43,10 @@ from ._cli_commands import (
     subparser,
 )
 from ._server import SURFACES_ENV_VAR, ToolServer
-from .exceptions import DefinitionError
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
+from .exceptions import DefinitionError
 from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
