@@ -38,9 +38,10 @@ _REF = "#/components/schemas/{model}"
 
 
 class _Tool(Protocol):
-    name: str
-    description: str
-    parameters: dict[str, Any]
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> dict[str, Any]: ...
 
 
 def _rebase(node: Any, base: str) -> Any:
@@ -90,7 +91,7 @@ def openapi_document(tools: Mapping[str, _Tool], graders: Sequence[str], default
                                  ref_template=_REF)
     schemas: dict[str, Any] = dict(defs["$defs"])
     paths: dict[str, Any] = {}
-    secured = [{"bearer": []}] if authenticated else None
+    secured: list[dict[str, list[str]]] | None = [{"bearer": []}] if authenticated else None
 
     def op(summary: str, responses: dict[str, Any], body: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"summary": summary, **extra, "responses": {**responses, **_errors()}}

@@ -40,7 +40,7 @@ def _gold_rows(item: dict[str, Any], tokenizer: Any, max_tool_chars: int) -> lis
     """``(prompt tokens, completion tokens)`` of each gold turn, tool outputs empty (a lower bound)."""
     tools = item.get("tools") or []
     messages = list(item.get("messages") or [])
-    rows = []
+    rows: list[tuple[int, int]] = []
     for action in item.get("actions") or []:
         if not isinstance(action, dict) or not isinstance(action.get("name"), str):
             return rows  # a malformed gold: rft validate's business; the replay would discard it
