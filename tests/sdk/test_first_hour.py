@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from rft_sdk import Rollout, SQLiteDatabase, ToolServer
-from rft_sdk._schema import TYPED_DICT
+from rft_sdk._definitions._schema import TYPED_DICT
 from rft_sdk.testing import free_port, run_server
 
 ROOT = Path(__file__).resolve().parents[2]
