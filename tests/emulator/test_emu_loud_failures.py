@@ -149,3 +149,5 @@ def test_doctor_hung_tool_exits_1_with_reason(tmp_path: Path, url: str) -> None:
     assert "rft doctor: 20 of 20 rollouts discarded (100%; allowed: 0%)" in err
     assert "tool_timeout: 20 (e.g. item 0" in err
     assert json.loads((out / "doctor.json").read_text())["meta"]["discards"]["discarded"] == 20
+    html = (out / "doctor.html").read_text()
+    assert "Discarded rollouts of the policy's run: 20 of 20" in html and "<td>tool_timeout</td>" in html
