@@ -22,7 +22,9 @@ __all__ = ["ControlCharFilter", "escape_controls", "install_log_filter", "redact
 
 MASK = "***"
 _SECRET_QUERY_KEY = re.compile(r"pass|secret|token|key|auth|credential", re.IGNORECASE)
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Lone UTF-16 surrogates: no handler can encode them as UTF-8 (a log file, a pipe, pytest-xdist's channel).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def redact_url(url: str) -> str:
@@ -85,8 +87,9 @@ def _safe(value: Any) -> Any:
 
 
 class ControlCharFilter(logging.Filter):
-    """A logging filter that escapes control characters in a record's arguments (or, without
-    arguments, in its message), so every logged value stays on its line. Never drops a record."""
+    """A logging filter that escapes control characters and lone surrogates in a record's arguments (or,
+    without arguments, in its message), so every logged value stays on its line and encodes as UTF-8, and
+    lone surrogates in its traceback. Never drops a record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
@@ -96,6 +99,10 @@ class ControlCharFilter(logging.Filter):
             record.args = {k: _safe(v) for k, v in args.items()}
         elif not args and isinstance(record.msg, str):
             record.msg = escape_controls(record.msg)
+        if record.exc_info and not record.exc_text:
+            # the traceback keeps its lines; only lone surrogates (from a value the model sent) are escaped
+            text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = _SURROGATE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
         return True
 
 
