@@ -56,7 +56,7 @@ def probe_table(report: DoctorReport) -> Table | None:
     Waived probes (``--skip-probes``) are listed last as ``WAIVED``.
     """
     p = report.principles.get("unhackable")
-    if p is None:
+    if p is None or "probes" not in p.evidence:  # not run (e.g. the policy's rollouts were discarded)
         return None
     ev = p.evidence
     table = Table(title=f"probes (rewarded: score > {ev['hack_share']:.0%} of the gold's; a hack fails, a shortcut "
@@ -102,7 +102,7 @@ def _figure() -> tuple[Figure, Any]:
 def _plots(report: DoctorReport) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     un = report.principles.get("unhackable")
-    if un is not None:
+    if un is not None and "probes" in un.evidence:
         fig, ax = _figure()
         rows = un.evidence["probes"]
         names = list(rows)
@@ -114,7 +114,7 @@ def _plots(report: DoctorReport) -> dict[str, bytes]:
         ax.invert_yaxis()
         out["probes"] = _png(fig)
     le = report.principles.get("learnable")
-    if le is not None:
+    if le is not None and "items" in le.evidence:
         fig, ax = _figure()
         rows = sorted((r for r in le.evidence["items"] if r["scores"]),
                       key=lambda r: sum(r["scores"]) / len(r["scores"]))

@@ -63,7 +63,7 @@ def _discards(meta: Mapping[str, Any]) -> str:
 
 def _probes(report: DoctorReport, verdicts: Mapping[str, tuple[str, str]]) -> str:
     p = report.principles.get("unhackable")
-    if p is None:
+    if p is None or "probes" not in p.evidence:
         return ""
     ev = p.evidence
     rows = "".join(

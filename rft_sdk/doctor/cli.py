@@ -10,7 +10,8 @@ Usage::
 Writes ``OUT/doctor.json`` and ``OUT/doctor.html``, prints a table, and exits
 1 when a principle fails or when more than ``--max-discard-share`` of the
 policy's rollouts were discarded (the top reasons, one example each, are
-printed; default 0 for the reference replay, 0.1 for a model, as ``rft emulate``),
+printed; default 0 for the reference replay, 0.1 for a model, as ``rft emulate``;
+the other principles are then not run, since their rollouts would meet the same fault),
 0 otherwise ("not checked" and warnings do not fail), 2 on invalid input or an
 unreachable model endpoint (checked before any rollout). Needs the ``emulate`` extra: ``pip install "rft-sdk[emulate]"``.
 Declared as the ``doctor`` entry point of the ``rft_sdk.commands`` group.
@@ -161,6 +162,9 @@ def run(args: argparse.Namespace) -> int:
         return code  # rft validate's checks found errors: no rollout
     settings = ClientSettings(retries=args.retries, timeout_s=args.timeout)
 
+    share = getattr(args, "max_discard_share", None)
+    limit = default_max_discard_share(policy) if share is None else share
+
     async def go() -> Any:
         try:
             if isinstance(policy, OpenAICompatiblePolicy):
@@ -174,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
                 hack_share=HACK_SHARE if args.hack_share is None else args.hack_share, budget=args.budget,
                 skip_probes=[t.strip() for t in args.skip_probes.split(",") if t.strip()],
                 replays=args.replays, regrades=args.regrades, target=args.target, settings=settings,
-                principles=[p for p in args.principles.split(",") if p], max_concurrency=args.concurrency)
+                principles=[p for p in args.principles.split(",") if p], max_concurrency=args.concurrency,
+                max_discard_share=limit)
         finally:
             close = getattr(policy, "aclose", None)
             if close is not None:
@@ -191,8 +196,6 @@ def run(args: argparse.Namespace) -> int:
     for problem in report.meta.get("target_problems", []):
         err.print(f"warning ({args.target}): {problem}", style="yellow", markup=False, highlight=False)
     err.print(f"wrote {paths['json']}, {paths['html']}")
-    share = getattr(args, "max_discard_share", None)
-    limit = default_max_discard_share(policy) if share is None else share
     digest = report.meta.get("discards")
     too_many = digest is not None and report_discards(digest, limit, "rft doctor", err)
     return 1 if too_many else int(report.exit_code)

@@ -142,12 +142,18 @@ def test_unreachable_model_endpoint_refused_before_any_rollout(tmp_path: Path, u
 
 def test_doctor_hung_tool_exits_1_with_reason(tmp_path: Path, url: str) -> None:
     out = tmp_path / "out"
-    proc = rft("doctor", *inputs(tmp_path, url, "hang"), "--out", str(out), "--principles", "learnable",
+    proc = rft("doctor", *inputs(tmp_path, url, "hang"), "--out", str(out),
                "--samples", "2", "--timeout", "0.3", "--retries", "0")
     err = flat(proc.stderr)
     assert proc.returncode == 1, proc.stderr + proc.stdout
     assert "rft doctor: 20 of 20 rollouts discarded (100%; allowed: 0%)" in err
     assert "tool_timeout: 20 (e.g. item 0" in err
     assert json.loads((out / "doctor.json").read_text())["meta"]["discards"]["discarded"] == 20
+    # the other principles are not run against the broken server (their rollouts would time out too)
+    principles = json.loads((out / "doctor.json").read_text())["principles"]
+    for name in ("gradeable", "production_like", "unhackable"):
+        assert principles[name]["passed"] is None
+        assert principles[name]["summary"] == ("not checked: 20 of 20 of the policy's rollouts were discarded "
+                                               "(mostly tool_timeout); fix that first")
     html = (out / "doctor.html").read_text()
     assert "Discarded rollouts of the policy's run: 20 of 20" in html and "<td>tool_timeout</td>" in html
