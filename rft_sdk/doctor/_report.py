@@ -114,7 +114,7 @@ def _plots(report: DoctorReport) -> dict[str, bytes]:
         ax.invert_yaxis()
         out["probes"] = _png(fig)
     le = report.principles.get("learnable")
-    if le is not None and "items" in le.evidence:
+    if le is not None and any(r["scores"] for r in le.evidence.get("items", [])):  # nothing graded: no plot
         fig, ax = _figure()
         rows = sorted((r for r in le.evidence["items"] if r["scores"]),
                       key=lambda r: sum(r["scores"]) / len(r["scores"]))

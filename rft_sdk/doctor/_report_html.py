@@ -105,7 +105,12 @@ def doctor_html(report: DoctorReport, plots: Mapping[str, bytes], principle_verd
         f"<tr><td><b>{_e(name)}</b></td><td>{_verdict(*principle_verdict(p))}</td><td>{_e(p.summary)}</td></tr>"
         for name, p in report.principles.items())
     failed = [n for n, p in report.principles.items() if p.passed is False]
-    headline = ("all principles checked hold" if not failed else f"{len(failed)} principle(s) fail: {', '.join(failed)}")
+    checked = [n for n, p in report.principles.items() if p.passed is not None]
+    headline = (f"{len(failed)} principle(s) fail: {', '.join(failed)}" if failed
+                else "all principles checked hold" if checked else "no principle could be checked")
+    digest = report.meta.get("discards") or {}
+    if digest.get("discarded"):
+        headline += f"; {digest['discarded']} of {digest['rollouts']} of the policy's rollouts discarded"
     imgs = "".join(f'<figure><img alt="{_e(k)}" src="data:image/png;base64,{base64.b64encode(v).decode()}"></figure>'
                    for k, v in plots.items())
     return ("<!doctype html><html><head><meta charset='utf-8'><title>rft doctor</title>"

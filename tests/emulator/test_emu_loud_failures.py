@@ -157,3 +157,5 @@ def test_doctor_hung_tool_exits_1_with_reason(tmp_path: Path, url: str) -> None:
                                                "(mostly tool_timeout); fix that first")
     html = (out / "doctor.html").read_text()
     assert "Discarded rollouts of the policy's run: 20 of 20" in html and "<td>tool_timeout</td>" in html
+    assert "<h1>rft doctor: no principle could be checked; 20 of 20 of the policy&#x27;s rollouts discarded</h1>" in html
+    assert "data:image/png" not in html  # no empty plot
