@@ -289,6 +289,31 @@ class RolloutDatabase(abc.ABC):
             self._thread.start()
             self._started = True
 
+    def ping(self) -> None:
+        """One real read of the template (``SELECT 1`` on a read-only connection); blocking.
+
+        Raises:
+            the driver's error (one of :attr:`unavailable_errors` when the server or file does not answer).
+        """
+        conn = self.connect(self._template_id(), read_only=True)
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT 1")
+            cur.fetchall()
+            cur.close()
+        finally:
+            conn.close()
+
+    async def aping(self) -> None:
+        """The ``database`` check of ``GET /readyz``: starts the database if needed, then :meth:`ping`
+        in a worker thread. Raises what they raise."""
+        await self.astart()
+        await anyio.to_thread.run_sync(self.ping)
+
+    def startup_hint(self) -> str:
+        """What to check when :meth:`start` failed (the server's one-line start-up error ends with it)."""
+        return "check that the database server answers and that its URL and credentials are right"
+
     async def astart(self) -> None:
         """:meth:`start` in a worker thread (what the server's lifespan and the first call await)."""
         if not self._started:

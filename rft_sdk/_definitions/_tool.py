@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -261,6 +262,10 @@ def build_definition(
     except Exception as exc:
         bad = _first_bad_param(fields)
         where = f"tool {fname}, parameter {bad!r}" if bad else f"tool {fname}"
+        if getattr(exc, "code", None) == "typed-dict-version":  # pydantic.PydanticUserError
+            raise ToolDefinitionError(f"{where}: pydantic refuses typing.TypedDict on Python "
+                                      f"{sys.version_info.major}.{sys.version_info.minor}; declare it with "
+                                      "`from typing_extensions import TypedDict` (typing.TypedDict works from Python 3.12)") from exc
         raise ToolDefinitionError(f"{where}: type cannot be served as JSON Schema: {exc}") from exc
 
     properties: dict[str, Any] = {}

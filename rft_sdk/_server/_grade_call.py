@@ -9,8 +9,10 @@ Flow, under the rollout's lock (so grading waits for in-flight tool calls):
    SHA-256 of the canonical request JSON) gets the recorded answer; a
    different request gets 409 (the state it would need is gone).
 3. Never seen: the model used no tools; grade with an empty trajectory.
-4. No ``trace_id`` in the request (Azure's grader tests): grade with an empty
-   trajectory and ``ctx.traced = False``; nothing is locked, stored or replayed.
+4. No ``trace_id`` in the request (Azure's grader tests, ``rft check grader``):
+   grade with an empty trajectory and ``ctx.traced = False``; with a rollout
+   database ``ctx.db`` reads the template (what a rollout that made no call
+   ends with), read-only; nothing is locked, stored or replayed.
 
 Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
 raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
@@ -100,9 +102,14 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
     trace_id = request.trace_id
     item = request.item if item_json is None else json_object("item", item_json)
     if trace_id is None:
+        view = await open_grading_view(db, "", item or {}) if db is not None else None  # the template, read-only
         ctx = GradingContext(sample=parse_sample(request.sample.model_dump()), item=item or {}, trace_id="",
-                             grader=definition.name, traced=False)
-        grade = await _run_grader(definition, ctx)
+                             grader=definition.name, traced=False, db=view)
+        try:
+            grade = await _run_grader(definition, ctx)
+        finally:
+            if view is not None:
+                await view.aclose()
         metrics.incr("grades")
         return float(grade.score), clean_value(grade.details())
     async with store.lock(trace_id):

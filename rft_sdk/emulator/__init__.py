@@ -16,7 +16,9 @@ Layers: ``_types`` (ToolCall, PolicyStep, StepRecord) ← ``_contract`` (the
 Policy protocol, check_step) ← ``_policy`` / ``_openai`` (concrete policies);
 ``_client`` (HTTP calls) ← ``_rollout`` (one rollout) ← ``_session`` (a
 long-lived :class:`EmulatorSession` owning the HTTP clients; ``run_rollouts``)
-← ``_emulate`` (validate, run, report).
+← ``_emulate`` (validate, run, report). ``_report`` / ``_report_html`` write the
+files a person reads; ``_discards`` decides when a run discarded too much
+(``--max-discard-share``).
 """
 
 from ._client import ClientSettings, EndpointClient, EndpointFailure, GradeResult, ToolCallResult

@@ -14,7 +14,12 @@ Declared as the ``emulate`` entry point of the ``rft_sdk.commands`` group
 :func:`add_arguments` and :func:`run` (``docs/ARCHITECTURE.md``, "CLI").
 Before any rollout it runs the checks of ``rft validate`` (the dataset by the
 target's rules, its tools against the job's and against the live server's
-``GET /tools``) and stops on an error. Exit codes: 0 done, 2 invalid
+``GET /tools``) and, for ``--policy openai``, asks the model endpoint for its
+``/models`` (:meth:`OpenAICompatiblePolicy.preflight`); it stops on an error.
+After the run it prints the top discard reasons with one example each, and
+exits 1 when the share of discarded rollouts passes ``--max-discard-share``
+(default 0 for replay policies, 0.1 for a model: ``_discards``).
+Exit codes: 0 done, 1 too many discarded rollouts, 2 invalid
 dataset/config/arguments or a preflight error.
 """
 
@@ -27,10 +32,12 @@ from typing import Any
 
 from rich.console import Console
 
+from .._cli_commands import share_arg
 from .._validation._preflight import run_preflight
 from ._client import ClientSettings
-from ._contract import Policy
+from ._contract import Policy, PolicyError
 from ._dataset import DatasetError
+from ._discards import MODEL_MAX_DISCARD_SHARE, default_max_discard_share, discard_digest, report_discards
 from ._emulate import emulate
 from ._job import TARGETS, JobConfigError, load_job, target_problems
 from ._openai import OpenAICompatiblePolicy
@@ -78,6 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backoff", type=float, default=0.5, help="first retry backoff, seconds (doubles)")
     parser.add_argument("--label", default=None, help="name shown in the report")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--max-discard-share", type=share_arg, default=None,
+                        help="exit 1 when more than this share (0-1) of rollouts is discarded (default: 0 for "
+                             f"reference/perturbed replays, {MODEL_MAX_DISCARD_SHARE} for a model policy)")
 
 
 def _load_object(spec: str) -> Policy:
@@ -88,8 +98,8 @@ def _load_object(spec: str) -> Policy:
         obj = load_app(spec)
     except ValueError:
         raise ValueError(f"--policy {spec!r}: expected reference, perturbed, openai or MODULE:ATTR") from None
-    if not hasattr(obj, "act") and callable(obj):
-        obj = obj()
+    if isinstance(obj, type) or (not hasattr(obj, "act") and callable(obj)):
+        obj = obj()  # a class or a factory
     if not isinstance(obj, Policy):  # runtime_checkable: has an ``act`` attribute
         raise ValueError(f"--policy {spec!r} is not a policy (no async act method)")
     return obj
@@ -149,6 +159,10 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> Any:
         try:
+            if isinstance(policy, OpenAICompatiblePolicy):
+                warning = await policy.preflight(args.timeout)  # PolicyError: no rollout, exit 2
+                if warning:
+                    err.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
             return await emulate(args.dataset, job, policy, out_dir=args.out,
                                  samples_per_item=args.samples_per_item, use_eval_samples=args.eval,
                                  limit=args.limit, max_concurrency=args.concurrency, settings=settings,
@@ -161,12 +175,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = asyncio.run(go())
-    except (DatasetError, JobConfigError, ValueError) as exc:
+    except (DatasetError, JobConfigError, ValueError, PolicyError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
     print_summary(result.summary, Console())
     err.print(f"wrote {', '.join(str(p) for p in result.paths.values())}")
-    return 0
+    share = getattr(args, "max_discard_share", None)
+    limit = default_max_discard_share(policy) if share is None else share
+    return 1 if report_discards(discard_digest(result.results), limit, "rft emulate", err) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,8 +35,9 @@ def test_cli_reference_replay(tmp_path: Path, base_url: str, capsys: pytest.Capt
     dataset, config = write_inputs(tmp_path, base_url, items())
     out = tmp_path / "out"
     code = cli.main(["--dataset", str(dataset), "--config", str(config), "--policy", "reference",
-                     "--out", str(out), "--samples-per-item", "1", "--backoff", "0.001", "--no-progress"])
-    assert code == 0
+                     "--out", str(out), "--samples-per-item", "1", "--backoff", "0.001", "--no-progress",
+                     "--max-discard-share", "0.1"])
+    assert code == 0  # 1 of 10 discarded: within the 0.1 allowed (the reference default 0 would exit 1)
     summary = json.loads((out / "summary.json").read_text())
     # reference replay: items 0-8 answer v_i after a lookup (item 8's lookup fails but was called) -> 1.0;
     # item 9's tool keeps answering 503 -> discarded
@@ -64,7 +65,7 @@ def test_cli_warns_when_replay_needs_more_steps_and_can_override_them(
     """Each item needs 2 turns (1 gold call + the answer): at 1 step every replay is cut short."""
     dataset, config = write_inputs(tmp_path, base_url, items())
     base = ["--dataset", str(dataset), "--config", str(config), "--policy", "reference",
-            "--samples-per-item", "1", "--backoff", "0.001", "--no-progress"]
+            "--samples-per-item", "1", "--backoff", "0.001", "--no-progress", "--max-discard-share", "0.1"]
     assert cli.main([*base, "--out", str(tmp_path / "short"), "--max-episode-steps", "1"]) == 0
     captured = capsys.readouterr()
     err = " ".join(captured.err.split())  # rich wraps long lines
