@@ -7,7 +7,9 @@ Tokens: several may be valid at once (rotation); they come from the
 Azure AI Foundry samples) or ``api-key: <t>`` (Azure OpenAI style).
 
 Policy per route:
-    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes).
+    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes). ``/healthz``, ``/readyz`` and
+      ``/metrics`` answer GET and HEAD only: any other method is 405 ``method_not_allowed`` before
+      authentication and routing (:data:`PROBE_PATHS`).
     * ``POST /grade/s/<secret>[/<name>]``: the grader for a service that cannot
       send headers (Azure's endpoint grader, stated in its samples): served only
       when the path segment equals ``grader_secret``; no token needed.
@@ -24,6 +26,7 @@ access log included) sees it. A refusal answers 401 ``unauthorized`` with
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import logging
@@ -36,20 +39,38 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ._endpoint import EndpointError, encode_json, json_response
 from ._metrics import Metrics
 
-__all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "TOKEN_HEADERS",
-           "AuthMiddleware", "BearerAuth", "check_grader_secret", "is_loopback"]
+__all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "PROBE_METHODS", "PROBE_PATHS",
+           "TOKEN_HEADERS", "AuthMiddleware", "BearerAuth", "check_grader_secret", "credential_of", "is_loopback"]
 
 logger = logging.getLogger("rft_sdk")
 AUTH_ENV_VAR = "RFT_AUTH_TOKENS"
 GRADER_SECRET_ENV_VAR = "RFT_GRADER_SECRET"
-#: Routes served without credentials (paths relative to where the server is mounted).
+#: Routes served without credentials (paths relative to where the server is mounted), for GET/HEAD only.
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+#: Probe routes: they answer only their own method (GET, and HEAD); any other is 405 before routing, so a
+#: ``POST /readyz`` never reaches a surface's catch-all route (NeMo Gym's ``POST /{tool}``).
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+PROBE_METHODS = frozenset({"GET", "HEAD"})
 #: Path prefix of the grader served behind a secret path segment (no headers needed).
 GRADER_SECRET_PREFIX = "/grade/s/"
 _REDACTED = "-"
 #: Headers that may carry a token: ``(lower-case name, scheme prefix or "")``.
 TOKEN_HEADERS = (("authorization", "bearer "), ("x-functions-key", ""), ("api-key", ""))
 _MIN_SECRET_CHARS = 16
+
+
+def credential_of(headers: Headers) -> str:
+    """A fingerprint of the credentials a request presents (SHA-256 of every :data:`TOKEN_HEADERS` value,
+    in order; ``""`` without any): what a session is bound to, so only the credential that opened a session
+    can use it. Without tokens configured every client presents the same (empty) credential, and the
+    session id alone (unguessable, 256 bits) is the capability."""
+    values = [headers.get(name) for name, _ in TOKEN_HEADERS]
+    if not any(values):
+        return ""
+    digest = hashlib.sha256()
+    for value in values:
+        digest.update((value or "").encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
 
 
 def check_grader_secret(secret: str | None) -> str | None:
@@ -153,6 +174,8 @@ class AuthMiddleware:
         self._secret = grader_secret.encode() if grader_secret else None
         refusal = EndpointError(401, "unauthorized", "unauthorized")
         self._refusal = encode_json(refusal.body())
+        self._not_allowed = encode_json(EndpointError(405, "method_not_allowed", "probe routes answer GET and HEAD "
+                                                      "only").body())
 
     def _secret_path_ok(self, scope: Scope, path: str) -> bool:
         """Check the secret segment (constant time) and redact it from the scope in place."""
@@ -177,6 +200,11 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         path = _route_path(scope)
+        probe = path in PROBE_PATHS
+        if probe and scope.get("method") not in PROBE_METHODS:
+            response = json_response(self._not_allowed, 405, {"Allow": "GET, HEAD"})
+            await response(scope, receive, send)
+            return
         if path.startswith(GRADER_SECRET_PREFIX):
             allowed = self._secret_path_ok(scope, path)
         else:

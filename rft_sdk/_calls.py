@@ -41,7 +41,7 @@ import pydantic_core
 from ._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
 from ._db import CallScope, RolloutDatabase
 from ._endpoint import EndpointError, clean_text, clean_value, encode_json
-from ._invoke import CallTimedOut, NoSlotError, call_limited
+from ._invoke import CallTimedOut, NoSlotError, call_limited, invoke_guarded
 from ._items import CallRollout, SentItem, check_item
 from ._metrics import Metrics
 from ._rollout import Rollout, ToolCallRecord
@@ -333,8 +333,10 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
         kwargs[definition.rollout_param] = rollout
     try:
         if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
-            if definition.is_async:
-                return _to_output(await definition.fn(**kwargs))
+            if definition.is_async:  # timed on the loop; moved to a thread once it holds the loop (loop guard)
+                return _to_output(await invoke_guarded(definition.fn, True, definition.runtime.guard,
+                                                       f"tool {definition.name!r}", movable=rollout._db is None,
+                                                       await_free_in_thread=False, **kwargs))
             return _to_output(_on_loop(definition, kwargs))  # @tool(blocking=False): on the loop, no thread hop
         return _to_output(await call_limited(definition.fn, kwargs, is_async=definition.is_async,
                                              in_thread=not definition.on_loop, limiter=definition.limiter,

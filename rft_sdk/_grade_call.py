@@ -30,7 +30,7 @@ from typing import Any
 from ._db import RolloutDatabase, open_grading_view
 from ._endpoint import EndpointError, clean_text, clean_value
 from ._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
-from ._invoke import invoke
+from ._invoke import invoke_guarded
 from ._items import canonical_item, sha256_hex
 from ._metrics import Metrics
 from ._stores import GradeRecord, RolloutStore
@@ -159,7 +159,9 @@ async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grad
         EndpointError: 500 ``grader_error`` naming the grader and what went wrong.
     """
     try:
-        return coerce_grade(await invoke(definition.fn, definition.is_async, ctx), definition)
+        value = await invoke_guarded(definition.fn, definition.is_async, definition.guard,
+                                     f"grader {definition.name!r}", ctx, movable=ctx.db is None)
+        return coerce_grade(value, definition)
     except GraderError as exc:
         logger.error("grader %s failed for %s: %s", definition.name, ctx.trace_id, exc)
         raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc

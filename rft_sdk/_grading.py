@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from ._body import loads_strict
+from ._invoke import LoopGuard
 from ._rollout import ToolCallRecord
 from .exceptions import GraderDefinitionError, GraderError
 
@@ -112,6 +113,8 @@ class GraderDefinition:
         score_range: inclusive ``(low, high)`` bounds, or ``None`` for any finite score.
         default: whether it also serves ``POST /grade``.
         is_async: whether ``fn`` is a coroutine function.
+        guard: the loop guard (``rft_sdk._invoke.invoke_guarded``): an ``async def`` grader that never
+            awaits runs in a worker thread; one that holds the loop past ``LOOP_STALL_S`` is moved off it.
     """
 
     name: str
@@ -119,6 +122,7 @@ class GraderDefinition:
     score_range: tuple[float, float] | None
     default: bool
     is_async: bool
+    guard: LoopGuard = dataclasses.field(default_factory=LoopGuard, compare=False, repr=False)
 
 
 @overload
