@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import logging
 import os
 import resource
 import shutil
@@ -47,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from ._redact import get_logger
 from ._sandbox_bwrap import NOBODY, bwrap_argv, bwrap_reason, runtime_paths, setpriv_argv, unshare_ok
 from ._sandbox_cgroup import PidsController, find_pids_controller
 from .exceptions import RFTError
@@ -54,7 +54,7 @@ from .exceptions import RFTError
 __all__ = ["MAX_OUTPUT_BYTES", "CommandResult", "IsolationReport", "LocalBackend", "SandboxBackend", "SandboxError",
            "SandboxLimits", "SandboxProcess", "network_isolation_available"]
 
-log = logging.getLogger("rft_sdk.sandbox")
+log = get_logger("rft_sdk.sandbox")
 
 MAX_OUTPUT_BYTES = 1_000_000  # hosted protocol: a tool output is at most 1 MB
 

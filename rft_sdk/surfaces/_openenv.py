@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import logging
 import os
 import secrets
 import time
@@ -52,12 +51,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .._auth import credential_of
 from .._body import decode_object, loads_strict, read_body
 from .._endpoint import encode_json, json_response
+from .._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._openenv_episode import Episode, EpisodeConfig, ProtocolError, openenv_tools
 from ._seam import SurfaceContext, SurfaceMount
 from ._wsdoor import INTERNAL_ERROR, WsClosed, WsDecodeError, WsLimits, close
 
-logger = logging.getLogger("rft_sdk.openenv")
+logger = get_logger("rft_sdk.openenv")
 #: RFC 6455 close codes of a refused session: policy violation (unknown or foreign id), try again later.
 POLICY_VIOLATION, TRY_AGAIN_LATER = 1008, 1013
 
