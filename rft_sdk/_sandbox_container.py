@@ -42,7 +42,8 @@ class ContainerBackend:
     @property
     def isolation(self) -> IsolationReport:
         """What the container engine enforces (everything, by construction)."""
-        return IsolationReport("container", True, True, "--pids-limit", f"uid {SandboxLimits().uid()}")
+        return IsolationReport("container", True, True, "--pids-limit", f"uid {SandboxLimits().uid()}",
+                               memory="--memory (the whole container)")
 
     def command(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits,
                 env: Mapping[str, str] | None = None, *, name: str | None = None) -> list[str]:
