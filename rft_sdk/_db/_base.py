@@ -113,6 +113,10 @@ class CallScope:
         if int(size) > self.owner.max_db_bytes:
             await self.rollback()
             self.owner.metrics.event("database_too_large")
+            try:  # the refused writes' space back (PostgreSQL keeps a rolled-back insert's pages until VACUUM)
+                await anyio.to_thread.run_sync(self.owner.reclaim, self.db_id)
+            except self.owner.unavailable_errors as exc:
+                logger.warning("reclaiming the space of %s after a refused call failed: %s", self.db_id, exc)
             raise EndpointError(413, "database_too_large", f"this call's writes would take the rollout's database to "
                                 f"{int(size)} bytes, over its budget of {self.owner.max_db_bytes} bytes "
                                 "(max_db_bytes): refused and rolled back", counter="rollouts_too_large")
@@ -234,6 +238,10 @@ class RolloutDatabase(abc.ABC):
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = ?"
     #: The size of the connection's database in bytes, as the open transaction sees it.
     size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+
+    def reclaim(self, db_id: str) -> None:
+        """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;
+        default: nothing to do, a rolled-back SQLite transaction leaves the file as it was)."""
 
     def is_statement_error(self, exc: BaseException) -> bool:
         """Whether a driver error of :attr:`unavailable_errors` is about the statement (a tool's SQL), not

@@ -299,6 +299,14 @@ class PostgresDatabase(RolloutDatabase):
             return conn
         return sync_cls.connect(self._conninfo(db_id))
 
+    def reclaim(self, db_id: str) -> None:
+        """``VACUUM`` the rollout's database: the heap pages a refused (rolled-back) call appended are cut
+        off its tables' ends, so its size falls back under ``max_db_bytes`` (index pages stay, reusable)."""
+        import psycopg
+
+        with psycopg.connect(self._conninfo(db_id), autocommit=True) as conn:
+            conn.execute("VACUUM")
+
     def checkin(self, db_id: str, conn: Any) -> None:
         if conn.closed or conn.broken:
             return
