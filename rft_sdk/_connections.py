@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
@@ -107,7 +107,7 @@ class HeaderDeadline:
 
     def _header_timeout(self) -> None:
         self._header_timer = None
-        if self.transport.get_protocol() is not self:  # upgraded (WebSocket): not an HTTP connection any more
+        if self.transport.get_protocol() is not cast(Any, self):  # upgraded (WebSocket): not an HTTP connection any more
             return
         if self.cycle is not None and not self.cycle.response_complete:
             return  # a request in progress: bounded by the body timeout and the tool's limits

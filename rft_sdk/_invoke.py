@@ -192,24 +192,33 @@ def _drive(coro: Any) -> Any:
     raise RuntimeError("a coroutine judged await-free suspended; it cannot run off the event loop")
 
 
+#: A step that blocks (``time.sleep``, blocking I/O) without using CPU counts past this many seconds of wall time.
+BLOCKED_STEP_S = 0.5
+
+
 class _Timed:
-    """Awaitable running coroutine ``coro`` step by step on the loop and keeping the longest step
-    (the time it held the loop without yielding), seconds, in ``longest``."""
+    """Awaitable running coroutine ``coro`` step by step on the loop and keeping its longest step (the time it
+    held the loop without yielding), seconds, in ``longest``: the thread's CPU time of the step, or its wall
+    time when that passes :data:`BLOCKED_STEP_S` (a blocking call). CPU time, not wall time, below that: on a
+    loaded host the OS may pause the thread mid-step, which is not the function's doing."""
 
     def __init__(self, coro: Any) -> None:
         self.coro, self.longest = coro, 0.0
 
+    def _took(self, wall0: float, cpu0: float) -> None:
+        wall = time.perf_counter() - wall0
+        self.longest = max(self.longest, wall if wall > BLOCKED_STEP_S else time.thread_time() - cpu0)
+
     def __await__(self) -> Any:
         coro, value, error = self.coro, None, None
         while True:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             try:
                 yielded = coro.throw(error) if error is not None else coro.send(value)
             except StopIteration as stop:
-                self.longest = max(self.longest, time.perf_counter() - t0)
                 return stop.value
             finally:
-                self.longest = max(self.longest, time.perf_counter() - t0)
+                self._took(t0, c0)
             try:
                 value, error = (yield yielded), None
             except GeneratorExit:

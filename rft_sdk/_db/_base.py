@@ -242,6 +242,7 @@ class RolloutDatabase(abc.ABC):
     def reclaim(self, db_id: str) -> None:
         """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;
         default: nothing to do, a rolled-back SQLite transaction leaves the file as it was)."""
+        return None
 
     def is_statement_error(self, exc: BaseException) -> bool:
         """Whether a driver error of :attr:`unavailable_errors` is about the statement (a tool's SQL), not
