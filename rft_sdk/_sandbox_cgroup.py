@@ -223,8 +223,8 @@ class MemoryController(PidsController):
         if memsw.exists():  # swap accounting on: memory + swap bounded by the same figure
             memsw.write_text(str(limit_bytes))
 
-    def new_group(self, max_pids: int) -> Path:
-        """A new group whose memory is bounded to ``max_pids`` bytes (the parent's signature; a byte count).
+    def new_group(self, limit_bytes: int) -> Path:  # a byte count, where the parent takes a pid count
+        """A new group whose memory (its whole tree, swap included) is bounded to ``limit_bytes``.
 
         Raises:
             OSError: it could not be made.
@@ -234,7 +234,7 @@ class MemoryController(PidsController):
         group = self.base / f"{_PREFIX}{os.getpid()}-m{n}"
         group.mkdir()
         try:
-            self.limit(group, max_pids)
+            self.limit(group, limit_bytes)
         except OSError:
             group.rmdir()
             raise

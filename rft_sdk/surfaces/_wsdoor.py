@@ -100,12 +100,11 @@ class WsLimits:
             raise WsClosed(GOING_AWAY, why)
         if message["type"] == "websocket.disconnect":
             raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
-        text, data = message.get("text"), message.get("bytes")
+        text = message.get("text")
         if text is None:
             raise WsClosed(UNSUPPORTED_DATA, "binary frames are not accepted: send JSON text frames")
         if len(text) > self.max_frame_bytes and len(text.encode("utf-8", "surrogatepass")) > self.max_frame_bytes:
             raise WsClosed(TOO_BIG, f"frame over {self.max_frame_bytes} bytes")
-        del data
         try:
             return loads_strict(text)
         except ValueError as exc:
