@@ -40,6 +40,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ._door import BodyDoor
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._seam import SurfaceContext, SurfaceMount
 
@@ -155,7 +156,7 @@ class MCPSurface:
                                          on_call_tool=handlers.call_tool)
         manager = StreamableHTTPSessionManager(app=mcp_server, json_response=self.json_response,
                                                security_settings=self.transport_security)
-        endpoint = _Trace(StreamableHTTPASGIApp(manager))
+        endpoint = _Trace(BodyDoor(StreamableHTTPASGIApp(manager)))  # the front door's body rules (issue 39)
 
         @contextlib.asynccontextmanager
         async def lifespan() -> AsyncIterator[None]:

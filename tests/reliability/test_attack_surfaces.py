@@ -215,3 +215,21 @@ def test_healthz_answers_at_once_while_a_1_mb_answer_is_graded(server):
     worker.join()
     assert result["status"] == 200 and result["seconds"] < 10
     assert latencies and max(latencies) < 0.5, max(latencies)  # measured: see docs/reliability.md (< 0.1 s quiet)
+
+
+@pytest.fixture(scope="module")
+def mcp_server(tmp_path_factory):
+    env = {"RFT_AUTH_TOKENS": A, "RFT_TEST_STORE": str(tmp_path_factory.mktemp("mcp") / "rollouts.db")}
+    with serve_process("tests.integrations.apps:retail_recorded", "--surfaces", "hosted,mcp", cwd=ROOT,
+                       env=env) as url:
+        yield url
+
+
+@pytest.mark.parametrize("body", [b"1" * 5000, b"[" * 100_000, b'{"jsonrpc": "2.0", "id": 1e999}',
+                                  b'{"jsonrpc": "2.0", "id": "\\udfff"}', b"\xff\xfe\xfd", b"x" * 3_000_000])
+def test_mcp_takes_the_same_front_door(mcp_server, body):
+    """#6: the MCP endpoint read any body whole (no limit) and decoded it by its library's own rule."""
+    answer = httpx.post(mcp_server + "/mcp", content=body, timeout=30, headers={
+        **HA, "content-type": "application/json", "accept": "application/json, text/event-stream"})
+    assert answer.status_code == (413 if len(body) > 2_000_000 else 400), answer.text[:300]
+    assert answer.json()["error"]["code"] in ("body_too_large", "malformed_json")
