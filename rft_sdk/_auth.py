@@ -174,8 +174,6 @@ class AuthMiddleware:
         self._secret = grader_secret.encode() if grader_secret else None
         refusal = EndpointError(401, "unauthorized", "unauthorized")
         self._refusal = encode_json(refusal.body())
-        self._not_allowed = encode_json(EndpointError(405, "method_not_allowed", "probe routes answer GET and HEAD "
-                                                      "only").body())
 
     def _secret_path_ok(self, scope: Scope, path: str) -> bool:
         """Check the secret segment (constant time) and redact it from the scope in place."""
@@ -202,7 +200,9 @@ class AuthMiddleware:
         path = _route_path(scope)
         probe = path in PROBE_PATHS
         if probe and scope.get("method") not in PROBE_METHODS:
-            response = json_response(self._not_allowed, 405, {"Allow": "GET, HEAD"})
+            refusal = EndpointError(405, "method_not_allowed", f"{str(scope.get('method'))[:16]} {path}: Method Not "
+                                    "Allowed (allowed: GET, HEAD): probe routes answer their own method only")
+            response = json_response(encode_json(refusal.body()), 405, {"Allow": "GET, HEAD"})
             await response(scope, receive, send)
             return
         if path.startswith(GRADER_SECRET_PREFIX):
