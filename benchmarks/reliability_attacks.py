@@ -89,8 +89,10 @@ class Tally:
 
     def row(self, seconds: float) -> dict[str, Any]:
         """``5xx``: every 5xx; ``unhandled_5xx``: those not a documented retryable or grader answer
-        (``grader_error``: the retail grader refusing an item whose gold ``actions`` the fuzz broke)."""
-        handled = {"grader_error", "retryable", "tool_busy", "store_unavailable", "database_unavailable"}
+        (``grader_error``: the retail grader refusing an item whose gold ``actions`` the fuzz broke;
+        ``capacity_reached``: ``max_sessions`` sessions open, the fuzz never closes the ones it creates)."""
+        handled = {"grader_error", "retryable", "tool_busy", "store_unavailable", "database_unavailable",
+                   "capacity_reached"}
         return {"requests": sum(self.statuses.values()), "seconds": round(seconds, 1),
                 "5xx": sum(n for s, n in self.statuses.items() if s >= 500),
                 "unhandled_5xx": sum(n for c, n in self.codes_5xx.items() if c not in handled),

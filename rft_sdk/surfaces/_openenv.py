@@ -50,7 +50,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .._auth import credential_of
 from .._body import decode_object, loads_strict, read_body
-from .._endpoint import encode_json, json_response
+from .._endpoint import encode_json, error_body, json_response
 from .._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._openenv_episode import Episode, EpisodeConfig, ProtocolError, openenv_tools
@@ -390,8 +390,8 @@ class _Routes:
         try:
             with self.sessions.transient_slot():
                 return _json(await Episode(self.config).reset(data))
-        except _CapacityError as exc:
-            return _json({"detail": str(exc), "code": "CAPACITY_REACHED"}, 503)
+        except _CapacityError as exc:  # the ErrorBody of every non-2xx, retryable
+            return json_response(encode_json(error_body("capacity_reached", str(exc))), 503, {"Retry-After": "1"})
         except ProtocolError as exc:
             return _json({"detail": str(exc)}, 422)
 

@@ -104,7 +104,8 @@ def test_max_sessions_holds_across_every_way_of_opening_one(server):
         over = httpx.post(server + "/openenv/mcp", headers=HA, json={
             "jsonrpc": "2.0", "id": 2, "method": "openenv/session/create"}).json()
         assert over["error"]["code"] == -32000
-        assert httpx.post(server + "/openenv/reset", headers=HA, json={"index": 0}).status_code == 503
+        full = httpx.post(server + "/openenv/reset", headers=HA, json={"index": 0})
+        assert full.status_code == 503 and full.json()["error"]["code"] == "capacity_reached"
         closed = httpx.post(server + "/openenv/mcp", headers=HA, json={
             "jsonrpc": "2.0", "id": 3, "method": "openenv/session/close",
             "params": {"session_id": created["result"]["session_id"]}}).json()
