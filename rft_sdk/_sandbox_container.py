@@ -106,7 +106,7 @@ class _HostRunner(LocalBackend):
 
     def __init__(self) -> None:
         self.ro_paths, self._requested, self.strict = (), "process", False
-        self._pids, self.mode, self._problems = None, "process", ()
+        self._pids, self._memory, self.mode, self._problems = None, None, "process", ()
 
 
 _HOST = _HostRunner()
