@@ -315,6 +315,13 @@ def healthz_while_grading(args: argparse.Namespace) -> dict[str, Any]:
                 "sample": {"output_text": answer}, "item": item, "trace_id": "trace_big"})
             result.update(status=response.status_code, grade_s=round(time.monotonic() - t0, 3))
 
+        idle = []
+        with httpx.Client(base_url=url) as client:  # the same probe with nothing graded: this host's baseline
+            for _ in range(20):
+                t0 = time.perf_counter()
+                client.get("/healthz")
+                idle.append(time.perf_counter() - t0)
+                time.sleep(0.02)
         worker = threading.Thread(target=grade)
         worker.start()
         latencies = []
@@ -327,7 +334,8 @@ def healthz_while_grading(args: argparse.Namespace) -> dict[str, Any]:
         worker.join()
     return {"scenario": "healthz-while-grading", "answer_bytes": len(answer), **result, "healthz_probes": len(latencies),
             "healthz_max_ms": round(1000 * max(latencies), 1),
-            "healthz_p50_ms": round(1000 * sorted(latencies)[len(latencies) // 2], 1)}
+            "healthz_p50_ms": round(1000 * sorted(latencies)[len(latencies) // 2], 1),
+            "idle_healthz_max_ms": round(1000 * max(idle), 1), "idle_healthz_p50_ms": round(1000 * sorted(idle)[10], 1)}
 
 
 def ws_episode(args: argparse.Namespace) -> dict[str, Any]:
