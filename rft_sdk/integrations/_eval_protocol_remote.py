@@ -54,12 +54,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from .._auth import AuthMiddleware, BearerAuth, is_loopback
-from .._body import decode_object, read_body
 from .._cli_commands import env_secret
-from .._endpoint import exception_handlers
-from .._metrics import Metrics
-from .._redact import get_logger
+from .._server._auth import AuthMiddleware, BearerAuth, is_loopback
+from .._server._metrics import Metrics
+from .._wire._body import decode_object, read_body
+from .._wire._endpoint import exception_handlers
+from .._wire._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ..surfaces import HostedClient, RolloutDiscardedError
 from ._eval_protocol import _assistant, row_id_of, run_rollout

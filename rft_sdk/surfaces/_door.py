@@ -12,8 +12,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._body import SurrogateError, loads_strict, read_body
-from .._endpoint import EndpointError, encode_json, json_response
+from .._wire._body import SurrogateError, loads_strict, read_body
+from .._wire._endpoint import EndpointError, encode_json, json_response
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 
 __all__ = ["BodyDoor"]

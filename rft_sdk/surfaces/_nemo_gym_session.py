@@ -36,8 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._body import loads_trusted
-from .._endpoint import encode_json
+from .._wire._body import loads_trusted
+from .._wire._endpoint import encode_json
 from ._hosted import GradeAnswer, HostedClient, RolloutDiscardedError, new_trace_id
 
 __all__ = ["NG_FIELDS", "SeedError", "Session", "Sessions", "aggregate_metrics", "final_answer", "item_of",

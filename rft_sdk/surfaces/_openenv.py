@@ -48,10 +48,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .._auth import credential_of
-from .._body import decode_object, loads_strict, read_body
-from .._endpoint import encode_json, error_body, json_response
-from .._redact import get_logger
+from .._wire._body import decode_object, loads_strict, read_body
+from .._wire._credential import credential_of
+from .._wire._endpoint import encode_json, error_body, json_response
+from .._wire._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._openenv_episode import Episode, EpisodeConfig, ProtocolError, openenv_tools
 from ._seam import SurfaceContext, SurfaceMount

@@ -22,7 +22,7 @@ import httpx
 
 import rft_sdk
 from rft_sdk import GradingContext, Rollout, ToolServer
-from rft_sdk._redact import ControlCharFilter, get_logger
+from rft_sdk._wire._redact import ControlCharFilter, get_logger
 from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
 
