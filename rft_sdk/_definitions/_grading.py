@@ -113,7 +113,7 @@ class GraderDefinition:
         score_range: inclusive ``(low, high)`` bounds, or ``None`` for any finite score.
         default: whether it also serves ``POST /grade``.
         is_async: whether ``fn`` is a coroutine function.
-        guard: the loop guard (``rft_sdk._invoke.invoke_guarded``): an ``async def`` grader that never
+        guard: the loop guard (``rft_sdk._definitions._invoke.invoke_guarded``): an ``async def`` grader that never
             awaits runs in a worker thread; one that holds the loop past ``LOOP_STALL_S`` is moved off it.
     """
 

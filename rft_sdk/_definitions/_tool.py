@@ -115,7 +115,7 @@ class ToolRuntime:
             than ``protocol.LOOP_STALL_S`` in one call (every other request of
             the process waited): its later calls run in a worker thread, and a
             warning said so once.
-        guard: the loop guard of an ``async def`` tool (``rft_sdk._invoke.LoopGuard``): one whose
+        guard: the loop guard of an ``async def`` tool (``rft_sdk._definitions._invoke.LoopGuard``): one whose
             step held the loop past ``LOOP_STALL_S`` runs in a worker thread from then on.
     """
 

@@ -27,7 +27,7 @@ inference API): another ``model_base_url`` is refused with 422 before anything r
 key (``$FIREWORKS_API_KEY``) never goes to a URL a caller chose. Bodies pass the tool server's front
 door: at most ``max_body_bytes`` (413), the body timeout (408), the one decoding rule (400), and a 422
 names the fields and problems without echoing the input. Its logs go through the control-character
-filter (``rft_sdk._redact.get_logger``).
+filter (``rft_sdk._wire._redact.get_logger``).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class _Sessions:
     of opening one (a WebSocket, ``openenv/session/create``, and a stateless ``POST /reset`` while it runs).
 
     A session id is ``secrets.token_urlsafe(32)`` (256 random bits), bound to the credential that opened
-    it (:func:`rft_sdk._auth.credential_of`): another credential naming it is refused as an unknown id.
+    it (:func:`rft_sdk._wire._credential.credential_of`): another credential naming it is refused as an unknown id.
     A session opened by a WebSocket belongs to that connection: it cannot be attached to or closed by id.
     """
 

@@ -2,7 +2,7 @@
 limits, and a close frame with a code on every way a connection ends (docs/reliability.md).
 
 An HTTP connection is bounded by the header deadline, uvicorn's keep-alive timeout and the body
-timeout (``rft_sdk._connections``); once it upgrades to a WebSocket those no longer apply
+timeout (``rft_sdk._server._connections``); once it upgrades to a WebSocket those no longer apply
 (the header deadline is cancelled at the upgrade) and these do, per connection:
 
 * **idle**: no frame from the client for ``idle_s`` seconds (``$RFT_WS_IDLE_TIMEOUT_S``, default

@@ -130,4 +130,4 @@ def test_no_module_makes_a_child_logger_without_the_filter():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if 'getLogger("rft_sdk.' in line or "getLogger('rft_sdk." in line:
                 offenders.append(f"{path.relative_to(ROOT)}:{number}")
-    assert offenders == [], "use rft_sdk._redact.get_logger for child loggers: " + ", ".join(offenders)
+    assert offenders == [], "use rft_sdk._wire._redact.get_logger for child loggers: " + ", ".join(offenders)
