@@ -59,6 +59,10 @@ CREATE INDEX IF NOT EXISTS {REGISTRY_TABLE}_prefix_kind ON {REGISTRY_TABLE} (pre
 """
 
 
+#: Seconds a call waits for a connection of a busy admin pool (psycopg_pool's own default).
+_POOL_WAIT_S = 30.0
+
+
 def _lock_key(text: str) -> int:
     """A signed 64-bit advisory-lock key for ``text``."""
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
@@ -144,9 +148,12 @@ class PostgresDatabase(RolloutDatabase):
         if self._admin is None:
             from psycopg_pool import ConnectionPool
             self._admin = ConnectionPool(self._admin_conninfo(), min_size=1, max_size=8,
-                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}",
-                                         timeout=self.unavailable_timeout_s)
-        with self._admin.connection() as conn:
+                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}")
+        # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool
+        # means the server stopped answering (its connections were lost, reconnects fail): a short wait, then 503.
+        stats = self._admin.get_stats()
+        wait = self.unavailable_timeout_s if stats.get("pool_size", 0) == 0 else _POOL_WAIT_S
+        with self._admin.connection(timeout=wait) as conn:
             yield conn
 
     def _admin_conninfo(self) -> str:
