@@ -66,6 +66,13 @@ class SQLiteDatabase(RolloutDatabase):
     clone_method = "unknown"
     unavailable_errors = (sqlite3.OperationalError, OSError)  # locked, unreadable, disk full
 
+    def is_statement_error(self, exc: BaseException) -> bool:
+        """SQLite's ``OperationalError`` also means a bad statement (``no such table``): only a locked,
+        unreadable or full database is unavailability."""
+        text = str(exc).lower()
+        return isinstance(exc, sqlite3.OperationalError) and not any(
+            word in text for word in ("locked", "unable to open", "disk i/o", "disk is full", "readonly"))
+
     def __init__(self, template: str | os.PathLike[str] | None = None, *,
                  setup: Callable[[sqlite3.Connection], None] | None = None,
                  dir: str | os.PathLike[str] | None = None, rebuild: bool = False, **options: Any) -> None:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, overload
 
 from .._wire._body import loads_strict
 from ..exceptions import GraderDefinitionError, GraderError
+from ._invoke import LoopGuard
 from ._rollout import ToolCallRecord
 
 __all__ = ["Grade", "GraderDefinition", "GradingContext", "coerce_grade", "get_grader_definition", "grader"]
@@ -113,6 +114,8 @@ class GraderDefinition:
         score_range: inclusive ``(low, high)`` bounds, or ``None`` for any finite score.
         default: whether it also serves ``POST /grade``.
         is_async: whether ``fn`` is a coroutine function.
+        guard: the loop guard (``rft_sdk._definitions._invoke.invoke_guarded``): an ``async def`` grader that never
+            awaits runs in a worker thread; one that holds the loop past ``LOOP_STALL_S`` is moved off it.
     """
 
     name: str
@@ -120,6 +123,7 @@ class GraderDefinition:
     score_range: tuple[float, float] | None
     default: bool
     is_async: bool
+    guard: LoopGuard = dataclasses.field(default_factory=LoopGuard, compare=False, repr=False)
 
 
 @overload

@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 
 from ..exceptions import ToolDefinitionError
 from ..protocol import QUEUE_TIMEOUT_S
-from ._invoke import TOOL_THREADS
+from ._invoke import TOOL_THREADS, LoopGuard
 from ._rollout import Rollout
 from ._schema import StrictSchemaError, make_nullable, strictify
 
@@ -116,9 +116,12 @@ class ToolRuntime:
             than ``protocol.LOOP_STALL_S`` in one call (every other request of
             the process waited): its later calls run in a worker thread, and a
             warning said so once.
+        guard: the loop guard of an ``async def`` tool (``rft_sdk._definitions._invoke.LoopGuard``): one whose
+            step held the loop past ``LOOP_STALL_S`` runs in a worker thread from then on.
     """
 
     moved_to_thread: bool = False
+    guard: LoopGuard = dataclasses.field(default_factory=LoopGuard)
 
 
 @overload

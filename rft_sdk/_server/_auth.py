@@ -7,7 +7,9 @@ Tokens: several may be valid at once (rotation); they come from the
 Azure AI Foundry samples) or ``api-key: <t>`` (Azure OpenAI style).
 
 Policy per route:
-    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes).
+    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes). ``/healthz``, ``/readyz`` and
+      ``/metrics`` answer GET and HEAD only: any other method is 405 ``method_not_allowed`` before
+      authentication and routing (:data:`PROBE_PATHS`).
     * ``POST /grade/s/<secret>[/<name>]``: the grader for a service that cannot
       send headers (Azure's endpoint grader, stated in its samples): served only
       when the path segment equals ``grader_secret``; no token needed.
@@ -34,24 +36,30 @@ from collections.abc import Iterable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .._wire._credential import TOKEN_HEADERS, credential_of
 from .._wire._endpoint import EndpointError, encode_json, json_response
 from .._wire._principal import PRINCIPAL_SCOPE_KEY, request_principal
 from ._metrics import Metrics
 
 __all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "PRINCIPAL_SCOPE_KEY",
-           "TOKEN_HEADERS", "AuthMiddleware", "BearerAuth", "check_grader_secret", "is_loopback", "request_principal"]
+           "PROBE_METHODS", "PROBE_PATHS", "TOKEN_HEADERS", "AuthMiddleware", "BearerAuth", "check_grader_secret",
+           "credential_of", "is_loopback", "request_principal"]
 
 logger = logging.getLogger("rft_sdk")
 AUTH_ENV_VAR = "RFT_AUTH_TOKENS"
 GRADER_SECRET_ENV_VAR = "RFT_GRADER_SECRET"
-#: Routes served without credentials (paths relative to where the server is mounted).
+#: Routes served without credentials (paths relative to where the server is mounted), for GET/HEAD only.
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+#: Probe routes: they answer only their own method (GET, and HEAD); any other is 405 before routing, so a
+#: ``POST /readyz`` never reaches a surface's catch-all route (NeMo Gym's ``POST /{tool}``).
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+PROBE_METHODS = frozenset({"GET", "HEAD"})
 #: Path prefix of the grader served behind a secret path segment (no headers needed).
 GRADER_SECRET_PREFIX = "/grade/s/"
 _REDACTED = "-"
-#: Headers that may carry a token: ``(lower-case name, scheme prefix or "")``.
-TOKEN_HEADERS = (("authorization", "bearer "), ("x-functions-key", ""), ("api-key", ""))
 _MIN_SECRET_CHARS = 16
+
+
 
 
 def check_grader_secret(secret: str | None) -> str | None:
@@ -191,6 +199,13 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         path = _route_path(scope)
+        probe = path in PROBE_PATHS
+        if probe and scope.get("method") not in PROBE_METHODS:
+            refusal = EndpointError(405, "method_not_allowed", f"{str(scope.get('method'))[:16]} {path}: Method Not "
+                                    "Allowed (allowed: GET, HEAD): probe routes answer their own method only")
+            response = json_response(encode_json(refusal.body()), 405, {"Allow": "GET, HEAD"})
+            await response(scope, receive, send)
+            return
         if path.startswith(GRADER_SECRET_PREFIX):
             allowed = self._secret_path_ok(scope, path)
         elif path in OPEN_PATHS:

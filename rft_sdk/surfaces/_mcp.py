@@ -56,6 +56,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._version import __version__
 from .._wire._principal import request_principal
+from ._door import BodyDoor
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._mcp_handles import InvalidHandle, RolloutHandles
 from ._seam import SurfaceContext, SurfaceMount
@@ -257,7 +258,7 @@ class MCPSurface:
                                          on_call_tool=handlers.call_tool, get_tool_input_schema=input_schema)
         manager = StreamableHTTPSessionManager(app=mcp_server, json_response=self.json_response,
                                                security_settings=self.transport_security)
-        endpoint = _Trace(StreamableHTTPASGIApp(manager))
+        endpoint = _Trace(BodyDoor(StreamableHTTPASGIApp(manager)))  # the front door's body rules (issue 39)
 
         @contextlib.asynccontextmanager
         async def lifespan() -> AsyncIterator[None]:
