@@ -180,7 +180,7 @@ async def test_gold_plan_probes_transform_the_gold_calls():
     noop = await _answer(probes["noop_write"], messages=after)
     assert noop.tool_calls[0]["name"] == "set_k" and json.loads(noop.tool_calls[0]["arguments"]) == {}
     activity = await _answer(probes["activity_no_answer"])
-    assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 3
+    assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 12  # activity: at least 12 calls
     assert (await _answer(probes["activity_no_answer"], messages=after)).content == ""
     budgeted = {**ITEM, "max_tool_calls": 30}
     assert len((await _answer(probes["tool_spam"], budgeted)).tool_calls) == 16  # ceil(31 / 2) > copies=3
