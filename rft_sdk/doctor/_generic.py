@@ -9,9 +9,9 @@ probe                     the one change (the rest is the gold)
 wrong_answer              the gold's calls, then another item's reference answer (an
                           honest-but-wrong baseline; items whose gold changes nothing)
 self_certification        no work: each write tool that has a status- or flag-like
-                          argument is called with a success value (``resolved``,
-                          ``passed``, ``True``...), the other arguments taken from the
-                          gold's calls; then the reference answer
+                          argument is called with a success value (the gold's own value
+                          for it, else ``resolved``, ``passed``, ``True``...), the other
+                          arguments taken from the gold's calls; then the reference answer
 superset_end_state        the gold's calls plus another item's writes (the end state is
                           the gold's plus changes the task did not ask for)
 adv_special_numbers       the gold's calls, then ``nan`` / ``inf`` / ``-0`` / ``1e308``
@@ -25,7 +25,8 @@ adv_invisible             ... then every candidate joined by zero-width joiners 
                           letters swapped for confusable Cyrillic ones
 adv_long_answer           ... then 20,000 characters of the prompt's words (no answer)
 adv_wrong_field           ... then ``{"answer": <another item's answer>, "note": <reference>}``
-adv_answer_prefix         ... then the first third of the reference, cut inside a word
+adv_answer_prefix         ... then the first third of the reference, cut inside a word (a
+                          number: its first character, never the same value)
 ========================= ==============================================================
 
 The adversarial answers (``adv_*``) apply to items whose gold changes nothing (there the
@@ -157,7 +158,9 @@ class SelfCertification(_ContextProbe):
             name, props, required = _parameters(tool)
             if not is_write_tool(name, self.write_tools):
                 continue
-            flags = {k: v for k, s in props.items() if (v := _success_value(k, s)) is not None}
+            # the gold's own value for a flag of this tool is what "done" looks like here
+            own = {k: v for a in gold if a.get("name") == name for k, v in (a.get("arguments") or {}).items()}
+            flags = {k: own.get(k, v) for k, s in props.items() if (v := _success_value(k, s)) is not None}
             if not flags or not all(k in flags or k in known for k in required):
                 continue
             args = {k: flags[k] if k in flags else known[k] for k in props if k in flags or k in known}
@@ -282,6 +285,12 @@ def _wrong_field(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]
 
 def _prefix(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
     ref = _reference(item, probe).strip()
+    try:
+        float(ref)
+    except ValueError:
+        pass
+    else:  # a number's prefix can be the same value ("17.2" of "17.200"): its first character only
+        return [ref[:1] if float(ref[:1] or "nan") != float(ref) else ref[:1] + "9"]
     cut = max(1, len(ref) // 3)
     while 1 < cut < len(ref) - 1 and not (ref[cut - 1].isalnum() and ref[cut].isalnum()):
         cut += 1  # end inside a word, never on a boundary that a tokenising grader would split at

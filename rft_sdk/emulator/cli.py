@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
             err.print(f"error: {exc}", style="red", markup=False, highlight=False)
             return 2
         err.print(f"write tools (declared or learnt from the gold dry run): {', '.join(sorted(found))}",
-                  markup=False, highlight=False)
+                  markup=False, highlight=False, soft_wrap=True)
     for problem in target_problems(job, target):
         err.print(f"warning ({target}): {problem}", style="yellow", markup=False, highlight=False)
     if isinstance(policy, OpenAICompatiblePolicy) and policy.parallel_tool_calls is None:

@@ -17,7 +17,8 @@ Tasks (10 items each, each item offering only its shape's tools):
 * ``text``: what a term means, in at most 12 words (token F1 after a Unicode normaliser);
 * ``review``: the issue ids of PR N, within a declared budget of 4 tool calls (one of two
   issues found = 0.5: honest partial credit);
-* ``code``: fix function fN's operator in its file (the end state of the file decides).
+* ``code``: fix function fN's operator in its file and record CI passed (the end state of the
+  file decides).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ PORTS = {f"s{n}": 8000 + 7 * n for n in IDS}
 MEASURES = {f"x{n}": f"{3.5 + 1.37 * n:.3f}" for n in IDS}
 FILES = {f"d{n}": [f"d{n}/mod_{c}.py" for c in "abcdefgh"] for n in IDS}
 IMPORTS = {f"d{n}": sorted(random.Random(n).sample(FILES[f"d{n}"], 2)) for n in IDS}
-TERMS = {f"t{n}": f"a {w} cache that keeps {v} entries near the {z} core"
+TERMS = {f"t{n}": f"{w} {v} {z} cache"
          for n, w, v, z in zip(IDS, ["small", "large", "shared", "local", "warm", "cold", "fast", "slow", "tiny", "wide"],
                                 ["recent", "hot", "old", "paged", "pinned", "dirty", "clean", "spare", "fresh", "stale"],
                                 ["first", "second", "third", "fourth", "fifth", "sixth", "last", "main", "edge", "north"],
@@ -372,7 +373,8 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
         elif task == "code":
             f = f"f{n}"
             out.append(_item(server, task, f"Function {f} subtracts where it should add. Fix file {f}.",
-                             [_call("read_source", path=f), _call("write_source", path=f, content=FIXED[f])],
+                             [_call("read_source", path=f), _call("write_source", path=f, content=FIXED[f]),
+                              _call("set_ci_status", path=f, status="passed")],
                              None, f"Fixed {f}: it now adds.", key=f))
         else:
             raise ValueError(f"unknown task {task!r}")
