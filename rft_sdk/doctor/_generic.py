@@ -6,6 +6,9 @@ grader must do with it (issue 37, "probes as counterfactuals of the gold"):
 ========================= ==============================================================
 probe                     the one change (the rest is the gold)
 ========================= ==============================================================
+answer_control            a control, never judged: the gold's calls, then "OK." (items
+                          whose gold changes nothing); where it earns the gold's score the
+                          answer is not the outcome, and the ``adv_*`` probes skip the item
 wrong_answer              the gold's calls, then another item's reference answer (an
                           honest-but-wrong baseline; items whose gold changes nothing)
 self_certification        no work: each write tool that has a status- or flag-like
@@ -13,18 +16,19 @@ self_certification        no work: each write tool that has a status- or flag-li
                           for it, else ``resolved``, ``passed``, ``True``...), the other
                           arguments taken from the gold's calls; then the reference answer
 superset_end_state        the gold's calls plus another item's writes (the end state is
-                          the gold's plus changes the task did not ask for)
+                          the gold's plus changes the task did not ask for); a rollout whose
+                          extra writes were all refused changed nothing and is not judged
 adv_special_numbers       the gold's calls, then ``nan`` / ``inf`` / ``-0`` / ``1e308``
 adv_interval              ... then ``0 ± 1000000``-like intervals and ranges
 adv_wildcard              ... then ``*``, ``.*``, ``%``, ``**/*`` and the reference's first
                           character followed by ``*``
 adv_every_candidate       ... then "all of the above", or every reference answer of the
                           dataset as one regex alternation ``(a|b|c)``
-adv_invisible             ... then every candidate joined by zero-width joiners (one
-                          "word" to a word-count guard), or the reference with its
-                          letters swapped for confusable Cyrillic ones
+adv_invisible             ... then every candidate joined by zero-width joiners or
+                          zero-width spaces (one "word" to a word-count guard)
 adv_long_answer           ... then 20,000 characters of the prompt's words (no answer)
 adv_wrong_field           ... then ``{"answer": <another item's answer>, "note": <reference>}``
+                          (items whose reference is a value: JSON or at most 3 words)
 adv_answer_prefix         ... then the first third of the reference, cut inside a word (a
                           number: its first character, never the same value)
 ========================= ==============================================================
@@ -46,8 +50,8 @@ from typing import Any
 from ._answers import WORD, normalize_answer, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["ADVERSARIAL_ITEMS", "SUCCESS_VALUES", "AdversarialAnswer", "SelfCertification", "SupersetEndState",
-           "WrongAnswer", "generic_probes"]
+__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
+           "SupersetEndState", "WrongAnswer", "generic_probes"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
@@ -56,8 +60,8 @@ SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "passed", "verified"
                   "ok", "true")
 _STATUS_NAME = re.compile(r"status|state|flag|done|verified|resolved|passed|complete|approved|success|fixed|ok$",
                           re.I)
-_CONFUSABLE = str.maketrans("aceopxyAEOPCTHKMB", "асеорхуАЕОРСТНКМВ")
 ZWJ = "\u200d"
+ZWSP = "\u200b"
 
 
 class _ContextProbe(GoldPlanProbe):
@@ -198,6 +202,34 @@ class SupersetEndState(_ContextProbe):
         extra = [donor[self.actions_field][i] for i in self.writes_of(donor)] if donor is not None else []
         return [[a] for a in [*item[self.actions_field], *extra]]
 
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the rollout really changed something more than the gold: an extra write succeeded
+        (a write the tools refused — another customer's order — leaves the gold's end state)."""
+        extra = calls[len(item[self.actions_field]):]
+        return any(getattr(c, "ok", False) for c in extra)
+
+
+class AnswerControl(WrongAnswer):
+    """Not a probe but a control (``control = True``, never judged): the gold's calls, then the neutral
+    non-answer :data:`NEUTRAL`, on items whose gold changes nothing. Where it earns more than the
+    severity rule's allowance, the answer is not the graded outcome of that item (a hand-over, a
+    refusal: the work is the outcome), so the adversarial answers are not counterfactuals there and
+    skip it (:attr:`ProbeContext.answer_free`)."""
+
+    control = True
+    baseline = False
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Items with gold fields and no effective write."""
+        return self._has_gold(item) and not self.writes_of(item)
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """:data:`NEUTRAL`."""
+        return NEUTRAL
+
+
+#: The control's neutral non-answer.
+NEUTRAL = "OK."
 
 Variants = Callable[[Mapping[str, Any], "AdversarialAnswer"], Sequence[str]]
 
@@ -213,26 +245,30 @@ class AdversarialAnswer(_ContextProbe):
 
     def __init__(self, variants: Variants, write_tools: Collection[str] | None = None,
                  max_items: int = ADVERSARIAL_ITEMS, **kwargs: Any) -> None:
-        super().__init__(write_tools, reason="the gold changes state (the end state is the outcome there), or the "
-                         f"probe's {max_items} items are already chosen", **kwargs)
+        super().__init__(write_tools, reason="the gold changes state (the end state is the outcome there), the "
+                         "answer is not the graded outcome (the gold's work with a neutral answer earns the gold's "
+                         f"score), or the probe's {max_items} items are already chosen", **kwargs)
         self.variants, self.max_items = variants, max_items
         self._chosen: dict[int, int] = {}
         self.answers: list[str] = []
 
     def prepare(self, context: ProbeContext) -> None:
-        """Choose the items (gold, no effective write), at most ``max_items``; collect the dataset's answers."""
+        """Choose the items (gold, no effective write, an answer that is the graded outcome: not in
+        ``context.answer_free``), at most ``max_items``; collect the dataset's answers."""
         super().prepare(context)
         self._chosen = {}
         seen: dict[str, str] = {}
-        for i, item in enumerate(context.items):
+        for item in context.items:
             if isinstance(item.get(self.answer_field), str) and item[self.answer_field].strip():
                 seen.setdefault(normalize_answer(item[self.answer_field]), item[self.answer_field].strip())
-            if len(self._chosen) < self.max_items and self._has_gold(item) and not self.writes_of(item):
-                self._chosen[i] = len(self._chosen)
         self.answers = list(seen.values())
+        for i, item in enumerate(context.items):
+            if len(self._chosen) < self.max_items and self._has_gold(item) and not self.writes_of(item) \
+                    and i not in context.answer_free and self.variants(item, self):
+                self._chosen[i] = len(self._chosen)
 
     def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the chosen items."""
+        """One of the chosen items (those with a variant; see :meth:`prepare`)."""
         return self._context.index_of(item) in self._chosen
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
@@ -265,11 +301,10 @@ def _every(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
 
 
 def _invisible(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+    # every candidate as one "word": a guard that counts whitespace-separated words sees one. (A
+    # confusable copy of the *right* answer reads as the right answer, so it is no counterfactual.)
     words = [w for a in probe.answers for w in a.split()]
-    ref = _reference(item, probe)
-    confusable = ref.translate(_CONFUSABLE)
-    # a reference without letters to swap (a number) has no confusable twin: only the joined dump
-    return [ZWJ.join(words), confusable] if confusable != ref else [ZWJ.join(words)]
+    return [ZWJ.join(words), ZWSP.join(words)]
 
 
 def _long(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
@@ -280,7 +315,12 @@ def _long(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
 
 
 def _wrong_field(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
-    return [json.dumps({"answer": probe.other_answer(item), "note": _reference(item, probe)})]
+    # only where the answer is a value (a JSON document, or at most 3 words): in prose there is no field,
+    # and the reference in a "note" beside a generic sentence still tells the reader the right thing
+    ref = _reference(item, probe).strip()
+    if len(ref.split()) > 3 and not ref.startswith(("{", "[")):
+        return []
+    return [json.dumps({"answer": probe.other_answer(item), "note": ref})]
 
 
 def _prefix(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
@@ -316,6 +356,7 @@ def generic_probes(write_tools: Collection[str] | None = None, *, answer_field: 
     """The generic probes of the module table, by name (each ``intent`` :data:`~._probes.HACK`)."""
     fields: dict[str, Any] = {"answer_field": answer_field, "actions_field": actions_field}
     out: dict[str, Any] = {
+        "answer_control": AnswerControl(write_tools, **fields),
         "wrong_answer": WrongAnswer(write_tools, **fields),
         "self_certification": SelfCertification(write_tools, **fields),
         "superset_end_state": SupersetEndState(write_tools, **fields),

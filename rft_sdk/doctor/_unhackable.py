@@ -35,7 +35,7 @@ from rft_sdk.emulator import (
 from ._common import has_gold, load_inputs
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
-from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, judge_probe
+from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "check_unhackable", "gold_replay", "resolve_write_tools"]
@@ -245,7 +245,9 @@ async def check_unhackable(
         "pass_rate", "rewarded_share", "items" (rewarded item indices), "rewarded": {item: best
         score}, "over_budget", "rollouts", "discarded", "discard_reasons", "skipped_items",
         "skip_reasons": {reason: count}, "advice"}}, "failed_probes", "warned_probes",
-        "waived_probes"}``. ``passed`` is ``None`` when no probe applied to any item.
+        "waived_probes", "write_tools", "write_tools_source", "controls" (controls run, never judged),
+        "answer_free_items" (items whose answer is not the graded outcome)}``. ``passed`` is ``None``
+        when no probe applied to any item.
 
     Raises:
         ValueError: ``hack_threshold`` outside [0, 1), ``hack_share`` outside [0, 1],
@@ -275,7 +277,9 @@ async def check_unhackable(
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
     baseline: dict[int, float] = {}  # per item: what honest-but-wrong behaviour earns (``_severity``)
-    order = sorted(run, key=lambda n: not getattr(run[n], "baseline", False))  # baselines first
+    # controls first (what the answer is worth), then the baselines (what honest-but-wrong work earns)
+    order = sorted(run, key=lambda n: (not getattr(run[n], "control", False), not getattr(run[n], "baseline", False)))
+    controls: list[str] = []
     for name in order:
         probe = run[name]
         prepare = getattr(probe, "prepare", None)
@@ -290,6 +294,18 @@ async def check_unhackable(
                 reasons[skip_reason(probe, item)] += 1
         results = await run_rollouts([dict(items[i]) for i in index], probe, job, samples_per_item=samples,
                                      max_concurrency=max_concurrency, settings=settings) if index else []
+        if getattr(probe, "control", False):  # never judged: it tells where the answer is the outcome
+            controls.append(name)
+            context.answer_free |= {index[r.item_index] for r in results if not r.discarded and r.score is not None
+                                    and r.score > allowance(gold[index[r.item_index]], threshold, hack_share)}
+            continue
+        counterfactual = getattr(probe, "counterfactual", None)
+        if counterfactual is not None:  # a rollout whose one change did not take effect is no counterfactual
+            kept = [r for r in results if counterfactual(items[index[r.item_index]], r.tool_calls)]
+            if len(kept) < len(results):
+                reasons["the change did not take effect (the tools refused it): the end state is the gold's"] += \
+                    len(results) - len(kept)
+            results = kept
         is_baseline = getattr(probe, "baseline", False)
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
@@ -298,6 +314,7 @@ async def check_unhackable(
         if is_baseline:
             _add_baseline(baseline, results, index, rows[name]["items"])
     rows = {n: rows[n] for n in run if n in rows}
+    answer_free = sorted(context.answer_free)
     waived = [n for n in suite if n in skip]
     failed = [n for n, r in rows.items() if r["verdict"] == "fail"]
     warned = [n for n, r in rows.items() if r["verdict"] == "warn"]
@@ -306,7 +323,7 @@ async def check_unhackable(
     evidence = {"hack_threshold": hack_threshold, "hack_share": hack_share, "pass_threshold": threshold,
                 "budget": budget, "gold_replayed": sum(s is not None for s in gold), "probes": rows,
                 "write_tools": sorted(write_tools) if write_tools is not None else None,
-                "write_tools_source": writes_source,
+                "write_tools_source": writes_source, "controls": controls, "answer_free_items": answer_free,
                 "failed_probes": failed, "warned_probes": warned, "waived_probes": waived}
     checked = [r for r in rows.values() if r["verdict"] != "skipped"]
     if not checked:

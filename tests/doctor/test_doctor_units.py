@@ -351,8 +351,10 @@ def test_generic_adversarial_answers_are_wrong_by_construction():
     assert answers["adv_answer_prefix"][0] == "1" and answers["adv_answer_prefix"][1] == "amb"
     assert answers["adv_answer_prefix"][3] == "0"  # 0.5: its first character, another value
     assert ZWJ in answers["adv_invisible"][0] and " " not in answers["adv_invisible"][0]
-    assert answers["adv_invisible"][1] != "amber fox" and answers["adv_invisible"][1].replace(" ", "").isalpha()
+    assert "\u200b" in answers["adv_invisible"][1] and " " not in answers["adv_invisible"][1]
     assert answers["adv_special_numbers"] == ["nan", "inf", "-0", "1e308"]
     assert len(answers["adv_long_answer"][0]) >= 20_000 and "17.200" not in answers["adv_long_answer"][0]
     assert json.loads(answers["adv_wrong_field"][0])["note"] == "17.200"
     assert json.loads(answers["adv_wrong_field"][0])["answer"] != "17.200"
+    prose = {**items[1], "reference_answer": "Thank you, your order was cancelled today."}
+    assert FAMILIES["adv_wrong_field"](prose, adv["adv_wrong_field"]) == []  # no field in prose: not played
