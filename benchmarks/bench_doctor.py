@@ -245,8 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes-baseline-ref", default=SHAPES_BASELINE_REF,
                         help="git ref of the 'before' doctor for the six shapes (default: before issue 37)")
     parser.add_argument("--only-shapes", action="store_true", help="the six task shapes only")
+    parser.add_argument("--no-shapes", action="store_true", help="skip the six task shapes")
     args = parser.parse_args(argv)
-    print_shapes(asyncio.run(shapes(load_baseline(args.shapes_baseline_ref, "doctor_before_37"))))
+    if not args.no_shapes:
+        print_shapes(asyncio.run(shapes(load_baseline(args.shapes_baseline_ref, "doctor_before_37"))))
     if args.only_shapes:
         return 0
     baseline = load_baseline(args.baseline_ref)
