@@ -208,17 +208,18 @@ class ToolServer(ExportMixin):
 
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
              description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
-             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Any:
+             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S,
+             writes: bool | None = None) -> Any:
         """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``
         unchanged, typed as itself (a type checker and an IDE keep its signature)."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             if (name is None and description is None and blocking and timeout_s is None and max_concurrency is None
-                    and queue_timeout_s == QUEUE_TIMEOUT_S):
+                    and queue_timeout_s == QUEUE_TIMEOUT_S and writes is None):
                 self.add_tool(func)
             else:
                 self._register_tool(build_definition(func, name=name, description=description, blocking=blocking,
                                                      timeout_s=timeout_s, max_concurrency=max_concurrency,
-                                                     queue_timeout_s=queue_timeout_s))
+                                                     queue_timeout_s=queue_timeout_s, writes=writes))
             return func
         return decorate(fn) if fn is not None else decorate
 
@@ -424,8 +425,10 @@ class ToolServer(ExportMixin):
         return json_response(encode_json(self.openapi()))
 
     async def _list_tools(self, request: Request) -> Response:
+        # "writes": per tool, declared (@tool(writes=...)) or learnt from what its calls changed; null: unknown
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
-                                          "graders": sorted(self._graders), "default_grader": self._default_grader}))
+                                          "graders": sorted(self._graders), "default_grader": self._default_grader,
+                                          "writes": {n: t.learned_writes for n, t in self._tools.items()}}))
 
     async def _metrics(self, request: Request) -> Response:
         # Prometheus text by default; JSON with ?format=json or Accept: application/json

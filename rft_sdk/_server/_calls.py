@@ -175,15 +175,20 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         arguments = decode_arguments(request.arguments)
         rollout = CallRollout(trace_id, sent or stored, _load_state(stored.state_json), trajectory, call_id,
                               scope.connection if scope is not None else None)
+        db_changed = False
         if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
             output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
             rollout.state = _load_state(replayed[1]["state_json"])
         else:
+            db_changes = _db_changes(scope)
             output = await run_tool(definition, arguments, rollout)
+            db_changed = db_changes is not None and _db_changes(scope) != db_changes
         try:
             new_state_json = json.dumps(rollout.state)
         except (TypeError, ValueError) as exc:
             raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
+        if replayed is None:  # what the call changed: how undeclared write tools are learnt (@tool(writes=))
+            definition.runtime.observe(db_changed or new_state_json != (stored.state_json or "{}"))
         if scope is not None and replayed is None:  # recorded in the transaction; committed after the store's save
             await scope.stage(call_id, output, {"arguments": arguments, "started_at": started_at,
                                                 "state_json": new_state_json})
@@ -291,6 +296,13 @@ def _check_same_call(trajectory: Any, name: str, request: ToolCallRequest) -> No
         raise EndpointError(409, "call_id_conflict", f"call_id {request.call_id!r} already names another call in "
                             f"this rollout: {problem}; a call_id names one call (a retry resends it unchanged)",
                             counter="call_id_conflicts")
+
+
+def _db_changes(scope: CallScope | None) -> int | None:
+    """Rows the rollout's connection changed so far (SQLite's ``total_changes``); ``None`` when the
+    driver does not count them (then only the rollout state tells a write)."""
+    count = getattr(scope.connection, "total_changes", None) if scope is not None else None
+    return count if isinstance(count, int) else None
 
 
 def _load_state(state_json: str) -> dict[str, Any]:

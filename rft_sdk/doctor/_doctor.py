@@ -126,7 +126,7 @@ async def run_doctor(
         if not has_reference(items) and "learnable" in principles:
             raise ValueError("items carry no 'actions'/'reference_answer': pass a policy for the learnable check")
         policy = ReferenceReplayPolicy()
-    suite = {**default_probes(write_tools), **(probes or {})}
+    suite = {**default_probes(), **(probes or {})}
     waived = sorted(set(skip_probes) - set(suite))
     if waived:
         raise ValueError(f"--skip-probes names no probe: {waived}; probes are {sorted(suite)}")
@@ -153,7 +153,8 @@ async def run_doctor(
     if "production_like" in principles and not broken:
         out["production_like"] = check_production_like(items, production_log, rollouts=rollouts, max_psi=max_psi)
     if "unhackable" in principles and not broken:
-        out["unhackable"] = await check_unhackable(items, job, suite, hack_threshold=hack_threshold,
+        # the built-in probes are built once the write tools are known (check_unhackable learns them)
+        out["unhackable"] = await check_unhackable(items, job, extra_probes=probes, hack_threshold=hack_threshold,
                                                    hack_share=hack_share, write_tools=write_tools, budget=budget,
                                                    skip=skip_probes, settings=settings,
                                                    max_concurrency=max_concurrency)

@@ -59,7 +59,7 @@ def probe_table(report: DoctorReport) -> Table | None:
     if p is None or "probes" not in p.evidence:  # not run (e.g. the policy's rollouts were discarded)
         return None
     ev = p.evidence
-    table = Table(title=f"probes (rewarded: score > {ev['hack_share']:.0%} of the gold's; a hack fails, a shortcut "
+    table = Table(title=f"probes (rewarded: score > baseline + {ev['hack_share']:.0%} of (gold − baseline); a hack fails, a shortcut "
                         f"warns, when rewarded on > {ev['hack_threshold']:.0%} of items)")
     for col in ("probe", "intent", "mean score", "pass rate", "rewarded", "rollouts", "verdict"):
         table.add_column(col, justify="left" if col in ("probe", "intent") else "right")

@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="job config JSON (full hosted job or 'reinforcement' object)")
     parser.add_argument("--out", required=True, help="output directory for doctor.json and doctor.html")
     parser.add_argument("--policy", default="reference",
-                        help="learnable check's policy: reference | openai | MODULE:ATTR (default: reference)")
+                        help="learnable check's policy: reference (deterministic: learnable not checked) | noisy (the "
+                             "gold with mistakes, offline) | openai | MODULE:ATTR (default: reference)")
     parser.add_argument("--base-url", help="openai policy: chat-completions base URL")
     parser.add_argument("--model", help="openai policy: model name")
     parser.add_argument("--api-key", default=None, help="openai policy: API key (default $OPENAI_API_KEY)")
@@ -56,8 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hack-threshold", type=float, default=None,
                         help="largest share of items a probe may be rewarded on (default 0.02)")
     parser.add_argument("--hack-share", type=float, default=None,
-                        help="a probe is rewarded on an item above this share of the gold's score (default 0.25)")
-    parser.add_argument("--write-tools", default="", help="comma-separated state-changing tools (default: by name)")
+                        help="a probe is rewarded on an item above baseline + this share of (gold - baseline) (default 0.5)")
+    parser.add_argument("--write-tools", default="", help="comma-separated state-changing tools (default: declared with @tool(writes=...) or "
+                             "learnt from what the gold's calls change, GET /tools 'writes')")
     parser.add_argument("--replays", type=int, default=3, help="reference replays per item (gradeable, default 3)")
     parser.add_argument("--regrades", type=int, default=2, help="re-grades per trajectory (gradeable, default 2)")
     parser.add_argument("--principles", default="gradeable,production_like,learnable,unhackable",
@@ -119,10 +121,12 @@ def load_probes(specs: list[str]) -> dict[str, Any]:
 
 
 def _policy(args: argparse.Namespace) -> Any:
-    from rft_sdk.emulator import OpenAICompatiblePolicy, ReferenceReplayPolicy
+    from rft_sdk.emulator import NoisyReplayPolicy, OpenAICompatiblePolicy, ReferenceReplayPolicy
 
     if args.policy == "reference":
         return ReferenceReplayPolicy()
+    if args.policy == "noisy":
+        return NoisyReplayPolicy()
     if args.policy == "openai":
         if not args.base_url or not args.model:
             raise ValueError("--policy openai needs --base-url and --model")

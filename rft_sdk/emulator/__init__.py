@@ -38,14 +38,16 @@ from ._job import (
 )
 from ._metrics import TOKEN_ESTIMATE, estimate_tokens, summarize
 from ._openai import OpenAICompatiblePolicy
-from ._policy import PerturbedReplayPolicy, ReferenceReplayPolicy, ScriptedPolicy
+from ._policy import NOISE, NoisyReplayPolicy, PerturbedReplayPolicy, ReferenceReplayPolicy, ScriptedPolicy
 from ._ratelimit import RateLimiter
 from ._report import comparison_table, print_comparison, print_summary, summary_table, write_report
 from ._rollout import RolloutResult, build_sample
 from ._session import EmulatorSession, run_rollouts
 from ._types import PolicyStep, StepRecord, ToolCall, make_tool_call
+from ._writes import gold_tool_names, learn_write_tools, served_writes
 
 __all__ = [
+    "NOISE",
     "ClientSettings",
     "DatasetError",
     "DatasetIssue",
@@ -58,6 +60,7 @@ __all__ = [
     "Hyperparameters",
     "JobConfigError",
     "JobTool",
+    "NoisyReplayPolicy",
     "OpenAICompatiblePolicy",
     "PerturbedReplayPolicy",
     "Policy",
@@ -79,12 +82,15 @@ __all__ = [
     "emulate",
     "estimate_tokens",
     "load_dataset",
+    "gold_tool_names",
+    "learn_write_tools",
     "load_job",
     "make_tool_call",
     "print_comparison",
     "print_summary",
     "run_rollouts",
     "samples_per_item",
+    "served_writes",
     "summarize",
     "summary_table",
     "target_problems",

@@ -85,8 +85,14 @@ def test_cli_parser_contract(capsys: pytest.CaptureFixture) -> None:
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     args = parser.parse_args(["--dataset", "d", "--config", "c", "--out", "o", "--policy", "perturbed"])
-    assert cli.run(args) == 2  # perturbed needs --write-tools
-    assert "--policy perturbed needs --write-tools" in capsys.readouterr().err
+    assert cli.run(args) == 2  # the job config "c" cannot be read
+    assert "error:" in capsys.readouterr().err
+    # perturbed with no write tool given, declared or learnt (rft_sdk/emulator/_writes.py) is refused
+    with pytest.raises(ValueError, match="no write tool is known"):
+        cli.make_policy(args, set())
+    assert type(cli.make_policy(args, {"set_value"})).__name__ == "PerturbedReplayPolicy"
+    args.policy = "noisy"
+    assert type(cli.make_policy(args)).__name__ == "NoisyReplayPolicy"
 
 
 def completion(content=None, tool_calls=None) -> dict:
