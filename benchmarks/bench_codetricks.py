@@ -45,7 +45,8 @@ from examples.kernel_write import app as kernel_app  # noqa: E402
 from examples.kernel_write.build_dataset import DATA_DIR as KERNEL_DATA  # noqa: E402
 from examples.test_fix import app as fix_app  # noqa: E402
 from examples.test_fix.build_dataset import DATA_DIR as FIX_DATA  # noqa: E402
-from rft_sdk.doctor.packs import benchmark_harness, pytest as pytest_pack  # noqa: E402
+from rft_sdk.doctor.packs import benchmark_harness  # noqa: E402
+from rft_sdk.doctor.packs import pytest as pytest_pack  # noqa: E402
 from rft_sdk.emulator import load_dataset  # noqa: E402
 from rft_sdk.testing import serve_process  # noqa: E402
 

@@ -101,7 +101,8 @@ def test_issue37_tricks_are_stopped_by_the_runtime_layer_alone_and_the_gold_keep
     name, evaluated without the static layer: each named by its runtime family; the gold stays correct."""
     for problem in ("leaky_relu", "relu"):
         item = by_problem[problem]
-        ev = lambda source: evaluate(pool, item["reference"], source, overrides=item["overrides"], reps=3)  # noqa: E731
+        def ev(source, item=item):
+            return evaluate(pool, item["reference"], source, overrides=item["overrides"], reps=3)
         gold = ev(solution_source(problem))
         assert gold.correct and gold.hacks == {} and gold.speedup > 0, gold
         for name, (family, _) in ISSUE37.items():

@@ -21,9 +21,9 @@ from examples._repos import bare_repo, package
 from examples.test_fix import app
 from examples.test_fix._data import code_patch, template_for
 from examples.test_fix._grading import _cross_check, may_touch, parse_report, run_clean, verdict
-from examples.test_fix.tamper_judge import tamper_findings
 from examples.test_fix.build_dataset import DATA_DIR, candidate_tests
 from examples.test_fix.main_job import main
+from examples.test_fix.tamper_judge import tamper_findings
 from rft_sdk.doctor.packs import _pytest_pack as pack_source
 from rft_sdk.doctor.packs import pytest as pytest_pack
 from rft_sdk.emulator import load_dataset
