@@ -102,9 +102,10 @@ def _gold_plan(item: dict[str, Any], outputs: Any) -> list[list[dict[str, Any]]]
 
 
 async def run_task(label: str, app: str, old_dir: Path, items: list[dict[str, Any]], probes: dict[str, Any],
-                   answer: str) -> list[dict[str, Any]]:
+                   answer: str, only: set[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     tricks = {"gold": (_gold_plan, answer), **{n: (p.plan, p.answer) for n, p in probes.items()}}
+    tricks = {n: t for n, t in tricks.items() if only is None or n in only}
     with serve_process(app, cwd=old_dir) as old_url, serve_process(app, cwd=ROOT) as new_url:
         async with httpx.AsyncClient(base_url=old_url, timeout=900) as old, \
                 httpx.AsyncClient(base_url=new_url, timeout=900) as new:
@@ -142,21 +143,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--items", type=int, default=2, help="test_fix test items per trick (default: %(default)s)")
     ap.add_argument("--problems", default="leaky_relu,relu", help="kernel_write problems (default: %(default)s)")
     ap.add_argument("--only", choices=("test_fix", "kernel_write"), help="run one task only")
+    ap.add_argument("--tricks", help="comma-separated trick names to run (default: all, and the gold)")
     args = ap.parse_args(argv)
     old_dir = extract_old(args.old_ref)
+    only = set(args.tricks.split(",")) if args.tricks else None
     rows: list[dict[str, Any]] = []
     print(f"old = examples/ at {args.old_ref}; new = this checkout\n")
     if args.only != "kernel_write":
         items = load_dataset(FIX_DATA / "test.jsonl", fix_app.server.tools)[:args.items]
         rows += asyncio.run(run_task("test_fix", "examples.test_fix.app:server", old_dir, items, pytest_pack(),
-                                     "Done: the change is implemented and every test passes."))
+                                     "Done: the change is implemented and every test passes.", only))
     if args.only != "test_fix":
         wanted = args.problems.split(",")
         every = load_dataset(KERNEL_DATA / "test.jsonl", kernel_app.server.tools) + \
             load_dataset(KERNEL_DATA / "train.jsonl", kernel_app.server.tools)
         items = [i for i in every if i["problem"] in wanted]
         rows += asyncio.run(run_task("kernel_write", "examples.kernel_write.app:server", old_dir, items,
-                                     benchmark_harness(), "ModelNew is written."))
+                                     benchmark_harness(), "ModelNew is written.", only))
     tricks = [r for r in rows if r["trick"] != "gold"]
     line = {"test_fix": 0.0, "kernel_write": 0.02}
     paid_old = [r["trick"] for r in tricks if _mean(r["old"]) > line[r["task"]]]

@@ -155,8 +155,7 @@ def parse_report(text: str, output: str = "", *, nonce: str | None = None) -> Te
         elif obj.get("end") is True:
             run.ended = True
             run.reported_status = obj.get("exitstatus") if isinstance(obj.get("exitstatus"), int) else None
-            run.tampered += [f"pytest internals changed: {t}" if "implemented by" not in t else t
-                             for t in obj.get("tampered") or []][:20]
+            run.tampered += [str(t) for t in obj.get("tampered") or []][:20]
         elif isinstance(obj.get("nodeid"), str) and obj.get("when") in ("setup", "call", "teardown"):
             phases = run.phases.setdefault(obj["nodeid"], {})
             if obj["when"] in phases:

@@ -25,8 +25,10 @@ then it leaves with ``os._exit(status)`` (pytest's own status), so no
 tamper evidence found *in* the process: a hook implementation whose code lives
 in the tree but is not one of its original ``conftest.py`` files (a plugin
 object registered by the library: it has no ``__file__`` but its methods have
-code), a hook implementation without Python code, and any changed attribute of
-the snapshot. The supervisor adds what the process cannot forge: a line
+code), a hook implementation without Python code, a plugin registered after
+``pytest_sessionstart`` that is neither an original ``conftest.py`` nor an
+instance of a class of pytest's own modules, and any changed attribute of the
+snapshot. The supervisor adds what the process cannot forge: a line
 without the nonce, anything written after the end marker, and an exit status
 that contradicts the report.
 """
@@ -82,9 +84,20 @@ def make_plugin(write, nonce, rootdir):
                 where = realpath(code.co_filename) if code is not None else None
                 if where is None or not os.path.isfile(where):
                     found.append(f"{hook_name} implemented by {impl.plugin_name!r} without source code")
-                elif where.startswith(root + sep) and where not in conftests and where != me:
+                elif where.startswith(root + sep) and where not in conftests and (
+                        where != me or impl.plugin is not plugin):
                     found.append(f"{hook_name} implemented by {impl.plugin_name!r} from "
                                  f"{os.path.relpath(where, root)} (a plugin registered by the code under test)")
+        start = state.get("plugins")
+        for other in manager.get_plugins() if manager is not None and start is not None else ():
+            if id(other) in start or realpath(str(getattr(other, "__file__", "") or "")) in conftests:
+                continue
+            cls = type(other)
+            home = sys.modules.get(getattr(cls, "__module__", "") or "")
+            if not (cls.__module__.startswith(("_pytest.", "pytest", "pluggy.")) and home is not None
+                    and getattr(home, cls.__name__, None) is cls):
+                found.append(f"plugin object {manager.get_name(other)!r} of type {cls.__module__}.{cls.__qualname__} "
+                             "registered during the session (not by pytest)")
         return sorted(set(found))
 
     def changed():
@@ -94,7 +107,7 @@ def make_plugin(write, nonce, rootdir):
         found += sorted(k for k in now if k not in before and ".Test" in k)
         mine = {k: id(v) for k, v in vars(plugin).items()}
         found += [f"report plugin attribute {k}" for k in sorted(set(mine) | set(own)) if mine.get(k) != own.get(k)]
-        return found
+        return [f"pytest internals changed: {k}" for k in found]
 
     def pytest_collection_finish(session):
         emit({"collected": [item.nodeid for item in getattr(session, "items", [])]})
@@ -111,6 +124,7 @@ def make_plugin(write, nonce, rootdir):
         # configured, nothing collected yet: no module of the tree imported
         state["modules"] = _runner_modules()
         state["before"] = snapshot(state["modules"])
+        state["plugins"] = {id(p) for p in session.config.pluginmanager.get_plugins()}
 
     def pytest_sessionfinish(session, exitstatus):
         config = getattr(session, "config", None)

@@ -151,19 +151,19 @@ def scan(source: str) -> Counter[tuple[str, str]]:
 
 
 def tamper_findings(changed: Mapping[str, bytes | None], original: Mapping[str, bytes | None]) -> list[str]:
-    """Reasons, one per construct the change adds: ``"<family>: <construct> added to <path>"``.
+    """Reasons, one per construct the change adds: ``"<family>: <construct> added to <path>"``,
+    in the order of :data:`FAMILIES` (the most specific tamper first).
 
     Args:
         changed: ``{path: new bytes, or None when deleted}`` (the change the grader takes).
         original: ``{path: the template's bytes, or None when the file is new}``.
     """
-    reasons = []
+    found = []
     for path, data in sorted(changed.items()):
         if data is None:
             continue
         before = scan((original.get(path) or b"").decode("utf-8", "replace"))
         after = scan(data.decode("utf-8", "replace"))
-        for (family, construct), n in sorted(after.items()):
-            if n > before.get((family, construct), 0):
-                reasons.append(f"{family}: {construct} added to {path}")
-    return reasons
+        found += [(FAMILIES.index(family), construct, path, family) for (family, construct), n in after.items()
+                  if n > before.get((family, construct), 0)]
+    return [f"{family}: {construct} added to {path}" for _, construct, path, family in sorted(found)]
