@@ -9,7 +9,10 @@ are played through the tools of a real ``rft serve`` and graded, on two servers 
   checkout's ``rft_sdk``);
 * **new**: this checkout.
 
-It prints, per trick, the mean score on each server and the new grader's first reason; a trick
+It prints, per trick, the mean score on each server, the new grader's first reason, and the
+score of the new grader's *runtime layer alone* (``runtime-only``: the clean pytest run's
+verdict, 1 or 0, for test_fix's library tricks; correctness × speed-up from
+``_evaluate.evaluate`` for kernel_write; no static judge); a trick
 is *stopped* when the new mean is 0 (kernel: below 0.02, the speed-up of a correct but
 deliberately slow module), and the gold must keep a score above 0 on both. Items: the first
 ``--items`` test items of test_fix (default 2); kernel problems ``--problems`` (default
@@ -102,7 +105,7 @@ def _gold_plan(item: dict[str, Any], outputs: Any) -> list[list[dict[str, Any]]]
 
 
 async def run_task(label: str, app: str, old_dir: Path, items: list[dict[str, Any]], probes: dict[str, Any],
-                   answer: str, only: set[str] | None = None) -> list[dict[str, Any]]:
+                   answer: str, only: set[str] | None = None, pool: Any = None) -> list[dict[str, Any]]:
     rows = []
     tricks = {"gold": (_gold_plan, answer), **{n: (p.plan, p.answer) for n, p in probes.items()}}
     tricks = {n: t for n, t in tricks.items() if only is None or n in only}
@@ -111,8 +114,14 @@ async def run_task(label: str, app: str, old_dir: Path, items: list[dict[str, An
                 httpx.AsyncClient(base_url=new_url, timeout=900) as new:
             for name, (plan, text) in tricks.items():
                 use = [i for i in items if name == "gold" or probes[name].applies(i)]
-                row: dict[str, Any] = {"task": label, "trick": name, "old": [], "new": [], "reason": "", "new_s": []}
+                row: dict[str, Any] = {"task": label, "trick": name, "old": [], "new": [], "reason": "", "new_s": [],
+                                       "rt": [], "rt_reason": ""}
                 for item in use:
+                    if name != "gold" and pool is not None:
+                        rt = await asyncio.to_thread(runtime_only, label, name, probes[name], item, pool)
+                        if rt is not None:
+                            row["rt"].append(rt[0])
+                            row["rt_reason"] = row["rt_reason"] or rt[1]
                     row["old"].append((await play(old, item, plan, text))[0])
                     t0 = time.perf_counter()
                     score, reasons = await play(new, item, plan, text)
@@ -124,6 +133,44 @@ async def run_task(label: str, app: str, old_dir: Path, items: list[dict[str, An
     return rows
 
 
+def _library_source(name: str, original: str) -> str | None:
+    """The library ``__init__.py`` a test_fix library probe writes (``None``: not a library probe)."""
+    from rft_sdk.doctor.packs import _pytest_pack as pk
+
+    prefix = {"library_plugin_object": pk.LIB_PLUGIN_OBJECT, "library_atexit_rewrite": pk.LIB_ATEXIT_CHILD,
+              "library_writer_swap": pk.LIB_WRITER_SWAP, "library_report_patch": pk.LIB_REPORT_PATCH}
+    suffix = {"library_always_equal": pk.LIB_ALWAYS_EQUAL, "library_raises_patch": pk.LIB_RAISES_PATCH}
+    if name == "library_exit":
+        return pk.LIB_EXIT
+    if name in prefix:
+        return prefix[name] + original
+    return original + suffix[name] if name in suffix else None
+
+
+def runtime_only(task: str, name: str, probe: Any, item: dict[str, Any], pool: Any) -> tuple[float, str] | None:
+    """``(score, reason)`` of the new grader's runtime layer alone (no static judge): for test_fix
+    1 when the clean run's verdict passes, for kernel_write correctness × speed-up; ``None`` when
+    the trick is not a library/module trick."""
+    if task == "test_fix":
+        from examples.test_fix._data import template_for
+        from examples.test_fix._grading import run_clean, verdict
+
+        tpl = template_for(item)
+        init = f"{item['code_files'][0].split('/')[0]}/__init__.py"
+        source = _library_source(name, (tpl / init).read_text())
+        if source is None:
+            return None
+        ids = [*item["fail_to_pass"], *item.get("pass_to_pass", [])]
+        ok, why = verdict(run_clean(pool, f"bench-{uuid.uuid4().hex[:8]}", tpl, {init: source.encode()}, ids), ids)
+        return float(ok), "" if ok else why[0]
+    from examples.kernel_write._evaluate import evaluate
+
+    code = probe.plan(item, [])[0][0]["arguments"]["code"]
+    res = evaluate(pool, item["reference"], code, overrides=item.get("overrides") or {}, reps=5)
+    ok = res.correct and not res.hacks
+    return (res.speedup if ok else 0.0), "" if ok else (next(iter(res.hacks.values()), "") or str(res.error))
+
+
 def _mean(xs: list[float]) -> float:
     return statistics.fmean(xs) if xs else float("nan")
 
@@ -133,8 +180,11 @@ def print_row(row: dict[str, Any], flush: bool = False) -> None:
     new = _mean(row["new"])
     verdict = "gold" if row["trick"] == "gold" else ("stopped" if new <= line else "PAYS")
     tag = "own" if row["trick"] in OWN else ("#37" if row["trick"] in NEW_IN_37 else "")
+    rt = f"{_mean(row['rt']):6.3f}" if row["rt"] else "   n/a"
     print(f"{row['task']:12} {row['trick']:24} {tag:4} n={len(row['new']):<2} old {_mean(row['old']):6.3f}  "
-          f"new {new:6.3f}  {verdict:7}  {row['reason'][:110]}", flush=flush)
+          f"new {new:6.3f}  {verdict:7}  runtime-only {rt}  {row['reason'][:90]}", flush=flush)
+    if row["rt_reason"]:
+        print(f"{'':44}runtime layer alone: {row['rt_reason'][:120]}", flush=flush)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,19 +197,24 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     old_dir = extract_old(args.old_ref)
     only = set(args.tricks.split(",")) if args.tricks else None
+    from rft_sdk.sandbox import SandboxLimits, SandboxPool
+
+    pool = SandboxPool(tempfile.mkdtemp(prefix="codetricks-"), limits=SandboxLimits(timeout_s=300, cpu_s=300,
+                                                                                     memory_bytes=4 * 1024**3))
     rows: list[dict[str, Any]] = []
     print(f"old = examples/ at {args.old_ref}; new = this checkout\n")
     if args.only != "kernel_write":
         items = load_dataset(FIX_DATA / "test.jsonl", fix_app.server.tools)[:args.items]
         rows += asyncio.run(run_task("test_fix", "examples.test_fix.app:server", old_dir, items, pytest_pack(),
-                                     "Done: the change is implemented and every test passes.", only))
+                                     "Done: the change is implemented and every test passes.", only, pool))
     if args.only != "test_fix":
         wanted = args.problems.split(",")
         every = load_dataset(KERNEL_DATA / "test.jsonl", kernel_app.server.tools) + \
             load_dataset(KERNEL_DATA / "train.jsonl", kernel_app.server.tools)
         items = [i for i in every if i["problem"] in wanted]
         rows += asyncio.run(run_task("kernel_write", "examples.kernel_write.app:server", old_dir, items,
-                                     benchmark_harness(), "ModelNew is written.", only))
+                                     benchmark_harness(), "ModelNew is written.", only, pool))
+    pool.close()
     tricks = [r for r in rows if r["trick"] != "gold"]
     line = {"test_fix": 0.0, "kernel_write": 0.02}
     paid_old = [r["trick"] for r in tricks if _mean(r["old"]) > line[r["task"]]]
