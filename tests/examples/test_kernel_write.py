@@ -219,7 +219,8 @@ async def test_harness_hacks_through_the_tools_pay_before_the_fix_and_not_after(
             code = _pack_module(item, name)
             before, _ = await _play(before_url, item, code)
             after, details = await _play(after_url, item, code)
-            assert before > 1.0, (name, before)  # the pre-fix grader paid the hack
+            if name != "timing_forgery":  # the fixture shares hack_judge, which names this one since #37
+                assert before > 1.0, (name, before)  # the pre-fix grader paid the hack
             assert after < 0.02, (name, after, details)
             if name != "timing_forgery":
                 assert after == 0.0
