@@ -6,16 +6,19 @@ Handles"): state that spans tool calls is named by a handle the server mints
 argument; the server checks the handle against the request's authorization on
 every call. Here the state is a rollout, so a handle names one ``trace_id``::
 
-    handle = "rh1." + <32 hex: the trace id's random part> + "." + base64url(tag)
-    tag    = HMAC-SHA256(key, "rft-sdk/mcp-rollout/1" NUL trace_id NUL principal)[:16]
+    handle   = "rh1." + <32 hex: a random part r> + "." + base64url(tag)
+    trace_id = "trace_" + hex(HMAC-SHA256(key, "rft-sdk/mcp-trace/1" NUL r)[:16])
+    tag      = HMAC-SHA256(key, "rft-sdk/mcp-rollout/1" NUL trace_id NUL principal)[:16]
 
 ``principal`` is the SHA-256 of the token the server's ``AuthMiddleware``
 accepted (``""`` on a server without tokens: ``rft_sdk._wire._principal``),
 so a handle opens only for the credential that started the rollout: another
 token, a forged trace id or an altered tag all fail the same constant-time
 check, and nothing is stored server side (any worker with the same key opens
-any handle). The trace id's random part is ``uuid4`` (122 random bits) and the
-tag 128 bits: neither can be guessed.
+any handle). ``r`` is ``uuid4`` (122 random bits) and the tag 128 bits: neither
+can be guessed. The trace id is not readable from the handle (the handle travels
+in model-visible tool arguments; the trace id is what the hosted routes take), so
+a leaked handle does not open the rollout on ``/tools/{name}`` for another token.
 
 The key: ``key=`` or the ``RFT_MCP_HANDLE_KEY`` environment variable (any text,
 hashed to 32 bytes); without either, 32 random bytes per process, so handles
@@ -39,6 +42,7 @@ __all__ = ["HANDLE_KEY_ENV_VAR", "InvalidHandle", "RolloutHandles"]
 HANDLE_KEY_ENV_VAR = "RFT_MCP_HANDLE_KEY"
 _PREFIX = "rh1."
 _DOMAIN = b"rft-sdk/mcp-rollout/1"
+_TRACE_DOMAIN = b"rft-sdk/mcp-trace/1"
 _TAG_BYTES = 16
 _HANDLE = re.compile(r"rh1\.([0-9a-f]{32})\.([A-Za-z0-9_-]{22})")
 
@@ -75,10 +79,14 @@ class RolloutHandles:
         mac = hmac.new(self._key, b"\0".join((_DOMAIN, trace_id.encode(), principal.encode())), hashlib.sha256)
         return base64.urlsafe_b64encode(mac.digest()[:_TAG_BYTES]).rstrip(b"=").decode()
 
+    def _trace_id(self, random_part: str) -> str:
+        mac = hmac.new(self._key, b"\0".join((_TRACE_DOMAIN, random_part.encode())), hashlib.sha256)
+        return "trace_" + mac.digest()[:16].hex()
+
     def mint(self, principal: str) -> tuple[str, str]:
         """A new rollout for ``principal``: ``(handle, trace_id)``, ``trace_id = "trace_" + 32 hex``."""
         random_part = uuid.uuid4().hex
-        trace_id = f"trace_{random_part}"
+        trace_id = self._trace_id(random_part)
         return f"{_PREFIX}{random_part}.{self._tag(trace_id, principal)}", trace_id
 
     def open(self, handle: object, principal: str) -> str:
@@ -91,7 +99,7 @@ class RolloutHandles:
         match = _HANDLE.fullmatch(handle) if isinstance(handle, str) else None
         if match is None:
             raise InvalidHandle("not a rollout handle: pass the rollout_id start_rollout returned, unchanged")
-        trace_id = f"trace_{match.group(1)}"
+        trace_id = self._trace_id(match.group(1))
         if not hmac.compare_digest(match.group(2), self._tag(trace_id, principal)):
             raise InvalidHandle("this rollout handle was not issued to this credential by this server")
         return trace_id

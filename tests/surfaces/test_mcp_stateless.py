@@ -217,6 +217,8 @@ def test_handles_open_only_with_their_key_and_principal(monkeypatch):
     one, two = RolloutHandles(), RolloutHandles()  # two workers with the same key
     handle, trace_id = one.mint("principal-a")
     assert two.open(handle, "principal-a") == trace_id and one.shared
+    # the trace id (what the hosted routes take) is not readable from the handle (model-visible arguments)
+    assert trace_id.removeprefix("trace_") not in handle and handle.split(".")[1] not in trace_id
     for bad_principal, handles in (("principal-b", two), ("", two), ("principal-a", RolloutHandles("other key"))):
         with pytest.raises(InvalidHandle):
             handles.open(handle, bad_principal)
