@@ -36,7 +36,6 @@ def test_verl_tool_agent_loop_rollouts_score_like_the_hosted_wire(verl_python, r
     with run_server(ScriptedLLM(ITEMS).app) as llm_url:
         out = run_script(verl_python, "eco_verl.py", base_url, llm_url, str(DATASET), str(N_ITEMS), str(ROLLOUTS),
                          TOKEN)
-    assert out["tools"] >= 16  # one HostedTool per served tool, from the generated YAML
     check_rollouts(base_url, store, out["rollouts"])
 
 
