@@ -45,8 +45,8 @@ class HostedScenario(BaseModel):
     base_url: str
     token: str | None = None
     grader: str | None = None
-    max_turns: int = Field(10, ge=1)
-    timeout_s: float = Field(600.0, gt=0)
+    max_turns: int = Field(default=10, ge=1)
+    timeout_s: float = Field(default=600.0, gt=0)
 
 
 def _text(message: Any) -> str:

@@ -74,7 +74,7 @@ class HostedTaskConfig(vf.TaskConfig):
     url: str | None = None
     token_var: str = "RFT_AUTH_TOKEN"
     grader: str | None = None
-    timeout_s: float = Field(600.0, gt=0)
+    timeout_s: float = Field(default=600.0, gt=0)
 
 
 class HostedTasksetConfig(vf.TasksetConfig):

@@ -54,7 +54,8 @@ async def verl_rollouts(base_url: str, token: str | None, grader: str | None, ll
     generated from ``GET /tools`` loaded by ``verl.tools.tool_registry.initialize_tools_from_config``, every call
     dispatched by ``ToolAgentLoop._call_tool`` (create → execute(agent_data) → release) on a verl ``AgentData``,
     assistant messages from ``ToolAgentLoop._build_assistant_message``; the reward is
-    :func:`rft_sdk.integrations.verl.compute_score` called as verl's ``NaiveRewardManager`` calls it. The model
+    :func:`rft_sdk.integrations.verl.compute_score`, loaded by verl's ``load_extern_object`` and called as verl's
+    ``NaiveRewardManager`` calls it. The model
     is the scripted server at ``llm_url``; verl's token-level generation (tokenizer, vLLM/SGLang) is not run.
 
     Returns ``[{"trace_id", "reward", "metrics", "task_id"}]`` (items in order, ``rollouts`` each).
@@ -63,8 +64,12 @@ async def verl_rollouts(base_url: str, token: str | None, grader: str | None, ll
     from verl.experimental.agent_loop.tool_agent_loop import AgentData, ToolAgentLoop
     from verl.experimental.agent_loop.tool_parser import FunctionCall
     from verl.tools.tool_registry import initialize_tools_from_config
+    from verl.utils.import_utils import load_extern_object
 
-    from ..integrations.verl import compute_score, tool_config_yaml, verl_row
+    from ..integrations.verl import tool_config_yaml, verl_row
+
+    # the reward function as verl loads `reward.custom_reward_function.path=pkg://...`, `name=compute_score`
+    compute_score = load_extern_object("pkg://rft_sdk.integrations.verl", "compute_score")
 
     os.environ.update({"RFT_VERL_URL": base_url, "RFT_AUTH_TOKEN": token or "", "RFT_VERL_GRADER": grader or ""})
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
