@@ -107,7 +107,10 @@ async def verl_rollouts(base_url: str, token: str | None, grader: str | None, ll
                 "task_id": json.loads(row["extra_info"]["rft_item"]).get("task_id")}
 
     rows = [verl_row(item, [tool.name for tool in tools]) for item in items for _ in range(rollouts)]
-    async with httpx.AsyncClient(base_url=llm_url, timeout=120) as llm:
+    # no keep-alive: under load a pooled connection can be closed by the server (uvicorn's 5 s keep-alive) just
+    # as a request is sent on it (httpx.ReadError); a fresh connection per model turn cannot be
+    async with httpx.AsyncClient(base_url=llm_url, timeout=120,
+                                 limits=httpx.Limits(max_keepalive_connections=0)) as llm:
         return list(await asyncio.gather(*(trajectory(llm, row) for row in rows)))
 
 
