@@ -111,14 +111,20 @@ demo: $(VENV)/.installed
 doctor: $(VENV)/.installed
 	$(PY) -m examples.retail.doctor_job
 
+# The documentation site from docs/ (mkdocs.yml): guides and the API reference from the docstrings.
+# --strict: a broken link, a page missing from the nav or a reference that does not resolve fails the build.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
-test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed $(VERL)/.installed $(ART)/.installed redis-server postgresql sandbox-tools lint
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed $(VERL)/.installed $(ART)/.installed redis-server postgresql sandbox-tools lint docs
 	$(PY) -m pytest -q
 
 clean:
-	rm -rf $(VENV) $(ECO) $(ECO2) $(VF4) $(VERL) $(ART) runs
+	rm -rf $(VENV) $(ECO) $(ECO2) $(VF4) $(VERL) $(ART) runs site
 
-.PHONY: install eco eco2 vf4 verl art redis-server postgresql sandbox-tools demo doctor lint test clean
+.PHONY: install eco eco2 vf4 verl art redis-server postgresql sandbox-tools demo doctor docs lint test clean

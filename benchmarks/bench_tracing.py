@@ -171,8 +171,8 @@ def hook_cost(n: int) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
-    from rft_sdk._metrics import Metrics
-    from rft_sdk._tracing import Tracing
+    from rft_sdk._server._metrics import Metrics
+    from rft_sdk._server._tracing import Tracing
 
     class Discard(SpanExporter):
         def export(self, spans):

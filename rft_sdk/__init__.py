@@ -17,10 +17,10 @@ from ._db import (
     sqlalchemy_engine,
     sqlalchemy_session,
 )
-from ._grading import Grade, GraderDefinition, GradingContext, grader
-from ._rollout import Rollout, ToolCallRecord
-from ._sandbox import Sandbox, SandboxLimits, SandboxPool
-from ._server import ToolServer
+from ._definitions._grading import Grade, GraderDefinition, GradingContext, grader
+from ._definitions._rollout import Rollout, ToolCallRecord
+from ._definitions._tool import ToolDefinition, tool
+from ._server._app import ToolServer
 from ._stores import (
     FakeClock,
     GradeRecord,
@@ -34,7 +34,6 @@ from ._stores import (
     default_store,
     store_from_url,
 )
-from ._tool import ToolDefinition, tool
 from ._version import __version__ as __version__  # re-exported (rft --version)
 from .exceptions import (
     GraderDefinitionError,
@@ -46,6 +45,7 @@ from .exceptions import (
     ToolDefinitionError,
     ToolError,
 )
+from .sandbox._sandbox import Sandbox, SandboxLimits, SandboxPool
 
 __all__ = [
     "DatabaseDiff",

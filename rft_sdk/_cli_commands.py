@@ -14,15 +14,18 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import importlib
 import importlib.util
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib.machinery import PathFinder
 from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points, metadata, requires
 from types import ModuleType
+from typing import Any
 
-__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "env_secret", "load_command", "missing_extra",
+__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "env_secret", "load_app", "load_command", "missing_extra",
            "plugin_commands", "standalone_main", "static_help", "subparser"]
 
 #: Entry-point group through which packages declare ``rft`` sub-commands.
@@ -182,7 +185,7 @@ def env_secret(var: str | None) -> str | None:
 
 def standalone_main(prog: str, help_text: str, add_arguments: Callable[[argparse.ArgumentParser], None],
                     run: Callable[[argparse.Namespace], int], argv: Sequence[str] | None) -> int:
-    """A declared command run on its own (``python -m rft_sdk._job_cli ...``): parse ``argv`` with
+    """A declared command run on its own (``python -m rft_sdk._commands.job ...``): parse ``argv`` with
     its ``add_arguments`` and ``run`` it; the exit status (``--help`` 0, usage errors 2)."""
     parser = argparse.ArgumentParser(prog=prog, description=help_text)
     add_arguments(parser)
@@ -191,3 +194,20 @@ def standalone_main(prog: str, help_text: str, add_arguments: Callable[[argparse
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     return run(args)
+
+def load_app(target: str) -> Any:
+    """Import ``"package.module:attr"`` with the cwd on ``sys.path``.
+
+    Raises:
+        ValueError: ``target`` is not ``MODULE:ATTR``.
+        ImportError / AttributeError: the module or attribute does not exist.
+    """
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"expected MODULE:ATTR (e.g. app:server), got {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import gc
-import importlib
 import json
 import os
 import sys
@@ -34,13 +33,14 @@ from ._cli_commands import (
     COMMANDS_GROUP,
     close_option,
     env_secret,
+    load_app,
     load_command,
     missing_extra,
     plugin_commands,
     static_help,
     subparser,
 )
-from ._server import SURFACES_ENV_VAR, ToolServer
+from ._server._app import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
@@ -48,22 +48,6 @@ from .protocol import CONNECTION_LIMIT, HEADER_TIMEOUT_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
-def load_app(target: str) -> Any:
-    """Import ``"package.module:attr"`` with the cwd on ``sys.path``.
-
-    Raises:
-        ValueError: ``target`` is not ``MODULE:ATTR``.
-        ImportError / AttributeError: the module or attribute does not exist.
-    """
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"expected MODULE:ATTR (e.g. app:server), got {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _unshared_store(app: Any) -> str | None:
@@ -303,7 +287,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if not args.header_timeout_s >= 0 or args.limit_concurrency < 0:
             print("rft serve: --header-timeout-s and --limit-concurrency must be >= 0", file=sys.stderr)
             return 2
-        from ._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
+        from ._server._connections import HEADER_TIMEOUT_ENV  # imports uvicorn: only when serving
 
         os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
     try:
@@ -324,7 +308,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"rft serve: --workers {args.workers} refused: {problem}", file=sys.stderr)
         return 2
     if isinstance(app, ToolServer):
-        # the exposure warning is logged at startup from the bind address (ASGI lifespan, rft_sdk._ready);
+        # the exposure warning is logged at startup from the bind address (ASGI lifespan, rft_sdk._server._ready);
         # a store that does not answer stops the start: here for worker processes, in the lifespan otherwise
         if args.workers > 1 and (problem := _store_problem(app)):
             print(f"rft serve: {problem}", file=sys.stderr)
@@ -332,9 +316,9 @@ def _main(argv: Sequence[str] | None) -> int:
         app.check_store_at_startup = True
     import uvicorn
 
-    from ._connections import http_protocol
+    from ._server._connections import http_protocol
 
-    try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._connections)
+    try:  # uvicorn's protocol classes with the header-read deadline (rft_sdk._server._connections)
         http = http_protocol(args.http)
     except ValueError as exc:
         print(f"rft serve: {exc}", file=sys.stderr)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ._grading import Grade, GraderDefinition, GradingContext
-from ._rollout import Rollout, ToolCallRecord
+from ._definitions._grading import Grade, GraderDefinition, GradingContext
+from ._definitions._rollout import Rollout, ToolCallRecord
+from ._definitions._tool import ToolDefinition
 from ._stores import GradeRecord, RolloutStore, StoredRollout
-from ._tool import ToolDefinition
 
 __all__ = [
     "Grade",

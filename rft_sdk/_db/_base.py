@@ -41,7 +41,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .._endpoint import EndpointError
+from .._wire._endpoint import EndpointError
 from ..exceptions import RFTError
 from ._diff import Changes, Snapshot, TableInfo, changes_between, read_snapshot
 from ._metrics import DatabaseMetrics

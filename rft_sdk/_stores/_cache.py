@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .._rollout import ToolCallRecord
+from .._definitions._rollout import ToolCallRecord
 from ._records import StoredRollout, json_object
 
 __all__ = ["DEFAULT_CACHE_BYTES", "CachedCalls", "CallCache", "hold_item"]

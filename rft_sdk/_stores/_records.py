@@ -19,8 +19,8 @@ import time
 import uuid
 from typing import Any
 
-from .._body import loads_trusted, orjson
-from .._rollout import ToolCallRecord
+from .._definitions._rollout import ToolCallRecord
+from .._wire._body import loads_trusted, orjson
 
 __all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
            "encode_record_bytes",

@@ -29,7 +29,7 @@ from typing import Any, TypeVar, cast
 
 import anyio
 
-from .._redact import redact_text, redact_url, url_secrets
+from .._wire._redact import redact_text, redact_url, url_secrets
 from ..exceptions import StoreError
 from . import _redis_scripts as lua
 from ._base import RolloutStore

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .._redact import redact_url
+from .._wire._redact import redact_url
 from ._base import RolloutStore
 from ._memory import MemoryStore
 

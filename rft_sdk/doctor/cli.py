@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--regrades", type=int, default=2, help="re-grades per trajectory (gradeable, default 2)")
     parser.add_argument("--principles", default="gradeable,production_like,learnable,unhackable",
                         help="comma-separated subset to run")
-    from rft_sdk._job_config import TARGETS
+    from rft_sdk._jobs._config import TARGETS
 
     parser.add_argument("--target", default="openai", choices=list(TARGETS),
                         help="hosted service to play: openai, or azure (its grader is called without headers)")
@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(spec: str, what: str) -> Any:
-    from rft_sdk.cli import load_app
+    from rft_sdk._cli_commands import load_app
 
     try:
         return load_app(spec)
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from rich.console import Console
 
-        from rft_sdk._validate_cli import run_preflight
+        from rft_sdk._validation._preflight import run_preflight
         from rft_sdk.doctor import HACK_SHARE, HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
         from rft_sdk.doctor._common import TARGETS
         from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError

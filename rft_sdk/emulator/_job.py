@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._job_config import TARGETS, FineTuningJob, unknown_key_hint, validation_error_text
+from .._jobs._config import TARGETS, FineTuningJob, unknown_key_hint, validation_error_text
 
 __all__ = [
     "EndpointGrader",

@@ -27,7 +27,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .._validate_cli import run_preflight
+from .._validation._preflight import run_preflight
 from ._client import ClientSettings
 from ._contract import Policy
 from ._dataset import DatasetError
@@ -82,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _load_object(spec: str) -> Policy:
     """The policy object named by ``--policy MODULE:ATTR`` (a factory is called once)."""
-    from rft_sdk.cli import load_app
+    from rft_sdk._cli_commands import load_app
 
     try:
         obj = load_app(spec)

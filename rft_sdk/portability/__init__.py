@@ -35,7 +35,8 @@ import anyio
 
 from .._cli_commands import env_secret
 from ._gold_llm import ScriptedLLM
-from ._players import Target, load_player, player_names
+from ._players import load_player, player_names
+from ._target import Target
 
 __all__ = ["HELP", "ScriptedLLM", "add_arguments", "check", "run"]
 

@@ -14,34 +14,17 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
 import anyio
 
 from ..surfaces import HostedClient, new_trace_id
+from ._target import Target
 
 __all__ = ["BUILTIN_PLAYERS", "ENTRY_POINT_GROUP", "Target", "load_player", "player_names"]
 
 ENTRY_POINT_GROUP = "rft_sdk.portability"
-
-
-@dataclass
-class Target:
-    """The server under test: ``base_url`` (hosted routes), ``token``, ``grader``, and where its
-    surfaces are (``mcp_path``, ``openenv_path``)."""
-
-    base_url: str
-    token: str | None = None
-    grader: str | None = None
-    mcp_path: str = "/mcp"
-    openenv_path: str = "/openenv"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
 
 Player = Callable[[Target, list[dict[str, Any]]], Awaitable[list[float]]]

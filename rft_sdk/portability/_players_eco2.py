@@ -12,14 +12,13 @@ import asyncio
 import dataclasses
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from ._players import Target
+from ._target import Target
 
 __all__ = ["play_eval_protocol", "play_in", "play_nemo_gym"]
 
@@ -79,22 +78,9 @@ async def play_in(python: str, name: str, target: Target, items: list[dict[str, 
     payload = json.dumps({"name": name, "target": dataclasses.asdict(target), "items": items})
     # litellm (eval-protocol) downloads a price list at import unless told to use its own copy
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True")}
-    done = await anyio.run_process([python, "-m", __name__], input=payload.encode(), check=False, env=env)
+    done = await anyio.run_process([python, "-m", f"{__package__}._child"], input=payload.encode(), check=False, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"player {name!r} in {python} failed ({done.returncode}): "
                            f"{done.stderr.decode(errors='replace')[-2000:]}")
     scores: list[float] = json.loads(done.stdout.decode().strip().splitlines()[-1])
     return [float(s) for s in scores]
-
-
-def _main() -> None:
-    from ._players import load_player
-
-    request = json.loads(sys.stdin.read())
-    play, _ = load_player(request["name"])
-    scores = anyio.run(play, Target(**request["target"]), request["items"])
-    print(json.dumps(scores))
-
-
-if __name__ == "__main__":
-    _main()

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ._players import Target
+from ._target import Target
 
 __all__ = ["CLIENT_PACKAGES", "art_rollouts", "client_version", "play_art", "play_verifiers_v1", "play_verl",
            "verl_rollouts"]

@@ -46,8 +46,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Scope
 
-from .._body import loads_strict
-from .._endpoint import encode_json, error_body, json_response
+from .._wire._body import loads_strict
+from .._wire._endpoint import encode_json, error_body, json_response
 from ..protocol import MAX_BODY_BYTES
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._nemo_gym_session import SeedError, Sessions, aggregate_metrics, verify_answer

@@ -109,7 +109,7 @@ def _split_type(stem: str) -> str:
 
 def _server_tools(args: argparse.Namespace) -> list[Any]:
     if args.app:
-        from ..cli import load_app
+        from .._cli_commands import load_app
 
         return list(load_app(args.app).dataset_tools("chat_completions"))
     import httpx

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from dialect_helpers import CATALOG, SECRET, TOKEN
 
-from rft_sdk import _check_cli as check_cli
-from rft_sdk._check import check_grader, check_tool
+from rft_sdk._commands import check as check_cli
+from rft_sdk._validation._check import check_grader, check_tool
 
 ARGS = {"query": "Urban Puffer", "top_k": 1}
 SAMPLE = {"output_text": "JKT-URB-009"}

@@ -18,9 +18,9 @@ import tomllib
 from dialect_helpers import SECRET, TOKEN, catalog_server
 
 from rft_sdk import ToolServer
-from rft_sdk import _check_cli as check_cli
-from rft_sdk import _job_cli as job_cli
-from rft_sdk._job_config import validate_job
+from rft_sdk._commands import check as check_cli
+from rft_sdk._commands import job as job_cli
+from rft_sdk._jobs._config import validate_job
 from rft_sdk.cli import COMMANDS_GROUP, _load_command
 from rft_sdk.emulator import load_job
 
@@ -206,7 +206,7 @@ def test_rft_job_exports_a_tools_only_server_with_a_builtin_grader(tmp_path, mon
 
 def test_new_commands_are_declared_entry_points_with_the_command_contract():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][COMMANDS_GROUP]
-    assert declared["job"] == "rft_sdk._job_cli" and declared["check"] == "rft_sdk._check_cli"
+    assert declared["job"] == "rft_sdk._commands.job" and declared["check"] == "rft_sdk._commands.check"
     for name, module in (("job", job_cli), ("check", check_cli)):
         assert _load_command(EntryPoint(name=name, value=declared[name], group=COMMANDS_GROUP)) is module
         parser = argparse.ArgumentParser()

@@ -1,4 +1,4 @@
-"""The one decoding rule of request JSON (``rft_sdk._body.loads_strict``), fuzzed.
+"""The one decoding rule of request JSON (``rft_sdk._wire._body.loads_strict``), fuzzed.
 
 Before: UTF-8-encoded surrogate bytes (``\\xed\\xa0\\x80``) passed the stdlib's
 ``json.loads(bytes)`` (it decodes with ``surrogatepass``) and the escape-only
@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rel_helpers import body, connect, raw_request, read_response
 
-from rft_sdk import GradingContext, Rollout, ToolServer, _body
-from rft_sdk._body import SurrogateError, loads_strict
+from rft_sdk import GradingContext, Rollout, ToolServer
+from rft_sdk._wire import _body
+from rft_sdk._wire._body import SurrogateError, loads_strict
 from rft_sdk.testing import run_server
 
 RAW = b"\xed\xa0\x80"  # U+D800 encoded as if it were a character (CESU-8 style): not valid UTF-8

@@ -1,4 +1,4 @@
-"""A rollout's item bytes reused across its calls (``rft_sdk._hosted_body``): the same rule, the same errors.
+"""A rollout's item bytes reused across its calls (``rft_sdk._wire._hosted_body``): the same rule, the same errors.
 
 ``decode_request`` skips decoding an item the rollout already holds; these tests
 check it gives exactly what ``decode_object`` (the one decoding rule on the whole
@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rft_sdk import _body
-from rft_sdk._body import decode_object, depth_within
-from rft_sdk._endpoint import EndpointError
-from rft_sdk._hosted_body import decode_request, trace_id_hint
-from rft_sdk._item_cache import ItemCache
+from rft_sdk._wire import _body
+from rft_sdk._wire._body import decode_object, depth_within
+from rft_sdk._wire._endpoint import EndpointError
+from rft_sdk._wire._hosted_body import decode_request, trace_id_hint
+from rft_sdk._wire._item_cache import ItemCache
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
@@ -146,8 +146,8 @@ def test_a_known_item_is_not_decoded_or_checked_again(monkeypatch):
     cache = ItemCache()
     seen: list[int] = []
     real, real_accepts = _body.loads_strict, _body.accepts
-    monkeypatch.setattr("rft_sdk._hosted_body.loads_strict", lambda text, *a: seen.append(len(text)) or real(text, *a))
-    monkeypatch.setattr("rft_sdk._hosted_body.accepts",
+    monkeypatch.setattr("rft_sdk._wire._hosted_body.loads_strict", lambda text, *a: seen.append(len(text)) or real(text, *a))
+    monkeypatch.setattr("rft_sdk._wire._hosted_body.accepts",
                         lambda text, *a: seen.append(len(text)) or real_accepts(text, *a))
     data, item_json = decode_request(raw, cache)
     assert item_json is not None and json.loads(item_json) == item and max(seen) > 20_000  # first sight: checked
@@ -198,7 +198,7 @@ def test_depth_within_agrees_with_the_decoded_depth(value, fmt, limit):
 @settings(max_examples=200, deadline=None)
 @given(items, st.dictionaries(st.text(max_size=5), json_values, max_size=3), st.text(max_size=8), formats)
 def test_a_grade_fingerprint_is_the_same_whether_its_item_was_reused_or_not(item, sample, trace_id, fmt):
-    from rft_sdk._grade_call import fingerprint
+    from rft_sdk._server._grade_call import fingerprint
 
     raw = json.dumps({"sample": sample, "item": item, "trace_id": trace_id}, **fmt).encode() + b" " * 2048
     whole = decode_object(raw)
@@ -213,7 +213,7 @@ def test_a_grade_fingerprint_is_the_same_whether_its_item_was_reused_or_not(item
     [b"\xed\xa0\x80", b"\xff", b'"', b"\\", b"\\ud800", b"[", b"]", b"NaN", b"1e400", b"12345678901234567890123"])),
     max_size=2), st.integers(1, 6), st.booleans())
 def test_accepts_is_the_rule_without_its_value(value, edits, limit, accelerated):
-    from rft_sdk._body import accepts, loads_strict
+    from rft_sdk._wire._body import accepts, loads_strict
 
     text = json.dumps(value, ensure_ascii=False).encode()
     for at, piece in edits:

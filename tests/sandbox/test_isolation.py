@@ -261,7 +261,7 @@ def test_uncontained_backend_warns_loudly_or_refuses(monkeypatch: pytest.MonkeyP
                                                      caplog: pytest.LogCaptureFixture) -> None:
     with pytest.raises(SandboxError, match="NOT fully contained"):
         LocalBackend("process", strict=True)
-    monkeypatch.setattr("rft_sdk._sandbox_run._WARNED", set())
+    monkeypatch.setattr("rft_sdk.sandbox._run._WARNED", set())
     with pytest.warns(RuntimeWarning, match="NOT fully contained"):
         backend = LocalBackend("process")
     assert "NOT fully contained" in caplog.text

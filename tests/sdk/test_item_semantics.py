@@ -51,7 +51,7 @@ def test_the_core_install_without_orjson_answers_the_same(with_orjson):
 
 async def test_a_tool_that_never_reads_the_item_never_decodes_it(monkeypatch):
     decoded: list[int] = []
-    monkeypatch.setattr("rft_sdk._items.json_object", lambda what, raw: decoded.append(len(raw)) or json_object(what, raw))
+    monkeypatch.setattr("rft_sdk._server._items.json_object", lambda what, raw: decoded.append(len(raw)) or json_object(what, raw))
     monkeypatch.setattr("rft_sdk._stores._records.json_object",
                         lambda what, raw: decoded.append(len(raw)) or json_object(what, raw))
     server = ToolServer(auth_env_var=None)

@@ -9,7 +9,7 @@ import pydantic
 import pytest
 
 from rft_sdk import Rollout, ToolDefinitionError, ToolServer, tool
-from rft_sdk._tool import get_tool_definition
+from rft_sdk._definitions._tool import get_tool_definition
 
 
 def _walk_objects(schema):
@@ -220,7 +220,7 @@ def test_tuples_are_refused_with_a_clear_message():
 
 
 def test_make_nullable_widens_every_schema_form_once():
-    from rft_sdk._schema import make_nullable
+    from rft_sdk._definitions._schema import make_nullable
 
     assert make_nullable({"type": "string", "enum": ["a", "b"]}) == {"type": ["string", "null"],
                                                                      "enum": ["a", "b", None]}

@@ -1,0 +1,373 @@
+"""Execute one hosted tool call (hosted protocol §3) against a rollout.
+
+Status codes (documented choice for "errors a model can learn from"):
+
+* 200 ``{"type": "function_call_output", "call_id", "id", "output"}``.
+* 400 ``tool_error``: the tool raised (``ToolError`` or any other exception) or
+  left non-JSON state; 400 ``malformed_arguments``: ``arguments`` is not JSON
+  (or holds a lone UTF-16 surrogate); 422 ``invalid_arguments``: schema
+  violation, ``details`` lists ``{"field", "problem"}``. These 4xx bodies carry
+  no ``output``, so the hosted service shows the serialized body to the model
+  and the rollout continues. They are recorded in the trajectory and replayed
+  (the same bytes) for a repeated ``call_id``.
+* 503 ``retryable``: the tool raised ``RetryableToolError``; raised as an
+  :class:`EndpointError`, not recorded, state rolled back, the hosted side retries.
+
+* 413 ``output_too_large``: the answer would exceed the response limit
+  (hosted: 1 MB, larger answers reach the model as a 413 error). Recorded as
+  what the model saw: status 413, no output (the tool did run: its state
+  changes are kept).
+
+Text the tool returns or raises is cleaned of lone surrogates (U+FFFD), so
+the answer, the trajectory and the store always encode.
+
+Dialect: a body on ``POST /tools/{name}`` that is the bare arguments object
+(``{"query": "Urban Puffer", "top_k": 1}``, how Azure's docs test a tool;
+recognised by having none of ``call_id``, ``trace_id``, ``arguments`` and no
+``"type": "function_call"``) runs one stateless call: no trace_id, so a fresh
+empty state, nothing recorded or replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any, cast
+
+import pydantic
+import pydantic_core
+
+from .._db import CallScope, RolloutDatabase
+from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited
+from .._definitions._rollout import Rollout, ToolCallRecord
+from .._definitions._tool import ToolDefinition
+from .._stores import RolloutStore, RolloutTooLargeError, StoredRollout
+from .._wire._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
+from .._wire._endpoint import EndpointError, clean_text, clean_value, encode_json
+from ..exceptions import RetryableToolError, ToolError
+from ..protocol import LOOP_STALL_S, MAX_BODY_BYTES, ToolCallRequest
+from ._items import CallRollout, SentItem, check_item
+from ._metrics import Metrics
+
+__all__ = ["decode_arguments", "execute_stateless_call", "execute_tool_call", "is_bare_arguments", "run_tool"]
+
+_HOSTED_KEYS = ("call_id", "trace_id", "arguments")
+
+logger = logging.getLogger("rft_sdk")
+
+
+def is_bare_arguments(data: dict[str, Any]) -> bool:
+    """Whether a decoded ``/tools/{name}`` body is the bare arguments rather than a hosted tool call."""
+    return data.get("type") != "function_call" and not any(key in data for key in _HOSTED_KEYS)
+
+
+def _answer(status: int, payload: dict[str, Any], limit: int,
+            echo: dict[str, str | None]) -> tuple[int, dict[str, Any], bytes, str | None]:
+    """Encode an answer; an oversize 200 becomes the 413 the model would see.
+    Returns ``(status, payload, body, error_message_or_None)``."""
+    body = None
+    if status == 200 and orjson is not None:
+        # a 200 answer holds only strings free of lone surrogates (the output is cleaned, call_id/id were
+        # checked in the request) and None: orjson gives the bytes encode_json would, without its checks
+        try:
+            body = orjson.dumps(payload)
+        except TypeError:  # never expected; encode_json below always encodes (U+FFFD for a surrogate)
+            body = None
+    if body is None:
+        body = encode_json(payload)
+    if len(body) <= limit:
+        return status, payload, body, None
+    message = (f"tool output of {len(body)} bytes exceeds the {limit}-byte response limit "
+               "(a larger response reaches the model as a 413 error)")
+    payload = EndpointError(413, "output_too_large", message).body(echo)
+    return 413, payload, encode_json(payload), message
+
+
+async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str, Any], metrics: Metrics,
+                                 response_limit: int) -> tuple[int, bytes]:
+    """Run one call whose body was the bare ``arguments`` (no trace_id: empty state, nothing stored).
+
+    Returns ``(status, encoded JSON body)``; ``call_id`` and ``id`` are ``null``
+    in a 200 answer.
+
+    Raises:
+        EndpointError: 503 ``retryable``.
+    """
+    rollout = Rollout("", {}, {}, (), None)
+    metrics.incr("stateless_calls")
+    try:
+        output = await run_tool(definition, arguments, rollout)
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": None, "id": None, "output": output}
+        status = 200
+    except EndpointError as exc:
+        if exc.status >= 500:
+            metrics.incr("tool_retryable_errors")
+            raise
+        status, payload = exc.status, exc.body()
+    status, _, body, _ = _answer(status, payload, response_limit, {})
+    return status, body
+
+
+async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
+                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES,
+                            db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[int, bytes]:
+    """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
+
+    A ``call_id`` already answered in this rollout is replayed (same status,
+    same bytes) without running again. An answer over ``response_limit`` bytes
+    is answered and recorded as a 413 ``output_too_large`` without output.
+    With ``db``, the tool runs with ``rollout.db`` in a transaction committed
+    (with the call_id) when it returns and rolled back when it raises.
+    ``item_json``: the request's item as the JSON bytes its body carried
+    (``rft_sdk._wire._hosted_body.decode_request``; ``request.item`` is then ``None``).
+    The rollout keeps the first item it is sent; the tool's ``rollout.item`` is
+    decoded only if read (``rft_sdk._server._items``).
+
+    Raises:
+        EndpointError: 409 ``item_conflict`` (another item than the rollout's;
+            not run, not recorded); 503 ``retryable`` (nothing recorded, state
+            rolled back); 503 ``database_limit`` (no database free for a new rollout).
+        StoreError: the store failed (answered 503 by the server).
+    """
+    call_id, trace_id = request.call_id, request.trace_id
+    if request.name is not None and request.name != definition.name:
+        message = (f"the body names tool {request.name!r} but was sent to tool {definition.name!r} "
+                   f"(POST /tools/{definition.name}); a tool call names one tool")
+        raise EndpointError(422, "invalid_request", message, counter="bad_requests",
+                            details=[{"field": "name", "problem": message}])
+    sent = SentItem.of(request.item, item_json)
+    async with store.lock(trace_id):
+        loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
+        stored = loaded or StoredRollout(trace_id=trace_id)
+        check_item(stored, sent)  # 409 item_conflict; adopted when the rollout has none yet
+        previous = stored.responses.get(call_id)
+        if previous is not None:
+            _check_same_call(stored.trajectory, definition.name, request)
+            metrics.incr("replayed_calls")
+            return int(previous[0]), str(previous[1]).encode("utf-8")
+        if graded:  # exactly-once ends at the grade, never after
+            raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
+                                "after its grade is refused (not run, not recorded)", counter="late_calls")
+        scope = await db.open_call(trace_id, call_id, is_async=definition.is_async) if db is not None else None
+        try:
+            return await _run_call(definition, request, store, metrics, response_limit, stored, scope, sent)
+        finally:
+            if scope is not None:
+                await scope.close()
+
+
+async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, metrics: Metrics,
+                    response_limit: int, stored: StoredRollout, scope: CallScope | None,
+                    sent: SentItem | None = None) -> tuple[int, bytes]:
+    """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
+    call_id, trace_id = request.call_id, request.trace_id
+    trajectory = stored.trajectory
+    replayed = scope.replay if scope is not None else None
+
+    started_at, t0 = time.time(), time.perf_counter()
+    arguments: dict[str, Any] = {"_raw": request.arguments}
+    output: str | None = None
+    error: str | None = None
+    new_state_json: str | None = None
+    echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+    try:
+        arguments = decode_arguments(request.arguments)
+        rollout = CallRollout(trace_id, sent or stored, _load_state(stored.state_json), trajectory, call_id,
+                              scope.connection if scope is not None else None)
+        if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
+            output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
+            rollout.state = _load_state(replayed[1]["state_json"])
+        else:
+            output = await run_tool(definition, arguments, rollout)
+        try:
+            new_state_json = json.dumps(rollout.state)
+        except (TypeError, ValueError) as exc:
+            raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
+        if scope is not None and replayed is None:
+            await scope.commit(call_id, output, {"arguments": arguments, "started_at": started_at,
+                                                 "state_json": new_state_json})
+        status = 200
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
+                                   "output": output}
+    except EndpointError as exc:
+        if scope is not None:
+            await scope.rollback()
+        if exc.status >= 500:
+            metrics.incr("tool_retryable_errors")
+            raise
+        if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
+            metrics.incr(exc.counter)
+        output, new_state_json = None, None
+        status, payload, error = exc.status, exc.body(echo), exc.message
+
+    status, payload, body, too_large = _answer(status, payload, response_limit, echo)
+    if too_large is not None:
+        metrics.incr("outputs_too_large")
+        output, error = None, too_large
+    latency_s = time.perf_counter() - t0
+    record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
+                            output=output, error=error, status=status, started_at=started_at,
+                            latency_s=latency_s)
+    metrics.incr("tool_calls")
+    if status == 422:
+        metrics.incr("invalid_arguments")
+    elif status != 200:
+        metrics.incr("tool_errors")
+    metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
+                      output_bytes=len(output.encode("utf-8")) if output else 0)
+    # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
+    # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
+    append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
+    if append is not None:
+        append(record)
+    else:
+        stored.trajectory = [*trajectory, record]
+    stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
+    if new_state_json is not None:
+        stored.state_json = new_state_json
+    try:
+        await store.save(stored)
+    except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
+        raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
+    return status, body
+
+
+def _recorded_arguments(raw: Any) -> dict[str, Any]:
+    """The arguments as a call with ``raw`` would record them (``{"_raw": raw}`` when not a JSON object)."""
+    try:
+        return decode_arguments(raw)
+    except EndpointError:
+        return {"_raw": raw}
+
+
+def _check_same_call(trajectory: Any, name: str, request: ToolCallRequest) -> None:
+    """Refuse a ``call_id`` answered before for another tool or other arguments (the hosted side resends
+    a call_id only as a retry of the same call; replaying the first answer would hide the second call).
+
+    Raises:
+        EndpointError: 409 ``call_id_conflict`` naming what differs (not run, not recorded).
+    """
+    for record in reversed(trajectory):  # only on a replay, which is rare: O(calls) decodes are fine
+        if record.call_id != request.call_id:
+            continue
+        if record.name != name:
+            problem = f"it was used for tool {record.name!r}, now for {name!r}"
+        elif record.arguments != _recorded_arguments(request.arguments):
+            problem = "it was used with other arguments"
+        else:
+            return
+        raise EndpointError(409, "call_id_conflict", f"call_id {request.call_id!r} already names another call in "
+                            f"this rollout: {problem}; a call_id names one call (a retry resends it unchanged)",
+                            counter="call_id_conflicts")
+
+
+def _load_state(state_json: str) -> dict[str, Any]:
+    """The rollout state decoded from the store's JSON text (see ``loads_trusted``)."""
+    state: dict[str, Any] = loads_trusted(state_json)
+    return state
+
+
+def decode_arguments(raw: Any) -> dict[str, Any]:
+    """Decode the hosted ``arguments`` (a JSON string, or an already-decoded object).
+
+    Missing, ``null`` or a blank string count as ``{}``.
+
+    Raises:
+        EndpointError: 400 ``malformed_arguments`` (not strict JSON, or a lone
+            UTF-16 surrogate inside); 422 ``invalid_arguments`` (JSON, but not
+            an object). Both model-visible.
+    """
+    value = raw
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            value = loads_strict(raw)  # the one decoding rule (rft_sdk._wire._body)
+        except SurrogateError as exc:
+            raise EndpointError(400, "malformed_arguments", f"arguments hold a {exc}") from None
+        except ValueError as exc:
+            raise EndpointError(400, "malformed_arguments", f"arguments are not valid JSON: {exc}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        message = f"arguments must be a JSON object, got {type(value).__name__}"
+        raise EndpointError(422, "invalid_arguments", message, details=[{"field": "arguments", "problem": message}])
+    return value
+
+
+def _to_output(value: Any) -> str:
+    """The output string shown to the model: a str as is, else compact JSON (pydantic), no lone surrogates."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if value is None:
+        return ""
+    try:
+        return pydantic_core.to_json(value).decode()
+    except pydantic_core.PydanticSerializationError:  # lone surrogates inside: replace, then retry once
+        return pydantic_core.to_json(clean_value(value)).decode()
+
+
+async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollout: Rollout) -> str:
+    """Validate ``arguments`` against the tool's model, call the tool and return its output string.
+
+    ``null`` for a parameter with a default means the default. The rollout's
+    ``state`` may be changed by the tool (the caller persists it on success).
+
+    Raises:
+        EndpointError: 422 ``invalid_arguments`` (schema violation, ``details``
+            per field); 400 ``tool_error`` (``ToolError`` or any other
+            exception, logged with its traceback); 400 ``tool_timeout`` (ran
+            past ``timeout_s``); 503 ``retryable`` (``RetryableToolError``);
+            503 ``tool_busy`` (no slot within ``queue_timeout_s``, nothing ran).
+    """
+    args = {k: v for k, v in arguments.items() if not (v is None and k in definition.defaults)}
+    try:
+        validated = definition.args_model.model_validate(args)
+    except pydantic.ValidationError as exc:
+        details = problems(exc)
+        message = "invalid arguments: " + "; ".join(f"{d['field']}: {d['problem']}" for d in details)
+        raise EndpointError(422, "invalid_arguments", clean_text(message), details=clean_value(details)) from None
+    kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+    if definition.rollout_param:
+        kwargs[definition.rollout_param] = rollout
+    try:
+        if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
+            if definition.is_async:
+                return _to_output(await definition.fn(**kwargs))
+            return _to_output(_on_loop(definition, kwargs))  # @tool(blocking=False): on the loop, no thread hop
+        return _to_output(await call_limited(definition.fn, kwargs, is_async=definition.is_async,
+                                             in_thread=not definition.on_loop, limiter=definition.limiter,
+                                             timeout_s=definition.timeout_s,
+                                             queue_timeout_s=definition.queue_timeout_s))
+    except CallTimedOut:
+        message = f"tool {definition.name!r} did not finish within {definition.timeout_s:g} s (timeout_s)"
+        logger.warning("%s (call_id=%s)", message, rollout.call_id)
+        raise EndpointError(400, "tool_timeout", message, counter="tool_timeouts") from None
+    except NoSlotError as exc:  # nothing ran: retryable, never shown to the model
+        message = f"tool {definition.name!r} is busy: {exc}; retry"
+        logger.warning("%s (call_id=%s)", message, rollout.call_id)
+        raise EndpointError(503, "tool_busy", message, counter="tool_queue_timeouts") from None
+    except RetryableToolError as exc:
+        logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
+        raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc
+    except ToolError as exc:
+        raise EndpointError(400, "tool_error", clean_text(str(exc))) from exc
+    except Exception as exc:  # model-visible; never crash the worker
+        logger.exception("tool %s raised (call_id=%s)", definition.name, rollout.call_id)
+        raise EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}")) from exc
+
+
+def _on_loop(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:
+    """Call a ``blocking=False`` tool on the event loop; one that held the loop past ``LOOP_STALL_S``
+    (every other request waited) runs in a worker thread from its next call on, and says so once."""
+    t0 = time.perf_counter()
+    try:
+        return definition.fn(**kwargs)
+    finally:
+        held_s = time.perf_counter() - t0
+        if held_s > LOOP_STALL_S and not definition.runtime.moved_to_thread:
+            definition.runtime.moved_to_thread = True
+            logger.warning("tool %s is declared blocking=False but held the event loop for %.3f s (every other "
+                           "request of the process waited): its later calls run in a worker thread. Drop "
+                           "blocking=False, or make it async and await its I/O", definition.name, held_s)

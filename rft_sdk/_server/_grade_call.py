@@ -1,0 +1,169 @@
+"""Execute one hosted grading request (hosted protocol §3 "Grading").
+
+Flow, under the rollout's lock (so grading waits for in-flight tool calls):
+
+1. Rollout present in the store: build the ``GradingContext`` from it, run the
+   grader, keep a ``GradeRecord`` and release the rollout (after
+   ``retention_s``).
+2. Rollout absent but graded before: an identical retried request (same
+   SHA-256 of the canonical request JSON) gets the recorded answer; a
+   different request gets 409 (the state it would need is gone).
+3. Never seen: the model used no tools; grade with an empty trajectory.
+4. No ``trace_id`` in the request (Azure's grader tests): grade with an empty
+   trajectory and ``ctx.traced = False``; nothing is locked, stored or replayed.
+
+Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
+raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
+when the grader raises or returns an invalid score (counted ``grader_errors``),
+409 ``already_graded`` (counted ``grade_conflicts``, not a grader error); a
+rollout evicted in progress raises ``RolloutEvictedError`` from the store (503
+``rollout_evicted``: the grade would see a trajectory with calls missing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import Any
+
+from .._db import RolloutDatabase, open_grading_view
+from .._definitions._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
+from .._definitions._invoke import invoke
+from .._stores import GradeRecord, RolloutStore
+from .._stores._records import json_object
+from .._wire._endpoint import EndpointError, clean_text, clean_value
+from ..exceptions import GraderError
+from ..protocol import GRADE_DETAILS_MAX_CHARS, GradeRequest
+from ._items import canonical_item, sha256_hex
+from ._metrics import Metrics
+
+__all__ = ["encode_details", "execute_grade", "fingerprint"]
+
+logger = logging.getLogger("rft_sdk")
+
+
+def encode_details(details: dict[str, Any]) -> str:
+    """Compact ASCII JSON for the details header (lone surrogates come out as ``\\udXXX``
+    escapes); reasons are trimmed (and ``"truncated": true`` added) when it would exceed
+    ``GRADE_DETAILS_MAX_CHARS`` characters."""
+    text = json.dumps(details, separators=(",", ":"), sort_keys=True)
+    if len(text) <= GRADE_DETAILS_MAX_CHARS:
+        return text
+    trimmed = {"subscores": details.get("subscores", {}), "reasons": list(details.get("reasons", [])),
+               "truncated": True}
+    while True:
+        text = json.dumps(trimmed, separators=(",", ":"), sort_keys=True)
+        if len(text) <= GRADE_DETAILS_MAX_CHARS or not trimmed["reasons"]:
+            break
+        trimmed["reasons"].pop()
+    if len(text) > GRADE_DETAILS_MAX_CHARS:
+        text = json.dumps({"subscores": {}, "reasons": [], "truncated": True}, separators=(",", ":"))
+    return text
+
+
+def fingerprint(body: dict[str, Any], item_json: bytes | None = None) -> str:
+    """SHA-256 hex of the canonical JSON (``json.dumps(..., sort_keys=True, separators=(",", ":"))``) of
+    ``{"sample", "item", "trace_id"}`` of a grading request's decoded ``body``.
+
+    ``item_json``: the item as the JSON bytes the body carried (``body`` then has
+    no ``"item"``): the same digest, with the item's canonical text computed once
+    per distinct item (``rft_sdk._server._items.canonical_item``) and streamed into the hash."""
+    if item_json is None:
+        canonical = {"sample": body.get("sample"), "item": body.get("item"), "trace_id": body.get("trace_id")}
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    rest = json.dumps({"sample": body.get("sample"), "trace_id": body.get("trace_id")}, sort_keys=True,
+                      separators=(",", ":"))  # '{"sample":...,"trace_id":...}': "item" sorts before both
+    return sha256_hex('{"item":', canonical_item(item_json, lambda: json_object("item", item_json)), ",", rest[1:])
+
+
+async def execute_grade(definition: GraderDefinition, request: GradeRequest, request_fingerprint: str,
+                        store: RolloutStore, metrics: Metrics,
+                        retention_s: float, tombstone_s: float = 3600.0,
+                        db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[float, dict[str, Any]]:
+    """Grade one validated request; return ``(score, details)``.
+
+    A graded rollout leaves a tombstone for ``tombstone_s`` seconds
+    (``RolloutStore.mark_graded``): a later tool call of that ``trace_id`` gets
+    409 ``already_graded`` instead of running on a fresh, never-graded rollout.
+    With ``db``, the grader gets the rollout's database read-only (``ctx.db``),
+    and a successful grade drops it (after ``retention_s``). ``item_json``: the
+    request's item as the JSON bytes its body carried (``request.item`` is then
+    ``None``); the grader sees the request's item (decoded once), else the
+    rollout's.
+
+    Raises:
+        EndpointError: 500 ``grader_error`` (grader raised or returned an invalid
+            score; state kept for a retry); 409 ``already_graded``.
+        StoreError: the store failed (answered 503 by the server).
+    """
+    trace_id = request.trace_id
+    item = request.item if item_json is None else json_object("item", item_json)
+    if trace_id is None:
+        ctx = GradingContext(sample=parse_sample(request.sample.model_dump()), item=item or {}, trace_id="",
+                             grader=definition.name, traced=False)
+        grade = await _run_grader(definition, ctx)
+        metrics.incr("grades")
+        return float(grade.score), clean_value(grade.details())
+    async with store.lock(trace_id):
+        stored = await store.load(trace_id)
+        if stored is None:
+            records = await store.load_grades(trace_id)
+            previous = records.get(definition.name)
+            if previous is not None and previous.fingerprint == request_fingerprint:
+                metrics.incr("grades_replayed")
+                return previous.score, previous.details
+            if records:
+                message = (f"rollout {trace_id} was already graded (by {sorted(records)}) and its state "
+                           "released; raise ToolServer(grade_retention_s=...) to grade it again")
+                raise EndpointError(409, "already_graded", message, counter="grade_conflicts")
+            if await store.graded_digest(trace_id) is not None:  # graded; its record left the store since
+                message = (f"rollout {trace_id} was already graded and its state and grade record released; "
+                           "grading it again would see an empty trajectory")
+                raise EndpointError(409, "already_graded", message, counter="grade_conflicts")
+        ctx_item = item if item is not None else (stored.item if stored else {})
+        view = await open_grading_view(db, trace_id, ctx_item) if db is not None else None
+        ctx = GradingContext(
+            sample=parse_sample(request.sample.model_dump()),
+            item=ctx_item,
+            trace_id=trace_id,
+            trajectory=tuple(stored.trajectory) if stored else (),
+            state=json.loads(stored.state_json) if stored else {},
+            grader=definition.name,
+            db=view,
+        )
+        try:
+            grade = await _run_grader(definition, ctx)
+        finally:
+            if view is not None:
+                await view.aclose()
+        details = clean_value(grade.details())  # header, store and log always encode
+        score = float(grade.score)
+        await store.save_grade(GradeRecord(trace_id, definition.name, request_fingerprint, score, details))
+        await store.mark_graded(trace_id, request_fingerprint, tombstone_s)
+        if stored is not None:
+            await store.release(trace_id, after_s=retention_s)
+        if db is not None:
+            await db.release(trace_id, after_s=retention_s)
+        metrics.incr("grades")
+        metrics.graded(definition.name, score=score, trajectory=ctx.trajectory)  # observe (#15)
+        logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
+                    details.get("subscores", {}), details.get("reasons", []))
+        return score, details
+
+
+async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grade:
+    """Call the grader and check its value.
+
+    Raises:
+        EndpointError: 500 ``grader_error`` naming the grader and what went wrong.
+    """
+    try:
+        return coerce_grade(await invoke(definition.fn, definition.is_async, ctx), definition)
+    except GraderError as exc:
+        logger.error("grader %s failed for %s: %s", definition.name, ctx.trace_id, exc)
+        raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc
+    except Exception as exc:
+        logger.exception("grader %s raised for %s", definition.name, ctx.trace_id)
+        message = f"grader {definition.name!r} raised {type(exc).__name__}: {exc}"
+        raise EndpointError(500, "grader_error", clean_text(message), counter="grader_errors") from exc

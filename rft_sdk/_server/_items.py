@@ -1,0 +1,165 @@
+"""The dataset item on the request path: as a request sent it, compared with the rollout's, decoded
+only when something reads it.
+
+Every tool call of a rollout carries the same ``item`` (hosted protocol §3).
+The request path holds it as the JSON bytes the body carried
+(``rft_sdk._wire._hosted_body``), compares those bytes with the bytes the store
+holds for the rollout (identical bytes: a ``memcmp``, or the same object), and
+hands the tool a :class:`CallRollout` whose ``item`` is decoded on first read,
+so a call whose tool never reads ``rollout.item`` never decodes it.
+
+A request whose item differs from the one the rollout started with (by value:
+other formatting of the same JSON is the same item) is refused: 409
+``item_conflict`` (:func:`check_item`), nothing run or recorded. A rollout whose
+first call carried no item takes the first item a later call carries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from .._definitions._rollout import Rollout
+from .._stores import StoredRollout
+from .._stores._records import json_object
+from .._wire._body import orjson
+from .._wire._endpoint import EndpointError
+
+__all__ = ["CallRollout", "SentItem", "canonical_item", "check_item"]
+
+_WS_AND_BRACES = b" \t\n\r{}"
+
+
+class SentItem:
+    """The non-empty ``item`` of one request: its JSON bytes (``raw``, as the body carried them) and/or
+    its decoded value (``value``, when the body was decoded whole)."""
+
+    __slots__ = ("raw", "value")
+
+    def __init__(self, raw: bytes | None, value: dict[str, Any] | None) -> None:
+        self.raw, self.value = raw, value
+
+    @classmethod
+    def of(cls, item: dict[str, Any] | None, item_json: bytes | None) -> SentItem | None:
+        """The item of a request whose decoded ``item`` is ``item`` or whose item bytes are ``item_json``;
+        ``None`` when it sent none, ``null`` or ``{}`` (no item: the rollout's own is used)."""
+        if item_json is not None:
+            return None if not item_json.strip(_WS_AND_BRACES) else cls(item_json, None)
+        return cls(None, item) if item else None
+
+    def json(self) -> bytes:
+        """The item's JSON bytes: as sent, else encoded once (orjson when installed, else the stdlib)."""
+        if self.raw is None:
+            value = self.value or {}
+            encoded = None
+            if orjson is not None:
+                try:  # a value the one rule accepted holds no NaN and no lone surrogate: orjson's bytes decode back
+                    encoded = bytes(orjson.dumps(value))
+                except TypeError:  # an integer beyond 64 bits
+                    encoded = None
+            self.raw = encoded or json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return self.raw
+
+    def decode(self) -> dict[str, Any]:
+        """The item as a dict: the request's own decoded value, else a fresh decode of its bytes."""
+        return self.value if self.value is not None else json_object("item", self.raw or b"{}")
+
+
+def check_item(stored: StoredRollout, sent: SentItem | None) -> None:
+    """Make ``sent`` the rollout's item if it has none yet; refuse one that differs from it.
+
+    The cheap case first: the bytes the store holds are the bytes sent (the same
+    object, or equal bytes; for an item decoded with its body, its orjson encoding,
+    which is how such an item was stored). Otherwise both are decoded and compared
+    by value.
+
+    Raises:
+        EndpointError: 409 ``item_conflict`` (counted ``item_conflicts``).
+    """
+    if sent is None:
+        return
+    held = stored.held_item_json
+    if held is not None:
+        if sent.raw is not None and (held is sent.raw or held == sent.raw):
+            return
+        if sent.raw is None and orjson is not None and sent.json() == held:  # held as this path encoded it
+            return
+    if (held is not None and not held.strip(_WS_AND_BRACES)) or (held is None and not stored.item):
+        stored.set_item_json(sent.json())  # the first call carried no item; this one does
+        return
+    if sent.decode() == stored.item:
+        return
+    message = (f"trace_id {stored.trace_id!r} names a rollout started with another item; a trace_id names one "
+               "rollout, and the hosted side sends its one dataset item with every call (not run, not recorded)")
+    raise EndpointError(409, "item_conflict", message, counter="item_conflicts",
+                        details=[{"field": "item", "problem": message}])
+
+
+class CallRollout(Rollout):
+    """The :class:`~rft_sdk.Rollout` a tool call gets: ``item`` is decoded on first read (from the
+    request's item, else the stored rollout's); otherwise the same object."""
+
+    __slots__ = ("_item_from", "_item_value")
+
+    def __init__(self, trace_id: str, item_from: SentItem | StoredRollout, state: dict[str, Any],
+                 trajectory: Any = (), call_id: str | None = None, db: Any = None) -> None:
+        super().__init__(trace_id, {}, state, trajectory, call_id, db)  # assigns {} through the setter below
+        self._item_from: SentItem | StoredRollout | None = item_from
+        self._item_value: dict[str, Any] | None = None
+
+    @property
+    def item(self) -> dict[str, Any]:
+        """The dataset line (JSON object) the rollout was sampled from."""
+        if self._item_value is None:
+            source = self._item_from
+            self._item_value = {} if source is None else (
+                source.decode() if isinstance(source, SentItem) else source.item)
+        return self._item_value
+
+    @item.setter
+    def item(self, value: dict[str, Any]) -> None:
+        self._item_value, self._item_from = value, None
+
+
+class _CanonicalCache:
+    """LRU ``item bytes -> canonical JSON text`` (the stdlib's ``sort_keys`` compact text the grade
+    fingerprint hashes), bounded by bytes: the rollouts of one group share their item."""
+
+    def __init__(self, max_bytes: int = 16 * 1024 * 1024) -> None:
+        self.max_bytes, self.bytes = max_bytes, 0
+        self._entries: OrderedDict[bytes, str] = OrderedDict()
+
+    def get(self, raw: bytes, decode: Callable[[], Any]) -> str:
+        text = self._entries.get(raw)
+        if text is not None:
+            self._entries.move_to_end(raw)
+            return text
+        text = json.dumps(decode(), sort_keys=True, separators=(",", ":"))
+        size = len(raw) + len(text)
+        if size <= self.max_bytes:
+            self._entries[raw] = text
+            self.bytes += size
+            while self.bytes > self.max_bytes:
+                old_raw, old_text = self._entries.popitem(last=False)
+                self.bytes -= len(old_raw) + len(old_text)
+        return text
+
+
+_CANONICAL = _CanonicalCache()
+
+
+def canonical_item(raw: bytes, decode: Callable[[], Any]) -> str:
+    """``json.dumps(item, sort_keys=True, separators=(",", ":"))`` of the item whose JSON bytes are ``raw``
+    (``decode()`` gives the item, called only when this text is not cached), once per distinct item bytes."""
+    return _CANONICAL.get(raw, decode)
+
+
+def sha256_hex(*parts: str) -> str:
+    """SHA-256 hex of the UTF-8 concatenation of ``parts`` (streamed: nothing joined)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+    return digest.hexdigest()
