@@ -66,7 +66,8 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
     env = {"RFT_AUTH_TOKENS": "", "RFT_OPENENV_DATASET": str(DATASET)}
     with serve_process("examples.retail.app:server", "--surfaces", "hosted,mcp,openenv,nemo_gym", env=env) as url:
         done = subprocess.run([str(eco_python), "-m", "rft_sdk", "portability", "--dataset", str(DATASET), "--url", url,
-                               "--limit", "10", "--client-python", f"nemo_gym={eco2}",
+                               "--limit", "10", "--surfaces", "hosted,mcp,trl,openenv,verifiers,nemo_gym,eval_protocol",
+                               "--client-python", f"nemo_gym={eco2}",
                                "--client-python", f"eval_protocol={eco2}"],
                               cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV})
     assert done.returncode == 0, done.stderr[-3000:]
