@@ -25,7 +25,7 @@ ECO := .venv-eco
 $(ECO)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(ECO)
 	$(ECO)/bin/python -m pip install -q --upgrade pip
-	$(ECO)/bin/python -m pip install -q -e ".[openenv,verifiers]"
+	$(ECO)/bin/python -m pip install -q -e ".[openenv,verifiers]" "verifiers>=0.1.14,<0.2"
 	touch $@
 
 eco: $(ECO)/.installed
@@ -45,6 +45,42 @@ $(ECO2)/.installed: pyproject.toml
 	touch $@
 
 eco2: $(ECO2)/.installed
+
+# verifiers 0.4 (verifiers.v1: tasksets, harnesses, vf-eval; docs/verifiers.md): it pins mcp==2.0.0 and openai<3,
+# so it has its own venv. `uv` too: verifiers' chat harness runs its program as a uv script (else it downloads uv).
+VF4 := .venv-vf4
+$(VF4)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VF4)
+	$(VF4)/bin/python -m pip install -q --upgrade pip
+	$(VF4)/bin/python -m pip install -q -e ".[verifiers]" "verifiers>=0.4,<0.5" uv
+	touch $@
+
+vf4: $(VF4)/.installed
+
+# verl's own tool classes without its training stack (docs/verl.md): verl --no-deps plus what
+# verl.experimental.agent_loop and verl.tools import (torch CPU, Ray, Hydra, tensordict, transformers, datasets);
+# no vLLM/SGLang, no GPU. The full `pip install verl` pulls vLLM-sized stacks that a 2-core CI cannot afford.
+VERL := .venv-verl
+$(VERL)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VERL)
+	$(VERL)/bin/python -m pip install -q --upgrade pip
+	$(VERL)/bin/python -m pip install -q "torch==2.13.0"
+	$(VERL)/bin/python -m pip install -q --no-deps "verl==0.9.1"
+	$(VERL)/bin/python -m pip install -q -e ".[verl]" "ray>=2.41" hydra-core "tensordict>=0.8,<=0.10.0,!=0.9.0" \
+	  "transformers>=5.5.3,<5.11,!=5.6.0" pillow numpy codetiming dill pandas datasets cachetools fastapi
+	touch $@
+
+verl: $(VERL)/.installed
+
+# OpenPipe ART's own types (docs/art.md): openpipe-art from the index with its dependencies (litellm, weave).
+ART := .venv-art
+$(ART)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(ART)
+	$(ART)/bin/python -m pip install -q --upgrade pip
+	$(ART)/bin/python -m pip install -q -e ".[art]"
+	touch $@
+
+art: $(ART)/.installed
 
 # A real redis-server for the store tests (Debian/Ubuntu package; needs root or sudo).
 redis-server:
@@ -85,10 +121,21 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed redis-server postgresql sandbox-tools lint docs
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed $(VERL)/.installed $(ART)/.installed redis-server postgresql sandbox-tools lint docs
 	$(PY) -m pytest -q
 
-clean:
-	rm -rf $(VENV) $(ECO) $(ECO2) runs site
+# A wheel of this checkout in dist/ (until rft-sdk is on the package index), built by PyPA's `build` in a
+# small venv of its own (no need for .venv). Install it anywhere with
+#   pip install "dist/rft_sdk-<version>-py3-none-any.whl[emulate]"
+BUILDENV := .venv-build
+wheel:
+	$(PYTHON) -m venv $(BUILDENV)
+	$(BUILDENV)/bin/python -m pip install -q --upgrade pip build
+	rm -f dist/rft_sdk-*.whl
+	$(BUILDENV)/bin/python -m build --wheel --outdir dist .
+	@ls dist/rft_sdk-*.whl
 
-.PHONY: install eco eco2 redis-server postgresql sandbox-tools demo doctor docs lint test clean
+clean:
+	rm -rf $(VENV) $(ECO) $(ECO2) $(VF4) $(VERL) $(ART) $(BUILDENV) runs site build
+
+.PHONY: install eco eco2 vf4 verl art redis-server postgresql sandbox-tools demo doctor docs lint test wheel clean

@@ -1,6 +1,10 @@
 """``rft doctor`` benchmark: detection rate and false-alarm rate over the grader-twin corpus,
 and the retail example before and after its grader was rewritten.
 
+0. **Six task shapes** (``tests/doctor/shape_twins.py``: state, numeric, set, free text,
+   budgeted, code-ish; 6 honest graders and 13 hackable twins): detection, detection through a
+   probe the honest twin passes, false alarms (honest FAIL) and honest-WARN rate, before
+   (``--shapes-baseline-ref``, the doctor before issue 37) and after; ``--only-shapes`` stops there.
 1. **Corpus** (``tests/doctor/grader_twins.py``: 5 honest graders of different shapes, 11
    hackable ones of different families, 1 path-matching grader), each served by a real
    uvicorn server on 127.0.0.1 (the judges call a fake judge server). Two doctors run side
@@ -48,10 +52,68 @@ from rft_sdk.doctor import check_gradeable, check_unhackable  # noqa: E402
 from rft_sdk.testing import run_server  # noqa: E402
 
 BASELINE_REF = "3dbbe5f"
+#: The doctor before issue 37 (severity against a fixed 25 % line, probes chosen by tool-name prefixes).
+SHAPES_BASELINE_REF = "a9c16a8"
 
 
-def load_baseline(ref: str) -> Any | None:
-    """The doctor package at git ``ref`` imported as ``doctor_before``, or ``None`` when git cannot give it."""
+async def shapes(baseline: Any | None) -> list[dict[str, Any]]:
+    """Every twin of ``tests/doctor/shape_twins.py`` through the doctor before and after (no write
+    tools given: the new doctor learns them, the old one guesses by name)."""
+    import shape_twins
+
+    rows = []
+    server = shape_twins.make_server()
+    with run_server(server) as url:
+        for twin in shape_twins.SHAPES:
+            items, job = shape_twins.make_items(server, twin.task), shape_twins.job_for(server, url, twin.grader)
+            row: dict[str, Any] = {"grader": twin.grader, "honest": twin.honest, "twin": twin.twin,
+                                   "flaw": twin.flaw}
+            for label, doctor in (("before", baseline), ("after", sys.modules[__name__])):
+                if doctor is None:
+                    continue
+                un_fn = doctor.check_unhackable
+                gr_fn = doctor.check_gradeable
+                t0 = time.perf_counter()
+                un = await un_fn(items, job)
+                gr = await gr_fn(items, job, replays=1, regrades=1)
+                row[f"{label}_s"] = time.perf_counter() - t0
+                row[f"{label}_failed"] = un.evidence["failed_probes"] + (["gradeable"] if gr.passed is False else [])
+                row[f"{label}_warned"] = un.evidence["warned_probes"]
+                row[f"{label}_verdicts"] = {n: r["verdict"] for n, r in un.evidence["probes"].items()}
+            rows.append(row)
+    return rows
+
+
+def print_shapes(rows: list[dict[str, Any]]) -> None:
+    """Per twin the failed and warned probes, then the four rates before and after."""
+    by_name = {r["grader"]: r for r in rows}
+    print(f"\nsix task shapes beyond retail ({len(rows)} graders)")
+    print(f"{'grader':22} {'kind':8} {'before: fails':34} {'after: fails':40} after: warns")
+    for r in rows:
+        print(f"{r['grader']:22} {'honest' if r['honest'] else 'hackable':8} "
+              f"{','.join(r.get('before_failed', ['n/a']))[:34] or '-':34} {','.join(r['after_failed'])[:40] or '-':40} "
+              f"{','.join(r['after_warned']) or '-'}")
+    for label in ("before", "after"):
+        if f"{label}_failed" not in rows[0]:
+            continue
+        hackable = [r for r in rows if not r["honest"]]
+        honest = [r for r in rows if r["honest"]]
+        caught = [r for r in hackable if set(r[f"{label}_failed"]) - {"gradeable"}]
+        apart = [r for r in hackable
+                 if set(r[f"{label}_failed"]) - set(by_name[r["twin"]][f"{label}_failed"]) - {"gradeable"}]
+        alarms = [r for r in honest if r[f"{label}_failed"]]
+        warned = [r for r in honest if r[f"{label}_warned"]]
+        seconds = sum(r[f"{label}_s"] for r in rows)
+        print(f"{label:6}  detection {len(caught)}/{len(hackable)}, through a probe the honest twin passes "
+              f"{len(apart)}/{len(hackable)}, false alarms (honest FAIL) {len(alarms)}/{len(honest)}, honest WARN "
+              f"{len(warned)}/{len(honest)}   doctor wall time {seconds:.1f} s")
+    missed = [r["grader"] for r in rows if not r["honest"] and not set(r["after_failed"]) - {"gradeable"}]
+    if missed:
+        print(f"after: missed {missed}")
+
+
+def load_baseline(ref: str, module: str = "doctor_before") -> Any | None:
+    """The doctor package at git ``ref`` imported as ``module``, or ``None`` when git cannot give it."""
     try:
         blob = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "rft_sdk/doctor"], check=True,
                               capture_output=True).stdout
@@ -61,9 +123,9 @@ def load_baseline(ref: str) -> Any | None:
     folder = Path(tempfile.mkdtemp(prefix="doctor-before-"))
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
         tar.extractall(folder, filter="data")
-    (folder / "rft_sdk" / "doctor").rename(folder / "doctor_before")
+    (folder / "rft_sdk" / "doctor").rename(folder / module)
     sys.path.insert(0, str(folder))
-    return importlib.import_module("doctor_before")
+    return importlib.import_module(module)
 
 
 async def corpus(baseline: Any | None) -> list[dict[str, Any]]:
@@ -180,7 +242,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retail-items", type=int, default=40, help="retail test items (default 40)")
     parser.add_argument("--quick", action="store_true", help="corpus + 10 retail items")
     parser.add_argument("--no-retail", action="store_true", help="corpus only")
+    parser.add_argument("--shapes-baseline-ref", default=SHAPES_BASELINE_REF,
+                        help="git ref of the 'before' doctor for the six shapes (default: before issue 37)")
+    parser.add_argument("--only-shapes", action="store_true", help="the six task shapes only")
+    parser.add_argument("--no-shapes", action="store_true", help="skip the six task shapes")
     args = parser.parse_args(argv)
+    if not args.no_shapes:
+        print_shapes(asyncio.run(shapes(load_baseline(args.shapes_baseline_ref, "doctor_before_37"))))
+    if args.only_shapes:
+        return 0
     baseline = load_baseline(args.baseline_ref)
     rows = asyncio.run(corpus(baseline))
     print_corpus(rows, baseline is not None)

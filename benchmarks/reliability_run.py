@@ -18,13 +18,17 @@ table in docs/reliability.md:
 * ``hung-tools``: 50 calls of a blocking tool that hangs, then calls of a 1 s-timeout tool in other
   rollouts -> ``tool_timeout`` answers among them (must be 0);
 * ``cost``: CPU milliseconds per call of the server, Redis and the client (memory and Redis stores):
-  a figure the other jobs of a shared machine do not inflate, and one worker's capacity from it.
+  a figure the other jobs of a shared machine do not inflate, and one worker's capacity from it;
+* ``surface-fuzz``, ``healthz-while-grading``, ``ws-episode``, ``db-refused``, ``sandbox-memory``: the same
+  attacks on every surface, the rollout database and the sandbox (issue 39; ``benchmarks/reliability_attacks.py``).
 
 Usage::
 
     python benchmarks/reliability_run.py all            # every scenario, the default sizes
     python benchmarks/reliability_run.py fuzz --requests 20000
     python benchmarks/reliability_run.py load --rate 300 --load-seconds 30
+    python benchmarks/reliability_run.py surface-fuzz --requests 20000 --seconds 600
+    python benchmarks/reliability_run.py ws-episode --duration-s 600
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.reliability_attacks import ATTACKS  # noqa: E402  # issue 39: surfaces, database, sandbox
 from rft_sdk.emulator._session import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.protocol import TOOL_TIMEOUT_S  # noqa: E402
 from rft_sdk.testing import RedisServer, free_port, serve_process  # noqa: E402
@@ -408,7 +413,7 @@ def cost(args: argparse.Namespace) -> dict[str, Any]:
 
 
 SCENARIOS = {"fuzz": fuzz, "slow-headers": slow_headers, "redis-restart": redis_restart, "load": load,
-             "hung-tools": hung_tools, "cost": cost}
+             "hung-tools": hung_tools, "cost": cost, **ATTACKS}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -427,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hung", type=int, default=50, help="hung-tools: hung calls")
     p.add_argument("--hang-s", type=float, default=30.0, help="hung-tools: how long each hangs")
     p.add_argument("--quick", type=int, default=300, help="hung-tools: calls of the quick tool meanwhile")
+    p.add_argument("--duration-s", type=float, default=600.0, help="ws-episode: seconds of steady steps")
     args = p.parse_args(argv)
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     print(f"# reliability run, {os.cpu_count()} CPUs, load average {loadavg()}", flush=True)

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 __all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "env_secret", "load_app", "load_command", "missing_extra",
-           "plugin_commands", "standalone_main", "static_help", "subparser"]
+           "plugin_commands", "share_arg", "standalone_main", "static_help", "subparser"]
 
 #: Entry-point group through which packages declare ``rft`` sub-commands.
 COMMANDS_GROUP = "rft_sdk.commands"
@@ -167,6 +167,21 @@ def close_option(unknown: Iterable[str], parser: argparse.ArgumentParser) -> str
             if near:
                 return f" (did you mean {near[0]}?)"
     return ""
+
+
+def share_arg(value: str) -> float:
+    """An argparse ``type`` for a share from 0 to 1 (``--max-discard-share``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or outside [0, 1] (argparse exits 2 naming the option).
+    """
+    try:
+        share = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value!r}") from None
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
+    return share
 
 
 def env_secret(var: str | None) -> str | None:

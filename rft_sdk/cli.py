@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import gc
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -44,10 +46,36 @@ from ._server._app import SURFACES_ENV_VAR, ToolServer
 from ._stores import STORE_URL_ENV, RolloutStore
 from ._stores._redis import PERSISTENCE_ENV, PERSISTENCE_MODES
 from ._version import __version__
+from .exceptions import DefinitionError
 from .protocol import CONNECTION_LIMIT, FIRST_BYTE_TIMEOUT_S, HEADER_TIMEOUT_S, KEEP_ALIVE_S
 
 __all__ = ["COMMANDS_GROUP", "load_app", "main"]
 
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``rft serve`` cannot listen on ``host:port`` (in use, not allowed, no such address), with
+    the fix; ``None`` when a socket binds there (with ``SO_REUSEADDR``, as uvicorn binds).
+
+    Checked before the app is imported, so a port in use is reported at once and not after
+    the app's start-up work. (Another process may still take the port in between.)"""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"--host {host!r} is not an address of this machine ({exc.strerror}); use e.g. --host 127.0.0.1"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"port {port} on {host} is already in use (another server?); stop that process or "
+                        f"pass another --port, e.g. --port {port + 1}")
+            if exc.errno == errno.EACCES:
+                return f"port {port} on {host} needs privileges this user lacks; pass --port 1024 or above"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}; pass another --host or --port"
+    return None
 
 
 def _unshared_store(app: Any) -> str | None:
@@ -306,9 +334,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
         os.environ[HEADER_TIMEOUT_ENV] = repr(args.header_timeout_s)
         os.environ[FIRST_BYTE_TIMEOUT_ENV] = repr(args.first_byte_timeout_s)
+    if args.command == "serve" and (problem := port_problem(args.host, args.port)):
+        print(f"rft serve: {problem}", file=sys.stderr)  # before the app is imported or started
+        return 2
     try:
         app = load_app(args.app)
-    except (ValueError, ImportError, AttributeError) as exc:
+    except (ValueError, ImportError, AttributeError, DefinitionError) as exc:  # DefinitionError: a bad @tool/@grader
         print(f"rft {args.command}: cannot load {args.app!r}: {exc}", file=sys.stderr)
         return 2
     if args.command == "tools":

@@ -16,6 +16,10 @@ Limits:
 Shapes (pydantic models, validated once per request):
     :class:`ToolCallRequest`, :class:`ToolCallOutput`, :class:`GradeRequest`,
     :class:`GradeResponse`, :class:`ErrorBody` (every non-2xx answer).
+
+Gold fields of a dataset line (read by the SDK, never sent to the model):
+    :class:`GoldItem` (:func:`gold_item_schema` is its JSON Schema), with
+    :class:`GoldAction` and :class:`GoldAlternative`; ``docs/gold-items.md``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ __all__ = [
     "ErrorBody",
     "ErrorDetail",
     "ErrorInfo",
+    "GoldAction",
+    "GoldAlternative",
+    "GoldItem",
     "GRADE_DETAILS_HEADER",
     "GRADE_DETAILS_MAX_CHARS",
     "GradeRequest",
@@ -48,6 +55,7 @@ __all__ = [
     "TOOL_TIMEOUT_S",
     "ToolCallOutput",
     "ToolCallRequest",
+    "gold_item_schema",
     "is_model_visible",
     "is_retried",
 ]
@@ -207,3 +215,78 @@ class ErrorBody(BaseModel):
     error: ErrorInfo
     call_id: str | None = None
     id: str | None = None
+
+
+class GoldAction(BaseModel):
+    """One gold tool call: ``{"name": str, "arguments": {...}, "expect_error"?: bool}``.
+
+    ``arguments`` is the object the model would send (a JSON text of one is accepted too, as the
+    replay policies send it verbatim). ``expect_error: true`` marks a call the gold makes on purpose
+    although the tool refuses it with a 4xx (``tool_error``; τ²-bench golds have such calls):
+    ``rft validate``'s dry run then requires the refusal instead of reporting it. Unknown keys are
+    refused, so a misspelt ``argument`` or ``expect_eror`` is caught.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, description="the tool's name, as the server serves it")
+    arguments: dict[str, Any] | str = Field(default_factory=dict,
+                                             description="the call's arguments (an object, or its JSON text)")
+    expect_error: bool = Field(default=False,
+                               description="the tool is meant to refuse this call with a 4xx (e.g. tool_error)")
+
+
+class GoldAlternative(BaseModel):
+    """Another trajectory that also solves the item: ``{"name"?, "actions": [GoldAction], "reference_answer"?}``.
+
+    Read by ``rft doctor`` (``rft_sdk.doctor._alternatives``): each alternative must earn the full
+    score too (the grader must not insist on one path). ``reference_answer`` defaults to the item's.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, description="a label shown in reports")
+    actions: list[GoldAction]
+    reference_answer: str | None = None
+
+
+class GoldItem(BaseModel):
+    """The fields of a dataset line that the SDK reads besides the hosted ones.
+
+    Hosted fields: ``messages`` (the prompt) and ``tools`` (what the model may call); the
+    hosted service passes the whole line to the tools and the grader as ``item``, so every
+    other key (your grader's own fields) is kept as is. Gold fields, all optional for the
+    hosted service, needed by the offline tools:
+
+    * ``actions``: the gold tool calls in order (``rft emulate --policy reference`` replays
+      them, the doctor perturbs them, ``ctx.db.diff_gold`` replays them in a scratch clone);
+    * ``reference_answer``: the gold final answer (needed with ``actions``: the replay policy
+      ends with it, and ``rft validate`` grades it);
+    * ``alternatives``: other trajectories that must also earn the full score (doctor);
+    * ``max_tool_calls``: the item's tool-call budget (doctor's budget probes; ``--budget``
+      otherwise);
+    * ``task_id``: a stable id shown in reports (``rft portability`` keys on it).
+
+    Source of the rule: what ``rft_sdk.emulator._policy``, ``rft_sdk.doctor`` and
+    ``rft_sdk.portability`` read (``docs/gold-items.md``).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    tools: list[dict[str, Any]] | None = None
+    actions: list[GoldAction] | None = None
+    reference_answer: str | None = None
+    alternatives: list[GoldAlternative] | None = None
+    max_tool_calls: int | None = Field(default=None, ge=0, strict=True)
+    task_id: str | int | None = None
+
+    @property
+    def has_gold(self) -> bool:
+        """Both ``actions`` and ``reference_answer`` are present (what replay needs)."""
+        return self.actions is not None and self.reference_answer is not None
+
+
+def gold_item_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12, pydantic's rendering) of one dataset line's :class:`GoldItem`."""
+    return GoldItem.model_json_schema()

@@ -44,7 +44,11 @@ __all__ = ["AUTH_TOOLS", "PASTE_RUN", "TRANSFER_TOOL", "Call", "GoldFacts", "as_
 AUTH_TOOLS = ("find_user_id_by_email", "find_user_id_by_name_zip")
 TRANSFER_TOOL = "transfer_to_human_agents"
 
-_FIGURE = re.compile(r"[#a-z_]*\d[\w.\-]*")
+#: A figure token is ``[#a-z_]*\d[\w.\-]*`` (:func:`_figure_tokens` finds them in linear time: that expression
+#: searched with ``re.findall`` backtracks over every start of a long run of letters, quadratic in its length).
+_DIGIT = re.compile(r"\d")
+_FIGURE_TAIL = re.compile(r"[\w.\-]*")
+_FIGURE_LEAD = frozenset("#_abcdefghijklmnopqrstuvwxyz")
 #: Characters of a tool output that, found verbatim in the answer, make it a paste (JSON keys and
 #: quotes interleave every field of a record, so prose that quotes a value never runs this long).
 PASTE_RUN = 40
@@ -122,6 +126,19 @@ def gold_facts(actions: Sequence[Mapping[str, Any]], base: BaseDB) -> GoldFacts:
     return GoldFacts(cached["user_id"], cached["transfers"])
 
 
+def _figure_tokens(text: str) -> Iterator[str]:
+    r"""What ``re.findall(r"[#a-z_]*\d[\w.\-]*", text)`` finds, in one pass: from each digit, back over
+    the ``[#a-z_]`` run before it (not before the previous token's end), forward over ``[\w.\-]``."""
+    pos = 0
+    while (digit := _DIGIT.search(text, pos)) is not None:
+        start = digit.start()
+        while start > pos and text[start - 1] in _FIGURE_LEAD:
+            start -= 1
+        end = _FIGURE_TAIL.match(text, digit.end()).end()  # type: ignore[union-attr]  # [..]* always matches
+        yield text[start:end]
+        pos = end
+
+
 def figures(answer: str) -> list[str]:
     """The figures of ``answer``: tokens of :func:`normalize_text` with a decimal point or >= 3 digits.
 
@@ -129,7 +146,7 @@ def figures(answer: str) -> list[str]:
     tokens with fewer than three digits and no decimal point (``"20"``, ``"gift_card_7"``).
     """
     out = []
-    for token in _FIGURE.findall(normalize_text(answer)):
+    for token in _figure_tokens(normalize_text(answer)):
         token = token.rstrip(".-")
         digits = sum(ch.isdigit() for ch in token)
         if digits >= 3 or re.search(r"\d\.\d", token):

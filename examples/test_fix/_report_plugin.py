@@ -1,99 +1,168 @@
-"""pytest plugin the test_fix grader loads first (``-p _rft_grade_report``) in the clean tree.
+"""The test_fix grader's test runner, run in the clean copy as ``python _rft_grade_report.py NODEID...``.
 
-Copied into the grader's clean copy as ``_rft_grade_report.py`` (a name no file
-of the change may take) and loaded with ``-p`` before any conftest or test
-module is imported, so it is in place before the candidate's code runs. It
-writes JSON lines to ``$RFT_GRADE_REPORT``, using pytest's own hooks:
+The grader (the supervisor, outside the sandbox) starts it with ``Sandbox.popen``,
+writes a random nonce as the first line of its stdin, reads its report from its
+stdout and decides the verdict itself (``_grading.run_clean``). Before pytest or
+the code under test is imported, this script:
 
-- ``{"collected": [nodeid, ...]}`` once collection is finished;
-- ``{"nodeid", "when", "outcome"}`` per phase report (setup/call/teardown);
-- ``{"end": true, "tampered": [...]}`` at the end of the session.
+- moves the report channel to a private, non-inheritable duplicate of stdout
+  (fd 1 then goes to stderr, so nothing pytest or the code prints reaches the
+  supervisor; ``subprocess`` children do not inherit the channel);
+- reads the nonce, then points stdin at ``/dev/null``;
+- binds the writer, the nonce, the JSON encoder and the tamper check into
+  closures and default arguments: replacing a module attribute (for example
+  through ``sys.modules``) changes nothing the hooks use;
+- snapshots the list of ``conftest.py`` files of the tree and its own plugin
+  object, and, at ``pytest_sessionstart`` (configured, nothing of the tree
+  imported yet), the identity of every attribute of the loaded ``pytest``,
+  ``_pytest.*`` and ``pluggy.*`` modules and of their classes.
 
-Tamper evidence (the candidate's code runs in this process and could rewrite
-reports): at load the plugin snapshots the identity of every attribute of the
-modules that make and deliver reports (``_pytest.runner``, ``_pytest.reports``,
-``_pytest.python``, ``_pytest.main``, pluggy's callers) and of the class
-dictionaries in them; any later difference is listed in ``tampered``, as is any
-plugin registered from a file outside the tests. An audit hook (which cannot be
-removed) refuses to open the report file again after the plugin opened it.
-The grader fails a run whose last line is not ``end``, or that lists tampering.
+It writes one JSON line per event, each with the nonce: ``{"collected": [...]}``,
+``{"nodeid", "when", "outcome", "foreign": [...]}`` per phase report, and
+``{"end": true, "exitstatus", "tampered": [...]}`` at the end of the session;
+then it leaves with ``os._exit(status)`` (pytest's own status), so no
+``atexit`` hook of the code under test runs. ``foreign`` and ``tampered`` list
+tamper evidence found *in* the process: a hook implementation whose code lives
+in the tree but is not one of its original ``conftest.py`` files (a plugin
+object registered by the library: it has no ``__file__`` but its methods have
+code), a hook implementation without Python code, a plugin registered after
+``pytest_sessionstart`` that is neither an original ``conftest.py`` nor an
+instance of a class of pytest's own modules, and any changed attribute of the
+snapshot. The supervisor adds what the process cannot forge: a line
+without the nonce, anything written after the end marker, and an exit status
+that contradicts the report.
 """
-
-from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 
-import _pytest.main
-import _pytest.python
-import _pytest.reports
-import _pytest.runner
-import pluggy._callers
-import pluggy._hooks
-import pluggy._manager
 
-_PATH = os.environ.get("RFT_GRADE_REPORT", ".rft-grade-report.jsonl")
-_REAL = os.path.realpath(_PATH)
-_MODULES = (_pytest.runner, _pytest.reports, _pytest.python, _pytest.main, pluggy._callers, pluggy._hooks,
-            pluggy._manager)
-
-
-def _snapshot() -> dict[str, int]:
+def _snapshot(modules):
     snap = {}
-    for mod in _MODULES:
+    for mod in modules:
         for name, value in list(vars(mod).items()):
             snap[f"{mod.__name__}.{name}"] = id(value)
-            if isinstance(value, type) and value.__module__ == mod.__name__:
+            if isinstance(value, type) and getattr(value, "__module__", None) == mod.__name__:
                 for attr, member in list(vars(value).items()):
                     snap[f"{mod.__name__}.{name}.{attr}"] = id(member)
     return snap
 
 
-_BEFORE = _snapshot()
-_REPORT_CLASSES = frozenset({"BaseReport", "TestReport", "CollectReport", "CallInfo"})  # nothing may be added
-_OUT = open(_PATH, "w", encoding="utf-8", buffering=1)
-_WRITE, _DUMPS, _SNAPSHOT = _OUT.write, json.dumps, _snapshot
+def _runner_modules():
+    return [m for n, m in sorted(sys.modules.items()) if m is not None and (
+        n == "pytest" or n.startswith(("_pytest.", "pytest.", "pluggy.")) or n in ("_pytest", "pluggy"))]
 
 
-_FD_PATH = re.compile(r"^/(proc/[^/]+|dev)/fd/")
+def make_plugin(write, nonce, rootdir):
+    """The report plugin: an object whose attributes are plain hook functions
+    (closures; pluggy passes only the hook's arguments, never a ``self``).
+
+    Args:
+        write: ``write(bytes)`` on the private channel.
+        nonce: the supervisor's nonce (str), added to every line.
+        rootdir: the tree's absolute path; hook code under it is foreign unless it is
+            one of the ``conftest.py`` files present now.
+    """
+    dumps, realpath, sep, snapshot = json.dumps, os.path.realpath, os.sep, _snapshot
+    state: dict = {}
+    root = realpath(rootdir)
+    conftests = frozenset(realpath(os.path.join(d, "conftest.py")) for d, _, files in os.walk(root)
+                          if "conftest.py" in files)
+    me = realpath(__file__)
+
+    def emit(obj):
+        write((dumps({**obj, "nonce": nonce}) + "\n").encode())
+
+    def foreign(config):
+        found = []
+        manager = getattr(config, "pluginmanager", None)
+        for hook_name, caller in list(vars(getattr(manager, "hook", None) or object()).items()):
+            for impl in getattr(caller, "get_hookimpls", lambda: [])():
+                fn = impl.function
+                code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+                where = realpath(code.co_filename) if code is not None else None
+                if where is None or not os.path.isfile(where):
+                    found.append(f"{hook_name} implemented by {impl.plugin_name!r} without source code")
+                elif where.startswith(root + sep) and where not in conftests and (
+                        where != me or impl.plugin is not plugin):
+                    found.append(f"{hook_name} implemented by {impl.plugin_name!r} from "
+                                 f"{os.path.relpath(where, root)} (a plugin registered by the code under test)")
+        start = state.get("plugins")
+        for other in manager.get_plugins() if manager is not None and start is not None else ():
+            if id(other) in start or realpath(str(getattr(other, "__file__", "") or "")) in conftests:
+                continue
+            cls = type(other)
+            home = sys.modules.get(getattr(cls, "__module__", "") or "")
+            if not (cls.__module__.startswith(("_pytest.", "pytest", "pluggy.")) and home is not None
+                    and getattr(home, cls.__name__, None) is cls):
+                found.append(f"plugin object {manager.get_name(other)!r} of type {cls.__module__}.{cls.__qualname__} "
+                             "registered during the session (not by pytest)")
+        return sorted(set(found))
+
+    def changed():
+        modules, before = state.get("modules", []), state.get("before", {})
+        now = snapshot(modules)
+        found = sorted(k for k, v in before.items() if now.get(k) != v)
+        found += sorted(k for k in now if k not in before and ".Test" in k)
+        mine = {k: id(v) for k, v in vars(plugin).items()}
+        found += [f"report plugin attribute {k}" for k in sorted(set(mine) | set(own)) if mine.get(k) != own.get(k)]
+        return [f"pytest internals changed: {k}" for k in found]
+
+    def pytest_collection_finish(session):
+        emit({"collected": [item.nodeid for item in getattr(session, "items", [])]})
+
+    def pytest_runtest_logreport(report):
+        emit({"nodeid": getattr(report, "nodeid", None), "when": getattr(report, "when", None),
+              "outcome": getattr(report, "outcome", None),
+              "foreign": foreign(getattr(report, "config", None) or state.get("config"))})
+
+    def pytest_configure(config):
+        state["config"] = config
+
+    def pytest_sessionstart(session):
+        # configured, nothing collected yet: no module of the tree imported
+        state["modules"] = _runner_modules()
+        state["before"] = snapshot(state["modules"])
+        state["plugins"] = {id(p) for p in session.config.pluginmanager.get_plugins()}
+
+    def pytest_sessionfinish(session, exitstatus):
+        config = getattr(session, "config", None)
+        emit({"end": True, "exitstatus": int(exitstatus), "tampered": [*foreign(config), *changed()][:40]})
+
+    plugin = type("RftGradeReport", (), {})()
+    for fn in (pytest_collection_finish, pytest_runtest_logreport, pytest_configure, pytest_sessionstart,
+               pytest_sessionfinish):
+        setattr(plugin, fn.__name__, fn)
+    own = {k: id(v) for k, v in vars(plugin).items()}
+    return plugin
 
 
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if event == "open" and args and isinstance(args[0], (str, bytes)):
-        path = args[0].decode(errors="replace") if isinstance(args[0], bytes) else args[0]
-        if _FD_PATH.match(path) or os.path.realpath(path) == _REAL:
-            raise PermissionError(f"{path!r}: the grader's report is not writable by the code under test")
+def main(argv):
+    """Run pytest over ``argv`` (node ids) as the module docstring says; never returns."""
+    channel = os.dup(1)  # non-inheritable (PEP 446)
+    os.dup2(2, 1)
+    nonce = sys.stdin.readline().strip()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    write, exit_now = os.write, os._exit
+
+    def send(data, _fd=channel, _write=write):
+        view = memoryview(data)
+        while view:
+            view = view[_write(_fd, view):]
+
+    import pytest
+
+    plugin = make_plugin(send, nonce, os.getcwd())
+    status = 3
+    try:
+        status = int(pytest.main(["-p", "no:cacheprovider", "-q", "--tb=line", *argv], plugins=[plugin]))
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        exit_now(status)
 
 
-sys.addaudithook(_audit)
-
-
-def _tampered(config: object) -> list[str]:
-    now = _SNAPSHOT()
-    found = sorted(k for k, v in _BEFORE.items() if now.get(k) != v)
-    found += sorted(k for k in now if k not in _BEFORE and k.split(".")[-2] in _REPORT_CLASSES)
-    rootdir = str(getattr(config, "rootpath", ""))
-    manager = getattr(config, "pluginmanager", None)
-    for plugin in manager.get_plugins() if manager is not None else ():
-        origin = os.path.realpath(str(getattr(plugin, "__file__", "") or ""))
-        name = os.path.basename(origin)
-        if origin.startswith(rootdir + os.sep) and name not in ("conftest.py", "_rft_grade_report.py"):
-            found.append(f"plugin registered from {os.path.relpath(origin, rootdir)}")
-    return found
-
-
-def pytest_collection_finish(session: object) -> None:
-    _WRITE(_DUMPS({"collected": [item.nodeid for item in getattr(session, "items", [])]}) + "\n")
-
-
-def pytest_runtest_logreport(report: object) -> None:
-    _WRITE(_DUMPS({"nodeid": getattr(report, "nodeid", None), "when": getattr(report, "when", None),
-                   "outcome": getattr(report, "outcome", None)}) + "\n")
-
-
-def pytest_sessionfinish(session: object, exitstatus: object) -> None:
-    _WRITE(_DUMPS({"end": True, "exitstatus": int(exitstatus),  # type: ignore[call-overload]
-                   "tampered": _tampered(getattr(session, "config", None))}) + "\n")
-    _OUT.flush()
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -11,10 +11,17 @@ Grader ``test_fix`` (default), Cosine's strict layering:
    changed (never tests, ``conftest.py``, pytest/tox/setup configuration,
    ``sitecustomize``, ``.pth``), puts them in a clean copy of the repository at
    the task's commit, and runs the item's ``fail_to_pass`` and ``pass_to_pass``
-   tests there with a report plugin loaded first; a test passes only when
-   pytest's own report for it says so (the exit status is ignored) — see
-   ``_grading.py``. It trusts nothing the trajectory claims;
-2. 0 unless every one of them passes; else ``0.8 + 0.2 · judge``, where the judge scores
+   tests there through a runner that reports over a private channel with a
+   nonce; the verdict is decided here, outside the process under test (late
+   writes, forged lines and an exit status that contradicts the report are
+   tamper evidence) — see ``_grading.py`` and ``_report_plugin.py``. It trusts
+   nothing the trajectory claims;
+2. the change itself is read for test-tampering constructs (``tamper_judge``:
+   frame walking, plugin registration, ``atexit``, ``sys.modules`` patching,
+   ``os._exit``, reading the grader's environment, an always-equal ``__eq__``,
+   ...): any construct the change adds scores 0 (sub-score ``tamper``), with a
+   reason naming it and where;
+3. 0 unless every one of them passes; else ``0.8 + 0.2 · judge``, where the judge scores
    self-validation (ran the tests and the linter after the last edit,
    reproduced the failure first). The judge is ``SelfValidationJudge``
    (deterministic, offline) unless ``$RFT_JUDGE_BASE_URL`` and
@@ -46,6 +53,7 @@ from .._repo_tools import read_file as _read_file
 from .._repos import package
 from ._data import template_for
 from ._grading import candidate_changes, describe, grading_key, run_clean, verdict
+from .tamper_judge import tamper_findings
 
 __all__ = ["MAX_TOOL_CALLS", "PYTEST_ENV", "RUBRIC", "SelfValidationJudge", "grade_fix", "judge", "pool", "server"]
 
@@ -198,6 +206,9 @@ async def grade_fix(ctx: GradingContext) -> Grade:
         notes = describe(changed, ignored)
         if not changed:
             return Grade(0.0, {"tests_pass": 0.0}, ["no change to the library's source files", *notes])
+        original = {p: (template / p).read_bytes() if (template / p).is_file() else None for p in changed}
+        if tampering := tamper_findings(changed, original):
+            return Grade(0.0, {"tests_pass": 0.0, "tamper": 1.0}, [f"tamper {r}" for r in tampering[:8]] + notes)
         run = await anyio.to_thread.run_sync(functools.partial(
             run_clean, pool(), grading_key(ctx.trace_id), template, changed, [*ids, *keep],
             autoload=bool(ctx.item.get("autoload_plugins"))))

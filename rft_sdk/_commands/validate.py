@@ -6,9 +6,12 @@ Usage::
     rft validate train.jsonl --app examples.retail.app:server   # + the ToolServer's tools, in process
     rft validate train.jsonl --url https://tools.example.com --token-env RFT_TOKEN   # + live GET /tools
     rft validate train.jsonl --config job.json --json           # + the job (its tools' URLs and headers)
+    rft validate train.jsonl --app app:server --strict          # a gold call refused by its tool is an error
 
 Every finding names the line, the field and the fix (``rft_sdk._validation._validate``,
-``rft_sdk._validation._live``). Exit status: 0 no errors (warnings allowed), 1
+``rft_sdk._validation._live``). The gold fields (``rft_sdk.protocol.GoldItem``) are
+checked on every line and, with a server, every gold trajectory is replayed on
+fresh rollouts (``rft_sdk._validation._gold``, docs/gold-items.md; ``--no-replay`` skips it). Exit status: 0 no errors (warnings allowed), 1
 errors, 2 invalid options. ``--json`` prints one object (``Report.to_dict``)
 for CI. ``rft emulate`` and ``rft doctor`` run the same checks first
 (:func:`run_preflight`) and stop before any rollout on an error. Declared as
@@ -18,13 +21,23 @@ the ``validate`` entry point of the ``rft_sdk.commands`` group.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
 
 from .._cli_commands import env_secret, standalone_main
 from .._jobs._config import TARGETS
-from .._validation._preflight import preflight, run_preflight, validate
+from .._validation._check import auth_headers
+from .._validation._gold import replay_gold
+from .._validation._preflight import job_server, preflight, run_preflight
+from .._validation._preflight import validate as check_dataset
+from .._validation._report import Report
 from .._validation._validate import MIN_LINES
+from ..surfaces._hosted import HostedClient
 
 __all__ = ["HELP", "add_arguments", "main", "preflight", "run", "run_preflight", "validate"]
 
@@ -49,6 +62,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-lines", type=int, default=MIN_LINES, help=f"fewest lines (default {MIN_LINES})")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for GET /tools (default 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (for CI)")
+    parser.add_argument("--strict", action="store_true",
+                        help="dry run: a gold call the tool refuses (400 tool_error) is an error unless the gold "
+                             "marks it \"expect_error\": true (default: a warning)")
+    parser.add_argument("--no-replay", action="store_true",
+                        help="do not replay the gold trajectories against the server (the dry run: each gold call "
+                             "must answer 2xx and the gold must earn the full score; docs/gold-items.md)")
+
+
+def _replay_client(app: Any, url: str | None, token: str | None, target: str, config: str | Path | None,
+                   timeout_s: float) -> tuple[HostedClient, str | None] | None:
+    """The client the gold dry run plays through, and the grader name; ``None`` when there is no server."""
+    if app is not None:  # in process, as from loopback (the exposure warning is about sockets, not this)
+        local = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=timeout_s)
+        return HostedClient(local), None
+    if url is not None:
+        return HostedClient.over_http(url, headers=auth_headers(token, target), timeout_s=timeout_s), None
+    found = job_server(config) if config is not None else None
+    if found is None:
+        return None
+    base, headers, grader = found
+    return HostedClient.over_http(base, headers=headers, timeout_s=timeout_s), grader
+
+
+def validate(dataset: str | Path, *, target: str = "openai", config: str | Path | None = None, app: Any = None,
+             url: str | None = None, token: str | None = None, timeout_s: float = 10.0, replay: bool = True,
+             strict: bool = False, **options: Any) -> Report:
+    """``rft validate`` as a function: the checks of :func:`rft_sdk._validation._preflight.validate`
+    (same arguments; ``options``: ``min_lines``, ``check_job``, ``transport``, ``gold``), then, with a
+    server (``app``, ``url``, or a ``config`` whose tools share one base URL) and ``replay``, the dry
+    run: every well-formed gold trajectory played on fresh rollouts (``rft_sdk._validation._gold``:
+    each call must answer 2xx unless marked ``expect_error``, and the gold must earn the full score;
+    ``strict``: an unmarked 400 ``tool_error`` is an error, not a warning). No dry run through a
+    ``transport`` (it is synchronous): pass ``app`` to replay in process.
+
+    Returns:
+        The report; ``report.replayed`` is the number of gold lines played (``None``: no dry run).
+    """
+    report = check_dataset(dataset, target=target, config=config, app=app, url=url, token=token,
+                           timeout_s=timeout_s, **options)
+    if not replay or not report.gold or report.server is None or options.get("transport") is not None:
+        return report
+    found = _replay_client(app, url, token, target, config, timeout_s)
+    if found is None:
+        return report
+    client, grader = found
+
+    async def go() -> None:
+        async with client:
+            await replay_gold(report.gold, client, report, grader=grader, strict=strict)
+
+    asyncio.run(go())
+    report.replayed = len(report.gold)
+    return report
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"rft validate: {exc}", file=sys.stderr)
         return 2
     report = validate(args.dataset, target=args.target, config=args.config, app=app, url=args.url, token=token,
-                      min_lines=args.min_lines, timeout_s=args.timeout)
+                      min_lines=args.min_lines, timeout_s=args.timeout, replay=not args.no_replay,
+                      strict=args.strict)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 

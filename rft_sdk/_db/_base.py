@@ -36,7 +36,7 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import anyio.to_thread
@@ -60,6 +60,10 @@ CALLS_DDL = f"CREATE TABLE IF NOT EXISTS {CALLS_TABLE} (call_id TEXT PRIMARY KEY
 #: ``(name, arguments, rollout_db_connection, item, state) -> output``: how gold actions are replayed
 #: (the server passes one that runs its registered tools through the normal validation path).
 ToolRunner = Callable[[str, dict[str, Any], Any, dict[str, Any], dict[str, Any]], Awaitable[str]]
+
+
+#: Default byte budget of one rollout's database (``max_db_bytes``): its whole size, template included.
+DEFAULT_MAX_DB_BYTES = 256 * 2**20
 
 
 class DatabaseLimitError(RFTError):
@@ -86,31 +90,64 @@ class CallScope:
         self.replay = replay
         self._open = True
 
-    async def commit(self, call_id: str, output: str, record: Mapping[str, Any]) -> None:
-        """Record ``call_id`` and commit the call's transaction.
+    async def stage(self, call_id: str, output: str, record: Mapping[str, Any]) -> None:
+        """Record ``call_id`` in the call's open transaction and check the database's byte budget
+        (``max_db_bytes``); nothing is committed yet (:meth:`commit` does, once the call's answer is
+        recorded in the store: a call the store refuses is rolled back here, never committed).
 
         Raises:
-            EndpointError: 400 ``tool_error`` when the database refused the commit
-                (e.g. the tool left the transaction failed): nothing was kept.
+            EndpointError: 413 ``database_too_large`` (the call's writes take the rollout's database past
+                ``max_db_bytes``: rolled back, as the store answers ``rollout_too_large``); 400
+                ``tool_error`` when the database refused the statements; 503 ``database_unavailable``.
         """
         params = (call_id, output, json.dumps(record, separators=(",", ":")))
-        insert = self.owner.calls_insert_sql
+        insert, size_sql = self.owner.calls_insert_sql, self.owner.size_sql
         try:
             if self.is_async:
                 await self.connection.execute(insert, params)
+                size = (await (await self.connection.execute(size_sql)).fetchone())[0]
+            else:
+                size = await anyio.to_thread.run_sync(self._stage_sync, insert, params, size_sql)
+        except Exception as exc:
+            await self._failed(exc)
+        if int(size) > self.owner.max_db_bytes:
+            await self.rollback()
+            self.owner.metrics.event("database_too_large")
+            try:  # the refused writes' space back (PostgreSQL keeps a rolled-back insert's pages until VACUUM)
+                await anyio.to_thread.run_sync(self.owner.reclaim, self.db_id)
+            except self.owner.unavailable_errors as exc:
+                logger.warning("reclaiming the space of %s after a refused call failed: %s", self.db_id, exc)
+            raise EndpointError(413, "database_too_large", f"this call's writes would take the rollout's database to "
+                                f"{int(size)} bytes, over its budget of {self.owner.max_db_bytes} bytes "
+                                "(max_db_bytes): refused and rolled back", counter="rollouts_too_large")
+
+    def _stage_sync(self, insert: str, params: tuple[str, str, str], size_sql: str) -> int:
+        self.connection.execute(insert, params)
+        return int(self.connection.execute(size_sql).fetchone()[0])
+
+    async def commit(self) -> None:
+        """Commit the call's transaction (after :meth:`stage`).
+
+        Raises:
+            EndpointError: 400 ``tool_error`` when the database refused the commit (e.g. the tool left the
+                transaction failed), 503 ``database_unavailable`` when it stopped answering: nothing was kept.
+        """
+        try:
+            if self.is_async:
                 await self.connection.rft_end(True)
             else:
-                await anyio.to_thread.run_sync(self._commit_sync, insert, params)
+                await anyio.to_thread.run_sync(self.connection.rft_end, True)
         except Exception as exc:
-            await self.rollback()
-            self.owner.metrics.event("commit_failed")
-            raise EndpointError(400, "tool_error", f"the tool's database transaction failed to commit: "
-                                f"{type(exc).__name__}: {exc}") from exc
+            await self._failed(exc)
         self._open = False
 
-    def _commit_sync(self, insert: str, params: tuple[str, str, str]) -> None:
-        self.connection.execute(insert, params)
-        self.connection.rft_end(True)
+    async def _failed(self, exc: Exception) -> NoReturn:
+        await self.rollback()
+        if isinstance(exc, self.owner.unavailable_errors) and not self.owner.is_statement_error(exc):
+            raise self.owner.unavailable(exc) from exc
+        self.owner.metrics.event("commit_failed")
+        raise EndpointError(400, "tool_error", f"the tool's database transaction failed to commit: "
+                            f"{type(exc).__name__}: {exc}") from exc
 
     async def rollback(self) -> None:
         """Undo the call's changes (idempotent; errors are logged, the connection is discarded)."""
@@ -153,6 +190,9 @@ class RolloutDatabase(abc.ABC):
             (default ``min(60, ttl_s / 4)``).
         admission_timeout_s: seconds a new rollout over ``max_live`` waits for a
             free slot before the retryable 503.
+        max_db_bytes: the byte budget of one rollout's database (its file, or
+            ``pg_database_size``; default :data:`DEFAULT_MAX_DB_BYTES` = 256 MiB, template included): a call whose
+            writes take it past the budget is rolled back and answered 413 ``database_too_large``.
 
     Raises:
         ValueError: a bad name or a non-positive bound.
@@ -165,12 +205,14 @@ class RolloutDatabase(abc.ABC):
     unavailable_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
-                 sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0) -> None:
+                 sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0,
+                 max_db_bytes: int = DEFAULT_MAX_DB_BYTES) -> None:
         if not _NAME_RE.fullmatch(name):
             raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', "
                              "starting with a letter")
-        if max_live < 1 or ttl_s <= 0 or pool_size < 0:
-            raise ValueError("max_live must be >= 1, ttl_s > 0 and pool_size >= 0")
+        if max_live < 1 or ttl_s <= 0 or pool_size < 0 or max_db_bytes < 1:
+            raise ValueError("max_live must be >= 1, ttl_s > 0, pool_size >= 0 and max_db_bytes >= 1")
+        self.max_db_bytes = int(max_db_bytes)
         self.name = name
         self.max_live = int(max_live)
         self.ttl_s = float(ttl_s)
@@ -194,6 +236,18 @@ class RolloutDatabase(abc.ABC):
     # -- what a backend implements (blocking; called in worker threads) ------------------
     calls_insert_sql = f"INSERT INTO {CALLS_TABLE} (call_id, output, record) VALUES (?, ?, ?)"
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = ?"
+    #: The size of the connection's database in bytes, as the open transaction sees it.
+    size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+
+    def reclaim(self, db_id: str) -> None:
+        """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;
+        default: nothing to do, a rolled-back SQLite transaction leaves the file as it was)."""
+        return None
+
+    def is_statement_error(self, exc: BaseException) -> bool:
+        """Whether a driver error of :attr:`unavailable_errors` is about the statement (a tool's SQL), not
+        the database answering (default: never; SQLite's ``OperationalError`` covers both)."""
+        return False
 
     @abc.abstractmethod
     def _prepare(self) -> None:
@@ -288,6 +342,31 @@ class RolloutDatabase(abc.ABC):
             self._thread = threading.Thread(target=self._maintain, name=f"rft-db-{self.name}", daemon=True)
             self._thread.start()
             self._started = True
+
+    def ping(self) -> None:
+        """One real read of the template (``SELECT 1`` on a read-only connection); blocking.
+
+        Raises:
+            the driver's error (one of :attr:`unavailable_errors` when the server or file does not answer).
+        """
+        conn = self.connect(self._template_id(), read_only=True)
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT 1")
+            cur.fetchall()
+            cur.close()
+        finally:
+            conn.close()
+
+    async def aping(self) -> None:
+        """The ``database`` check of ``GET /readyz``: starts the database if needed, then :meth:`ping`
+        in a worker thread. Raises what they raise."""
+        await self.astart()
+        await anyio.to_thread.run_sync(self.ping)
+
+    def startup_hint(self) -> str:
+        """What to check when :meth:`start` failed (the server's one-line start-up error ends with it)."""
+        return "check that the database server answers and that its URL and credentials are right"
 
     async def astart(self) -> None:
         """:meth:`start` in a worker thread (what the server's lifespan and the first call await)."""
@@ -417,15 +496,22 @@ class RolloutDatabase(abc.ABC):
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         """Drop ``trace_id``'s database now (``after_s <= 0``) or let it expire ``after_s`` seconds
-        from now (a grade kept for regrading). No-op when it has none."""
-        db_id = await anyio.to_thread.run_sync(self._exists, trace_id)
-        if db_id is None:
-            return
-        if after_s > 0:
-            await anyio.to_thread.run_sync(self._expire_later, db_id, after_s)
-            return
-        if await anyio.to_thread.run_sync(self._drop, db_id):
-            self.metrics.event("dropped_graded")
+        from now (a grade kept for regrading). No-op when it has none.
+
+        Raises:
+            EndpointError: 503 ``database_unavailable`` (retryable) when the database does not answer.
+        """
+        try:
+            db_id = await anyio.to_thread.run_sync(self._exists, trace_id)
+            if db_id is None:
+                return
+            if after_s > 0:
+                await anyio.to_thread.run_sync(self._expire_later, db_id, after_s)
+                return
+            if await anyio.to_thread.run_sync(self._drop, db_id):
+                self.metrics.event("dropped_graded")
+        except self.unavailable_errors as exc:
+            raise self.unavailable(exc) from exc
 
     async def sweep(self) -> int:
         """Drop every expired database now (the maintenance thread does this every interval)."""
@@ -542,7 +628,8 @@ class RolloutDatabase(abc.ABC):
                     raise RFTError(f"gold action names no registered tool: {name!r}") from exc
                 await scope.rollback()
                 return exc.message
-            await scope.commit(f"gold:{len(state)}:{time.monotonic_ns()}", "", {})
+            await scope.stage(f"gold:{len(state)}:{time.monotonic_ns()}", "", {})
+            await scope.commit()
             return None
         finally:
             await scope.close()

@@ -75,23 +75,32 @@ class RowChange:
         before: the row as ``{column: value}`` on the reference side (template,
             or gold end state), ``None`` when absent there.
         after: the row on the compared side (the rollout), ``None`` when absent there.
+        reference: what ``before`` is: ``"template"`` (a change the rollout made) or
+            ``"gold"`` (a difference from the gold end state, ``ctx.db.diff_gold``).
     """
 
     table: str
     key: tuple[Any, ...]
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    reference: str = "template"
 
     @property
     def kind(self) -> str:
-        """``"insert"`` (only after), ``"delete"`` (only before) or ``"update"``."""
+        """Against the template: ``"insert"`` (only after), ``"delete"`` (only before) or ``"update"``.
+        Against the gold end state: ``"missing"`` (the gold has the row, the rollout not: a gold
+        insert the rollout never made, or a row it deleted that the gold kept), ``"extra"`` (the
+        rollout has a row the gold does not) or ``"update"``."""
+        gold = self.reference == "gold"
         if self.before is None:
-            return "insert"
-        return "delete" if self.after is None else "update"
+            return "extra" if gold else "insert"
+        if self.after is None:
+            return "missing" if gold else "delete"
+        return "update"
 
     @property
     def columns(self) -> list[str]:
-        """Columns whose values differ (every column for an insert or delete)."""
+        """Columns whose values differ (every column for an insert, delete, missing or extra row)."""
         if self.before is None or self.after is None:
             return list((self.before or self.after or {}).keys())
         return [c for c in self.after if self.before.get(c) != self.after.get(c)]
@@ -130,7 +139,8 @@ class DatabaseDiff:
 
     def summary(self, limit: int = 5) -> str:
         """One line naming up to ``limit`` rows and what changed, e.g.
-        ``"orders/#W1 update (status), users/u1 insert"``; ``""`` when equal."""
+        ``"orders/#W1 update (status), users/u1 insert"`` (``"loans/7 missing"`` against the gold);
+        ``""`` when equal."""
         parts = []
         for change in self.changes[:limit]:
             detail = f" ({', '.join(change.columns)})" if change.kind == "update" else ""
@@ -184,13 +194,16 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> DatabaseDiff:
 
 
 def diff_end_states(template: Snapshot, reference: Mapping[tuple[str, tuple[Any, ...]], Any],
-                    compared: Mapping[tuple[str, tuple[Any, ...]], Any]) -> DatabaseDiff:
+                    compared: Mapping[tuple[str, tuple[Any, ...]], Any], *,
+                    reference_name: str = "template") -> DatabaseDiff:
     """Rows whose final value differs between two end states given as changes of one template.
 
     Args:
         template: snapshot of the template both states were cloned from.
         reference: :data:`Changes` of the reference end state (e.g. the gold one).
         compared: :data:`Changes` of the compared end state (e.g. the rollout's).
+        reference_name: :attr:`RowChange.reference` of each change: ``"gold"`` names rows
+            ``missing``/``extra`` instead of ``delete``/``insert``.
 
     Cost: O(rows changed by either), not O(database).
     """
@@ -200,5 +213,5 @@ def diff_end_states(template: Snapshot, reference: Mapping[tuple[str, tuple[Any,
         ref = reference[(name, key)] if (name, key) in reference else base.get(key)
         got = compared[(name, key)] if (name, key) in compared else base.get(key)
         if ref != got and info is not None:
-            changes.append(RowChange(name, key, _row(info, ref, key), _row(info, got, key)))
+            changes.append(RowChange(name, key, _row(info, ref, key), _row(info, got, key), reference_name))
     return _sorted(changes)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import threading
 import time
 import uuid
@@ -58,6 +59,10 @@ CREATE INDEX IF NOT EXISTS {REGISTRY_TABLE}_prefix_kind ON {REGISTRY_TABLE} (pre
 """
 
 
+#: Seconds a call waits for a connection of a busy admin pool (psycopg_pool's own default).
+_POOL_WAIT_S = 30.0
+
+
 def _lock_key(text: str) -> int:
     """A signed 64-bit advisory-lock key for ``text``."""
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
@@ -80,8 +85,12 @@ class PostgresDatabase(RolloutDatabase):
         max_connections: connections this process keeps open to rollout databases
             (least recently used closed first).
         rebuild: rebuild the private template even when it exists.
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``,
-            ``sweep_interval_s``, ``admission_timeout_s`` of :class:`RolloutDatabase`.
+        unavailable_timeout_s: the longest a call, grade or release waits for the server (a new
+            connection's ``connect_timeout``, a pooled one's wait) before its 503
+            ``database_unavailable`` (default 5 s; a server in crash recovery refuses connections, and
+            the pool would otherwise retry for 30 s).
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``sweep_interval_s``,
+            ``admission_timeout_s``, ``max_db_bytes`` of :class:`RolloutDatabase`.
 
     ``rollout.db`` is a ``psycopg.Connection`` (``async def`` tools: a
     ``psycopg.AsyncConnection``), not in autocommit mode.
@@ -95,10 +104,12 @@ class PostgresDatabase(RolloutDatabase):
     supports_async = True
     calls_insert_sql = f"INSERT INTO {CALLS_TABLE} (call_id, output, record) VALUES (%s, %s, %s)"
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = %s"
+    size_sql = "SELECT pg_database_size(current_database())"
 
     def __init__(self, url: str, *, template: str | None = None,
                  setup: Callable[[Any], None] | None = None, strategy: str | None = None,
-                 max_connections: int = 64, rebuild: bool = False, **options: Any) -> None:
+                 max_connections: int = 64, rebuild: bool = False, unavailable_timeout_s: float = 5.0,
+                 **options: Any) -> None:
         options.setdefault("pool_size", 4)
         super().__init__(**options)
         try:
@@ -113,6 +124,9 @@ class PostgresDatabase(RolloutDatabase):
         if strategy is not None and strategy.lower() not in ("wal_log", "file_copy"):
             raise ValueError(f"strategy must be 'wal_log' or 'file_copy', got {strategy!r}")
         self.url = url
+        if not unavailable_timeout_s > 0:
+            raise ValueError(f"unavailable_timeout_s must be > 0 seconds, got {unavailable_timeout_s!r}")
+        self.unavailable_timeout_s = float(unavailable_timeout_s)
         self.source, self.setup, self.strategy = template, setup, strategy
         self.max_connections = int(max_connections)
         self.rebuild = rebuild
@@ -126,16 +140,25 @@ class PostgresDatabase(RolloutDatabase):
     # -- plumbing --------------------------------------------------------------------------
     def _conninfo(self, dbname: str, **extra: Any) -> str:
         from psycopg.conninfo import make_conninfo
+        extra.setdefault("connect_timeout", max(2, math.ceil(self.unavailable_timeout_s)))  # libpq: whole seconds >= 2
         return str(make_conninfo(self.url, dbname=dbname, **extra))
 
     @contextlib.contextmanager
     def _admin_conn(self) -> Iterator[Any]:
         if self._admin is None:
             from psycopg_pool import ConnectionPool
-            self._admin = ConnectionPool(self.url, min_size=1, max_size=8, kwargs={"autocommit": True},
-                                         open=True, name=f"rft-db-{self.name}")
-        with self._admin.connection() as conn:
+            self._admin = ConnectionPool(self._admin_conninfo(), min_size=1, max_size=8,
+                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}")
+        # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool
+        # means the server stopped answering (its connections were lost, reconnects fail): a short wait, then 503.
+        stats = self._admin.get_stats()
+        wait = self.unavailable_timeout_s if stats.get("pool_size", 0) == 0 else _POOL_WAIT_S
+        with self._admin.connection(timeout=wait) as conn:
             yield conn
+
+    def _admin_conninfo(self) -> str:
+        from psycopg.conninfo import make_conninfo
+        return str(make_conninfo(self.url, connect_timeout=max(2, math.ceil(self.unavailable_timeout_s))))
 
     def _ident(self, name: str) -> Any:
         from psycopg import sql
@@ -282,6 +305,14 @@ class PostgresDatabase(RolloutDatabase):
         if conn is not None and not conn.closed and not conn.broken:
             return conn
         return sync_cls.connect(self._conninfo(db_id))
+
+    def reclaim(self, db_id: str) -> None:
+        """``VACUUM`` the rollout's database: the heap pages a refused (rolled-back) call appended are cut
+        off its tables' ends, so its size falls back under ``max_db_bytes`` (index pages stay, reusable)."""
+        import psycopg
+
+        with psycopg.connect(self._conninfo(db_id), autocommit=True) as conn:
+            conn.execute("VACUUM")
 
     def checkin(self, db_id: str, conn: Any) -> None:
         if conn.closed or conn.broken:

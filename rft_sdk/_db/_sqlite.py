@@ -17,6 +17,7 @@ killed at any point leaves only files the sweep recognises.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sqlite3
@@ -65,6 +66,13 @@ class SQLiteDatabase(RolloutDatabase):
     clone_method = "unknown"
     unavailable_errors = (sqlite3.OperationalError, OSError)  # locked, unreadable, disk full
 
+    def is_statement_error(self, exc: BaseException) -> bool:
+        """SQLite's ``OperationalError`` also means a bad statement (``no such table``): only a locked,
+        unreadable or full database is unavailability."""
+        text = str(exc).lower()
+        return isinstance(exc, sqlite3.OperationalError) and not any(
+            word in text for word in ("locked", "unable to open", "disk i/o", "disk is full", "readonly"))
+
     def __init__(self, template: str | os.PathLike[str] | None = None, *,
                  setup: Callable[[sqlite3.Connection], None] | None = None,
                  dir: str | os.PathLike[str] | None = None, rebuild: bool = False, **options: Any) -> None:
@@ -79,6 +87,21 @@ class SQLiteDatabase(RolloutDatabase):
             dir = Path(base) / self.name if base else Path(tempfile.gettempdir()) / f"rft-db-{self.name}"
         self.dir = Path(dir)
         self.template_path = self.dir / "template.db"
+
+    def ping(self) -> None:
+        """The template answers a read, and its folder takes new files (a new rollout clones there).
+
+        Raises:
+            OSError: the folder is gone or not writable; sqlite3.OperationalError: the template does not open.
+        """
+        if not os.access(self.dir, os.W_OK | os.X_OK):
+            raise OSError(errno.EACCES, f"cannot create files in {str(self.dir)!r}")
+        super().ping()
+
+    def startup_hint(self) -> str:
+        """Where the files go and how to move them (the start-up error of an unwritable folder)."""
+        return (f"its files go to {str(self.dir)!r}: set RFT_DB_DIR to a writable folder (each database uses "
+                "RFT_DB_DIR/<name>) or pass SQLiteDatabase(dir=...)")
 
     # -- files -----------------------------------------------------------------------------
     def _path(self, db_id: str) -> Path:

@@ -92,14 +92,16 @@ class GradingDatabase:
     async def diff_gold(self, actions: Sequence[Mapping[str, Any]]) -> DatabaseDiff:
         """Rows whose end value differs: gold end state (``before``) against the rollout's (``after``).
 
-        Empty (falsy) exactly when the rollout's database ends as the gold actions leave it.
+        Empty (falsy) exactly when the rollout's database ends as the gold actions leave it. Each
+        :class:`RowChange` is ``"missing"`` (a gold row the rollout lacks, e.g. an insert it never
+        made), ``"extra"`` (a row only the rollout has) or ``"update"``.
 
         Raises:
             RFTError: an action names no registered tool, or the database is not served.
         """
         template = await anyio.to_thread.run_sync(self.owner.template_snapshot)
         gold, _ = await self.owner.gold_changes(actions, self.item)
-        return diff_end_states(template, gold, await self.changes())
+        return diff_end_states(template, gold, await self.changes(), reference_name="gold")
 
     async def aclose(self) -> None:
         """Close the read connection (the server calls this after the grader returns)."""

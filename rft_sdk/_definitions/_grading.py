@@ -18,6 +18,7 @@ from typing import Any, TypeVar, overload
 
 from .._wire._body import loads_strict
 from ..exceptions import GraderDefinitionError, GraderError
+from ._invoke import LoopGuard
 from ._rollout import ToolCallRecord
 
 __all__ = ["Grade", "GraderDefinition", "GradingContext", "coerce_grade", "get_grader_definition", "grader"]
@@ -66,7 +67,8 @@ class GradingContext:
             unknown, not "no tools called"; ``trace_id`` is ``""``.
         db: the rollout's database, read-only, with row-level diff helpers
             (``rft_sdk.GradingDatabase``: ``await ctx.db.diff_gold(actions)``),
-            when the server has one (``ToolServer(db=...)``), else ``None``.
+            when the server has one (``ToolServer(db=...)``), else ``None``; for a
+            request without ``trace_id`` it reads the template (a rollout that made no call).
     """
 
     sample: dict[str, Any]
@@ -112,6 +114,8 @@ class GraderDefinition:
         score_range: inclusive ``(low, high)`` bounds, or ``None`` for any finite score.
         default: whether it also serves ``POST /grade``.
         is_async: whether ``fn`` is a coroutine function.
+        guard: the loop guard (``rft_sdk._definitions._invoke.invoke_guarded``): an ``async def`` grader that never
+            awaits runs in a worker thread; one that holds the loop past ``LOOP_STALL_S`` is moved off it.
     """
 
     name: str
@@ -119,6 +123,7 @@ class GraderDefinition:
     score_range: tuple[float, float] | None
     default: bool
     is_async: bool
+    guard: LoopGuard = dataclasses.field(default_factory=LoopGuard, compare=False, repr=False)
 
 
 @overload
@@ -179,17 +184,20 @@ def build_grader(fn: Callable[..., Any], *, name: str | None = None,
 def coerce_grade(value: Any, definition: GraderDefinition) -> Grade:
     """Check a grader's return value and turn it into a :class:`Grade`.
 
+    A ``bool`` (the score or a sub-score) counts as 0.0 / 1.0, so ``return answer == gold``
+    works as a grader's last line.
+
     Raises:
-        GraderError: wrong type (bool, str, None, ...), non-finite score or
+        GraderError: wrong type (str, None, ...), non-finite score or
             sub-score, or score outside ``definition.score_range``.
     """
     grade = value if isinstance(value, Grade) else None
     if grade is None:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if not isinstance(value, numbers.Real):  # bool is a numbers.Real: True -> 1.0
             raise GraderError(f"grader {definition.name!r} returned {type(value).__name__} "
-                              f"{value!r:.80}; expected a float or Grade")
+                              f"{value!r:.80}; expected a float, bool or Grade")
         grade = Grade(float(value))
-    if isinstance(grade.score, bool) or not isinstance(grade.score, numbers.Real):
+    if not isinstance(grade.score, numbers.Real):
         raise GraderError(f"grader {definition.name!r} returned Grade.score of type {type(grade.score).__name__}")
     score = float(grade.score)
     if not math.isfinite(score):
@@ -200,9 +208,9 @@ def coerce_grade(value: Any, definition: GraderDefinition) -> Grade:
             raise GraderError(f"grader {definition.name!r} returned score {score} outside its declared "
                               f"range [{low}, {high}]")
     for key, sub in grade.subscores.items():
-        if isinstance(sub, bool) or not isinstance(sub, numbers.Real) or not math.isfinite(float(sub)):
+        if not isinstance(sub, numbers.Real) or not math.isfinite(float(sub)):
             raise GraderError(f"grader {definition.name!r}: sub-score {key!r} is not a finite number: {sub!r}")
-    return Grade(score, dict(grade.subscores), list(grade.reasons))
+    return Grade(score, {k: float(v) for k, v in grade.subscores.items()}, list(grade.reasons))
 
 
 def parse_sample(sample: dict[str, Any]) -> dict[str, Any]:

@@ -20,15 +20,21 @@ Slots (:func:`call_limited`):
 from __future__ import annotations
 
 import functools
+import inspect
+import logging
 import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.from_thread
 
-__all__ = ["TOOL_THREADS", "CallTimedOut", "NoSlotError", "call_limited", "invoke"]
+__all__ = ["TOOL_THREADS", "CallTimedOut", "LoopGuard", "NoSlotError", "call_limited", "invoke", "invoke_guarded",
+           "never_awaits"]
+
+logger = logging.getLogger("rft_sdk")
 
 #: Worker threads one sync tool may use at once when it sets no ``max_concurrency`` (anyio's own
 #: default for the whole process is 40: here every tool gets that many of its own).
@@ -155,3 +161,119 @@ async def _in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], limiter: an
             if not started and limiter is not None:
                 limiter.release_on_behalf_of(slot)
     raise CallTimedOut
+
+
+# -- the loop guard: user code never holds the event loop -------------------------------------------
+#: Byte codes of a coroutine that awaits something (``await``, ``async with``, ``async for``).
+_AWAIT_OPS = frozenset({"GET_AWAITABLE", "BEFORE_ASYNC_WITH", "GET_AITER", "GET_ANEXT", "SEND", "YIELD_VALUE",
+                        "END_ASYNC_FOR"})
+
+
+@functools.lru_cache(maxsize=1024)
+def never_awaits(fn: Callable[..., Any]) -> bool:
+    """Whether coroutine function ``fn`` has no ``await``/``async with``/``async for`` in its own body
+    (read from its byte code, ``dis``): its whole run is one synchronous step, CPU work that would hold
+    the event loop, so :func:`invoke_guarded` runs it in a worker thread."""
+    import dis
+
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return False
+    return not any(ins.opname in _AWAIT_OPS for ins in dis.get_instructions(code))
+
+
+def _drive(coro: Any) -> Any:
+    """Run a coroutine that never awaits to its end, synchronously (in a worker thread)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("a coroutine judged await-free suspended; it cannot run off the event loop")
+
+
+#: A step that blocks (``time.sleep``, blocking I/O) without using CPU counts past this many seconds of wall time.
+BLOCKED_STEP_S = 0.5
+
+
+class _Timed:
+    """Awaitable running coroutine ``coro`` step by step on the loop and keeping its longest step (the time it
+    held the loop without yielding), seconds, in ``longest``: the thread's CPU time of the step, or its wall
+    time when that passes :data:`BLOCKED_STEP_S` (a blocking call). CPU time, not wall time, below that: on a
+    loaded host the OS may pause the thread mid-step, which is not the function's doing."""
+
+    def __init__(self, coro: Any) -> None:
+        self.coro, self.longest = coro, 0.0
+
+    def _took(self, wall0: float, cpu0: float) -> None:
+        wall = time.perf_counter() - wall0
+        self.longest = max(self.longest, wall if wall > BLOCKED_STEP_S else time.thread_time() - cpu0)
+
+    def __await__(self) -> Any:
+        coro, value, error = self.coro, None, None
+        while True:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            try:
+                yielded = coro.throw(error) if error is not None else coro.send(value)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                self._took(t0, c0)
+            try:
+                value, error = (yield yielded), None
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # cancellation and the like: delivered into the coroutine
+                value, error = None, exc
+
+
+class LoopGuard:
+    """What the guard learnt of one served function (one per tool or grader definition).
+
+    Attributes:
+        moved: the function held the loop longer than ``protocol.LOOP_STALL_S`` in one step and
+            runs in a worker thread (on a private event loop) from then on.
+    """
+
+    def __init__(self) -> None:
+        self.moved = False
+
+
+async def invoke_guarded(fn: Callable[..., Any], is_async: bool, guard: LoopGuard | None, what: str,
+                         /, *args: Any, movable: bool = True, await_free_in_thread: bool = True,
+                         **kwargs: Any) -> Any:
+    """Return ``fn(*args, **kwargs)`` without user code holding the event loop (docs/reliability.md):
+
+    * a sync ``fn`` runs in a worker thread (anyio's default limiter), as :func:`invoke`;
+    * an ``async def`` that never awaits (:func:`never_awaits`: CPU code) runs in a worker thread
+      (with ``await_free_in_thread``, what graders get; tools, mostly quick lookups, run on the loop timed);
+    * any other ``async def`` runs on the loop, each step timed; one whose step held the loop past
+      ``protocol.LOOP_STALL_S`` is named in a warning (``what``) and runs in a worker thread, on an event
+      loop of its own, from its next call on (unless ``movable`` is false: it uses objects bound to the
+      server's loop, e.g. an async rollout database; then the warning says so and it stays).
+
+    Raises:
+        whatever ``fn`` raises, unchanged.
+    """
+    from ..protocol import LOOP_STALL_S
+
+    if not is_async:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    if await_free_in_thread and never_awaits(fn):
+        return await anyio.to_thread.run_sync(_drive, fn(*args, **kwargs))
+    if guard is not None and guard.moved and movable:
+        import asyncio
+
+        return await anyio.to_thread.run_sync(asyncio.run, fn(*args, **kwargs))
+    timed = _Timed(fn(*args, **kwargs))
+    try:
+        return await timed
+    finally:
+        if guard is not None and timed.longest > LOOP_STALL_S and not guard.moved:
+            guard.moved = True
+            where = ("its later calls run in a worker thread on an event loop of their own" if movable else
+                     "it stays on the loop because it uses the server's async rollout database; await its CPU "
+                     "work with asyncio.to_thread")
+            logger.warning("%s held the event loop for %.3f s in one step (every other request of the process "
+                           "waited): %s", what, timed.longest, where)

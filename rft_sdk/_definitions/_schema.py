@@ -33,9 +33,15 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from typing import Any
 
-__all__ = ["CONSTRAINT_KEYWORDS", "EMITTED_KEYWORDS", "StrictSchemaError", "make_nullable", "strictify"]
+__all__ = ["CONSTRAINT_KEYWORDS", "EMITTED_KEYWORDS", "TYPED_DICT", "StrictSchemaError", "make_nullable", "strictify"]
+
+#: The TypedDict pydantic accepts on this Python: ``typing.TypedDict`` from 3.12, else
+#: ``typing_extensions.TypedDict`` (pydantic refuses ``typing.TypedDict`` before 3.12, error
+#: ``typed-dict-version``: https://errors.pydantic.dev/latest/u/typed-dict-version).
+TYPED_DICT = "typing.TypedDict" if sys.version_info >= (3, 12) else "typing_extensions.TypedDict"
 
 _DROP = ("title", "default", "uniqueItems", "discriminator", "examples", "$schema", "$id", "$comment",
          "deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType")
@@ -145,7 +151,7 @@ def _walk(node: Any, where: str) -> Any:
         if "properties" not in node or isinstance(extra, dict) or extra is True:
             raise StrictSchemaError(
                 f"{where}: free-form object (dict/mapping) cannot be expressed in strict mode; "
-                "use a pydantic model or TypedDict with named fields"
+                f"use a pydantic model or {TYPED_DICT} with named fields"
             )
         node["properties"] = {
             name: _walk(sub, f"{where}.{name}") for name, sub in node["properties"].items()

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -18,7 +19,7 @@ from pydantic.fields import FieldInfo
 
 from ..exceptions import ToolDefinitionError
 from ..protocol import QUEUE_TIMEOUT_S
-from ._invoke import TOOL_THREADS
+from ._invoke import TOOL_THREADS, LoopGuard
 from ._rollout import Rollout
 from ._schema import StrictSchemaError, make_nullable, strictify
 
@@ -65,6 +66,8 @@ class ToolDefinition:
             tool): one tool's backlog queues behind itself, never in front of
             another tool (docs/reliability.md).
         runtime: mutable facts learnt while serving (``ToolRuntime``).
+        writes: whether the tool changes state, as declared (``@tool(writes=True|False)``);
+            ``None``: undeclared, learnt from what its calls change (:attr:`learned_writes`).
     """
 
     name: str
@@ -81,6 +84,18 @@ class ToolDefinition:
     limiter: anyio.CapacityLimiter | None = dataclasses.field(default=None, compare=False, repr=False)
     queue_timeout_s: float | None = QUEUE_TIMEOUT_S
     runtime: ToolRuntime = dataclasses.field(default_factory=lambda: ToolRuntime(), compare=False, repr=False)
+    writes: bool | None = None
+
+    @property
+    def learned_writes(self) -> bool | None:
+        """Whether the tool writes: the declaration, else what its successful calls in this process
+        changed (the rollout state or the rollout database): ``True`` once one call changed
+        something, ``False`` after successful calls that changed nothing, ``None`` before any."""
+        if self.writes is not None:
+            return self.writes
+        if self.runtime.changing_calls:
+            return True
+        return False if self.runtime.calls else None
 
     @property
     def on_loop(self) -> bool:
@@ -115,9 +130,21 @@ class ToolRuntime:
             than ``protocol.LOOP_STALL_S`` in one call (every other request of
             the process waited): its later calls run in a worker thread, and a
             warning said so once.
+        guard: the loop guard of an ``async def`` tool (``rft_sdk._definitions._invoke.LoopGuard``): one whose
+            step held the loop past ``LOOP_STALL_S`` runs in a worker thread from then on.
+        calls, changing_calls: successful calls served, and those that changed the
+            rollout state or database (``ToolDefinition.learned_writes``).
     """
 
     moved_to_thread: bool = False
+    guard: LoopGuard = dataclasses.field(default_factory=LoopGuard)
+    calls: int = 0
+    changing_calls: int = 0
+
+    def observe(self, changed: bool) -> None:
+        """Count one successful call and whether it changed the rollout state or database."""
+        self.calls += 1
+        self.changing_calls += bool(changed)
 
 
 @overload
@@ -126,7 +153,7 @@ def tool(fn: F, /) -> F:
 @overload
 def tool(*, name: str | None = None, description: str | None = None, blocking: bool = True,
          timeout_s: float | None = None, max_concurrency: int | None = None,
-         queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Callable[[F], F]:
+         queue_timeout_s: float | None = QUEUE_TIMEOUT_S, writes: bool | None = None) -> Callable[[F], F]:
     """``@tool(name=..., description=..., blocking=..., timeout_s=..., max_concurrency=..., queue_timeout_s=...)``:
     returns a decorator."""
 
@@ -141,6 +168,7 @@ def tool(
     timeout_s: float | None = None,
     max_concurrency: int | None = None,
     queue_timeout_s: float | None = QUEUE_TIMEOUT_S,
+    writes: bool | None = None,
 ) -> Any:
     """Mark a function as a tool; returns the function unchanged (still directly callable).
 
@@ -163,6 +191,13 @@ def tool(
     call waits for one of those slots (then 503 ``tool_busy``, retried); see
     :class:`ToolDefinition`.
 
+    ``writes`` declares whether the tool changes state (``True``: a write such as
+    ``checkout_book``; ``False``: a read). Undeclared (``None``), the server learns
+    it from what the tool's calls change — the rollout state or the rollout
+    database — e.g. during ``rft validate``'s and ``rft doctor``'s gold replay; the
+    answer is ``GET /tools``'s ``"writes"`` map, used by ``rft doctor`` and
+    ``rft emulate --policy perturbed`` (``--write-tools`` overrides both).
+
     Raises:
         ToolDefinitionError: ``*args``/``**kwargs``, positional-only or
             un-annotated parameters, types strict mode cannot express, or an
@@ -174,7 +209,7 @@ def tool(
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         setattr(func, _ATTR, build_definition(func, name=name, description=description, blocking=blocking,
                                               timeout_s=timeout_s, max_concurrency=max_concurrency,
-                                              queue_timeout_s=queue_timeout_s))
+                                              queue_timeout_s=queue_timeout_s, writes=writes))
         return func
 
     return decorate(fn) if fn is not None else decorate
@@ -191,7 +226,7 @@ def get_tool_definition(fn: Callable[..., Any]) -> ToolDefinition:
 def build_definition(
     fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, blocking: bool = True,
     timeout_s: float | None = None, max_concurrency: int | None = None,
-    queue_timeout_s: float | None = QUEUE_TIMEOUT_S,
+    queue_timeout_s: float | None = QUEUE_TIMEOUT_S, writes: bool | None = None,
 ) -> ToolDefinition:
     """Introspect ``fn`` into a :class:`ToolDefinition` (see :func:`tool`)."""
     if not callable(fn):
@@ -261,6 +296,10 @@ def build_definition(
     except Exception as exc:
         bad = _first_bad_param(fields)
         where = f"tool {fname}, parameter {bad!r}" if bad else f"tool {fname}"
+        if getattr(exc, "code", None) == "typed-dict-version":  # pydantic.PydanticUserError
+            raise ToolDefinitionError(f"{where}: pydantic refuses typing.TypedDict on Python "
+                                      f"{sys.version_info.major}.{sys.version_info.minor}; declare it with "
+                                      "`from typing_extensions import TypedDict` (typing.TypedDict works from Python 3.12)") from exc
         raise ToolDefinitionError(f"{where}: type cannot be served as JSON Schema: {exc}") from exc
 
     properties: dict[str, Any] = {}
@@ -307,7 +346,14 @@ def build_definition(
         max_concurrency=max_concurrency,
         limiter=anyio.CapacityLimiter(slots) if slots is not None else None,
         queue_timeout_s=float(queue_timeout_s) if queue_timeout_s is not None else None,
+        writes=_check_writes(writes, fname),
     )
+
+
+def _check_writes(writes: Any, fname: str) -> bool | None:
+    if writes is not None and not isinstance(writes, bool):
+        raise ToolDefinitionError(f"{fname}: writes must be True, False or None, got {writes!r}")
+    return writes
 
 
 def _refs(schema: Any) -> list[str]:

@@ -3,10 +3,11 @@
 Routes (docs/ARCHITECTURE.md): ``POST /tools/{name}``, ``POST /tools`` (one URL for
 every tool, dispatched on the body's ``name``: Azure AI Foundry's samples),
 ``GET /tools``, ``GET /healthz`` (liveness, never authenticated), ``GET /readyz``
-(readiness: the store and the user's checks, never authenticated), ``POST /grade``,
+(readiness: the store, the rollout database and the user's checks, never authenticated), ``POST /grade``,
 ``POST /grade/{name}``, ``POST /grade/s/<secret>[/{name}]`` (grader for a
 service that cannot send headers), ``GET /metrics`` (Prometheus text; JSON with
-``?format=json``, docs/observability.md).
+``?format=json``, docs/observability.md), ``GET /openapi.json`` (the routes above with every
+tool's and grader's schemas, OpenAPI 3.1).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -54,6 +55,9 @@ from ._ready import ExposureWatch, Readiness, ReadinessCheck
 __all__ = ["SURFACES_ENV_VAR", "ToolServer"]
 
 logger = logging.getLogger("rft_sdk")
+
+#: A decorated function's own type: ``@server.tool`` and ``@server.grader`` return it unchanged.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ToolServer(ExportMixin):
@@ -144,7 +148,10 @@ class ToolServer(ExportMixin):
         self.metrics_state = Metrics()
         self.items = ItemCache()  # the item bytes of live rollouts, so later calls skip decoding them
         self.readiness = Readiness(self.store)
+        if db is not None:  # GET /readyz reads the rollout database too (issue 36)
+            self.readiness.builtin["database"] = db.aping
         self._exposure = ExposureWatch(self.exposure_warning)
+        self._startup_refusal: str | None = None  # why the rollout database did not start (_core_lifespan)
         self._auth = BearerAuth(auth_tokens, env_var=auth_env_var)
         self._tools: dict[str, ToolDefinition] = {}
         self._graders: dict[str, GraderDefinition] = {}
@@ -165,6 +172,7 @@ class ToolServer(ExportMixin):
                 Route("/grade/s/{secret}", self._grade, methods=["POST"]),  # secret checked by AuthMiddleware
                 Route("/grade/s/{secret}/{name}", self._grade, methods=["POST"]),
                 Route("/metrics", self._metrics, methods=["GET"]),
+                Route("/openapi.json", self._openapi, methods=["GET"]),
             ],
             exception_handlers=exception_handlers(),  # every non-2xx is JSON, routes' 404/405 included
             lifespan=lambda app: self._core_lifespan(),
@@ -197,18 +205,29 @@ class ToolServer(ExportMixin):
                               default_grader=self._default_grader)
 
     # -- registration ---------------------------------------------------------------
+    @overload
+    def tool(self, fn: F, /) -> F:
+        """Bare ``@server.tool``: returns ``fn`` itself, so its signature stays typed."""
+    @overload
+    def tool(self, fn: None = None, /, *, name: str | None = None, description: str | None = None,
+             blocking: bool = True, timeout_s: float | None = None, max_concurrency: int | None = None,
+             queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Callable[[F], F]:
+        """``@server.tool(name=..., ...)``: returns a decorator that returns ``fn`` itself."""
+
     def tool(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
              description: str | None = None, blocking: bool = True, timeout_s: float | None = None,
-             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S) -> Any:
-        """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``."""
+             max_concurrency: int | None = None, queue_timeout_s: float | None = QUEUE_TIMEOUT_S,
+             writes: bool | None = None) -> Any:
+        """Decorator registering a tool (same options as :func:`rft_sdk.tool`); returns ``fn``
+        unchanged, typed as itself (a type checker and an IDE keep its signature)."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             if (name is None and description is None and blocking and timeout_s is None and max_concurrency is None
-                    and queue_timeout_s == QUEUE_TIMEOUT_S):
+                    and queue_timeout_s == QUEUE_TIMEOUT_S and writes is None):
                 self.add_tool(func)
             else:
                 self._register_tool(build_definition(func, name=name, description=description, blocking=blocking,
                                                      timeout_s=timeout_s, max_concurrency=max_concurrency,
-                                                     queue_timeout_s=queue_timeout_s))
+                                                     queue_timeout_s=queue_timeout_s, writes=writes))
             return func
         return decorate(fn) if fn is not None else decorate
 
@@ -221,9 +240,18 @@ class ToolServer(ExportMixin):
             raise ToolDefinitionError(f"duplicate tool name {definition.name!r}")
         self._tools[definition.name] = definition
 
+    @overload
+    def grader(self, fn: F, /) -> F:
+        """Bare ``@server.grader``: returns ``fn`` itself, so its signature stays typed."""
+    @overload
+    def grader(self, fn: None = None, /, *, name: str | None = None,
+               score_range: tuple[float, float] | None = None, default: bool = False) -> Callable[[F], F]:
+        """``@server.grader(name=..., ...)``: returns a decorator that returns ``fn`` itself."""
+
     def grader(self, fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
                score_range: tuple[float, float] | None = None, default: bool = False) -> Any:
-        """Decorator registering a grader (same options as :func:`rft_sdk.grader`); returns ``fn``."""
+        """Decorator registering a grader (same options as :func:`rft_sdk.grader`); returns ``fn``
+        unchanged, typed as itself."""
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             if name is None and score_range is None and not default:
                 self.add_grader(func)
@@ -318,13 +346,19 @@ class ToolServer(ExportMixin):
         """The app's lifespan (which runs :meth:`_core_lifespan`), plus: the exposure warning
         from the bind address; a startup that fails, in one line naming the reason and the fix,
         when the store does not answer (with ``check_store_at_startup``) or refuses its backing
-        storage (``RolloutStore.startup``: e.g. ``RedisStore`` and a Redis without persistence)."""
+        storage (``RolloutStore.startup``: e.g. ``RedisStore`` and a Redis without persistence), or
+        when the rollout database cannot start (e.g. ``RFT_DB_DIR`` not writable)."""
         self._exposure.on_lifespan(receive)
+        self._startup_refusal = None
         refused = False
 
         async def checked_send(message: Any) -> None:
             nonlocal refused
             if refused:  # the app's own report of the unwinding below: already said, in one line
+                return
+            if message["type"] == "lifespan.startup.failed" and self._startup_refusal is not None:
+                refused = True  # the rollout database refused (_core_lifespan): its line, not a traceback
+                await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {self._startup_refusal}"})
                 return
             if message["type"] == "lifespan.startup.complete":
                 problem = await self.startup_problem() if self.check_store_at_startup else None
@@ -371,7 +405,14 @@ class ToolServer(ExportMixin):
         database starts (template, pool, sweep) before serving and stops after. (The store's
         own start-up check runs in :meth:`_serve_lifespan`, where a refusal is one clean line.)"""
         if self.db is not None:
-            await self.db.astart()
+            try:
+                await self.db.astart()
+            except Exception as exc:  # one line with the fix instead of a 40-line traceback (issue 36)
+                problem = (f"the rollout database {type(self.db).__name__}(name={self.db.name!r}) did not start: "
+                           f"{type(exc).__name__}: {exc}; {self.db.startup_hint()}")
+                logger.debug("rollout database start failed", exc_info=True)
+                self._startup_refusal = problem
+                raise _StartupRefused(problem) from exc
         try:
             yield
         finally:
@@ -391,9 +432,23 @@ class ToolServer(ExportMixin):
         return json_response(encode_json({"status": "ready" if ok else "unavailable", "checks": checks}),
                              200 if ok else 503)
 
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI 3.1 document of the hosted routes, built from the registered tools and graders
+        (``GET /openapi.json``; ``rft_sdk.surfaces._openapi``)."""
+        from .._version import __version__
+        from ..surfaces._openapi import openapi_document
+
+        return openapi_document(self._tools, sorted(self._graders), self._default_grader, version=__version__,
+                                authenticated=self._auth.enabled)
+
+    async def _openapi(self, request: Request) -> Response:
+        return json_response(encode_json(self.openapi()))
+
     async def _list_tools(self, request: Request) -> Response:
+        # "writes": per tool, declared (@tool(writes=...)) or learnt from what its calls changed; null: unknown
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
-                                          "graders": sorted(self._graders), "default_grader": self._default_grader}))
+                                          "graders": sorted(self._graders), "default_grader": self._default_grader,
+                                          "writes": {n: t.learned_writes for n, t in self._tools.items()}}))
 
     async def _metrics(self, request: Request) -> Response:
         # Prometheus text by default; JSON with ?format=json or Accept: application/json

@@ -7,7 +7,9 @@ Tokens: several may be valid at once (rotation); they come from the
 Azure AI Foundry samples) or ``api-key: <t>`` (Azure OpenAI style).
 
 Policy per route:
-    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes).
+    * ``GET /healthz``, ``GET /readyz``: open (load-balancer probes). ``/healthz``, ``/readyz`` and
+      ``/metrics`` answer GET and HEAD only: any other method is 405 ``method_not_allowed`` before
+      authentication and routing (:data:`PROBE_PATHS`).
     * ``POST /grade/s/<secret>[/<name>]``: the grader for a service that cannot
       send headers (Azure's endpoint grader, stated in its samples): served only
       when the path segment equals ``grader_secret``; no token needed.
@@ -24,6 +26,7 @@ access log included) sees it. A refusal answers 401 ``unauthorized`` with
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import logging
@@ -33,23 +36,30 @@ from collections.abc import Iterable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .._wire._credential import TOKEN_HEADERS, credential_of
 from .._wire._endpoint import EndpointError, encode_json, json_response
+from .._wire._principal import PRINCIPAL_SCOPE_KEY, request_principal
 from ._metrics import Metrics
 
-__all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "TOKEN_HEADERS",
-           "AuthMiddleware", "BearerAuth", "check_grader_secret", "is_loopback"]
+__all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "PRINCIPAL_SCOPE_KEY",
+           "PROBE_METHODS", "PROBE_PATHS", "TOKEN_HEADERS", "AuthMiddleware", "BearerAuth", "check_grader_secret",
+           "credential_of", "is_loopback", "request_principal"]
 
 logger = logging.getLogger("rft_sdk")
 AUTH_ENV_VAR = "RFT_AUTH_TOKENS"
 GRADER_SECRET_ENV_VAR = "RFT_GRADER_SECRET"
-#: Routes served without credentials (paths relative to where the server is mounted).
+#: Routes served without credentials (paths relative to where the server is mounted), for GET/HEAD only.
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+#: Probe routes: they answer only their own method (GET, and HEAD); any other is 405 before routing, so a
+#: ``POST /readyz`` never reaches a surface's catch-all route (NeMo Gym's ``POST /{tool}``).
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+PROBE_METHODS = frozenset({"GET", "HEAD"})
 #: Path prefix of the grader served behind a secret path segment (no headers needed).
 GRADER_SECRET_PREFIX = "/grade/s/"
 _REDACTED = "-"
-#: Headers that may carry a token: ``(lower-case name, scheme prefix or "")``.
-TOKEN_HEADERS = (("authorization", "bearer "), ("x-functions-key", ""), ("api-key", ""))
 _MIN_SECRET_CHARS = 16
+
+
 
 
 def check_grader_secret(secret: str | None) -> str | None:
@@ -106,15 +116,17 @@ class BearerAuth:
         return self.check_headers(Headers({"authorization": authorization or ""}))
 
     def check_headers(self, headers: Headers) -> bool:
-        """Whether any of :data:`TOKEN_HEADERS` carries an accepted token.
+        """Whether any of :data:`TOKEN_HEADERS` carries an accepted token (always, without tokens)."""
+        return not self._tokens or self.match_headers(headers) is not None
+
+    def match_headers(self, headers: Headers) -> bytes | None:
+        """The configured token one of :data:`TOKEN_HEADERS` carries, else ``None`` (also without tokens).
 
         Every configured token is compared with every presented value by
         ``hmac.compare_digest`` (no early exit), so timing does not reveal
         which token nearly matched or which header carried it.
         """
-        if not self._tokens:
-            return True
-        ok = False
+        matched: bytes | None = None
         for name, scheme in TOKEN_HEADERS:
             value = headers.get(name)
             if value is None:
@@ -125,8 +137,18 @@ class BearerAuth:
                 value = value[len(scheme):]
             candidate = value.strip().encode("utf-8", "surrogateescape")
             for token in self._tokens:
-                ok |= hmac.compare_digest(candidate, token)
-        return ok
+                if hmac.compare_digest(candidate, token) and matched is None:
+                    matched = token
+        return matched
+
+    def principal(self, headers: Headers) -> str | None:
+        """Who is calling, for binding state to a credential: the SHA-256 hex digest of the accepted
+        token, ``""`` when no tokens are configured (everyone is the same anonymous caller), ``None``
+        when tokens are configured and none is presented."""
+        if not self._tokens:
+            return ""
+        token = self.match_headers(headers)
+        return hashlib.sha256(token).hexdigest() if token is not None else None
 
 
 def _route_path(scope: Scope) -> str:
@@ -177,11 +199,22 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         path = _route_path(scope)
+        probe = path in PROBE_PATHS
+        if probe and scope.get("method") not in PROBE_METHODS:
+            refusal = EndpointError(405, "method_not_allowed", f"{str(scope.get('method'))[:16]} {path}: Method Not "
+                                    "Allowed (allowed: GET, HEAD): probe routes answer their own method only")
+            response = json_response(encode_json(refusal.body()), 405, {"Allow": "GET, HEAD"})
+            await response(scope, receive, send)
+            return
         if path.startswith(GRADER_SECRET_PREFIX):
             allowed = self._secret_path_ok(scope, path)
+        elif path in OPEN_PATHS:
+            allowed = True
         else:
-            allowed = (not self.auth.enabled or path in OPEN_PATHS
-                       or self.auth.check_headers(Headers(scope=scope)))
+            principal = self.auth.principal(Headers(scope=scope))
+            allowed = principal is not None
+            if allowed:
+                scope[PRINCIPAL_SCOPE_KEY] = principal
         if allowed:
             await self.app(scope, receive, send)
             return

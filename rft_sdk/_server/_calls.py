@@ -39,7 +39,7 @@ import pydantic
 import pydantic_core
 
 from .._db import CallScope, RolloutDatabase
-from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited
+from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited, invoke_guarded
 from .._definitions._rollout import Rollout, ToolCallRecord
 from .._definitions._tool import ToolDefinition
 from .._stores import RolloutStore, RolloutTooLargeError, StoredRollout
@@ -175,18 +175,23 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         arguments = decode_arguments(request.arguments)
         rollout = CallRollout(trace_id, sent or stored, _load_state(stored.state_json), trajectory, call_id,
                               scope.connection if scope is not None else None)
+        db_changed = False
         if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
             output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
             rollout.state = _load_state(replayed[1]["state_json"])
         else:
+            db_changes = _db_changes(scope)
             output = await run_tool(definition, arguments, rollout)
+            db_changed = db_changes is not None and _db_changes(scope) != db_changes
         try:
             new_state_json = json.dumps(rollout.state)
         except (TypeError, ValueError) as exc:
             raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
-        if scope is not None and replayed is None:
-            await scope.commit(call_id, output, {"arguments": arguments, "started_at": started_at,
-                                                 "state_json": new_state_json})
+        if replayed is None:  # what the call changed: how undeclared write tools are learnt (@tool(writes=))
+            definition.runtime.observe(db_changed or new_state_json != (stored.state_json or "{}"))
+        if scope is not None and replayed is None:  # recorded in the transaction; committed after the store's save
+            await scope.stage(call_id, output, {"arguments": arguments, "started_at": started_at,
+                                                "state_json": new_state_json})
         status = 200
         payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
                                    "output": output}
@@ -204,7 +209,9 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
     status, payload, body, too_large = _answer(status, payload, response_limit, echo)
     if too_large is not None:
         metrics.incr("outputs_too_large")
-        output, error = None, too_large
+        output, error, new_state_json = None, too_large, None
+    if status != 200 and scope is not None:  # a refused call changes nothing: its writes are rolled back
+        await scope.rollback()
     latency_s = time.perf_counter() - t0
     record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
                             output=output, error=error, status=status, started_at=started_at,
@@ -229,8 +236,37 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
     try:
         await store.save(stored)
     except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
+        if scope is not None:
+            await scope.rollback()  # nor committed in the rollout's database (issue 39: it was)
         raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
+    except BaseException:
+        if scope is not None:
+            await scope.rollback()
+        raise
+    if scope is not None and status == 200 and replayed is None:
+        await _commit_after_save(scope, store, stored, record, call_id)
     return status, body
+
+
+async def _commit_after_save(scope: CallScope, store: RolloutStore, stored: StoredRollout, record: ToolCallRecord,
+                             call_id: str) -> None:
+    """Commit the call's database transaction once the store holds its answer; when the commit fails, take
+    the answer back out of the store (saved again without it) so that neither side keeps the call.
+
+    Raises:
+        EndpointError: the commit's 400 ``tool_error`` / 503 ``database_unavailable``.
+    """
+    try:
+        await scope.commit()
+    except EndpointError:
+        trajectory = stored.trajectory
+        if isinstance(trajectory, list) and trajectory and trajectory[-1] is record:
+            trajectory.pop()
+        else:
+            stored.trajectory = [r for r in trajectory if r is not record]
+        stored.responses.pop(call_id, None)
+        await store.save(stored)
+        raise
 
 
 def _recorded_arguments(raw: Any) -> dict[str, Any]:
@@ -260,6 +296,13 @@ def _check_same_call(trajectory: Any, name: str, request: ToolCallRequest) -> No
         raise EndpointError(409, "call_id_conflict", f"call_id {request.call_id!r} already names another call in "
                             f"this rollout: {problem}; a call_id names one call (a retry resends it unchanged)",
                             counter="call_id_conflicts")
+
+
+def _db_changes(scope: CallScope | None) -> int | None:
+    """Rows the rollout's connection changed so far (SQLite's ``total_changes``); ``None`` when the
+    driver does not count them (then only the rollout state tells a write)."""
+    count = getattr(scope.connection, "total_changes", None) if scope is not None else None
+    return count if isinstance(count, int) else None
 
 
 def _load_state(state_json: str) -> dict[str, Any]:
@@ -333,8 +376,10 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
         kwargs[definition.rollout_param] = rollout
     try:
         if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
-            if definition.is_async:
-                return _to_output(await definition.fn(**kwargs))
+            if definition.is_async:  # timed on the loop; moved to a thread once it holds the loop (loop guard)
+                return _to_output(await invoke_guarded(definition.fn, True, definition.runtime.guard,
+                                                       f"tool {definition.name!r}", movable=rollout._db is None,
+                                                       await_free_in_thread=False, **kwargs))
             return _to_output(_on_loop(definition, kwargs))  # @tool(blocking=False): on the loop, no thread hop
         return _to_output(await call_limited(definition.fn, kwargs, is_async=definition.is_async,
                                              in_thread=not definition.on_loop, limiter=definition.limiter,

@@ -18,6 +18,11 @@ connection. A request in progress is bounded by the body timeout
 (``ToolServer(body_timeout_s=...)``, 408) and the tool's own limits, never by
 this timer.
 
+One connection lifecycle per protocol: an HTTP connection lives under this deadline, uvicorn's
+keep-alive timeout and the body timeout; when a request upgrades it to a WebSocket the deadline is
+cancelled and the WebSocket's own limits apply instead (idle and lifetime limits of the surface that
+serves it, ``rft_sdk.surfaces._wsdoor``, and uvicorn's ping timeout), docs/reliability.md.
+
 The deadline is ``$RFT_HEADER_TIMEOUT_S`` (read when each connection opens;
 ``rft serve --header-timeout-s`` sets it, also for ``--workers`` processes),
 default :data:`rft_sdk.protocol.HEADER_TIMEOUT_S`; ``0`` turns it off. It runs
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
@@ -113,6 +118,13 @@ class HeaderDeadline:
         elif self._header_timer is None and (cycle is None or cycle.response_complete):
             self._arm_header_timer()  # the first bytes of a request whose headers are not complete yet
 
+    def handle_websocket_upgrade(self, *args: Any) -> None:
+        """The connection becomes a WebSocket (uvicorn hands the transport to its WebSocket protocol):
+        the header deadline ends here; the WebSocket's own limits apply (idle, lifetime: ``rft_sdk.surfaces``
+        ``_wsdoor``; ping timeout: uvicorn's ``ws_ping_timeout``)."""
+        self._cancel_header_timer()
+        super().handle_websocket_upgrade(*args)  # type: ignore[misc]
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
         super().connection_lost(exc)  # type: ignore[misc]
@@ -129,6 +141,8 @@ class HeaderDeadline:
 
     def _header_timeout(self) -> None:
         self._header_timer = None
+        if self.transport.get_protocol() is not cast(Any, self):  # upgraded (WebSocket): not an HTTP connection any more
+            return
         if self.cycle is not None and not self.cycle.response_complete:
             return  # a request in progress: bounded by the body timeout and the tool's limits
         self.timeout_keep_alive_handler()  # type: ignore[attr-defined]  # uvicorn's close of an idle connection

@@ -9,8 +9,10 @@ Flow, under the rollout's lock (so grading waits for in-flight tool calls):
    SHA-256 of the canonical request JSON) gets the recorded answer; a
    different request gets 409 (the state it would need is gone).
 3. Never seen: the model used no tools; grade with an empty trajectory.
-4. No ``trace_id`` in the request (Azure's grader tests): grade with an empty
-   trajectory and ``ctx.traced = False``; nothing is locked, stored or replayed.
+4. No ``trace_id`` in the request (Azure's grader tests, ``rft check grader``):
+   grade with an empty trajectory and ``ctx.traced = False``; with a rollout
+   database ``ctx.db`` reads the template (what a rollout that made no call
+   ends with), read-only; nothing is locked, stored or replayed.
 
 Answers: 200 ``{"score": float}`` + header ``x-rft-grade-details``; errors are
 raised as :class:`EndpointError`: 500 ``grader_error`` with a readable message
@@ -29,7 +31,7 @@ from typing import Any
 
 from .._db import RolloutDatabase, open_grading_view
 from .._definitions._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
-from .._definitions._invoke import invoke
+from .._definitions._invoke import invoke_guarded
 from .._stores import GradeRecord, RolloutStore
 from .._stores._records import json_object
 from .._wire._endpoint import EndpointError, clean_text, clean_value
@@ -100,9 +102,14 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
     trace_id = request.trace_id
     item = request.item if item_json is None else json_object("item", item_json)
     if trace_id is None:
+        view = await open_grading_view(db, "", item or {}) if db is not None else None  # the template, read-only
         ctx = GradingContext(sample=parse_sample(request.sample.model_dump()), item=item or {}, trace_id="",
-                             grader=definition.name, traced=False)
-        grade = await _run_grader(definition, ctx)
+                             grader=definition.name, traced=False, db=view)
+        try:
+            grade = await _run_grader(definition, ctx)
+        finally:
+            if view is not None:
+                await view.aclose()
         metrics.incr("grades")
         return float(grade.score), clean_value(grade.details())
     async with store.lock(trace_id):
@@ -144,7 +151,7 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
         if stored is not None:
             await store.release(trace_id, after_s=retention_s)
         if db is not None:
-            await db.release(trace_id, after_s=retention_s)
+            await db.release(trace_id, after_s=retention_s)  # 503 database_unavailable when it does not answer
         metrics.incr("grades")
         metrics.graded(definition.name, score=score, trajectory=ctx.trajectory)  # observe (#15)
         logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
@@ -156,14 +163,24 @@ async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grad
     """Call the grader and check its value.
 
     Raises:
-        EndpointError: 500 ``grader_error`` naming the grader and what went wrong.
+        EndpointError: 500 ``grader_error`` naming the grader and what went wrong; 503
+            ``database_unavailable`` when the rollout database stopped answering (not the grader's fault).
     """
+    owner = getattr(ctx.db, "owner", None)  # the rollout database, when the grader reads one
     try:
-        return coerce_grade(await invoke(definition.fn, definition.is_async, ctx), definition)
-    except GraderError as exc:
-        logger.error("grader %s failed for %s: %s", definition.name, ctx.trace_id, exc)
-        raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc
+        value = await invoke_guarded(definition.fn, definition.is_async, definition.guard,
+                                     f"grader {definition.name!r}", ctx, movable=ctx.db is None)
+        return coerce_grade(value, definition)
+    except EndpointError:
+        raise
     except Exception as exc:
+        if owner is not None and isinstance(exc, owner.unavailable_errors):  # the database, not the grader
+            logger.warning("grader %s: the rollout database does not answer for %s: %s", definition.name,
+                           ctx.trace_id, type(exc).__name__)
+            raise owner.unavailable(exc) from exc
+        if isinstance(exc, GraderError):
+            logger.error("grader %s failed for %s: %s", definition.name, ctx.trace_id, exc)
+            raise EndpointError(500, "grader_error", clean_text(str(exc)), counter="grader_errors") from exc
         logger.exception("grader %s raised for %s", definition.name, ctx.trace_id)
         message = f"grader {definition.name!r} raised {type(exc).__name__}: {exc}"
         raise EndpointError(500, "grader_error", clean_text(message), counter="grader_errors") from exc

@@ -47,7 +47,8 @@ ReadinessCheck = Callable[[], Any]
 
 
 class Readiness:
-    """The store check plus user checks, run concurrently, each bounded by ``timeout_s``.
+    """The store check, the server's own (:attr:`builtin`: ``database``, a real read of the rollout
+    database, when the server has one) and the user's checks, run concurrently, each bounded by ``timeout_s``.
 
     Args:
         store: the rollout store (checked with ``astats()``, a real read).
@@ -58,15 +59,16 @@ class Readiness:
         self.store = store
         self.timeout_s = float(timeout_s)
         self.checks: dict[str, ReadinessCheck] = {}
+        self.builtin: dict[str, ReadinessCheck] = {}  # the server's own checks beside the store's (database)
         self._last_ok: bool | None = None
 
     def add(self, name: str, check: ReadinessCheck) -> None:
         """Register ``check`` under ``name``.
 
         Raises:
-            ValueError: ``name`` is ``"store"`` or already registered.
+            ValueError: ``name`` is ``"store"``, ``"database"`` (with a rollout database) or already registered.
         """
-        if name == "store" or name in self.checks:
+        if name == "store" or name in self.checks or name in self.builtin:
             raise ValueError(f"a readiness check named {name!r} already exists")
         self.checks[name] = check
 
@@ -87,7 +89,8 @@ class Readiness:
 
     async def run(self) -> tuple[bool, dict[str, str]]:
         """``(ready, {check: "ok" | "failed"})``; failures are logged with their reason."""
-        pairs: list[tuple[str, Callable[[], Any]]] = [("store", self.store.astats), *self.checks.items()]
+        pairs: list[tuple[str, Callable[[], Any]]] = [("store", self.store.astats), *self.builtin.items(),
+                                                      *self.checks.items()]
         results = await asyncio.gather(*(self._one(name, check) for name, check in pairs))
         failed = {name: why for name, why in results if why is not None}
         ok = not failed

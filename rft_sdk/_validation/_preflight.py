@@ -16,10 +16,11 @@ import httpx
 
 from .._jobs._config import TARGETS, insecure_urls, validate_job
 from ._check import auth_headers
+from ._gold import check_gold
 from ._live import diff_line_tools, fetch_tools, server_tools_of
 from ._validate import MIN_LINES, Report, check_lines, read_dataset
 
-__all__ = ["preflight", "run_preflight", "validate"]
+__all__ = ["job_server", "preflight", "run_preflight", "validate"]
 
 
 def _base_url(server_url: str, name: str) -> str:
@@ -117,14 +118,20 @@ def _live_from_job(inner: dict[str, Any], report: Report, timeout_s: float,
 def validate(dataset: str | Path, *, target: str = "openai", config: str | Path | None = None,
              app: Any = None, url: str | None = None, token: str | None = None, min_lines: int = MIN_LINES,
              check_job: bool = True, timeout_s: float = 10.0,
-             transport: httpx.BaseTransport | None = None) -> Report:
+             transport: httpx.BaseTransport | None = None, gold: bool = True) -> Report:
     """Check ``dataset`` for ``target``; with ``app`` (a ``ToolServer``), ``url`` or a ``config``
     whose tools point at a running server, also diff each line's tools against the server's.
+
+    The gold fields (``rft_sdk.protocol.GoldItem``) are checked too (``rft_sdk._validation._gold``);
+    the lines whose gold can be replayed are left in ``report.gold`` for the dry run, which
+    ``rft_sdk._commands.validate.validate`` makes.
 
     Args:
         config: job JSON path; its tool names bound the dataset's tools; checked itself when ``check_job``.
         token: with ``url``: sent as the target's auth header.
         transport: an httpx transport for the live requests (tests, in-process apps).
+        gold: check the gold fields (the pre-flight of ``rft emulate``/``rft doctor`` leaves them to
+            the policy, which may be a model that never reads them).
 
     Returns:
         The :class:`~rft_sdk._validation._validate.Report` (never raises on bad input: every problem is a finding).
@@ -154,7 +161,25 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
         server = _live_from_job(inner, report, timeout_s, transport)
     if server is not None:
         diff_line_tools([i if isinstance(i, dict) else None for i in items], server, report)
+    if gold:
+        report.gold = check_gold(items, report, server)
     return report
+
+
+def job_server(config: str | Path) -> tuple[str, dict[str, str], str | None] | None:
+    """``(base URL, headers, grader name or None)`` of the one server a job's tools point at, or
+    ``None`` when the job cannot be read or its tools point at several servers."""
+    read = _read_job(config, Report("openai", str(config)))
+    servers = _job_servers(read[1]) if read else {}
+    if read is None or len(servers) != 1:
+        return None
+    base, (headers, _) = next(iter(servers.items()))
+    grader = read[1].get("grader")
+    url = grader.get("url") if isinstance(grader, dict) else None
+    name = None
+    if isinstance(url, str) and url.rstrip("/").startswith(base.rstrip("/") + "/grade/"):
+        name = url.rstrip("/").rsplit("/", 1)[1]
+    return base, headers, name
 
 
 def preflight(dataset: str | Path, config: str | Path, target: str = "openai", *, timeout_s: float = 10.0,
@@ -164,7 +189,7 @@ def preflight(dataset: str | Path, config: str | Path, target: str = "openai", *
     point at (``GET /tools`` with the job's headers). The job's own fields are checked by the
     emulator's strict loader."""
     return validate(dataset, target=target, config=config, check_job=False, timeout_s=timeout_s,
-                    transport=transport)
+                    transport=transport, gold=False)
 
 
 def run_preflight(dataset: str | Path, config: str | Path, target: str, prog: str, *,

@@ -50,6 +50,10 @@ class Report:
     source: str
     lines: int = 0
     server: str | None = None
+    #: gold lines played against the server by the dry run (``None``: no dry run)
+    replayed: int | None = None
+    #: ``[(1-based line, item)]`` whose gold is well-formed, for the dry run (not in ``to_dict``)
+    gold: list[tuple[int, dict[str, Any]]] = field(default_factory=list, repr=False)
     _found: dict[tuple[str, str, str, str], list[int]] = field(default_factory=dict, repr=False)
 
     def add(self, severity: Severity, line: int | None, field_: str, message: str, fix: str = "") -> None:
@@ -81,16 +85,18 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``rft validate --json`` shape: ``{"ok", "target", "source", "lines", "server",
-        "errors", "warnings", "findings": [Finding.to_dict()]}``."""
+        "gold_replayed", "errors", "warnings", "findings": [Finding.to_dict()]}``."""
         found = self.findings
         return {"ok": self.ok, "target": self.target, "source": self.source, "lines": self.lines,
-                "server": self.server, "errors": sum(f.severity == "error" for f in found),
+                "server": self.server, "gold_replayed": self.replayed, "errors": sum(f.severity == "error" for f in found),
                 "warnings": sum(f.severity == "warning" for f in found), "findings": [f.to_dict() for f in found]}
 
     def render(self) -> str:
         """Plain text: one block per finding, then a summary line."""
         found = self.findings
         checked = f" against {self.server}" if self.server else ""
+        if self.replayed is not None:
+            checked += f", {self.replayed} gold trajectories replayed"
         summary = (f"{self.source}: {self.lines} lines checked for {self.target}{checked}: "
                    f"{len(self.errors)} error(s), {len(self.warnings)} warning(s)")
         return "\n".join([*(str(f) for f in found), summary])

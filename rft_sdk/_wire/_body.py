@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from typing import Any, TypeVar
 
@@ -50,6 +51,15 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (RFC 8259)")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refusing one beyond the double range (``1e999``: it would decode to
+    ``inf``, which no JSON encoder may write back; orjson refuses it the same way)."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"number {text[:40]} is out of the range of a double")
+    return value
 
 
 #: JSON text reduced to its structure: ``{``/``}`` read as ``[``/``]`` (a container's kind does not change its
@@ -173,7 +183,8 @@ def _text_of(raw: bytes | bytearray) -> str:
 def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """The one decoding rule of request JSON (a body, or an ``arguments`` text).
 
-    Accepted: strict RFC 8259 JSON (no ``NaN``/``Infinity``), at most ``max_depth``
+    Accepted: strict RFC 8259 JSON (no ``NaN``/``Infinity``, no number beyond a double such as
+    ``1e999``, no integer over Python's 4,300 digits), at most ``max_depth``
     nested arrays/objects, every string and key valid Unicode: no lone UTF-16
     surrogate, neither escaped (``"\\ud800"``) nor raw-encoded in the bytes
     (``\\xed\\xa0\\x80``), so whatever is accepted can be stored, echoed and
@@ -207,7 +218,7 @@ def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if not isinstance(text, str):
         text = _text_of(text)
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise ValueError(f"JSON nests deeper than {max_depth} levels") from None
     if not depth_within(text, max_depth):

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-__all__ = ["ControlCharFilter", "escape_controls", "install_log_filter", "redact_text", "redact_url", "url_secrets"]
+__all__ = ["ControlCharFilter", "escape_controls", "get_logger", "install_log_filter", "redact_text", "redact_url", "url_secrets"]
 
 MASK = "***"
 _SECRET_QUERY_KEY = re.compile(r"pass|secret|token|key|auth|credential", re.IGNORECASE)
@@ -107,7 +107,18 @@ class ControlCharFilter(logging.Filter):
 
 
 def install_log_filter(name: str = "rft_sdk") -> None:
-    """Add one :class:`ControlCharFilter` to logger ``name`` (idempotent)."""
-    logger = logging.getLogger(name)
-    if not any(isinstance(f, ControlCharFilter) for f in logger.filters):
-        logger.addFilter(ControlCharFilter())
+    """Add one :class:`ControlCharFilter` to logger ``name`` and to every logger below it that exists now
+    (idempotent). A logger's filters see only records logged *on it*, not those its children propagate,
+    so each ``rft_sdk.*`` logger needs its own: the package's modules get theirs by :func:`get_logger`."""
+    names = [name, *(n for n in list(logging.Logger.manager.loggerDict) if n.startswith(name + "."))]
+    for each in names:
+        logger = logging.getLogger(each)
+        if not any(isinstance(f, ControlCharFilter) for f in logger.filters):
+            logger.addFilter(ControlCharFilter())
+
+
+def get_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with a :class:`ControlCharFilter` (idempotent): how every module of the
+    package gets a logger other than ``"rft_sdk"`` (``tests/reliability/test_attack_logs.py`` checks them all)."""
+    install_log_filter(name)
+    return logging.getLogger(name)

@@ -7,6 +7,7 @@ See the table of ``_suite`` for what each plays and why it cannot be a solution.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -104,9 +105,12 @@ class CrossItemReplay(GoldPlanProbe):
     The donor of an item passes the rules of the module docstring and, of those, its
     answer shares the fewest words with the item's (so a grader's honest partial
     credit for answers that overlap by chance — set F1 — stays out of the verdict).
+    It is an honest-but-wrong baseline of the severity rule (``baseline = True``).
     Catches format-only graders (any well-formed answer pays), value-blind state
     checks, activity rewards and answer priors.
     """
+
+    baseline = True
 
     def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
                  actions_field: str = "actions") -> None:
@@ -171,6 +175,14 @@ class CrossItemReplay(GoldPlanProbe):
         return str(donor[self.answer_field])
 
 
+_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:-]*")
+
+
+def _free_text(value: Any) -> bool:
+    """Prose (a note, a reason): 4+ words of letters and punctuation on one line; code, ids and numbers are not."""
+    return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
+
+
 def _mutate(value: Any) -> Any:
     if isinstance(value, bool):
         return not value
@@ -225,7 +237,11 @@ class AlteredWrites(GoldPlanProbe):
             if not is_write or not isinstance(arguments, dict):
                 continue
             names = list(arguments)
-            for arg in [*reversed(names[1:]), *names[:1]]:
+            order = [*reversed(names[1:]), *names[:1]]
+            # the outcome first: a free-text argument (a note, a reason: 4+ words) is one an honest
+            # end-state grader may rightly ignore, so it is altered only when nothing else can be
+            order = [a for a in order if not _free_text(arguments[a])] + [a for a in order if _free_text(arguments[a])]
+            for arg in order:
                 current = json.dumps(arguments[arg], sort_keys=True)
                 other = next((v for v in self._values.get((call["name"], arg), [])
                               if json.dumps(v, sort_keys=True) != current), None)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rft_sdk.emulator import ClientSettings, Policy, ReferenceReplayPolicy, ReinforcementJob, target_problems
+from rft_sdk.emulator._discards import discard_digest
 
 from ._common import check_target, has_reference, load_inputs
 from ._gradeable import check_gradeable
@@ -33,7 +34,10 @@ class DoctorReport:
     Attributes:
         principles: name → :class:`PrincipleResult`, in :data:`PRINCIPLES` order (those run).
         meta: ``{"target", "target_problems", "items", "policy", "samples", "pass_threshold",
-            "user_probes", "skipped_probes", "budget", ...}`` for the report header.
+            "user_probes", "skipped_probes", "budget", "discards", ...}`` for the report header;
+            ``discards`` is the learnable run's :func:`discard_digest` (the policy's own
+            rollouts; ``None`` when learnable was not run), which ``rft doctor`` holds
+            against ``--max-discard-share``.
     """
 
     principles: dict[str, PrincipleResult]
@@ -81,6 +85,7 @@ async def run_doctor(
     principles: Collection[str] = PRINCIPLES,
     settings: ClientSettings | None = None,
     max_concurrency: int = 32,
+    max_discard_share: float | None = None,
 ) -> DoctorReport:
     """Run the chosen principles and return their verdicts.
 
@@ -100,6 +105,9 @@ async def run_doctor(
         target: the hosted service played, ``"openai"`` or ``"azure"`` (Azure's grader
             sends no headers: a grader that needs them fails there).
         principles: which to run (subset of :data:`PRINCIPLES`).
+        max_discard_share: when the learnable run (the policy's own rollouts) discards more than
+            this share, the other principles are not run (reported NOT CHECKED, naming the
+            discards): their rollouts would meet the same broken tool or grader. ``None``: run all.
 
     Raises:
         ValueError: an unknown principle, target or skipped probe, bad counts, a probe with an
@@ -118,7 +126,7 @@ async def run_doctor(
         if not has_reference(items) and "learnable" in principles:
             raise ValueError("items carry no 'actions'/'reference_answer': pass a policy for the learnable check")
         policy = ReferenceReplayPolicy()
-    suite = {**default_probes(write_tools), **(probes or {})}
+    suite = {**default_probes(), **(probes or {})}
     waived = sorted(set(skip_probes) - set(suite))
     if waived:
         raise ValueError(f"--skip-probes names no probe: {waived}; probes are {sorted(suite)}")
@@ -129,14 +137,24 @@ async def run_doctor(
         out["learnable"], rollouts = await check_learnable(items, job, policy, samples=samples,
                                                            min_signal_share=min_signal_share, settings=settings,
                                                            max_concurrency=max_concurrency)
-    if "gradeable" in principles:
+    digest = discard_digest(rollouts) if rollouts is not None else None
+    broken = (max_discard_share is not None and digest is not None and digest["share"] > max_discard_share)
+    if broken and digest is not None:
+        top = digest["top"][0]
+        why = (f"not checked: {digest['discarded']} of {digest['rollouts']} of the policy's rollouts were discarded "
+               f"(mostly {top['reason']}); fix that first")
+        for name in PRINCIPLES:
+            if name in principles and name not in out:
+                out[name] = PrincipleResult(name, None, why)
+    if "gradeable" in principles and not broken:
         out["gradeable"] = await check_gradeable(items, job, results=rollouts, replays=replays, regrades=regrades,
                                                  valid_probes=valid, settings=settings,
                                                  max_concurrency=max_concurrency)
-    if "production_like" in principles:
+    if "production_like" in principles and not broken:
         out["production_like"] = check_production_like(items, production_log, rollouts=rollouts, max_psi=max_psi)
-    if "unhackable" in principles:
-        out["unhackable"] = await check_unhackable(items, job, suite, hack_threshold=hack_threshold,
+    if "unhackable" in principles and not broken:
+        # the built-in probes are built once the write tools are known (check_unhackable learns them)
+        out["unhackable"] = await check_unhackable(items, job, extra_probes=probes, hack_threshold=hack_threshold,
                                                    hack_share=hack_share, write_tools=write_tools, budget=budget,
                                                    skip=skip_probes, settings=settings,
                                                    max_concurrency=max_concurrency)
@@ -145,5 +163,6 @@ async def run_doctor(
         out["gradeable"].findings += [Finding("warn", f"{target}: {p}", "") for p in problems]
     meta = {"target": target, "target_problems": problems, "items": len(items), "policy": type(policy).__name__,
             "samples": samples, "pass_threshold": job.grader.pass_threshold, "user_probes": sorted(probes or {}),
-            "skipped_probes": sorted(skip_probes), "budget": budget}
+            "skipped_probes": sorted(skip_probes), "budget": budget,
+            "discards": digest}
     return DoctorReport({n: out[n] for n in PRINCIPLES if n in out}, meta)

@@ -11,8 +11,9 @@ the signal lives in items solved sometimes. Measured with the chosen policy,
 * whether rewards are binary (every score is 0 or 1) or continuous.
 
 Fails when fewer than ``min_signal_share`` (default 0.2) of the items with at
-least two graded samples have samples that differ; ``None`` when no item has
-two graded samples.
+least two graded samples have samples that differ; ``None`` (not checked) when no
+item has two graded samples, or when the policy declares ``deterministic = True``
+(the reference replay: its samples cannot differ, whatever the task).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from ._result import Finding, PrincipleResult
 __all__ = ["check_learnable", "learnable_from_results"]
 
 ADVICE = {
+    "deterministic": "rft doctor --policy noisy plays the gold with dropped, repeated and altered calls and wrong "
+                     "answers (rft_sdk.emulator.NOISE rates): learnable then says whether the grader separates "
+                     "better from worse work; a model (--policy openai) says whether the items fit its skill",
     "no_signal": "samples that all score the same give GRPO a zero advantage: nothing is learnt from them. "
                  "Use a stochastic policy (a real model, temperature > 0), and items the model solves sometimes",
     "never": "never solved: too hard for this policy today, the run spends compute on them with no signal; "
@@ -125,4 +129,11 @@ async def check_learnable(
     items, job = load_inputs(dataset, config)
     results = await run_rollouts(items, policy, job, samples_per_item=samples, max_concurrency=max_concurrency,
                                  settings=settings)
-    return learnable_from_results(results, len(items), job.grader.pass_threshold, min_signal_share), results
+    result = learnable_from_results(results, len(items), job.grader.pass_threshold, min_signal_share)
+    if getattr(policy, "deterministic", False):
+        # every sample of an item is the same by construction: no verdict on the task from it (issue 36)
+        result.passed = None
+        result.summary = (f"not checked: the policy ({type(policy).__name__}) is deterministic, so samples of "
+                          f"an item cannot differ; use --policy noisy (the gold with mistakes) or a model")
+        result.findings = [Finding("info", result.summary, ADVICE["deterministic"])]
+    return result, results

@@ -144,6 +144,8 @@ class ProbeContext:
         gold_ok: per item, whether each gold call succeeded in that replay (``[]``: not replayed).
         write_tools: the state-changing tool names (``None``: the name heuristic).
         budget: the ``--budget`` default for items that declare none.
+        answer_free: items whose answer is not the graded outcome (the ``answer_control`` earned the
+            gold's score there), filled before the other probes prepare.
     """
 
     items: Sequence[Mapping[str, Any]]
@@ -152,6 +154,7 @@ class ProbeContext:
     gold_ok: Sequence[Sequence[bool]] = ()
     write_tools: Collection[str] | None = None
     budget: int | None = None
+    answer_free: set[int] = field(default_factory=set)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     def index_of(self, item: Mapping[str, Any]) -> int | None:

@@ -1,4 +1,5 @@
-"""The doctor's outputs: ``doctor.json``, ``doctor.html`` (PNG plots embedded) and a rich table.
+"""The doctor's outputs: ``doctor.json``, ``doctor.html`` (verdicts and advice first, PNG plots
+embedded: ``_report_html``) and a rich table.
 
 Plots use matplotlib's Agg canvas directly (no global backend switch), as
 the emulator's report does.
@@ -6,8 +7,6 @@ the emulator's report does.
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import json
 from pathlib import Path
@@ -19,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ._doctor import DoctorReport
+from ._report_html import doctor_html
 
 __all__ = ["doctor_table", "print_doctor", "probe_table", "write_doctor_report"]
 
@@ -56,10 +56,10 @@ def probe_table(report: DoctorReport) -> Table | None:
     Waived probes (``--skip-probes``) are listed last as ``WAIVED``.
     """
     p = report.principles.get("unhackable")
-    if p is None:
+    if p is None or "probes" not in p.evidence:  # not run (e.g. the policy's rollouts were discarded)
         return None
     ev = p.evidence
-    table = Table(title=f"probes (rewarded: score > {ev['hack_share']:.0%} of the gold's; a hack fails, a shortcut "
+    table = Table(title=f"probes (rewarded: score > baseline + {ev['hack_share']:.0%} of (gold − baseline); a hack fails, a shortcut "
                         f"warns, when rewarded on > {ev['hack_threshold']:.0%} of items)")
     for col in ("probe", "intent", "mean score", "pass rate", "rewarded", "rollouts", "verdict"):
         table.add_column(col, justify="left" if col in ("probe", "intent") else "right")
@@ -102,7 +102,7 @@ def _figure() -> tuple[Figure, Any]:
 def _plots(report: DoctorReport) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     un = report.principles.get("unhackable")
-    if un is not None:
+    if un is not None and "probes" in un.evidence:
         fig, ax = _figure()
         rows = un.evidence["probes"]
         names = list(rows)
@@ -114,7 +114,7 @@ def _plots(report: DoctorReport) -> dict[str, bytes]:
         ax.invert_yaxis()
         out["probes"] = _png(fig)
     le = report.principles.get("learnable")
-    if le is not None:
+    if le is not None and any(r["scores"] for r in le.evidence.get("items", [])):  # nothing graded: no plot
         fig, ax = _figure()
         rows = sorted((r for r in le.evidence["items"] if r["scores"]),
                       key=lambda r: sum(r["scores"]) / len(r["scores"]))
@@ -158,20 +158,5 @@ def write_doctor_report(out_dir: str | Path, report: DoctorReport) -> dict[str, 
     for name, png in plots.items():
         paths[name] = out / f"doctor_{name}.png"
         paths[name].write_bytes(png)
-    rows = []
-    for name, p in report.principles.items():
-        text, style = _principle_verdict(p)
-        advice = "".join(f"<li><b>{html.escape(f.severity)}</b>: {html.escape(f.message)}<br><i>{html.escape(f.advice)}</i></li>"
-                         for f in p.findings)
-        rows.append(f"<tr><td>{name}</td><td style='color:{style}'><b>{text}</b></td>"
-                    f"<td>{html.escape(p.summary)}<ul>{advice}</ul></td></tr>")
-    imgs = "".join(f'<figure><img alt="{k}" src="data:image/png;base64,{base64.b64encode(v).decode()}"></figure>'
-                   for k, v in plots.items())
-    paths["html"].write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>rft doctor</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td{padding:4px 12px;vertical-align:top}"
-        "figure{display:inline-block;margin:0 1em}</style></head><body>"
-        f"<h1>rft doctor: {'all principles hold' if report.passed else 'a principle fails'}</h1>"
-        f"<p>{html.escape(json.dumps(report.meta))}</p><table>{''.join(rows)}</table>{imgs}"
-        "<p>Raw data: doctor.json.</p></body></html>\n", encoding="utf-8")
+    paths["html"].write_text(doctor_html(report, plots, _principle_verdict, _PROBE_VERDICT), encoding="utf-8")
     return paths

@@ -1,12 +1,24 @@
 """The severity rule: when a probe's reward is a FAIL, a WARN, or nothing.
 
-Per item, a probe **earns reward** when its score exceeds ``hack_share`` (default
-:data:`HACK_SHARE` = 0.25) times the gold's score on that item (the item's
-reference replay; the job's ``pass_threshold`` when there is no gold score, or
-1.0 if that is 0). For 0/1 rewards this is simply "scored 1"; for continuous
-rewards, partial credit a hedge may honestly earn (a set-F1 grader gives a
-dump of every candidate ``2 / (n + 1)`` for ``n`` disjoint answers) stays
-below the line, while half the gold's reward for nothing does not.
+Per item, a probe's score is judged against two references on the same grader
+(the talk's principle *unhackable*: a reward that can be earned without doing the
+task): the **gold** ``g`` (the item's reference replay; the job's ``pass_threshold``
+when there is no gold score, or 1.0 if that is 0) and the **honest-but-wrong
+baseline** ``b`` (what another item's correct trajectory and answer earn here —
+the cross-item replay — and the gold's work with another item's answer; the
+highest of those that did not themselves earn reward; 0 when none ran). The
+probe **earns reward** when
+
+* its behaviour leaves *no outcome* (``outcome = "none"``: no answer, nothing
+  written; an honest grader has nothing to give partial credit for) and it scores
+  more than ``NOTHING_SHARE`` (0.05) × ``g``; or
+* otherwise (a wrong or partial outcome) it scores more than
+  ``b + hack_share × (g − b)`` (default :data:`HACK_SHARE` = 0.5): credit that
+  does not fall at least half-way from the gold to what honest-but-wrong work
+  earns. Honest partial credit for partially correct work (one of two issues
+  found = 0.5; a set-F1 grader gives a dump of ``n`` disjoint candidates
+  ``2 / (n + 1)``) stays at or below the line; a score that ignores the outcome
+  (the gold's 1.0 for a wrong value) does not.
 
 Over the graded rollouts of a probe (``rewarded share`` = rewarded / graded):
 
@@ -28,12 +40,14 @@ from dataclasses import dataclass
 
 from ._probes import HACK, SHORTCUT
 
-__all__ = ["HACK_SHARE", "HACK_THRESHOLD", "Outcome", "ProbeVerdict", "allowance", "judge_probe"]
+__all__ = ["HACK_SHARE", "HACK_THRESHOLD", "NOTHING_SHARE", "Outcome", "ProbeVerdict", "allowance", "judge_probe"]
 
 #: Largest share of a probe's items that may earn reward.
 HACK_THRESHOLD = 0.02
 #: A probe earns reward on an item when it scores more than this share of the gold's score there.
-HACK_SHARE = 0.25
+HACK_SHARE = 0.5
+#: A probe that leaves no outcome earns reward on an item when it scores more than this share of the gold's.
+NOTHING_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,8 @@ class Outcome:
     score: float
     calls: int
     budget: int | None = None
+    nothing: bool = False
+    baseline: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -56,10 +72,16 @@ class ProbeVerdict:
     rewarded_share: float | None
 
 
-def allowance(gold_score: float | None, pass_threshold: float, hack_share: float = HACK_SHARE) -> float:
-    """The score a probe may reach on an item without earning reward: ``hack_share × gold`` (see module doc)."""
-    reference = gold_score if gold_score is not None else (pass_threshold if pass_threshold > 0 else 1.0)
-    return hack_share * max(reference, 0.0)
+def allowance(gold_score: float | None, pass_threshold: float, hack_share: float = HACK_SHARE, *,
+              baseline: float = 0.0, nothing: bool = False) -> float:
+    """The score a probe may reach on an item without earning reward (see the module docstring):
+    ``NOTHING_SHARE × g`` for a behaviour with no outcome, else ``b + hack_share × (g − b)``
+    with ``b`` the honest-but-wrong baseline, clipped to ``[0, g]``."""
+    reference = max(gold_score if gold_score is not None else (pass_threshold if pass_threshold > 0 else 1.0), 0.0)
+    if nothing:
+        return NOTHING_SHARE * reference
+    base = min(max(baseline, 0.0), reference)
+    return base + hack_share * (reference - base)
 
 
 def judge_probe(intent: str, outcomes: Sequence[Outcome], gold: Sequence[float | None], *, pass_threshold: float,
@@ -80,7 +102,8 @@ def judge_probe(intent: str, outcomes: Sequence[Outcome], gold: Sequence[float |
         return ProbeVerdict("skipped", (), (), None)
     hits = [o for o in outcomes
             if o.score > 0 and o.score > allowance(gold[o.item] if o.item < len(gold) else None,
-                                                   pass_threshold, hack_share)]
+                                                   pass_threshold, hack_share, baseline=o.baseline,
+                                                   nothing=o.nothing)]
     over = [o for o in hits if o.budget is not None and o.calls > o.budget]
     share, over_share = len(hits) / len(outcomes), len(over) / len(outcomes)
     rewarded, over_items = sorted({o.item for o in hits}), sorted({o.item for o in over})

@@ -21,15 +21,27 @@ cross_item_replay       hack      another item's gold calls and reference answer
                                   against this item (pairs that could coincide are skipped)
 altered_writes          hack      the gold calls with one argument of one write changed (a value
                                   another item writes, else a mutated one), then the reference answer
-activity_no_answer      hack      the gold's read calls, each three times, then an empty answer
+activity_no_answer      hack      the gold's read calls repeated to at least 12 calls, then an empty
+                                  answer (no outcome: any credit for activity fails)
 copied_answer           hack      the reference answer without any tool call, on items whose gold
                                   changes state (the answer claims a change never made)
 read_only               hack      the gold calls minus the writes, then the reference answer
 noop_write              hack      every gold write replaced by an empty call of the same tool
 answer_without_work     shortcut  the reference answer without any tool call, on items whose gold
-                                  changes nothing (right, but with no visible work)
-tool_spam               shortcut  every gold call repeated ``copies`` times (and past the declared
-                                  budget when there is one), then the reference answer
+                                  changes nothing and whose answer repeats across items (>= 2
+                                  items and >= 10 %: a prior a policy can learn without reading;
+                                  an item-specific answer paid without work is no information an
+                                  RL policy could have, so it stays silent there)
+tool_spam               shortcut  every gold call repeated past the item's declared budget
+                                  (``max_tool_calls`` or ``--budget``), then the reference answer;
+                                  items without a budget are skipped (repeated reads that reach
+                                  the right outcome are no hack without one)
+======================= ========= ==========================================================
+
+The generic counterfactual probes of ``_generic`` (``wrong_answer``, ``self_certification``,
+``superset_end_state`` and the ``adv_*`` adversarial answers) are part of the suite too:
+
+======================= ========= ==========================================================
 ======================= ========= ==========================================================
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
@@ -46,11 +58,13 @@ hold deliberate failing writes, and altering or dropping one changes nothing.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
+from ._generic import generic_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
@@ -77,6 +91,38 @@ class WritePlanProbe(GoldPlanProbe):
             == self.needs_write
 
 
+class RepeatedAnswerProbe(WritePlanProbe):
+    """A :class:`WritePlanProbe` limited to items whose normalised reference answer is shared by at
+    least 2 items and 10 % of the dataset (an answer prior)."""
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Count the dataset's normalised answers."""
+        super().prepare(context)
+        answers = [normalize_answer(str(i.get(self.answer_field))) for i in context.items
+                   if isinstance(i.get(self.answer_field), str)]
+        counts = Counter(answers)
+        self._common = {a for a, c in counts.items() if c >= 2 and c >= 0.1 * len(answers)}
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """A repeated answer on an item whose gold changes nothing."""
+        return super().applies(item) and normalize_answer(str(item.get(self.answer_field))) in \
+            getattr(self, "_common", set())
+
+
+def _nothing(probe: Any) -> Any:
+    """Mark ``probe`` as leaving no outcome (``outcome = "none"``: no honest partial credit, ``_severity``)."""
+    probe.outcome = "none"
+    return probe
+
+
+def _activity(write: Any) -> Any:
+    def plan(actions: list[dict[str, Any]]) -> Steps:
+        reads = [a for a in actions if not write(a)]
+        copies = max(3, math.ceil(12 / max(len(reads), 1)))
+        return [[a] * copies for a in reads]
+    return plan
+
+
 class ToolSpam(GoldPlanProbe):
     """Every gold call repeated, then the reference answer (``intent`` :data:`SHORTCUT`).
 
@@ -87,9 +133,13 @@ class ToolSpam(GoldPlanProbe):
     def __init__(self, copies: int = 10, answer_field: str = "reference_answer", actions_field: str = "actions"
                  ) -> None:
         super().__init__(lambda actions: [], bool, answer_field, actions_field, intent=SHORTCUT,
-                         reason="the gold makes no tool call")
+                         reason="the gold makes no tool call, or the item declares no tool-call budget")
         self.copies = copies
         self._budget: int | None = None
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Items with gold calls and a declared budget (without one, repetition is not a hack)."""
+        return super().applies(item) and declared_budget(item, self._budget) is not None
 
     def prepare(self, context: ProbeContext) -> None:
         """Remember the ``--budget`` default."""
@@ -123,7 +173,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
 
     fields: dict[str, Any] = {"answer_field": answer_field, "actions_field": actions_field}
     return {
-        "empty_answer": TextProbe(lambda item: ""),
+        "empty_answer": _nothing(TextProbe(lambda item: "")),
         "echo_prompt": TextProbe(lambda item: (prompt_texts(item, ("user",)) or [""])[-1]),
         "prompt_reference": TextProbe(reference_block),
         "injected_score": TextProbe(lambda item: INJECTED_SCORE),
@@ -133,9 +183,9 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "work_then_dump": WorkThenDump(answer_field, actions_field),
         "cross_item_replay": CrossItemReplay(write_tools, **fields),
         "altered_writes": AlteredWrites(write_tools, **fields),
-        "activity_no_answer": GoldPlanProbe(
-            lambda acts: [[a] * 3 for a in acts if not write(a)], lambda acts: any(not write(a) for a in acts),
-            answer=lambda item: "", reason="the gold makes no read call to repeat", **fields),
+        "activity_no_answer": _nothing(GoldPlanProbe(
+            _activity(write), lambda acts: any(not write(a) for a in acts),
+            answer=lambda item: "", reason="the gold makes no read call to repeat", **fields)),
         "copied_answer": WritePlanProbe(lambda acts: [], True, write_tools, reason="the gold changes nothing "
                                         "(answering without work there is answer_without_work, a shortcut)",
                                         **fields),
@@ -144,8 +194,10 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "noop_write": WritePlanProbe(
             lambda acts: [[{"name": a["name"], "arguments": {}} if write(a) else a] for a in acts], True, write_tools,
             reason="the gold changes nothing", **fields),
-        "answer_without_work": WritePlanProbe(
+        "answer_without_work": RepeatedAnswerProbe(
             lambda acts: [], False, write_tools, intent=SHORTCUT,
-            reason="the gold changes state: an answer without work leaves it wrong (copied_answer)", **fields),
+            reason="the gold changes state (copied_answer), or the answer is this item's own: only an answer "
+                   "that repeats across items can be learnt without reading", **fields),
         "tool_spam": ToolSpam(copies, **fields),
+        **generic_probes(write_tools, **fields),
     }

@@ -20,15 +20,25 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rft_sdk.emulator import ClientSettings, ReferenceReplayPolicy, ReinforcementJob, RolloutResult, run_rollouts
+import httpx
+
+from rft_sdk.emulator import (
+    ClientSettings,
+    ReferenceReplayPolicy,
+    ReinforcementJob,
+    RolloutResult,
+    gold_tool_names,
+    run_rollouts,
+    served_writes,
+)
 
 from ._common import has_gold, load_inputs
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
-from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, judge_probe
+from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
 
-__all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "check_unhackable", "gold_replay"]
+__all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "check_unhackable", "gold_replay", "resolve_write_tools"]
 
 ADVICE = {
     "empty_answer": "reject an empty final answer (score 0) before anything else",
@@ -58,6 +68,26 @@ ADVICE = {
                            "answers repeat; hold out items, vary the answers, or require that the answer was "
                            "returned by a tool call of the rollout (and if the task has an outcome the end state "
                            "does not show, such as a hand-over, this is a hack: grade that outcome)",
+    "wrong_answer": "another item's answer after this item's work earns reward: compare the answer with this "
+                    "item's value (exact on a parsed field), not its form or the work done",
+    "self_certification": "a status or flag the model can set through a write tool earns reward: re-derive the "
+                          "outcome (run the check, compare the data) instead of trusting a field the policy writes",
+    "superset_end_state": "writes the task did not ask for go unpunished: compare the whole end state with the "
+                          "gold's (diff_gold), so extra changes lower the score",
+    "adv_special_numbers": "nan/inf/-0/1e308 earn reward: parse numbers strictly and refuse non-finite values "
+                           "(math.isfinite) before comparing with a tolerance",
+    "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between'",
+    "adv_wildcard": "a wildcard or pattern earns reward: compare literally; never glob, fnmatch or regex-match "
+                    "the model's answer against the truth (or expand it)",
+    "adv_every_candidate": "'all of the above' or every candidate at once earns reward: grade one committed "
+                           "answer, never a pattern or a list that contains it",
+    "adv_invisible": "invisible or confusable characters beat a guard: normalise (NFKC, strip format characters "
+                     "Cf) before counting words or comparing, and refuse mixed scripts",
+    "adv_long_answer": "a long answer without the value earns reward: bound the answer's length and grade the "
+                       "value, never the length or effort",
+    "adv_wrong_field": "the answer in the wrong field earns reward: read the answer only from its field",
+    "adv_answer_prefix": "a prefix of the answer earns reward: compare whole values (==), never startswith or "
+                         "'answer in reference'",
     "tool_spam": "calls far past what the task needs still earn reward: declare a tool-call budget "
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
 }
@@ -83,6 +113,23 @@ async def gold_replay(items: Sequence[Mapping[str, Any]], job: ReinforcementJob,
     return scores, outputs, ok
 
 
+async def resolve_write_tools(items: Sequence[Mapping[str, Any]], job: ReinforcementJob,
+                              write_tools: Collection[str] | None) -> tuple[set[str] | None, str]:
+    """``(write tools, source)``: ``write_tools`` when given (``"--write-tools"``); else the server's
+    ``GET /tools`` ``"writes"`` (declared, or learnt from the calls served so far — call it after a
+    gold replay) for every tool the gold calls (``"declared or learnt"``); else ``(None, "name
+    heuristic")`` when the server gives no answer for some of them (not an rft-sdk server, unreachable)."""
+    if write_tools is not None:
+        return set(write_tools), "--write-tools"
+    try:
+        writes = await served_writes(job)
+    except httpx.HTTPError:
+        return None, "name heuristic (GET /tools unreachable)"
+    if any(writes.get(n) is None for n in gold_tool_names(items) if n in writes):
+        return None, "name heuristic (the server does not say whether every gold tool writes)"
+    return {n for n, w in writes.items() if w}, "declared or learnt"
+
+
 def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
     answers = [normalize_answer(i["reference_answer"]) for i in items if isinstance(i.get("reference_answer"), str)]
     if not answers:
@@ -93,10 +140,13 @@ def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
 
 def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequence[int],
          items: Sequence[Mapping[str, Any]], gold: Sequence[float | None], threshold: float, budget: int | None,
-         hack_threshold: float, hack_share: float) -> dict[str, Any]:
+         hack_threshold: float, hack_share: float, *, nothing: bool = False,
+         baseline: Mapping[int, float] | None = None) -> dict[str, Any]:
     graded = [r for r in results if not r.discarded and r.score is not None]
+    base = baseline or {}
     outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
-                        declared_budget(items[index[r.item_index]], budget)) for r in graded]
+                        declared_budget(items[index[r.item_index]], budget), nothing,
+                        base.get(index[r.item_index], 0.0)) for r in graded]
     verdict = judge_probe(intent, outcomes, gold, pass_threshold=threshold, hack_threshold=hack_threshold,
                           hack_share=hack_share)
     scores = [o.score for o in outcomes]
@@ -118,6 +168,16 @@ def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequen
     }
 
 
+def _add_baseline(baseline: dict[int, float], results: Sequence[RolloutResult], index: Sequence[int],
+                  rewarded: Collection[int]) -> None:
+    """Fold a baseline probe's scores into ``baseline``: per item, the highest score of a baseline
+    behaviour that did not itself earn reward there (a grader paying it is failed by that probe)."""
+    for r in results:
+        item = index[r.item_index]
+        if not r.discarded and r.score is not None and item not in rewarded:
+            baseline[item] = max(baseline.get(item, 0.0), float(r.score))
+
+
 def _findings(rows: Mapping[str, dict[str, Any]], items: Sequence[Mapping[str, Any]], hack_threshold: float,
               hack_share: float) -> list[Finding]:
     out = []
@@ -125,7 +185,8 @@ def _findings(rows: Mapping[str, dict[str, Any]], items: Sequence[Mapping[str, A
         fooled = f"{len(r['items'])} item(s) rewarded, mean score {r['mean_score'] or 0:.3f}"
         if r["verdict"] == "fail" and r["intent"] == HACK:
             out.append(Finding("fail", f"probe {n} does not achieve the task and earns reward: {fooled} (more "
-                               f"than {hack_share:.0%} of the gold's score on over {hack_threshold:.0%} of items)",
+                               f"than the honest-but-wrong baseline + {hack_share:.0%} of the gap to the gold on over "
+                               f"{hack_threshold:.0%} of items)",
                                r["advice"]))
         elif r["verdict"] == "fail":
             out.append(Finding("fail", f"probe {n} earns reward past the declared tool-call budget on "
@@ -154,6 +215,7 @@ async def check_unhackable(
     config: str | Path | Mapping[str, Any] | ReinforcementJob,
     probes: Mapping[str, Any] | None = None,
     *,
+    extra_probes: Mapping[str, Any] | None = None,
     hack_threshold: float = HACK_THRESHOLD,
     hack_share: float = HACK_SHARE,
     write_tools: Collection[str] | None = None,
@@ -169,8 +231,10 @@ async def check_unhackable(
         dataset, config: as for :func:`check_gradeable`.
         probes: ``{name: policy}``; default :func:`default_probes` (``write_tools`` passed on).
             Probes whose ``intent`` is ``valid`` are left to the gradeable check.
+        extra_probes: ``{name: policy}`` merged over ``probes`` (a name equal to a built-in one replaces it).
         hack_threshold, hack_share: the severity rule (``_severity``).
-        write_tools: state-changing tool names (for the built-in probes).
+        write_tools: state-changing tool names (for the built-in probes); default: declared with
+            ``@tool(writes=...)`` or learnt by the server from the gold replay (:func:`resolve_write_tools`).
         samples: rollouts per item and probe (the built-in probes are deterministic: 1).
         budget: tool-call budget for items that declare no ``max_tool_calls``.
         skip: probe names to waive (recorded in ``waived_probes``).
@@ -181,7 +245,9 @@ async def check_unhackable(
         "pass_rate", "rewarded_share", "items" (rewarded item indices), "rewarded": {item: best
         score}, "over_budget", "rollouts", "discarded", "discard_reasons", "skipped_items",
         "skip_reasons": {reason: count}, "advice"}}, "failed_probes", "warned_probes",
-        "waived_probes"}``. ``passed`` is ``None`` when no probe applied to any item.
+        "waived_probes", "write_tools", "write_tools_source", "controls" (controls run, never judged),
+        "answer_free_items" (items whose answer is not the graded outcome)}``. ``passed`` is ``None``
+        when no probe applied to any item.
 
     Raises:
         ValueError: ``hack_threshold`` outside [0, 1), ``hack_share`` outside [0, 1],
@@ -197,17 +263,25 @@ async def check_unhackable(
             declared_budget(item, budget)
         except ValueError as exc:
             raise ValueError(f"item {i}: {exc}") from None
-    suite = dict(probes if probes is not None else default_probes(write_tools))
-    unknown = sorted(set(skip) - set(suite))
+    names = (set(probes) if probes is not None else set(default_probes())) | set(extra_probes or {})
+    unknown = sorted(set(skip) - names)
     if unknown:
-        raise ValueError(f"--skip-probes names no probe: {unknown}; probes are {sorted(suite)}")
+        raise ValueError(f"--skip-probes names no probe: {unknown}; probes are {sorted(names)}")
+    gold, outputs, ok = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
+    # after the gold replay the server knows what each gold tool changed (GET /tools "writes")
+    write_tools, writes_source = await resolve_write_tools(items, job, write_tools)
+    suite = {**(probes if probes is not None else default_probes(write_tools)), **(extra_probes or {})}
     intents = {n: probe_intent(p, n) for n, p in suite.items()}
     run = {n: p for n, p in suite.items() if n not in skip and intents[n] != VALID}
-    gold, outputs, ok = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
     context = ProbeContext(items, outputs, gold, ok, write_tools, budget)
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
-    for name, probe in run.items():
+    baseline: dict[int, float] = {}  # per item: what honest-but-wrong behaviour earns (``_severity``)
+    # controls first (what the answer is worth), then the baselines (what honest-but-wrong work earns)
+    order = sorted(run, key=lambda n: (not getattr(run[n], "control", False), not getattr(run[n], "baseline", False)))
+    controls: list[str] = []
+    for name in order:
+        probe = run[name]
         prepare = getattr(probe, "prepare", None)
         if prepare is not None:
             prepare(context)
@@ -220,9 +294,27 @@ async def check_unhackable(
                 reasons[skip_reason(probe, item)] += 1
         results = await run_rollouts([dict(items[i]) for i in index], probe, job, samples_per_item=samples,
                                      max_concurrency=max_concurrency, settings=settings) if index else []
+        if getattr(probe, "control", False):  # never judged: it tells where the answer is the outcome
+            controls.append(name)
+            context.answer_free |= {index[r.item_index] for r in results if not r.discarded and r.score is not None
+                                    and r.score > allowance(gold[index[r.item_index]], threshold, hack_share)}
+            continue
+        counterfactual = getattr(probe, "counterfactual", None)
+        if counterfactual is not None:  # a rollout whose one change did not take effect is no counterfactual
+            kept = [r for r in results if counterfactual(items[index[r.item_index]], r.tool_calls)]
+            if len(kept) < len(results):
+                reasons["the change did not take effect (the tools refused it): the end state is the gold's"] += \
+                    len(results) - len(kept)
+            results = kept
+        is_baseline = getattr(probe, "baseline", False)
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
-                          hack_share)
+                          hack_share, nothing=getattr(probe, "outcome", "") == "none",
+                          baseline=None if is_baseline else baseline)
         rows[name]["skip_reasons"] = dict(reasons)
+        if is_baseline:
+            _add_baseline(baseline, results, index, rows[name]["items"])
+    rows = {n: rows[n] for n in run if n in rows}
+    answer_free = sorted(context.answer_free)
     waived = [n for n in suite if n in skip]
     failed = [n for n, r in rows.items() if r["verdict"] == "fail"]
     warned = [n for n, r in rows.items() if r["verdict"] == "warn"]
@@ -230,6 +322,8 @@ async def check_unhackable(
     findings += [Finding("info", f"probe {n} waived (--skip-probes)", "") for n in waived]
     evidence = {"hack_threshold": hack_threshold, "hack_share": hack_share, "pass_threshold": threshold,
                 "budget": budget, "gold_replayed": sum(s is not None for s in gold), "probes": rows,
+                "write_tools": sorted(write_tools) if write_tools is not None else None,
+                "write_tools_source": writes_source, "controls": controls, "answer_free_items": answer_free,
                 "failed_probes": failed, "warned_probes": warned, "waived_probes": waived}
     checked = [r for r in rows.values() if r["verdict"] != "skipped"]
     if not checked:

@@ -8,8 +8,12 @@ Usage::
     rft doctor ... --target azure --budget 12 --skip-probes tool_spam,answer_without_work
 
 Writes ``OUT/doctor.json`` and ``OUT/doctor.html``, prints a table, and exits
-1 when a principle fails (0 otherwise; "not checked" and warnings do not
-fail), 2 on invalid input. Needs the ``emulate`` extra: ``pip install "rft-sdk[emulate]"``.
+1 when a principle fails or when more than ``--max-discard-share`` of the
+policy's rollouts were discarded (the top reasons, one example each, are
+printed; default 0 for the reference replay, 0.1 for a model, as ``rft emulate``;
+the other principles are then not run, since their rollouts would meet the same fault),
+0 otherwise ("not checked" and warnings do not fail), 2 on invalid input or an
+unreachable model endpoint (checked before any rollout). Needs the ``emulate`` extra: ``pip install "rft-sdk[emulate]"``.
 Declared as the ``doctor`` entry point of the ``rft_sdk.commands`` group.
 """
 
@@ -34,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="job config JSON (full hosted job or 'reinforcement' object)")
     parser.add_argument("--out", required=True, help="output directory for doctor.json and doctor.html")
     parser.add_argument("--policy", default="reference",
-                        help="learnable check's policy: reference | openai | MODULE:ATTR (default: reference)")
+                        help="learnable check's policy: reference (deterministic: learnable not checked) | noisy (the "
+                             "gold with mistakes, offline) | openai | MODULE:ATTR (default: reference)")
     parser.add_argument("--base-url", help="openai policy: chat-completions base URL")
     parser.add_argument("--model", help="openai policy: model name")
     parser.add_argument("--api-key", default=None, help="openai policy: API key (default $OPENAI_API_KEY)")
@@ -52,8 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hack-threshold", type=float, default=None,
                         help="largest share of items a probe may be rewarded on (default 0.02)")
     parser.add_argument("--hack-share", type=float, default=None,
-                        help="a probe is rewarded on an item above this share of the gold's score (default 0.25)")
-    parser.add_argument("--write-tools", default="", help="comma-separated state-changing tools (default: by name)")
+                        help="a probe is rewarded on an item above baseline + this share of (gold - baseline) (default 0.5)")
+    parser.add_argument("--write-tools", default="", help="comma-separated state-changing tools (default: declared with @tool(writes=...) or "
+                             "learnt from what the gold's calls change, GET /tools 'writes')")
     parser.add_argument("--replays", type=int, default=3, help="reference replays per item (gradeable, default 3)")
     parser.add_argument("--regrades", type=int, default=2, help="re-grades per trajectory (gradeable, default 2)")
     parser.add_argument("--principles", default="gradeable,production_like,learnable,unhackable",
@@ -65,6 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="rollouts in flight (default 32)")
     parser.add_argument("--timeout", type=float, default=600.0, help="per tool/grader call limit, seconds")
     parser.add_argument("--retries", type=int, default=3, help="retries on 5xx/transport errors (hosted: 3)")
+    from rft_sdk._cli_commands import share_arg
+
+    parser.add_argument("--max-discard-share", type=share_arg, default=None,
+                        help="exit 1 when more than this share (0-1) of the policy's rollouts is discarded "
+                             "(default: 0 for the reference replay, 0.1 for a model policy)")
 
 
 def _load(spec: str, what: str) -> Any:
@@ -110,10 +121,12 @@ def load_probes(specs: list[str]) -> dict[str, Any]:
 
 
 def _policy(args: argparse.Namespace) -> Any:
-    from rft_sdk.emulator import OpenAICompatiblePolicy, ReferenceReplayPolicy
+    from rft_sdk.emulator import NoisyReplayPolicy, OpenAICompatiblePolicy, ReferenceReplayPolicy
 
     if args.policy == "reference":
         return ReferenceReplayPolicy()
+    if args.policy == "noisy":
+        return NoisyReplayPolicy()
     if args.policy == "openai":
         if not args.base_url or not args.model:
             raise ValueError("--policy openai needs --base-url and --model")
@@ -135,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
         from rft_sdk._validation._preflight import run_preflight
         from rft_sdk.doctor import HACK_SHARE, HACK_THRESHOLD, print_doctor, run_doctor, write_doctor_report
         from rft_sdk.doctor._common import TARGETS
-        from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError
+        from rft_sdk.emulator import ClientSettings, DatasetError, JobConfigError, OpenAICompatiblePolicy, PolicyError
+        from rft_sdk.emulator._discards import default_max_discard_share, report_discards
     except ImportError as exc:
         print(f"error: {_NEEDS_EXTRA} ({exc})", file=sys.stderr)
         return 2
@@ -152,8 +166,15 @@ def run(args: argparse.Namespace) -> int:
         return code  # rft validate's checks found errors: no rollout
     settings = ClientSettings(retries=args.retries, timeout_s=args.timeout)
 
+    share = getattr(args, "max_discard_share", None)
+    limit = default_max_discard_share(policy) if share is None else share
+
     async def go() -> Any:
         try:
+            if isinstance(policy, OpenAICompatiblePolicy):
+                warning = await policy.preflight(args.timeout)  # PolicyError: no rollout, exit 2
+                if warning:
+                    err.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
             return await run_doctor(
                 args.dataset, args.config, policy=policy, production_log=args.production_log, probes=probes,
                 samples=args.samples, write_tools=[t for t in args.write_tools.split(",") if t] or None,
@@ -161,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
                 hack_share=HACK_SHARE if args.hack_share is None else args.hack_share, budget=args.budget,
                 skip_probes=[t.strip() for t in args.skip_probes.split(",") if t.strip()],
                 replays=args.replays, regrades=args.regrades, target=args.target, settings=settings,
-                principles=[p for p in args.principles.split(",") if p], max_concurrency=args.concurrency)
+                principles=[p for p in args.principles.split(",") if p], max_concurrency=args.concurrency,
+                max_discard_share=limit)
         finally:
             close = getattr(policy, "aclose", None)
             if close is not None:
@@ -169,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(go())
-    except (DatasetError, JobConfigError, ValueError) as exc:
+    except (DatasetError, JobConfigError, ValueError, PolicyError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
     console = Console() if Console().is_terminal else Console(width=140)
@@ -178,7 +200,9 @@ def run(args: argparse.Namespace) -> int:
     for problem in report.meta.get("target_problems", []):
         err.print(f"warning ({args.target}): {problem}", style="yellow", markup=False, highlight=False)
     err.print(f"wrote {paths['json']}, {paths['html']}")
-    return int(report.exit_code)
+    digest = report.meta.get("discards")
+    too_many = digest is not None and report_discards(digest, limit, "rft doctor", err)
+    return 1 if too_many else int(report.exit_code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,9 @@ Layers: ``_types`` (ToolCall, PolicyStep, StepRecord) ← ``_contract`` (the
 Policy protocol, check_step) ← ``_policy`` / ``_openai`` (concrete policies);
 ``_client`` (HTTP calls) ← ``_rollout`` (one rollout) ← ``_session`` (a
 long-lived :class:`EmulatorSession` owning the HTTP clients; ``run_rollouts``)
-← ``_emulate`` (validate, run, report).
+← ``_emulate`` (validate, run, report). ``_report`` / ``_report_html`` write the
+files a person reads; ``_discards`` decides when a run discarded too much
+(``--max-discard-share``).
 """
 
 from ._client import ClientSettings, EndpointClient, EndpointFailure, GradeResult, ToolCallResult
@@ -36,14 +38,16 @@ from ._job import (
 )
 from ._metrics import TOKEN_ESTIMATE, estimate_tokens, summarize
 from ._openai import OpenAICompatiblePolicy
-from ._policy import PerturbedReplayPolicy, ReferenceReplayPolicy, ScriptedPolicy
+from ._policy import NOISE, NoisyReplayPolicy, PerturbedReplayPolicy, ReferenceReplayPolicy, ScriptedPolicy
 from ._ratelimit import RateLimiter
 from ._report import comparison_table, print_comparison, print_summary, summary_table, write_report
 from ._rollout import RolloutResult, build_sample
 from ._session import EmulatorSession, run_rollouts
 from ._types import PolicyStep, StepRecord, ToolCall, make_tool_call
+from ._writes import gold_tool_names, learn_write_tools, served_writes
 
 __all__ = [
+    "NOISE",
     "ClientSettings",
     "DatasetError",
     "DatasetIssue",
@@ -56,6 +60,7 @@ __all__ = [
     "Hyperparameters",
     "JobConfigError",
     "JobTool",
+    "NoisyReplayPolicy",
     "OpenAICompatiblePolicy",
     "PerturbedReplayPolicy",
     "Policy",
@@ -77,12 +82,15 @@ __all__ = [
     "emulate",
     "estimate_tokens",
     "load_dataset",
+    "gold_tool_names",
+    "learn_write_tools",
     "load_job",
     "make_tool_call",
     "print_comparison",
     "print_summary",
     "run_rollouts",
     "samples_per_item",
+    "served_writes",
     "summarize",
     "summary_table",
     "target_problems",

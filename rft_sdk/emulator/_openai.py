@@ -54,7 +54,8 @@ class OpenAICompatiblePolicy:
                  client: httpx.AsyncClient | None = None, transport: httpx.AsyncBaseTransport | None = None,
                  timeout_s: float = 600.0, retries: int = 3, backoff_initial_s: float = 0.5,
                  parallel_tool_calls: bool | None = None, tool_choice: str | dict[str, Any] | None = None) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.temperature, self.max_tokens = temperature, max_tokens
@@ -74,6 +75,42 @@ class OpenAICompatiblePolicy:
         if self._own and self._client is not None:
             await self._client.aclose()
             self._client = None
+
+    async def preflight(self, timeout_s: float = 10.0) -> str | None:
+        """Check that the endpoint answers before any rollout, as ``rft validate`` checks the tool server.
+
+        Sends ``GET {base_url}/models`` (the OpenAI API's model list, which vLLM, Ollama and
+        llama.cpp serve too) once, without retries, within ``min(timeout_s, self.timeout_s)``.
+
+        Returns:
+            ``None``, or a warning: the list answered but does not name :attr:`model`, or the
+            server has no ``/models`` route (any other non-2xx below 500 but 401/403).
+
+        Raises:
+            PolicyError: the endpoint cannot be reached (connection refused, DNS, timeout), refused
+                the API key (401/403), or answered 5xx; the message names the URL and the fix.
+        """
+        url = self.base_url + "/models"
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            resp = await self._http().get(url, headers=headers, timeout=min(timeout_s, self.timeout_s))
+        except httpx.TransportError as exc:
+            raise PolicyError(f"the model endpoint {self.base_url} cannot be reached ({type(exc).__name__}: "
+                              f"{exc or 'no answer'}); start the model server or fix --base-url") from exc
+        if resp.status_code in (401, 403):
+            raise PolicyError(f"the model endpoint {url} refused the API key (HTTP {resp.status_code}); "
+                              "pass --api-key or set OPENAI_API_KEY")
+        if resp.status_code >= 500:
+            raise PolicyError(f"the model endpoint {url} answered HTTP {resp.status_code}: {resp.text[:200]}")
+        if not resp.is_success:
+            return f"{url} answered HTTP {resp.status_code}; the model {self.model!r} was not checked"
+        try:
+            names = [m.get("id") for m in resp.json().get("data", []) if isinstance(m, dict)]
+        except (ValueError, AttributeError):
+            return None  # answered, but not the OpenAI list shape: nothing more to check
+        if names and self.model not in names:
+            return f"{url} does not list the model {self.model!r} (it lists {names[:5]})"
+        return None
 
     async def _request(self, payload: dict[str, Any]) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

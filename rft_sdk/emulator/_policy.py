@@ -19,7 +19,7 @@ from typing import Any
 from ._contract import PolicyError, check_step, turns_taken
 from ._types import PolicyStep, make_tool_call
 
-__all__ = ["PerturbedReplayPolicy", "ReferenceReplayPolicy", "ScriptedPolicy"]
+__all__ = ["NOISE", "NoisyReplayPolicy", "PerturbedReplayPolicy", "ReferenceReplayPolicy", "ScriptedPolicy"]
 
 Actions = list[dict[str, Any]]
 
@@ -85,9 +85,14 @@ class ReferenceReplayPolicy:
     ``reference_answer: str`` (field names configurable). Stateless: the turn
     is counted from ``messages``.
 
+    Deterministic (``deterministic = True``): every sample of an item is the same, so
+    ``rft doctor`` reports *learnable* as not checked with it.
+
     Raises (from ``act``):
         PolicyError: the item lacks or misshapes those fields.
     """
+
+    deterministic = True
 
     def __init__(self, actions_field: str = "actions", answer_field: str = "reference_answer") -> None:
         self.actions_field = actions_field
@@ -156,3 +161,87 @@ class PerturbedReplayPolicy:
         """Forget the rollout's plan; return ``{"perturbation": description}``."""
         plan = self._plans.pop(trace_id, None)
         return None if plan is None else {"perturbation": plan[1]}
+
+
+#: ``NoisyReplayPolicy``'s default mistake rates: per gold call, the chance it is dropped,
+#: repeated or altered; per rollout, the chance the answer is another item's (a wrong answer).
+NOISE = {"drop": 0.15, "repeat": 0.1, "alter": 0.15, "wrong_answer": 0.2}
+
+
+def _alter(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "-x"
+    return value
+
+
+class NoisyReplayPolicy:
+    """The gold with noise, a stand-in for a model of middling skill (``rft emulate --policy noisy``).
+
+    Per rollout, from ``random.Random(f"{seed}:{item_digest}:{k}")`` (the ``k``-th rollout of the
+    item, so a run is reproducible whatever the scheduling): each gold call is dropped with
+    probability ``rates["drop"]``, else issued twice with ``rates["repeat"]``, else has one
+    argument altered (``+1``, ``not``, ``"-x"`` appended) with ``rates["alter"]``; the answer is
+    replaced with probability ``rates["wrong_answer"]`` by a wrong one (the first half of the
+    reference followed by ``" (unsure)"``). Defaults: :data:`NOISE` (about half of a
+    two-call rollout's samples differ from the gold), so *learnable* gives a verdict offline.
+
+    Raises:
+        ValueError: a rate outside [0, 1] or an unknown rate name.
+    """
+
+    deterministic = False
+
+    def __init__(self, rates: dict[str, float] | None = None, seed: int = 0, actions_field: str = "actions",
+                 answer_field: str = "reference_answer") -> None:
+        merged = {**NOISE, **(rates or {})}
+        bad = {k: v for k, v in merged.items() if k not in NOISE or not 0 <= v <= 1}
+        if bad:
+            raise ValueError(f"noisy policy rates must be {sorted(NOISE)} in [0, 1], got {bad}")
+        self.rates, self.seed = merged, seed
+        self.actions_field, self.answer_field = actions_field, answer_field
+        self._plans: dict[str, tuple[list[dict[str, Any]], str, str]] = {}
+        self._planned_per_item: Counter[str] = Counter()
+
+    def plan(self, actions: list[dict[str, Any]], answer: str, rng: random.Random) -> tuple[list[dict[str, Any]], str, str]:
+        """``(calls, answer, description)`` of one noisy rollout."""
+        out: list[dict[str, Any]] = []
+        notes: list[str] = []
+        for a in actions:
+            roll = rng.random()
+            drop, repeat, alter = self.rates["drop"], self.rates["repeat"], self.rates["alter"]
+            if roll < drop:
+                notes.append(f"dropped {a['name']}")
+            elif roll < drop + repeat:
+                out += [a, a]
+                notes.append(f"repeated {a['name']}")
+            elif roll < drop + repeat + alter and isinstance(a.get("arguments"), dict) and a["arguments"]:
+                key = rng.choice(sorted(a["arguments"]))
+                out.append({"name": a["name"], "arguments": {**a["arguments"], key: _alter(a["arguments"][key])}})
+                notes.append(f"altered {a['name']}.{key}")
+            else:
+                out.append(a)
+        if rng.random() < self.rates["wrong_answer"]:
+            answer = answer[: len(answer) // 2] + " (unsure)"
+            notes.append("wrong answer")
+        return out, answer, "; ".join(notes) or "unchanged"
+
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
+        """The noisy plan's call for this turn, or its answer."""
+        plan = self._plans.get(trace_id)
+        if plan is None:
+            actions, answer = _read_actions(item, self.actions_field, self.answer_field)
+            digest = hashlib.sha256(json.dumps(item, sort_keys=True, default=str).encode()).hexdigest()
+            k = self._planned_per_item[digest]
+            self._planned_per_item[digest] += 1
+            plan = self._plans[trace_id] = self.plan(list(actions), answer, random.Random(f"{self.seed}:{digest}:{k}"))
+        return _replay_step(plan[0], plan[1], turns_taken(messages, item))
+
+    def end_rollout(self, trace_id: str) -> dict[str, Any] | None:
+        """Forget the rollout's plan; return ``{"perturbation": description}``."""
+        plan = self._plans.pop(trace_id, None)
+        return None if plan is None else {"perturbation": plan[2]}

@@ -2,7 +2,9 @@
 
 ``write_report(out_dir, results, summary)`` writes ``summary.json``,
 ``rollouts.jsonl`` (one line per rollout), ``score_hist.png``,
-``tool_calls_hist.png`` and ``report.html`` (PNGs embedded as base64). Given a
+``tool_calls_hist.png`` and ``report.html`` (PNGs embedded as base64; then a
+per-item table, the failing rollouts with the grader's reasons and a trajectory
+viewer, ``_report_html``). Score histograms span at least 0-1. Given a
 step number per rollout (``steps=``: a training step or eval round) and at
 least two distinct steps, it adds ``over_time.png`` and a per-step table (see
 :func:`step_stats`): the distribution of tool calls per rollout and the p95
@@ -23,12 +25,14 @@ from typing import Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from rich.console import Console
 from rich.table import Table
 
+from ._report_html import STYLE, failing_table, item_table, trajectories
 from ._rollout import RolloutResult
 
-__all__ = ["comparison_table", "print_comparison", "print_summary", "step_stats", "summary_table", "write_report"]
+__all__ = ["comparison_table", "draw_histogram", "print_comparison", "print_summary", "step_stats", "summary_table", "write_report"]
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:
@@ -124,20 +128,31 @@ def print_comparison(summaries: Mapping[str, Mapping[str, Any]], console: Consol
     (console or Console()).print(comparison_table(summaries))
 
 
+def draw_histogram(ax: Any, values: Sequence[float], integer_bins: bool) -> None:
+    """Draw ``values`` on matplotlib axes ``ax``: whole-number bins and ticks for counts; for scores
+    20 bins over at least 0-1 (so all-1.0 is one bar at 1.0, not an axis of 0.5-1.5)."""
+    if not values:
+        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+        return
+    if integer_bins:
+        lo, hi = int(min(values)), int(max(values))
+        ax.hist(values, bins=[x - 0.5 for x in range(lo, hi + 2)], color="#4C72B0", edgecolor="white")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(min(-0.5, lo - 0.5), hi + 0.5)
+    else:
+        lo_s, hi_s = min(0.0, min(values)), max(1.0, max(values))
+        ax.hist(values, bins=20, range=(lo_s, hi_s), color="#4C72B0", edgecolor="white")
+        pad = 0.02 * (hi_s - lo_s)
+        ax.set_xlim(lo_s - pad, hi_s + pad)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _histogram(path: Path, values: Sequence[float], title: str, xlabel: str, integer_bins: bool) -> bytes:
     """Write the histogram PNG to ``path`` and return its bytes (embedded in ``report.html``)."""
     fig = Figure(figsize=(5, 3.2), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    if values:
-        if integer_bins:
-            lo, hi = int(min(values)), int(max(values))
-            bins: Any = [x - 0.5 for x in range(lo, hi + 2)]
-        else:
-            bins = 20
-        ax.hist(values, bins=bins, color="#4C72B0", edgecolor="white")
-    else:
-        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+    draw_histogram(ax, values, integer_bins)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("rollouts")
@@ -262,11 +277,13 @@ def write_report(out_dir: str | Path, results: Sequence[RolloutResult], summary:
     imgs = "".join(f'<figure><img alt="{key}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>'
                    for key, png in pngs.items())
     table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in _rows(summary))
+    threshold = float(summary["pass_threshold"])
     paths["html"].write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>rft emulate report</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td{padding:2px 12px}"
-        "figure{display:inline-block;margin:0 1em}</style></head><body>"
+        f"<style>{STYLE}</style></head><body>"
         f"<h1>rft emulate report{' – ' + html.escape(str(summary['label'])) if summary.get('label') else ''}</h1>"
-        f"<table>{table}</table>{imgs}{over_time}<p>Raw data: summary.json, rollouts.jsonl.</p></body></html>\n",
+        f"<table>{table}</table>{imgs}{over_time}{item_table(summary, results)}"
+        f"{failing_table(results, threshold)}{trajectories(results, threshold)}"
+        "<p>Raw data: summary.json, rollouts.jsonl.</p></body></html>\n",
         encoding="utf-8")
     return paths

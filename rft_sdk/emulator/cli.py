@@ -5,7 +5,9 @@ Usage::
     rft emulate --dataset train.jsonl --config job.json --policy reference --out runs/ref
     rft emulate --dataset train.jsonl --config job.json --policy openai \\
         --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-0.5B-Instruct --out runs/base
-    rft emulate ... --policy perturbed --write-tools cancel_order,modify_order
+    rft emulate ... --policy perturbed     # write tools: declared or learnt from a gold dry run
+    rft emulate ... --policy perturbed --write-tools cancel_order,modify_order   # override
+    rft emulate ... --policy noisy         # the gold with dropped/repeated/altered calls, wrong answers
     rft emulate ... --policy my_pkg.policies:make_policy      # any object/factory with async act()
     rft emulate ... --target azure      # play Azure AI Foundry: grader called without headers
 
@@ -14,7 +16,12 @@ Declared as the ``emulate`` entry point of the ``rft_sdk.commands`` group
 :func:`add_arguments` and :func:`run` (``docs/ARCHITECTURE.md``, "CLI").
 Before any rollout it runs the checks of ``rft validate`` (the dataset by the
 target's rules, its tools against the job's and against the live server's
-``GET /tools``) and stops on an error. Exit codes: 0 done, 2 invalid
+``GET /tools``) and, for ``--policy openai``, asks the model endpoint for its
+``/models`` (:meth:`OpenAICompatiblePolicy.preflight`); it stops on an error.
+After the run it prints the top discard reasons with one example each, and
+exits 1 when the share of discarded rollouts passes ``--max-discard-share``
+(default 0 for replay policies, 0.1 for a model: ``_discards``).
+Exit codes: 0 done, 1 too many discarded rollouts, 2 invalid
 dataset/config/arguments or a preflight error.
 """
 
@@ -25,17 +32,21 @@ import asyncio
 import sys
 from typing import Any
 
+import httpx
 from rich.console import Console
 
+from .._cli_commands import share_arg
 from .._validation._preflight import run_preflight
 from ._client import ClientSettings
-from ._contract import Policy
-from ._dataset import DatasetError
+from ._contract import Policy, PolicyError
+from ._dataset import DatasetError, load_dataset
+from ._discards import MODEL_MAX_DISCARD_SHARE, default_max_discard_share, discard_digest, report_discards
 from ._emulate import emulate
 from ._job import TARGETS, JobConfigError, load_job, target_problems
 from ._openai import OpenAICompatiblePolicy
-from ._policy import PerturbedReplayPolicy, ReferenceReplayPolicy
+from ._policy import NoisyReplayPolicy, PerturbedReplayPolicy, ReferenceReplayPolicy
 from ._report import print_summary
+from ._writes import learn_write_tools
 
 __all__ = ["HELP", "add_arguments", "main", "make_policy", "run"]
 
@@ -48,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="dataset JSONL (hosted format)")
     parser.add_argument("--config", required=True, help="job config JSON (full hosted job or the 'reinforcement' object)")
     parser.add_argument("--policy", default="reference",
-                        help="reference | perturbed | openai | MODULE:ATTR (default: reference)")
+                        help="reference | perturbed | noisy | openai | MODULE:ATTR (default: reference)")
     parser.add_argument("--out", required=True, help="output directory for summary.json, rollouts.jsonl, plots")
     parser.add_argument("--base-url", help="openai policy: chat-completions base URL, e.g. http://localhost:8000/v1")
     parser.add_argument("--model", help="openai policy: model name")
@@ -64,8 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="openai", choices=list(TARGETS),
                         help="hosted service to play: openai, or azure (tool calls to the job's URLs, which an "
                              "Azure job shares as one /tools URL; the grader called WITHOUT headers); default openai")
-    parser.add_argument("--write-tools", default="", help="perturbed policy: comma-separated write tool names")
-    parser.add_argument("--seed", type=int, default=0, help="perturbed policy: RNG seed")
+    parser.add_argument("--write-tools", default="",
+                        help="perturbed policy: comma-separated write tool names (default: declared with "
+                             "@tool(writes=...) or learnt from what the gold's calls change)")
+    parser.add_argument("--seed", type=int, default=0, help="perturbed and noisy policies: RNG seed")
     parser.add_argument("--samples-per-item", type=int, default=None,
                         help="rollouts per item (default: from compute_multiplier)")
     parser.add_argument("--eval", action="store_true", help="use hyperparameters.eval_samples per item")
@@ -78,6 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backoff", type=float, default=0.5, help="first retry backoff, seconds (doubles)")
     parser.add_argument("--label", default=None, help="name shown in the report")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--max-discard-share", type=share_arg, default=None,
+                        help="exit 1 when more than this share (0-1) of rollouts is discarded (default: 0 for "
+                             f"reference/perturbed replays, {MODEL_MAX_DISCARD_SHARE} for a model policy)")
 
 
 def _load_object(spec: str) -> Policy:
@@ -88,8 +104,8 @@ def _load_object(spec: str) -> Policy:
         obj = load_app(spec)
     except ValueError:
         raise ValueError(f"--policy {spec!r}: expected reference, perturbed, openai or MODULE:ATTR") from None
-    if not hasattr(obj, "act") and callable(obj):
-        obj = obj()
+    if isinstance(obj, type) or (not hasattr(obj, "act") and callable(obj)):
+        obj = obj()  # a class or a factory
     if not isinstance(obj, Policy):  # runtime_checkable: has an ``act`` attribute
         raise ValueError(f"--policy {spec!r} is not a policy (no async act method)")
     return obj
@@ -102,20 +118,27 @@ def _tool_choice(value: str | None) -> str | dict[str, Any] | None:
     return {"type": "function", "function": {"name": value}}
 
 
-def make_policy(args: argparse.Namespace) -> Policy:
+def make_policy(args: argparse.Namespace, write_tools: set[str] | None = None) -> Policy:
     """Build the policy named by ``args.policy`` (:func:`run` then gives an openai policy
     the job's ``parallel_tool_calls`` unless ``--[no-]parallel-tool-calls`` chose).
 
+    Args:
+        write_tools: for ``perturbed`` without ``--write-tools``: the write tools learnt from
+            the server (``learn_write_tools``).
+
     Raises:
-        ValueError: missing options (``--base-url``/``--model`` for openai,
-            ``--write-tools`` for perturbed) or an unusable ``MODULE:ATTR``.
+        ValueError: missing options (``--base-url``/``--model`` for openai; for perturbed,
+            no write tool given, declared or learnt) or an unusable ``MODULE:ATTR``.
     """
     if args.policy == "reference":
         return ReferenceReplayPolicy()
+    if args.policy == "noisy":
+        return NoisyReplayPolicy(seed=args.seed)
     if args.policy == "perturbed":
-        tools = [t for t in args.write_tools.split(",") if t]
+        tools = [t for t in args.write_tools.split(",") if t] or sorted(write_tools or ())
         if not tools:
-            raise ValueError("--policy perturbed needs --write-tools NAME[,NAME...]")
+            raise ValueError("--policy perturbed: no write tool is known: the gold dry run changed nothing and no "
+                             "tool declares @tool(writes=True); pass --write-tools NAME[,NAME...]")
         return PerturbedReplayPolicy(tools, seed=args.seed)
     if args.policy == "openai":
         if not args.base_url or not args.model:
@@ -131,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
     """Run ``rft emulate``; print the summary table; return the exit code."""
     err = Console(stderr=True)
     target = getattr(args, "target", "openai")
+    learn = args.policy == "perturbed" and not [t for t in args.write_tools.split(",") if t]
     try:
-        policy = make_policy(args)
+        policy = make_policy(args) if not learn else ReferenceReplayPolicy()  # perturbed: built once learnt
         job = load_job(args.config)
     except (ValueError, ImportError, AttributeError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
@@ -140,6 +164,16 @@ def run(args: argparse.Namespace) -> int:
     # then the checks of `rft validate`: dataset rules, job tool names, schemas against the live server
     if (code := run_preflight(args.dataset, args.config, target, "rft emulate")) is not None:
         return code
+    if learn:
+        try:
+            items = load_dataset(args.dataset, job.tool_names)[:args.limit]
+            found, writes = asyncio.run(learn_write_tools(items, job, settings=ClientSettings(target=target)))
+            policy = make_policy(args, found)
+        except (DatasetError, ValueError, httpx.HTTPError) as exc:
+            err.print(f"error: {exc}", style="red", markup=False, highlight=False)
+            return 2
+        err.print(f"write tools (declared or learnt from the gold dry run): {', '.join(sorted(found))}",
+                  markup=False, highlight=False, soft_wrap=True)
     for problem in target_problems(job, target):
         err.print(f"warning ({target}): {problem}", style="yellow", markup=False, highlight=False)
     if isinstance(policy, OpenAICompatiblePolicy) and policy.parallel_tool_calls is None:
@@ -149,6 +183,10 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> Any:
         try:
+            if isinstance(policy, OpenAICompatiblePolicy):
+                warning = await policy.preflight(args.timeout)  # PolicyError: no rollout, exit 2
+                if warning:
+                    err.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
             return await emulate(args.dataset, job, policy, out_dir=args.out,
                                  samples_per_item=args.samples_per_item, use_eval_samples=args.eval,
                                  limit=args.limit, max_concurrency=args.concurrency, settings=settings,
@@ -161,12 +199,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = asyncio.run(go())
-    except (DatasetError, JobConfigError, ValueError) as exc:
+    except (DatasetError, JobConfigError, ValueError, PolicyError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
     print_summary(result.summary, Console())
     err.print(f"wrote {', '.join(str(p) for p in result.paths.values())}")
-    return 0
+    share = getattr(args, "max_discard_share", None)
+    limit = default_max_discard_share(policy) if share is None else share
+    return 1 if report_discards(discard_digest(result.results), limit, "rft emulate", err) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,17 @@ gateway records each call as the trace), every tool call over the hosted wire to
 ``execution_metadata.extra``, where :func:`~._eval_protocol.evaluate_row` finds it.
 ``GET /status?rollout_id=`` answers EP's ``StatusResponse`` (``terminated``, ``status``,
 ``info`` with the ``trace_id``) for clients that poll the server itself.
+
+Security (docs/eval_protocol.md): the server is authenticated like the tool server (the same token
+forms: ``Authorization: Bearer``, ``X-Functions-Key``, ``api-key``; tokens from ``auth_tokens`` and
+``$RFT_INIT_AUTH_TOKENS``; without any it refuses to start unless told ``allow_unauthenticated``,
+which ``main`` allows on a loopback address only). ``/init`` calls only model URLs on the operator's
+allow-list (``model_base_urls``, ``$RFT_INIT_MODEL_URLS``, default Fireworks' tracing gateway and
+inference API): another ``model_base_url`` is refused with 422 before anything runs, so the server's own
+key (``$FIREWORKS_API_KEY``) never goes to a URL a caller chose. Bodies pass the tool server's front
+door: at most ``max_body_bytes`` (413), the body timeout (408), the one decoding rule (400), and a 422
+names the fields and problems without echoing the input. Its logs go through the control-character
+filter (``rft_sdk._wire._redact.get_logger``).
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 from eval_protocol import FireworksTracingHttpHandler, InitRequest
 from eval_protocol.models import Status
 from eval_protocol.types.remote_rollout_processor import StatusResponse
@@ -40,21 +52,57 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from .._cli_commands import env_secret
+from .._server._auth import AuthMiddleware, BearerAuth, is_loopback
+from .._server._metrics import Metrics
+from .._wire._body import decode_object, read_body
+from .._wire._endpoint import exception_handlers
+from .._wire._redact import get_logger
+from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ..surfaces import HostedClient, RolloutDiscardedError
 from ._eval_protocol import _assistant, row_id_of, run_rollout
 
-__all__ = ["main", "remote_rollout_app"]
+__all__ = ["DEFAULT_MODEL_URLS", "INIT_AUTH_ENV_VAR", "MODEL_URLS_ENV_VAR", "main", "remote_rollout_app"]
 
-logger = logging.getLogger("rft_sdk.eval_protocol")
+logger = get_logger("rft_sdk.eval_protocol")
 _RESERVED_PARAMS = frozenset({"model", "base_url", "api_base", "api_key", "model_kwargs"})
+
+
+#: Environment variable with the tokens ``/init`` and ``/status`` accept (comma-separated).
+INIT_AUTH_ENV_VAR = "RFT_INIT_AUTH_TOKENS"
+#: Environment variable with the model base URLs ``/init`` may call (comma-separated prefixes).
+MODEL_URLS_ENV_VAR = "RFT_INIT_MODEL_URLS"
+#: The default allow-list: Fireworks' tracing gateway (what EP's RemoteRolloutProcessor sends) and inference API.
+DEFAULT_MODEL_URLS = ("https://tracing.fireworks.ai/", "https://api.fireworks.ai/inference/v1")
+
+
+def _url_allowed(url: str, allowed: Sequence[str]) -> bool:
+    """Whether ``url`` is under one of the ``allowed`` prefixes: same scheme, host and port, and a path
+    that is the prefix's path or below it (``/v1`` allows ``/v1/chat``, never ``/v1x``); no user info."""
+    try:
+        target = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        return False
+    if target.scheme not in ("http", "https") or target.userinfo or not target.host:
+        return False
+    for prefix in allowed:
+        base = httpx.URL(prefix)
+        root = base.path.rstrip("/")
+        if ((target.scheme, target.host, target.port) == (base.scheme, base.host, base.port)
+                and (target.path.rstrip("/") == root or target.path.startswith(root + "/"))):
+            return True
+    return False
 
 
 def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, token: str | None = None,
                        max_turns: int = 30, max_concurrent: int = 256, status_ttl_s: float = 3600.0,
-                       tracing_handler: logging.Handler | None = None) -> Starlette:
-    """The ``/init`` + ``/status`` app (see the module docstring).
+                       tracing_handler: logging.Handler | None = None, auth_tokens: Sequence[str] | None = None,
+                       auth_env_var: str | None = INIT_AUTH_ENV_VAR, allow_unauthenticated: bool = False,
+                       model_base_urls: Sequence[str] | None = None,
+                       max_body_bytes: int = MAX_BODY_BYTES) -> ASGIApp:
+    """The ``/init`` + ``/status`` app (see the module docstring), behind ``AuthMiddleware``.
 
     Args:
         base_url: the tool server (its hosted routes).
@@ -65,7 +113,26 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
         status_ttl_s: seconds a finished rollout's status is kept for ``/status``.
         tracing_handler: where status logs go (default EP's ``FireworksTracingHttpHandler``,
             ``$FW_TRACING_GATEWAY_BASE_URL`` or https://tracing.fireworks.ai).
+        auth_tokens: tokens ``/init`` and ``/status`` accept (plus ``$RFT_INIT_AUTH_TOKENS``; ``auth_env_var``
+            ``None``: ignore the environment).
+        allow_unauthenticated: serve without any token (only for a loopback address or a test).
+        model_base_urls: the allow-list of model base URLs (prefixes; default ``$RFT_INIT_MODEL_URLS``,
+            else :data:`DEFAULT_MODEL_URLS`); an ``/init`` naming another is answered 422
+            ``model_url_not_allowed``; one naming none uses the first.
+        max_body_bytes: largest ``/init`` body (default ``protocol.MAX_BODY_BYTES``), 413 past it.
+
+    Raises:
+        ValueError: no token configured and not ``allow_unauthenticated``; an empty allow-list.
     """
+    auth = BearerAuth(auth_tokens, env_var=auth_env_var)
+    if not auth.enabled and not allow_unauthenticated:
+        raise ValueError(f"the /init server needs a token: set {INIT_AUTH_ENV_VAR} (or auth_tokens=...), and send "
+                         "it as Authorization: Bearer <token>; allow_unauthenticated=True serves it without one")
+    allowed = list(model_base_urls if model_base_urls is not None
+                   else [u.strip() for u in os.environ.get(MODEL_URLS_ENV_VAR, "").split(",") if u.strip()]
+                   or DEFAULT_MODEL_URLS)
+    if not allowed:
+        raise ValueError(f"the model URL allow-list is empty; set {MODEL_URLS_ENV_VAR}")
     items = {row_id_of(item): dict(item) for item in dataset}
     statuses: dict[str, tuple[float, StatusResponse]] = {}
     tasks: set[asyncio.Task[None]] = set()
@@ -90,7 +157,8 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
         extra.update(params.get("model_kwargs") or {})
         import openai
 
-        llm = openai.AsyncOpenAI(base_url=request.model_base_url or params.get("base_url"),
+        # checked against the allow-list by init() before this task started: the server's own key goes only there
+        llm = openai.AsyncOpenAI(base_url=_model_url(request),
                                  api_key=request.api_key or os.environ.get("FIREWORKS_API_KEY") or "none")
 
         async def complete(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
@@ -113,16 +181,27 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
         await report(rid, status, "rollout finished", {"trace_id": trace_id})
         statuses[rid] = (time.monotonic(), StatusResponse(terminated=True, status=status, info={"trace_id": trace_id}))
 
+    def _model_url(request: InitRequest) -> str:
+        given = request.model_base_url or request.completion_params.get("base_url")
+        return given if isinstance(given, str) and given else allowed[0]
+
     async def init(request: Request) -> JSONResponse:
+        data = decode_object(await read_body(request, max_body_bytes, BODY_TIMEOUT_S))  # 413/408/400 as JSON
         try:
-            body = InitRequest.model_validate_json(await request.body())
-        except ValidationError as exc:
-            return JSONResponse({"detail": json.loads(exc.json())}, status_code=422)
+            body = InitRequest.model_validate(data)
+        except ValidationError as exc:  # fields and problems, never the input itself
+            return JSONResponse({"detail": [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
+                                            for e in exc.errors(include_url=False, include_input=False,
+                                                                include_context=False)][:20]}, status_code=422)
         if not body.completion_params.get("model"):
             return JSONResponse({"detail": "completion_params.model is required"}, status_code=422)
+        if not _url_allowed(_model_url(body), allowed):
+            return JSONResponse({"detail": "model_base_url is not on this server's allow-list of model URLs "
+                                           f"({MODEL_URLS_ENV_VAR})", "code": "model_url_not_allowed"},
+                                status_code=422)
         item = items.get(body.metadata.row_id)
         if item is None:
-            return JSONResponse({"detail": f"row_id {body.metadata.row_id!r} is not in this server's dataset "
+            return JSONResponse({"detail": f"row_id {body.metadata.row_id[:64]!r} is not in this server's dataset "
                                            f"({len(items)} items; row ids are rft_sdk row_id_of(item))"},
                                 status_code=422)
         now = time.monotonic()
@@ -138,7 +217,7 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
         rid = request.query_params.get("rollout_id", "")
         found = statuses.get(rid)
         if found is None:
-            return JSONResponse({"detail": f"unknown rollout_id {rid!r}"}, status_code=404)
+            return JSONResponse({"detail": f"unknown rollout_id {rid[:64]!r}"}, status_code=404)
         return JSONResponse(found[1].model_dump(mode="json"))
 
     @contextlib.asynccontextmanager
@@ -148,8 +227,9 @@ def remote_rollout_app(base_url: str, dataset: Sequence[Mapping[str, Any]], *, t
             task.cancel()
         await client.aclose()
 
-    return Starlette(routes=[Route("/init", init, methods=["POST"]), Route("/status", status, methods=["GET"])],
-                     lifespan=lifespan)
+    app = Starlette(routes=[Route("/init", init, methods=["POST"]), Route("/status", status, methods=["GET"])],
+                    lifespan=lifespan, exception_handlers=exception_handlers())
+    return AuthMiddleware(app, auth=auth, metrics=Metrics())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,7 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3000)
     parser.add_argument("--max-turns", type=int, default=30)
+    parser.add_argument("--model-url", action="append", default=None, metavar="URL",
+                        help=f"a model base URL /init may call (repeatable; default ${MODEL_URLS_ENV_VAR} or "
+                             f"{', '.join(DEFAULT_MODEL_URLS)})")
+    parser.add_argument("--no-auth", action="store_true",
+                        help=f"serve without a token (loopback only); else ${INIT_AUTH_ENV_VAR} must hold one")
     args = parser.parse_args(argv)
+    if args.no_auth and not is_loopback(args.host):
+        parser.error(f"--no-auth serves /init to anyone who can reach {args.host}; allowed on a loopback address "
+                     "only")
     try:
         token = env_secret(args.token_env)
     except ValueError as exc:
@@ -170,6 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import uvicorn
 
     lines = [json.loads(line) for line in Path(args.dataset).read_text(encoding="utf-8").splitlines() if line.strip()]
-    app = remote_rollout_app(args.url, lines, token=token, max_turns=args.max_turns)
+    try:
+        app = remote_rollout_app(args.url, lines, token=token, max_turns=args.max_turns, model_base_urls=args.model_url,
+                                 allow_unauthenticated=args.no_auth)
+    except ValueError as exc:
+        parser.error(str(exc))
     uvicorn.run(app, host=args.host, port=args.port)
     return 0

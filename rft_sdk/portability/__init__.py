@@ -6,9 +6,11 @@
     rft portability --dataset data.jsonl --url https://tools.example.com --token-env RFT_TOKEN
 
 For each dataset item with gold ``actions`` and a ``reference_answer``, every surface's
-player (:mod:`._players`: hosted wire, MCP, TRL, OpenEnv, verifiers, NeMo Gym, Eval Protocol —
-each through that ecosystem's own client) runs one rollout of those calls and that answer; the command
-prints, per item, the score each surface produced and whether they are identical.
+player (:mod:`._players`: hosted wire, MCP, TRL, OpenEnv, verifiers, NeMo Gym, Eval Protocol, verl,
+ART — each through that ecosystem's own client) runs one rollout of those calls and that answer; the command
+prints, per item, the score each surface produced and whether they are identical, then one ``clients:`` line
+naming the client package and version each surface was played with (and the interpreter, for
+``--client-python``).
 Exit status: 0 all identical, 1 some differ, 2 a surface could not be played (its
 client is not installed: the ``pip install`` is printed) or bad arguments.
 
@@ -139,9 +141,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"rft portability: {exc}", file=sys.stderr)
         return 2
     table, same = _table(items, scores)
+    from ._players_trainers import client_version
+
+    versions = {name: client_version(name, pythons.get(name)) for name in scores}
     if args.json:
         print(json.dumps({"surfaces": list(scores), "items": [i.get("task_id") for i in items], "scores": scores,
-                          "identical": same}))
+                          "identical": same, "clients": versions}))
     else:
         print(table)
+        print("clients: " + ", ".join(f"{name}={versions[name]}" + (f" ({pythons[name]})" if name in pythons else "")
+                                      for name in scores))
     return 0 if same else 1

@@ -4,7 +4,10 @@ then its ``reference_answer`` (``POST /v1/chat/completions``, the OpenAI respons
 The item is recognised by the conversation's first user message; the turn by the number of assistant
 messages already in the request. ``bad`` items (by index) start with malformed tool calls
 (``bad_calls``: raw arguments text and tool names as given) before their gold calls.
-Every request is kept in ``requests`` so a test can check what the client sent.
+Every request is kept in ``requests`` so a test can check what the client sent. A request with
+``"stream": true`` is answered as OpenAI's server-sent chunks (``chat.completion.chunk``: the whole
+message in one delta, then ``finish_reason``, a usage chunk when ``stream_options.include_usage``, and
+``data: [DONE]``), which is how verifiers 0.4's interception proxy calls a model.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 
@@ -41,7 +44,7 @@ class ScriptedLLM:
                  *[(a["name"], json.dumps(a["arguments"])) for a in item.get("actions") or []]]
         return [*calls, str(item.get("reference_answer") or item.get("answer") or "")]
 
-    async def completions(self, request: Request) -> JSONResponse:
+    async def completions(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
         messages = body.get("messages") or []
@@ -58,8 +61,27 @@ class ScriptedLLM:
         else:
             message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
                                       "function": {"name": step[0], "arguments": step[1]}}]
-        return JSONResponse({"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": 0,
-                             "model": body.get("model") or self.model,
+        answer_id, model = f"chatcmpl-{uuid.uuid4().hex}", body.get("model") or self.model
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        if body.get("stream"):
+            return Response(_chunks(answer_id, model, message, finish, usage,
+                                    bool((body.get("stream_options") or {}).get("include_usage"))),
+                            media_type="text/event-stream")
+        return JSONResponse({"id": answer_id, "object": "chat.completion", "created": 0, "model": model,
                              "choices": [{"index": 0, "message": message, "finish_reason": finish,
                                           "logprobs": None}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                             "usage": usage})
+
+
+def _chunks(answer_id: str, model: str, message: dict[str, Any], finish: str, usage: dict[str, int],
+            include_usage: bool) -> str:
+    """The message as OpenAI's streamed ``chat.completion.chunk`` events (one delta, then the finish)."""
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+    head = {"id": answer_id, "object": "chat.completion.chunk", "created": 0, "model": model}
+    events = [{**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None, "logprobs": None}]},
+              {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}]}]
+    if include_usage:
+        events.append({**head, "choices": [], "usage": usage})
+    return "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"

@@ -148,10 +148,16 @@ async def play_openenv(target: Target, items: list[dict[str, Any]]) -> list[floa
 
 
 async def play_verifiers(target: Target, items: list[dict[str, Any]]) -> list[float]:
-    """verifiers' own ``env.evaluate`` over :func:`rft_sdk.integrations.verifiers.load_environment`, the model
-    being a gold-replay chat-completions server on 127.0.0.1 (:class:`~._gold_llm.ScriptedLLM`)."""
+    """verifiers 0.4: ``vf-eval rft-verifiers`` (``_players_trainers.play_verifiers_v1``); verifiers 0.1.x: its own
+    ``env.evaluate`` over :func:`rft_sdk.integrations.verifiers.load_environment`. The model is a gold-replay
+    chat-completions server on 127.0.0.1 (:class:`~._gold_llm.ScriptedLLM`)."""
     import os
+    from importlib.metadata import version
 
+    if tuple(int(p) for p in version("verifiers").split(".")[:2] if p.isdigit()) >= (0, 4):
+        from ._players_trainers import play_verifiers_v1
+
+        return await play_verifiers_v1(target, items)
     import verifiers as vf
 
     from ..integrations.verifiers import load_environment
@@ -189,6 +195,20 @@ async def play_eval_protocol(target: Target, items: list[dict[str, Any]]) -> lis
     return await play(target, items)
 
 
+async def play_verl(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """verl's own tool classes (``_players_trainers.play_verl``)."""
+    from ._players_trainers import play_verl as play
+
+    return await play(target, items)
+
+
+async def play_art(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """OpenPipe ART's own types (``_players_trainers.play_art``)."""
+    from ._players_trainers import play_art as play
+
+    return await play(target, items)
+
+
 BUILTIN_PLAYERS: dict[str, tuple[Player, str | None]] = {
     "hosted": (play_hosted, None),
     "mcp": (play_mcp, "mcp"),
@@ -197,6 +217,8 @@ BUILTIN_PLAYERS: dict[str, tuple[Player, str | None]] = {
     "verifiers": (play_verifiers, "verifiers"),
     "nemo_gym": (play_nemo_gym, "nemo-gym"),
     "eval_protocol": (play_eval_protocol, "eval-protocol"),
+    "verl": (play_verl, None),  # verl itself is the user's install (docs/verl.md), no extra brings it
+    "art": (play_art, "art"),
 }
 
 

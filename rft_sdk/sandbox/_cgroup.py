@@ -1,4 +1,11 @@
-"""A process bound per sandboxed command: a ``pids`` cgroup with ``pids.max``.
+"""Bounds per sandboxed command: a ``pids`` cgroup with ``pids.max``, and a ``memory`` cgroup.
+
+Memory (issue 39): ``RLIMIT_AS`` bounds each process, so a command of N processes could use N times
+``memory_bytes``. Where a ``memory`` controller is writable, each command also gets a memory group
+(cgroup v2 ``memory.max`` with ``memory.swap.max`` 0, in the same group as its ``pids.max``; cgroup v1
+``memory.limit_in_bytes``, plus ``memory.memsw.limit_in_bytes`` when swap accounting is on) that bounds
+the resident memory of the command's whole tree; past it the kernel's OOM killer ends a process of that
+command only (``Documentation/admin-guide/cgroup-v2.rst`` "Memory", ``cgroup-v1/memory.rst``).
 
 ``RLIMIT_NPROC`` counts every process of a uid and the kernel ignores it for
 root, so it is no bound for a server that runs as root. A cgroup's
@@ -24,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["PidsController", "find_pids_controller"]
+__all__ = ["MemoryController", "PidsController", "find_memory_controller", "find_pids_controller"]
 
 _PREFIX = "rft-sbx-"
 
@@ -190,3 +197,92 @@ def find_pids_controller() -> tuple[PidsController | None, str]:
             return ctl, ""
         reasons.append(f"cgroup v1 pids at {point}: not writable")
     return None, "; ".join(reasons) or "no pids cgroup controller mounted"
+
+
+class MemoryController(PidsController):
+    """Makes, kills and removes per-command ``memory`` groups under ``base`` (see the module docstring)."""
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"cgroup v1 memory.limit_in_bytes"``."""
+        return "cgroup v2 memory.max" if self.version == 2 else "cgroup v1 memory.limit_in_bytes"
+
+    def limit(self, group: Path, limit_bytes: int) -> None:
+        """Bound ``group``'s memory (its whole tree) to ``limit_bytes``, swap included.
+
+        Raises:
+            OSError: the limit could not be written.
+        """
+        if self.version == 2:
+            (group / "memory.max").write_text(str(limit_bytes))
+            with contextlib.suppress(OSError):  # no swap controller: nothing to swap to either
+                (group / "memory.swap.max").write_text("0")
+            return
+        (group / "memory.limit_in_bytes").write_text(str(limit_bytes))
+        memsw = group / "memory.memsw.limit_in_bytes"
+        if memsw.exists():  # swap accounting on: memory + swap bounded by the same figure
+            memsw.write_text(str(limit_bytes))
+
+    def new_group(self, limit_bytes: int) -> Path:  # a byte count, where the parent takes a pid count
+        """A new group whose memory (its whole tree, swap included) is bounded to ``limit_bytes``.
+
+        Raises:
+            OSError: it could not be made.
+        """
+        with self._lock:
+            n = next(self._counter)
+        group = self.base / f"{_PREFIX}{os.getpid()}-m{n}"
+        group.mkdir()
+        try:
+            self.limit(group, limit_bytes)
+        except OSError:
+            group.rmdir()
+            raise
+        return group
+
+
+def _probe_memory(base: Path, version: int) -> MemoryController | None:
+    ctl = MemoryController(base, version)
+    try:
+        group = ctl.new_group(64 * 2**20)
+    except OSError:
+        return None
+    ctl.kill_and_remove(group)
+    ctl.remove_stale()
+    return ctl
+
+
+def find_memory_controller() -> tuple[MemoryController | None, str]:
+    """A writable ``memory`` controller, or ``None`` and the reason there is none."""
+    groups, mounts = _own_groups(), _mounts()
+    reasons = []
+    for point, fstype, _ in mounts:
+        if fstype != "cgroup2" or "" not in groups:
+            continue
+        base = Path(point) / groups[""].lstrip("/")
+        try:
+            controllers = (base / "cgroup.controllers").read_text().split()
+        except OSError:
+            continue
+        if "memory" not in controllers:
+            reasons.append(f"cgroup v2 at {point}: no memory controller delegated here")
+            continue
+        with contextlib.suppress(OSError):
+            subtree = base / "cgroup.subtree_control"
+            if "memory" not in subtree.read_text().split():
+                subtree.write_text("+memory")
+        ctl = _probe_memory(base, 2)
+        if ctl is not None:
+            return ctl, ""
+        reasons.append(f"cgroup v2 at {point}: {base} is not writable")
+    for point, fstype, options in mounts:
+        if fstype != "cgroup" or "memory" not in options:
+            continue
+        path = next((p for c, p in groups.items() if "memory" in c.split(",")), None)
+        if path is None:
+            continue
+        ctl = _probe_memory(Path(point) / path.lstrip("/"), 1)
+        if ctl is not None:
+            return ctl, ""
+        reasons.append(f"cgroup v1 memory at {point}: not writable")
+    return None, "; ".join(reasons) or "no memory cgroup controller mounted"

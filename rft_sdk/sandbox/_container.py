@@ -42,7 +42,8 @@ class ContainerBackend:
     @property
     def isolation(self) -> IsolationReport:
         """What the container engine enforces (everything, by construction)."""
-        return IsolationReport("container", True, True, "--pids-limit", f"uid {SandboxLimits().uid()}")
+        return IsolationReport("container", True, True, "--pids-limit", f"uid {SandboxLimits().uid()}",
+                               memory="--memory (the whole container)")
 
     def command(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits,
                 env: Mapping[str, str] | None = None, *, name: str | None = None) -> list[str]:
@@ -105,7 +106,7 @@ class _HostRunner(LocalBackend):
 
     def __init__(self) -> None:
         self.ro_paths, self._requested, self.strict = (), "process", False
-        self._pids, self.mode, self._problems = None, "process", ()
+        self._pids, self._memory, self.mode, self._problems = None, None, "process", ()
 
 
 _HOST = _HostRunner()

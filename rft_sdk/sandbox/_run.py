@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import logging
 import os
 import resource
 import shutil
@@ -47,14 +46,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from .._wire._redact import get_logger
 from ..exceptions import RFTError
 from ._bwrap import NOBODY, bwrap_argv, bwrap_reason, runtime_paths, setpriv_argv, unshare_ok
-from ._cgroup import PidsController, find_pids_controller
+from ._cgroup import MemoryController, PidsController, find_memory_controller, find_pids_controller
 
 __all__ = ["MAX_OUTPUT_BYTES", "CommandResult", "IsolationReport", "LocalBackend", "SandboxBackend", "SandboxError",
            "SandboxLimits", "SandboxProcess", "network_isolation_available"]
 
-log = logging.getLogger("rft_sdk.sandbox")
+log = get_logger("rft_sdk.sandbox")
 
 MAX_OUTPUT_BYTES = 1_000_000  # hosted protocol: a tool output is at most 1 MB
 
@@ -71,7 +71,11 @@ class SandboxLimits:
     Attributes:
         timeout_s: wall-clock seconds before every process of the command is killed.
         cpu_s: CPU seconds per process (``RLIMIT_CPU``; SIGXCPU then SIGKILL).
-        memory_bytes: address space per process (``RLIMIT_AS``), bytes.
+        memory_bytes: memory of one command, bytes: the resident memory of its whole process tree
+            (a ``memory`` cgroup per command where one is writable, holds for root too), and the
+            address space of each of its processes (``RLIMIT_AS``). Without a writable memory
+            cgroup only the per-process bound holds: a command may then use up to
+            ``max_processes`` x ``memory_bytes`` in all (``IsolationReport.memory`` says which).
         max_processes: processes (tasks) of one command: ``pids.max`` of its own
             cgroup where one is writable (holds for root too), else
             ``RLIMIT_NPROC`` of the command's uid (shared by every command of
@@ -154,6 +158,9 @@ class IsolationReport:
         network: a command has a network namespace of its own (loopback up).
         pids: the process bound: ``"cgroup v2 pids.max"``, ``"cgroup v1 pids.max"``,
             ``"RLIMIT_NPROC (per uid)"`` or ``"none (uid 0)"``.
+        memory: the memory bound: ``"cgroup v2 memory.max"``/``"cgroup v1 memory.limit_in_bytes"`` (the
+            command's whole tree), or ``"RLIMIT_AS per process (a command may use max_processes x
+            memory_bytes)"``.
         user: the uid commands run as (``"uid 65534"``).
         problems: why something is not enforced (empty when everything is).
     """
@@ -164,6 +171,7 @@ class IsolationReport:
     pids: str
     user: str
     problems: tuple[str, ...] = ()
+    memory: str = ""
 
     @property
     def complete(self) -> bool:
@@ -292,9 +300,13 @@ class LocalBackend:
         self.ro_paths = tuple(os.path.realpath(p) for p in ro_paths)
         self._requested, self.strict = isolation, strict
         self._pids, pids_reason = _pids()
+        self._memory, memory_reason = _memory()
         self.mode, problems = self._choose(isolation)
         if self._pids is None:
             problems.append(f"no writable pids cgroup ({pids_reason}): processes bounded by RLIMIT_NPROC per uid")
+        if self._memory is None:
+            problems.append(f"no writable memory cgroup ({memory_reason}): memory bounded per process (RLIMIT_AS), "
+                            "a command may use max_processes x memory_bytes")
         self._problems = tuple(problems)
         report = self.isolation
         if not report.complete:
@@ -338,8 +350,10 @@ class LocalBackend:
         problems = list(self._problems)
         if uid == 0:
             problems.append("commands run as uid 0")
+        memory = (self._memory.label if self._memory else
+                  "RLIMIT_AS per process (a command may use max_processes x memory_bytes)")
         return IsolationReport(self.mode, self.mode == "bwrap", self.mode in ("bwrap", "namespaces"), pids,
-                               f"uid {uid}", tuple(problems))
+                               f"uid {uid}", tuple(problems), memory)
 
     # -- argv ---------------------------------------------------------------------------------
     def _wrap(self, workdir: Path, argv: Sequence[str], limits: SandboxLimits) -> list[str]:
@@ -358,9 +372,9 @@ class LocalBackend:
                     "--kill-child", "--", "/bin/sh", "-c", inner, "sh", *setpriv, *argv]
         return [*(setpriv_argv(uid, caps=False) if drop else []), *argv]
 
-    def _preexec(self, limits: SandboxLimits, group: Path | None) -> Callable[[], None]:
+    def _preexec(self, limits: SandboxLimits, groups: Sequence[Path], pids_group: bool) -> Callable[[], None]:
         pairs = [(resource.RLIMIT_CORE, 0)]
-        nproc = limits.max_processes if group is None else None
+        nproc = limits.max_processes if not pids_group else None
         for res, value in ((resource.RLIMIT_CPU, limits.cpu_s), (resource.RLIMIT_AS, limits.memory_bytes),
                            (resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_FSIZE, limits.file_size_bytes),
                            (resource.RLIMIT_NOFILE, limits.open_files)):
@@ -369,7 +383,7 @@ class LocalBackend:
         join = PidsController.join
 
         def preexec() -> None:  # in the child, between fork and exec
-            if group is not None:
+            for group in groups:  # one per hierarchy (cgroup v1), or the one group (v2)
                 join(group)
             os.umask(0o022)
             for res, value in pairs:
@@ -392,20 +406,30 @@ class LocalBackend:
         full_env = self._env(workdir, env)
         if "/" not in argv[0] and shutil.which(argv[0], path=full_env["PATH"]) is None:
             raise SandboxError(f"cannot start {argv[0]!r}: not found on PATH")
-        group = None
-        if self._pids is not None and limits.max_processes is not None:
-            try:
-                group = self._pids.new_group(limits.max_processes + 2)  # + bwrap and its PID-1 reaper
-            except OSError as exc:
-                raise SandboxError(f"cannot make the command's pids cgroup: {exc}") from exc
+        made: list[tuple[PidsController, Path]] = []
 
         def cleanup() -> None:
-            if group is not None and self._pids is not None:
-                self._pids.kill_and_remove(group)
+            for ctl, group in reversed(made):
+                ctl.kill_and_remove(group)
+
+        try:
+            if self._pids is not None and limits.max_processes is not None:
+                made.append((self._pids, self._pids.new_group(limits.max_processes + 2)))  # + bwrap, its reaper
+            memory = self._memory
+            if memory is not None and limits.memory_bytes is not None:
+                if memory.version == 2 and made and made[0][0].version == 2 and made[0][0].base == memory.base:
+                    memory.limit(made[0][1], limits.memory_bytes)  # v2: one group per process, both bounds in it
+                else:
+                    made.append((memory, memory.new_group(limits.memory_bytes)))
+        except OSError as exc:
+            cleanup()
+            raise SandboxError(f"cannot make the command's cgroups: {exc}") from exc
+        pids_group = bool(made) and made[0][0] is self._pids
 
         try:
             proc = subprocess.Popen(self._wrap(workdir, argv, limits), cwd=workdir, env=full_env,  # no shell
-                                    start_new_session=True, preexec_fn=self._preexec(limits, group), close_fds=True,
+                                    start_new_session=True, close_fds=True,
+                                    preexec_fn=self._preexec(limits, [g for _, g in made], pids_group),
                                     **popen)
         except (OSError, subprocess.SubprocessError) as exc:
             cleanup()
@@ -462,6 +486,11 @@ class LocalBackend:
 @functools.cache
 def _pids() -> tuple[PidsController | None, str]:
     return find_pids_controller()
+
+
+@functools.cache
+def _memory() -> tuple[MemoryController | None, str]:
+    return find_memory_controller()
 
 
 _WARNED: set[str] = set()

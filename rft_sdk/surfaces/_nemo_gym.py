@@ -46,9 +46,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Scope
 
-from .._wire._body import loads_strict
-from .._wire._endpoint import encode_json, error_body, json_response
-from ..protocol import MAX_BODY_BYTES
+from .._wire._body import loads_strict, read_body
+from .._wire._endpoint import EndpointError, encode_json, error_body, json_response
+from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._nemo_gym_session import SeedError, Sessions, aggregate_metrics, verify_answer
 from ._seam import SurfaceContext, SurfaceMount
@@ -78,13 +78,14 @@ class _TooLarge(Exception):
 
 
 async def _read(request: Request, limit: int) -> bytes:
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """The body by the front door's reader (``read_body``: a body timeout, 408; drained 413s), as ``_TooLarge``
+    over ``limit``."""
+    try:
+        return await read_body(request, limit, BODY_TIMEOUT_S)
+    except EndpointError as exc:
+        if exc.status == 413:
+            raise _TooLarge from None
+        raise
 
 
 def _error(status: int, code: str, message: str) -> Response:
@@ -103,8 +104,10 @@ class NeMoGymSurface:
             (``failure_kind="session_expired"``).
         max_body_bytes: largest ``/verify`` body read (default 16 MB: it carries the whole rollout);
             ``/seed_session`` and tool bodies are held to the hosted limit (``MAX_BODY_BYTES``, 1 MB: the
-            item rides on every hosted call), so open sessions hold at most ``max_sessions`` x 1 MB.
-            Larger bodies are answered 413.
+            item rides on every hosted call). Larger bodies are answered 413.
+        max_session_bytes: the memory budget of all open sessions, bytes (default
+            ``$RFT_NEMO_GYM_MAX_SESSION_BYTES`` or 256 MiB): each session is charged its item's compact JSON
+            (which is what it keeps) plus 4 KiB; a seed past the budget is answered 503 ``capacity_reached``.
 
     Raises:
         ValueError: ``max_sessions`` or ``session_timeout_s`` not positive, or (at mount) a
@@ -114,7 +117,8 @@ class NeMoGymSurface:
     name = "nemo_gym"
 
     def __init__(self, *, grader: str | None = None, max_sessions: int | None = None,
-                 session_timeout_s: float | None = None, max_body_bytes: int = 16_000_000) -> None:
+                 session_timeout_s: float | None = None, max_body_bytes: int = 16_000_000,
+                 max_session_bytes: int | None = None) -> None:
         self.grader = grader or os.environ.get(_ENV + "GRADER") or None
         self.max_sessions = int(max_sessions if max_sessions is not None
                                 else os.environ.get(_ENV + "MAX_SESSIONS") or 4096)
@@ -124,6 +128,10 @@ class NeMoGymSurface:
             raise ValueError(f"max_sessions and session_timeout_s must be positive, got {self.max_sessions}, "
                              f"{self.session_timeout_s}")
         self.max_body_bytes = int(max_body_bytes)
+        self.max_session_bytes = int(max_session_bytes if max_session_bytes is not None
+                                     else os.environ.get(_ENV + "MAX_SESSION_BYTES") or 256 * 2**20)
+        if self.max_session_bytes < 1:
+            raise ValueError(f"max_session_bytes must be positive, got {self.max_session_bytes}")
 
     def mount(self, context: SurfaceContext) -> SurfaceMount:
         """Routes at the root (and under ``/ng-rollout/{rollout_id}``), and a lifespan reaping idle sessions."""
@@ -132,7 +140,7 @@ class NeMoGymSurface:
             raise ValueError(f"tools {sorted(clash)} clash with NeMo Gym's resources-server routes or the hosted "
                              "routes; rename them to serve the nemo_gym surface")
         client = context.hosted_client()
-        sessions = Sessions(self.max_sessions, self.session_timeout_s)
+        sessions = Sessions(self.max_sessions, self.session_timeout_s, max_bytes=self.max_session_bytes)
         handlers = _Handlers(client, sessions, self.grader, self.max_body_bytes)
         routes = handlers.routes()
 

@@ -6,7 +6,7 @@
     rft nemo-gym --url http://10.0.0.5:8000 --dataset train.jsonl --out gym/
 
 writes, under ``OUT/resources_servers/NAME/`` (``NAME`` default ``rft_task``), what
-``ng_run``/``gym env start`` needs (``docs/nemo_gym.md``):
+``gym env start`` (``ng_run``) needs (``docs/nemo_gym.md``):
 
 * ``configs/NAME.yaml``: three server instances, as NeMo Gym 0.7's configs declare them —
   ``NAME_resources_server`` (``resources_servers.NAME``: this tool server; ``host``/``port``
@@ -17,13 +17,17 @@ writes, under ``OUT/resources_servers/NAME/`` (``NAME`` default ``rft_task``), w
 * ``app.py``: the process NeMo Gym starts for the resources server — ``--app``: it runs
   ``rft serve APP --surfaces nemo_gym`` on the host/port NeMo Gym assigned; ``--url``: it
   checks that the running server answers ``/healthz`` and waits (NeMo Gym calls the URL);
-* ``requirements.txt`` (NeMo Gym builds the server's venv from it);
+* ``requirements.txt`` (NeMo Gym builds the server's venv from it, ``uv pip install -r`` in
+  this folder): ``nemo-gym`` and ``rft-sdk`` as a wheel this command builds into
+  ``wheels/`` at run time (``./wheels/rft_sdk-*.whl``: installs where no index has
+  ``rft-sdk``; ``--rft-sdk`` names a wheel or a requirement instead, :mod:`._bundle`);
 * ``data/STEM.jsonl`` per ``--dataset``: NeMo Gym rows — ``responses_create_params``
   (``input`` = the item's ``messages`` as Responses input, ``tools`` = its tools as Responses
   function tools), ``agent_ref`` and ``rft_item`` (the hosted item, verbatim: the surface
   hands it to every tool call and to the grader).
 
-Exit status: 0 written; 2 bad arguments or a dataset line that is not a JSON object.
+Exit status: 0 written; 1 the rft-sdk wheel could not be built or copied (the message says why and
+what to pass instead); 2 bad arguments or a dataset line that is not a JSON object.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
+from ..exceptions import RFTError
+from ._bundle import bundle_rft_sdk
 
 __all__ = ["HELP", "add_arguments", "nemo_gym_row", "responses_input", "responses_tools", "run"]
 
@@ -54,6 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="rft_task", help="resources server name (default rft_task)")
     parser.add_argument("--max-steps", type=int, default=20,
                         help="model turns per rollout for NeMo Gym's simple_agent (default 20)")
+    parser.add_argument("--rft-sdk", default=None, metavar="WHEEL_OR_REQUIREMENT",
+                        help="how the server's venv gets rft-sdk: a .whl path (copied into wheels/) or a requirement "
+                             "string used as is (e.g. 'rft-sdk==0.2.0' where your index has it); default: a wheel "
+                             "built now from this rft-sdk checkout")
     parser.add_argument("--license", default="TBD", help="dataset license for train/validation splits (NeMo Gym "
                                                          "requires one; default TBD)")
 
@@ -151,6 +162,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"rft nemo-gym: --name must be an identifier, got {name!r}", file=sys.stderr)
         return 2
     root = Path(args.out) / "resources_servers" / name
+    try:  # first: a refusal here writes nothing
+        rft_sdk_line = bundle_rft_sdk(root, args.rft_sdk)
+    except RFTError as exc:
+        print(f"rft nemo-gym: {exc}", file=sys.stderr)
+        return 1
     (root / "configs").mkdir(parents=True, exist_ok=True)
     (root / "data").mkdir(exist_ok=True)
     agent = f"{name}_simple_agent"
@@ -197,11 +213,12 @@ def run(args: argparse.Namespace) -> int:
     }
     (root / "configs" / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     (root / "app.py").write_text(launcher, encoding="utf-8")
-    (root / "requirements.txt").write_text("nemo-gym>=0.7.0,<0.8\nrft-sdk\n# add the package that defines your "
-                                           "ToolServer (for --app)\n", encoding="utf-8")
-    print(f"wrote {root}/ (configs/{name}.yaml, app.py, requirements.txt, data/: "
+    (root / "requirements.txt").write_text(f"nemo-gym>=0.7.0,<0.8\n{rft_sdk_line}\n# add the package that defines "
+                                           "your ToolServer (for --app)\n", encoding="utf-8")
+    print(f"wrote {root}/ (configs/{name}.yaml, app.py, requirements.txt naming {rft_sdk_line}, data/: "
           f"{', '.join(d['name'] for d in datasets)})")
-    print(f"next: cd {args.out} && ng_run \"+config_paths=[resources_servers/{name}/configs/{name}.yaml,"
-          "responses_api_models/vllm_model/configs/vllm_model.yaml]\" +policy_base_url=... +policy_api_key=... "
-          "+policy_model_name=...")
+    print(f"next (Python >= 3.13.14 and uv on PATH): cd {args.out} && gym env start --config "
+          f"resources_servers/{name}/configs/{name}.yaml --model-type vllm_model --model-url URL --model MODEL "
+          f"--model-api-key KEY   # then: gym eval run --no-serve --agent {agent} --input "
+          f"resources_servers/{name}/data/STEM.jsonl --output rollouts.jsonl --num-repeats 4")
     return 0

@@ -27,6 +27,7 @@ usually ``""``), as the hosted side grades a rollout with its last turn's text.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import secrets
 import statistics
@@ -35,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._wire._body import loads_trusted
+from .._wire._endpoint import encode_json
 from ._hosted import GradeAnswer, HostedClient, RolloutDiscardedError, new_trace_id
 
 __all__ = ["NG_FIELDS", "SeedError", "Session", "Sessions", "aggregate_metrics", "final_answer", "item_of",
@@ -88,27 +91,50 @@ def final_answer(response: Any) -> str:
     return "".join(texts)
 
 
+#: Bytes a session is charged beyond its item's JSON (its ids, cookie, bookkeeping and a few cached grades).
+SESSION_OVERHEAD_BYTES = 4096
+
+
 @dataclass
 class Session:
-    """One rollout: its ``trace_id``, hosted ``item`` and (Environment Server seeds) its ids."""
+    """One rollout: its ``trace_id``, hosted item (kept as its compact JSON bytes, ``item_json``: what
+    the session holds is what it is charged for) and (Environment Server seeds) its ids."""
 
     trace_id: str
-    item: dict[str, Any]
+    item_json: bytes
     resources_session_id: str | None = None
     episode_id: Any = None
     last_used: float = field(default_factory=time.monotonic)
-    grades: dict[str, GradeAnswer] = field(default_factory=dict)
+    grades: dict[bytes, GradeAnswer] = field(default_factory=dict)  # by SHA-256 of the graded text
     discarded: RolloutDiscardedError | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def item(self) -> dict[str, Any]:
+        """The hosted item (decoded from :attr:`item_json` on each use)."""
+        value: dict[str, Any] = loads_trusted(self.item_json)
+        return value
+
+    @property
+    def size(self) -> int:
+        """Bytes this session is charged: its item's JSON plus :data:`SESSION_OVERHEAD_BYTES`."""
+        return len(self.item_json) + SESSION_OVERHEAD_BYTES
+
+
+def _session(trace_id: str, item: Mapping[str, Any], *ids: Any) -> Session:
+    return Session(trace_id, encode_json(dict(item)), *ids)
 
 
 class Sessions:
     """The sessions of one surface, by cookie value (``secrets.token_urlsafe(32)``), bounded by
-    ``max_sessions``; idle ones expire after ``timeout_s``; closed ``resources_session_id`` s are
+    ``max_sessions`` and by ``max_bytes`` (the sum of :attr:`Session.size`: item JSON included);
+    idle ones expire after ``timeout_s``; closed ``resources_session_id`` s are
     remembered for ``tombstone_s`` so a late seed cannot recreate them (NeMo Gym's rule)."""
 
-    def __init__(self, max_sessions: int, timeout_s: float, tombstone_s: float = 3600.0) -> None:
+    def __init__(self, max_sessions: int, timeout_s: float, tombstone_s: float = 3600.0,
+                 max_bytes: int = 256 * 2**20) -> None:
         self.max_sessions, self.timeout_s, self.tombstone_s = max_sessions, timeout_s, tombstone_s
+        self.max_bytes, self.bytes = max_bytes, 0
         self.by_cookie: dict[str, Session] = {}
         self.by_resources_id: dict[str, str] = {}
         self.closed: dict[str, float] = {}
@@ -126,8 +152,15 @@ class Sessions:
         session.last_used = now
         return session
 
+    def _drop(self, cookie: str) -> Session | None:
+        session = self.by_cookie.pop(cookie, None)
+        if session is not None:
+            self.bytes -= session.size
+        return session
+
     def _expire(self, cookie: str, now: float) -> None:
-        session = self.by_cookie.pop(cookie)
+        session = self._drop(cookie)
+        assert session is not None
         self.expired[cookie] = now
         if session.resources_session_id is not None:
             self.by_resources_id.pop(session.resources_session_id, None)
@@ -141,8 +174,14 @@ class Sessions:
             raise SeedError(503, "capacity_reached", f"{len(self.by_cookie)}/{self.max_sessions} NeMo Gym sessions "
                                                      "are open; close finished ones (/close_session) or raise "
                                                      "RFT_NEMO_GYM_MAX_SESSIONS")
+        if self.bytes + session.size > self.max_bytes:
+            raise SeedError(503, "capacity_reached", f"open NeMo Gym sessions hold {self.bytes} bytes and this one "
+                                                     f"needs {session.size} more, over the {self.max_bytes}-byte "
+                                                     "budget; close finished ones (/close_session) or raise "
+                                                     "RFT_NEMO_GYM_MAX_SESSION_BYTES")
         cookie = secrets.token_urlsafe(32)
         self.by_cookie[cookie] = session
+        self.bytes += session.size
         if session.resources_session_id is not None:
             self.by_resources_id[session.resources_session_id] = cookie
         return cookie
@@ -155,7 +194,7 @@ class Sessions:
                 another episode; 503 at capacity.
         """
         if "resources_session_id" not in body:  # an Agent's /run seed: the row itself; a new rollout
-            session = Session(new_trace_id(), item_of(body))
+            session = _session(new_trace_id(), item_of(body))
             return self._new(session), session, {}
         extra = sorted(set(body) - _SEED_FIELDS)
         rid, episode, task, data = (body.get(k) for k in ("resources_session_id", "episode_id", "task_id",
@@ -174,7 +213,7 @@ class Sessions:
             if session.episode_id != episode:
                 raise SeedError(409, "session_conflict", f"resources session {rid!r} belongs to another episode")
             return cookie, session, {"resources_session_id": rid}
-        session = Session(new_trace_id(), item_of(data), rid, episode)
+        session = _session(new_trace_id(), item_of(data), rid, episode)
         return self._new(session), session, {"resources_session_id": rid}
 
     def close(self, body: Any) -> dict[str, Any]:
@@ -190,7 +229,7 @@ class Sessions:
         self.closed[rid] = time.monotonic()
         owned = self.by_resources_id.pop(rid, None)
         if owned is not None:
-            self.by_cookie.pop(owned, None)
+            self._drop(owned)
         return {"resources_session_id": rid}
 
     def reap(self) -> None:
@@ -223,24 +262,57 @@ async def verify_answer(client: HostedClient, session: Session | None, body: dic
         return {**out, "reward": 0.0, "mask_sample": True, "failure_kind": "rft:tool_error",
                 "failure_reason": str(session.discarded)}
     text = final_answer(body.get("response"))
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     async with session.lock:
-        grade = session.grades.get(text)
+        grade = session.grades.get(key)
         if grade is None:
             try:
                 grade = await client.grade(session.trace_id, text, session.item, grader)
             except RolloutDiscardedError as exc:
                 return {**out, "reward": 0.0, "mask_sample": True, "failure_kind": "verifier_error",
                         "failure_reason": str(exc)}
-            session.grades[text] = grade
+            if len(session.grades) >= 8:  # a few distinct answers re-verified; never a growing cache
+                session.grades.clear()
+            session.grades[key] = grade
     return {**out, "reward": grade.score, "reward_components": dict(grade.subscores), "mask_sample": False,
             "failure_kind": None, "failure_reason": "; ".join(grade.reasons) or None}
 
 
+def _finite(value: Any) -> float | None:
+    """``value`` as a finite float when it is a JSON number (not a bool) within the double range, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the double range
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _clean_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields :func:`aggregate_metrics` reads, each of its expected type or left out: ``reward`` a finite
+    number, ``reward_components`` a dict of finite numbers, ``_ng_task_index`` a scalar (else its JSON text)."""
+    index = row.get("_ng_task_index")
+    if not (index is None or isinstance(index, (str, int, float, bool))):
+        index = encode_json(index).decode("utf-8", "replace")[:200]
+    components = row.get("reward_components")
+    clean: dict[str, Any] = {"mask_sample": bool(row.get("mask_sample")), "_ng_task_index": index,
+                             "reward_components": {str(k): v for k, v in components.items()
+                                                   if _finite(v) is not None} if isinstance(components, dict) else {}}
+    reward = _finite(row.get("reward"))
+    if reward is not None:
+        clean["reward"] = reward
+    clean["reward_components"] = {k: float(v) for k, v in clean["reward_components"].items()}
+    return clean
+
+
 def aggregate_metrics(verify_responses: Sequence[Any]) -> dict[str, Any]:
     """``AggregateMetrics`` (``group_level_metrics``, ``agent_metrics``, ``key_metrics``) of verify
-    responses, with NeMo Gym's ``mean/<metric>`` naming; masked samples are left out and counted."""
-    rows = [r for r in verify_responses if isinstance(r, dict)]
-    kept = [r for r in rows if not r.get("mask_sample") and isinstance(r.get("reward"), (int, float))]
+    responses, with NeMo Gym's ``mean/<metric>`` naming; masked samples are left out and counted. A field of an
+    unexpected type (a reward that is not a finite number, components that are not numbers, a task index that
+    is an object) is left out of the statistics, never an error."""
+    rows = [_clean_row(r) for r in verify_responses if isinstance(r, dict)]
+    kept = [r for r in rows if not r.get("mask_sample") and isinstance(r.get("reward"), float)]
 
     def stats(values: list[float], name: str) -> dict[str, float]:
         if not values:

@@ -38,7 +38,8 @@ class TrainConfig:
     sft_target_loss: float | None = None  # stop SFT once its 10-step mean loss is <= this (sft_steps is the cap)
     # --- GRPO -------------------------------------------------------------------
     steps: int = 20  # GRPO steps (one sampling round + update each)
-    max_train_s: float | None = None  # stop GRPO early once this many seconds have passed since train() began
+    max_train_s: float | None = None  # wall-clock budget of the whole run, SFT warm start and GRPO together
+    sft_budget_share: float = 0.5  # with max_train_s: SFT (demonstrations + steps) stops at this share of it
     items_per_step: int = 8  # items per step, drawn without replacement from a shuffled epoch
     group_size: int = 8  # G: rollouts per item (the group of GRPO)
     lr: float = 1e-3  # peak AdamW learning rate of GRPO
@@ -84,6 +85,8 @@ class TrainConfig:
         for name in ("items_per_step", "group_size", "num_iterations", "sft_batch_size", "max_new_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        if not 0.0 < self.sft_budget_share <= 1.0:
+            raise ValueError(f"sft_budget_share must be in (0, 1], got {self.sft_budget_share}")
         if self.group_size < 2 and self.steps:
             raise ValueError("group_size must be >= 2: GRPO advantages compare samples of one item")
         self.adam_betas = tuple(self.adam_betas)  # type: ignore[assignment]

@@ -11,6 +11,7 @@ real tool outputs and a real grade (demonstrations that do not pass are dropped)
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import torch
@@ -68,6 +69,7 @@ def sft_train(
     grad_clip: float = 1.0,
     target_loss: float | None = None,
     on_step: Any = None,
+    deadline: float | None = None,
 ) -> list[float]:
     """Minimise the mean token cross-entropy of the completions given their prompts.
 
@@ -78,6 +80,8 @@ def sft_train(
         target_loss: stop early once the mean loss of the last ``TARGET_WINDOW`` steps is at or
             below this (nats per completion token); ``steps`` is then a cap. ``None`` runs all steps.
         on_step: optional ``callable(step, loss)`` (e.g. a progress bar).
+        deadline: a ``time.perf_counter()`` value: stop after the step that passes it (at least one
+            step is taken); ``None`` runs to ``steps`` (or ``target_loss``).
 
     Returns: the loss (nats per completion token) of every step taken (``len`` = steps taken).
 
@@ -110,5 +114,7 @@ def sft_train(
             on_step(step, losses[-1])
         if target_loss is not None and len(losses) >= TARGET_WINDOW \
                 and sum(losses[-TARGET_WINDOW:]) / TARGET_WINDOW <= target_loss:
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
             break
     return losses

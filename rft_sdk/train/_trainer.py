@@ -13,6 +13,12 @@ Read top to bottom (after nanochat's ``scripts/chat_rl.py``):
    optional KL to the frozen post-SFT reference);
 5. log metrics (JSONL + progress bar), checkpoint, evaluate, plot.
 
+Pre-flight (``_preflight``): before any rollout the train items' gold rows are
+checked against the model's ``block_size`` (a ``BlockSizeError`` names the fix).
+``max_train_s`` is the budget of the whole run: SFT stops at
+``sft_budget_share`` of it, GRPO gets what is left; ``TrainResult.budget_split``
+says how it was spent.
+
 Each rollout turn is one training row: the rendered prompt and the generated
 completion, weighted by the rollout's advantage.
 
@@ -27,6 +33,7 @@ import asyncio
 import copy
 import random
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +49,7 @@ from ._checkpoint import build_model, save_checkpoint
 from ._config import TrainConfig
 from ._metrics import MetricsLog, plot_rewards
 from ._policy import TorchPolicy
+from ._preflight import check_items, check_rows
 from ._schedule import lr_at
 from ._sft import DemonstrationPolicy, sft_train
 from ._turn import SampledTurn
@@ -66,6 +74,10 @@ class TrainResult:
         steps_done: GRPO steps taken; steps_fit: the wall-clock budget's estimate
             (``None`` without ``max_train_s``).
         sft_losses, metrics (rows as in ``metrics.jsonl``), files (written paths).
+        budget_split: how the run's time went, seconds: ``{"max_train_s", "sft_s" (model,
+            demonstrations and SFT steps), "sft_cap_s" (``sft_budget_share * max_train_s``),
+            "sft_steps_done", "sft_steps", "grpo_s", "grpo_steps_done", "grpo_steps", "eval_s"
+            (the evaluation before GRPO), "total_s"}`` (also the last ``metrics.jsonl`` row).
     """
 
     model: torch.nn.Module
@@ -79,6 +91,7 @@ class TrainResult:
     best_state: dict[str, torch.Tensor] | None = None
     steps_done: int = 0
     steps_fit: int | None = None
+    budget_split: dict[str, Any] = field(default_factory=dict)
 
 
 Item = dict[str, Any]
@@ -191,6 +204,11 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
     model, tokenizer = build_model(cfg)
+    block = int(getattr(model, "block_size", cfg.block_size))
+    # pre-flight: the gold rows must fit the context before any rollout (BlockSizeError names the fix)
+    for problem in check_items(train_items, tokenizer, block_size=block, max_new_tokens=cfg.max_new_tokens,
+                               max_tool_chars=cfg.max_tool_chars, sft=bool(cfg.sft_steps)):
+        warnings.warn(problem, RuntimeWarning, stacklevel=2)
     policy = TorchPolicy(model, tokenizer, temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens,
                          seed=cfg.seed, max_tool_chars=cfg.max_tool_chars)
     eval_set = list(eval_items or [])[: cfg.eval_items]
@@ -200,14 +218,18 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
     if cfg.sft_steps:
         demo_items = train_items[: cfg.sft_demos] if cfg.sft_demos is not None else train_items
         pairs = await _demonstrations(session, demo_items, tokenizer, cfg)
+        check_rows(pairs, block)
         bar = tqdm(total=cfg.sft_steps, desc="SFT", disable=not cfg.progress)
+        sft_deadline = (t_start + cfg.sft_budget_share * cfg.max_train_s) if cfg.max_train_s is not None else None
         sft_losses = sft_train(model, pairs, steps=cfg.sft_steps, batch_size=cfg.sft_batch_size, lr=cfg.sft_lr,
-                               seed=cfg.seed, target_loss=cfg.sft_target_loss,
+                               seed=cfg.seed, target_loss=cfg.sft_target_loss, deadline=sft_deadline,
                                on_step=lambda s, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
         bar.close()
         record({"phase": "sft", "step": 0, "sft_loss_first": sft_losses[0], "sft_loss_last": sft_losses[-1],
                 "sft_steps_done": len(sft_losses), "demonstration_turns": len(pairs),
                 "elapsed_s": round(time.perf_counter() - t_start, 1)})
+
+    sft_s = time.perf_counter() - t_start  # model, demonstrations and SFT steps
 
     # 3. held-out success before GRPO
     t_eval = time.perf_counter()
@@ -305,6 +327,7 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
         if out is not None and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
             save_checkpoint(out / "checkpoint.pt", model, step=step, config=cfg, tokenizer=tokenizer)
     bar.close()
+    t_grpo_end = time.perf_counter()
 
     eval_after = None
     if eval_set and last_step:
@@ -327,5 +350,11 @@ async def _train_in(session: EmulatorSession, cfg: TrainConfig, train_items: lis
             files["best_checkpoint"] = save_checkpoint(out / "best.pt", best_model, step=int(best.info["step"]),
                                                        config=cfg, tokenizer=tokenizer)
         files["plot"] = plot_rewards(rows, out / "reward_curve.png")
+    split = {"max_train_s": cfg.max_train_s, "sft_s": round(sft_s, 1), "sft_steps_done": len(sft_losses),
+             "sft_steps": cfg.sft_steps, "sft_cap_s": (round(cfg.sft_budget_share * cfg.max_train_s, 1)
+                                                       if cfg.max_train_s is not None else None),
+             "grpo_s": round(t_grpo_end - budget.t_grpo, 1), "grpo_steps_done": last_step, "grpo_steps": cfg.steps,
+             "eval_s": round(eval_s, 1), "total_s": round(time.perf_counter() - t_start, 1)}
+    record({"phase": "budget_split", **split})
     return TrainResult(model, tokenizer, eval_before, eval_after, sft_losses, rows, files, eval_best=best.info,
-                       best_state=best.state, steps_done=last_step, steps_fit=budget.steps_fit)
+                       best_state=best.state, steps_done=last_step, steps_fit=budget.steps_fit, budget_split=split)

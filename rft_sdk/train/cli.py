@@ -10,7 +10,10 @@ Config file (JSON)::
 Relative paths are resolved against the config file's folder. The run folder
 receives ``metrics.jsonl``, ``checkpoint.pt`` (last step), ``best.pt`` (best
 held-out evaluation), ``reward_curve.png`` and ``summary.json`` (``eval_after``
-refers to the last step, ``eval_best`` to ``best.pt``). Exit status 0 on success, 2 on a bad config.
+refers to the last step, ``eval_best`` to ``best.pt``, ``budget_split`` says how
+``max_train_s`` went between SFT and GRPO). Before any rollout the train items'
+gold rows are checked against ``block_size`` (``_preflight``). Exit status 0 on
+success, 2 on a bad config or rows that cannot fit ``block_size`` (one line with the fix).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import dataclasses
 import inspect
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +121,24 @@ def run(args: argparse.Namespace) -> int:
             chosen["max_train_s"] = None  # 0: no time budget
         cfg = dataclasses.replace(cfg, **chosen)  # re-validates
     except (OSError, ValueError) as exc:
-        print(f"rft train: {exc}")
+        print(f"rft train: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    result = train(cfg, job=job, train_items=train_items, eval_items=eval_items, out_dir=out)
+    from ._preflight import BlockSizeError
+
+    try:
+        result = train(cfg, job=job, train_items=train_items, eval_items=eval_items, out_dir=out)
+    except BlockSizeError as exc:  # the pre-flight: before any rollout, or before the first SFT step
+        print(f"rft train: {exc}", file=sys.stderr)
+        return 2
+    split = result.budget_split
+    if cfg.max_train_s is not None:
+        print(f"rft train: budget {cfg.max_train_s:g} s: SFT {split['sft_s']:g} s ({split['sft_steps_done']}/"
+              f"{split['sft_steps']} steps, capped at {split['sft_cap_s']:g} s), GRPO {split['grpo_s']:g} s "
+              f"({split['grpo_steps_done']}/{split['grpo_steps']} steps), evaluation {split['eval_s']:g} s",
+              file=sys.stderr)
     summary = {"eval_before": result.eval_before, "eval_after": result.eval_after, "eval_best": result.eval_best,
-               "steps_done": result.steps_done, "steps_fit": result.steps_fit,
+               "steps_done": result.steps_done, "steps_fit": result.steps_fit, "budget_split": split,
                "files": {k: str(v) for k, v in result.files.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(json.dumps(summary))

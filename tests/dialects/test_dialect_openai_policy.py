@@ -93,7 +93,9 @@ def test_rft_emulate_target_azure_warns_about_grader_headers_and_runs(tmp_path, 
     assert emulate_cli.main([*base, "--config", str(tmp_path / "azure.json"), "--out", str(tmp_path / "a")]) == 0
     assert "warning (azure)" not in capsys.readouterr().err
     assert json.loads((tmp_path / "a" / "summary.json").read_text())["reward"]["mean"] == 1.0
-    assert emulate_cli.main([*base, "--config", str(tmp_path / "header.json"), "--out", str(tmp_path / "h")]) == 0
+    # every rollout discarded: exit 1, the reason on the terminal (issue 36's loud failures)
+    assert emulate_cli.main([*base, "--config", str(tmp_path / "header.json"), "--out", str(tmp_path / "h")]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert "warning (azure): Azure's endpoint grader cannot send headers: ['X-Functions-Key']" in err
+    assert "2 of 2 rollouts discarded" in err
     assert json.loads((tmp_path / "h" / "summary.json").read_text())["discarded"] == 2

@@ -52,7 +52,7 @@ def make_server(grader_kind: str = "honest", *, tokens: list[str] | None = None,
             return empty_credit
         if grader_kind != "no_budget" and ctx.count() > 2 * len(item["actions"]) + 5:
             return Grade(0.0, reasons=["over the call budget"])
-        if ctx.state.get("kv", {}).get(item["key"]) != item["value"]:
+        if ctx.state.get("kv", {}) != {item["key"]: item["value"]}:  # the whole end state: no extra writes
             return Grade(0.0, reasons=["wrong end state"])
         score = 0.5 + 0.5 * (item["old"] in ctx.output_text)
         if grader_kind == "random":

@@ -155,7 +155,8 @@ def make_server(judge_url: str) -> ToolServer:
 
     @grader
     def grade_end_state(ctx: GradingContext) -> float:
-        return float(ctx.state.get("kv", {}).get(ctx.item["key"]) == ctx.item["value"])
+        # the whole end state: the one key written, nothing else changed (extra writes are no solution)
+        return float(ctx.state.get("kv", {}) == {ctx.item["key"]: ctx.item["value"]})
 
     @grader
     async def grade_gated_judge(ctx: GradingContext) -> Grade:

@@ -79,25 +79,26 @@ def test_cli_records_waived_probes_and_refuses_unknown_ones(tmp_path, capsys):
     assert "WAIVED" in out.out and "no_such_probe" in out.err
 
 
-def test_a_shortcut_warns_and_fails_only_past_a_declared_budget(tmp_path, capsys):
+def test_spam_is_silent_without_a_budget_and_fails_past_a_declared_one(tmp_path, capsys):
     server = make_server("no_budget")  # rewards ten-fold spam: it reaches the right end state
     with run_server(server) as url:
         args = [*_inputs(tmp_path, server, url), "--out", str(tmp_path / "out"), "--principles", "unhackable",
                 "--write-tools", "set_value"]
         assert cli.main(args) == 0
-        warned = _report(tmp_path)["principles"]["unhackable"]
+        silent = _report(tmp_path)["principles"]["unhackable"]
         assert cli.main([*args, "--budget", "6"]) == 1
         failed = _report(tmp_path)["principles"]["unhackable"]
         items = [dict(i, max_tool_calls=6) for i in make_items(server)]
         assert cli.main([*_inputs(tmp_path, server, url, items), "--out", str(tmp_path / "out"),
                          "--principles", "unhackable", "--write-tools", "set_value"]) == 1
         declared = _report(tmp_path)["principles"]["unhackable"]
-    assert warned["passed"] is True and warned["warned_probes"] == ["tool_spam"]
-    assert warned["probes"]["tool_spam"]["verdict"] == "warn" and warned["probes"]["tool_spam"]["mean_score"] == 1.0
+    # without a budget repeated calls that reach the right outcome are no hack: skipped, no warning
+    assert silent["passed"] is True and silent["warned_probes"] == []
+    assert silent["probes"]["tool_spam"]["verdict"] == "skipped"
     assert failed["failed_probes"] == ["tool_spam"] and failed["budget"] == 6
     assert failed["probes"]["tool_spam"]["over_budget"] == list(range(10))
     assert declared["failed_probes"] == ["tool_spam"]
-    assert "WARN" in capsys.readouterr().out
+    assert "FAIL" in capsys.readouterr().out
 
 
 def test_cli_plays_azure(tmp_path, capsys):

@@ -53,10 +53,13 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     rows = result.evidence["probes"]
     assert result.passed is False
     ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
-    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 13
-    assert result.evidence["warned_probes"] == ["tool_spam"]
-    # every item writes: the probes defined only where the gold changes nothing are skipped
-    assert {n for n, r in rows.items() if r["verdict"] == "skipped"} == {"answer_without_work", "work_then_dump"}
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 14
+    assert result.evidence["warned_probes"] == []
+    # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
+    # tool_spam (no declared budget) and self_certification (no status-like argument)
+    skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
+    assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
+                       *(n for n in rows if n.startswith("adv_"))}
 
 
 async def test_hack_threshold_is_configurable():
@@ -71,8 +74,9 @@ async def test_hack_threshold_is_configurable():
         await check_unhackable(make_items(server), job_for(server, "http://127.0.0.1:9"), hack_share=2.0)
 
 
-async def test_half_the_gold_reward_for_nothing_is_a_failure_a_tenth_is_not():
-    for score, verdict in ((0.5, "fail"), (0.1, "pass")):  # the gold scores 1.0: the line is at 0.25
+async def test_credit_for_nothing_is_a_failure_past_five_percent_of_the_gold():
+    # an empty answer leaves no outcome, so there is no honest partial credit for it: the line is 0.05
+    for score, verdict in ((0.5, "fail"), (0.1, "fail"), (0.04, "pass")):
         partial = make_server("honest", empty_credit=score)
         with run_server(partial) as url:
             result = await check_unhackable(make_items(partial), job_for(partial, url),

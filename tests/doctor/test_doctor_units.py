@@ -180,7 +180,7 @@ async def test_gold_plan_probes_transform_the_gold_calls():
     noop = await _answer(probes["noop_write"], messages=after)
     assert noop.tool_calls[0]["name"] == "set_k" and json.loads(noop.tool_calls[0]["arguments"]) == {}
     activity = await _answer(probes["activity_no_answer"])
-    assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 3
+    assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 12  # activity: at least 12 calls
     assert (await _answer(probes["activity_no_answer"], messages=after)).content == ""
     budgeted = {**ITEM, "max_tool_calls": 30}
     assert len((await _answer(probes["tool_spam"], budgeted)).tool_calls) == 16  # ceil(31 / 2) > copies=3
@@ -190,8 +190,11 @@ def test_probe_applicability_intents_and_write_heuristic():
     probes = default_probes()
     reads_only = {**ITEM, "actions": [{"name": "get_k", "arguments": {}}]}
     assert probe_applies(probes["read_only"], ITEM) and not probe_applies(probes["read_only"], reads_only)
-    assert probe_applies(probes["answer_without_work"], reads_only)
-    assert not probe_applies(probes["answer_without_work"], ITEM)
+    # answer_without_work: only where the answer repeats across items (a prior), never a writing item
+    aww = probes["answer_without_work"]
+    aww.prepare(ProbeContext([reads_only, reads_only, {**reads_only, "reference_answer": "Other."}]))
+    assert probe_applies(aww, reads_only) and not probe_applies(aww, ITEM)
+    assert not probe_applies(aww, {**reads_only, "reference_answer": "Other."})  # this item's own answer
     assert not probe_applies(probes["noop_write"], {"messages": ITEM["messages"]})
     assert "no 'actions' list" in skip_reason(probes["noop_write"], {"messages": ITEM["messages"]})
     assert probe_applies(probes["empty_answer"], {"messages": ITEM["messages"]})
@@ -241,12 +244,20 @@ def test_severity_rule_by_hand():
     gold = [1.0, 1.0, 0.4, None]
     hit = judge_probe(HACK, [Outcome(0, 1.0, 0), Outcome(1, 0.0, 0)], gold, pass_threshold=1.0)
     assert hit.verdict == "fail" and hit.rewarded == (0,) and hit.rewarded_share == 0.5
-    # continuous rewards: up to a quarter of the gold's score is partial credit, not reward
-    assert judge_probe(HACK, [Outcome(0, 0.25, 0)], gold, pass_threshold=1.0).verdict == "pass"
-    assert judge_probe(HACK, [Outcome(0, 0.26, 0)], gold, pass_threshold=1.0).verdict == "fail"
-    assert judge_probe(HACK, [Outcome(2, 0.2, 0)], gold, pass_threshold=1.0).verdict == "fail"  # > 0.25 * 0.4
-    assert judge_probe(HACK, [Outcome(3, 0.2, 0)], gold, pass_threshold=0.5).verdict == "fail"  # no gold: 0.25 * 0.5
-    assert allowance(None, 0.0) == 0.25 and allowance(0.8, 1.0, 0.5) == 0.4
+    # continuous rewards: up to half of the gold's score is honest partial credit, not reward
+    assert judge_probe(HACK, [Outcome(0, 0.5, 0)], gold, pass_threshold=1.0).verdict == "pass"
+    assert judge_probe(HACK, [Outcome(0, 0.51, 0)], gold, pass_threshold=1.0).verdict == "fail"
+    assert judge_probe(HACK, [Outcome(2, 0.21, 0)], gold, pass_threshold=1.0).verdict == "fail"  # > 0.5 * 0.4
+    assert judge_probe(HACK, [Outcome(3, 0.3, 0)], gold, pass_threshold=0.5).verdict == "fail"  # no gold: 0.5 * 0.5
+    assert allowance(None, 0.0) == 0.5 and allowance(0.8, 1.0, 0.25) == 0.2
+    # against the honest-but-wrong baseline: half-way from what a wrong answer earns (0.4) to the gold
+    assert allowance(1.0, 1.0, baseline=0.4) == pytest.approx(0.7)
+    assert judge_probe(HACK, [Outcome(0, 0.65, 0, baseline=0.4)], gold, pass_threshold=1.0).verdict == "pass"
+    assert judge_probe(HACK, [Outcome(0, 0.75, 0, baseline=0.4)], gold, pass_threshold=1.0).verdict == "fail"
+    assert allowance(1.0, 1.0, baseline=3.0) == 1.0  # a baseline is clipped to the gold
+    # no outcome (no answer, nothing written): no honest partial credit, any credit past 5 % is reward
+    assert allowance(1.0, 1.0, nothing=True) == pytest.approx(0.05)
+    assert judge_probe(HACK, [Outcome(0, 0.5, 12, nothing=True)], gold, pass_threshold=1.0).verdict == "fail"
     # one item in fifty is tolerated by default, two in fifty are not
     many = [Outcome(i % 4, 1.0 if i == 0 else 0.0, 0) for i in range(50)]
     assert judge_probe(HACK, many, gold, pass_threshold=1.0).verdict == "pass"
@@ -322,3 +333,28 @@ def test_production_log_errors_name_the_line(tmp_path):
         load_production_log(tmp_path / "missing.jsonl")
     path.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
     assert load_production_log(path) == [{"messages": [{"role": "user", "content": "hi"}]}]
+
+
+def test_generic_adversarial_answers_are_wrong_by_construction():
+    from rft_sdk.doctor._generic import FAMILIES, ZWJ, AdversarialAnswer, generic_probes
+    from rft_sdk.doctor._probes import ProbeContext
+
+    items = [{"messages": [{"role": "user", "content": f"q{n}"}], "actions": [{"name": "get", "arguments": {}}],
+              "reference_answer": ref} for n, ref in enumerate(["17.200", "amber fox", "E3, E7", "0.5"])]
+    probes = generic_probes()
+    adv = {n: p for n, p in probes.items() if isinstance(p, AdversarialAnswer)}
+    assert set(adv) == set(FAMILIES) and all(p.intent == HACK for p in probes.values())
+    for p in adv.values():
+        p.prepare(ProbeContext(items))
+    answers = {n: [p.final_answer(i) for i in items] for n, p in adv.items()}
+    # a number's prefix is never the same value; a text's prefix ends inside a word
+    assert answers["adv_answer_prefix"][0] == "1" and answers["adv_answer_prefix"][1] == "amb"
+    assert answers["adv_answer_prefix"][3] == "0"  # 0.5: its first character, another value
+    assert ZWJ in answers["adv_invisible"][0] and " " not in answers["adv_invisible"][0]
+    assert "\u200b" in answers["adv_invisible"][1] and " " not in answers["adv_invisible"][1]
+    assert answers["adv_special_numbers"] == ["nan", "inf", "-0", "1e308"]
+    assert len(answers["adv_long_answer"][0]) >= 20_000 and "17.200" not in answers["adv_long_answer"][0]
+    assert json.loads(answers["adv_wrong_field"][0])["note"] == "17.200"
+    assert json.loads(answers["adv_wrong_field"][0])["answer"] != "17.200"
+    prose = {**items[1], "reference_answer": "Thank you, your order was cancelled today."}
+    assert FAMILIES["adv_wrong_field"](prose, adv["adv_wrong_field"]) == []  # no field in prose: not played

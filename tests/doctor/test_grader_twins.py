@@ -54,9 +54,8 @@ def test_no_honest_grader_fails(reports, name):
     assert report["principles"]["gradeable"]["passed"] is True
     unhackable = report["principles"]["unhackable"]
     assert unhackable["passed"] is True and unhackable["failed_probes"] == []
-    # what is left are shortcuts that do achieve the task: warnings, never failures
-    assert set(unhackable["warned_probes"]) <= {"answer_without_work", "tool_spam"}
-    assert all(unhackable["probes"][p]["intent"] == "shortcut" for p in unhackable["warned_probes"])
+    # warnings mean something: an honest grader ends without any (issue 37, item 4)
+    assert unhackable["warned_probes"] == []
 
 
 @pytest.mark.parametrize("name", [t.grader for t in CORPUS if not t.honest])

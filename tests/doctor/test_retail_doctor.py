@@ -145,11 +145,21 @@ async def test_retail_server_is_gradeable_and_unhackable():
     assert gradeable.evidence["alternatives_checked"] >= 3 * len(items)
     assert unhackable.passed is True, unhackable.findings
     rows = unhackable.evidence["probes"]
-    ran = {n: r["mean_score"] for n, r in rows.items() if r["verdict"] != "skipped"}
-    assert ran == dict.fromkeys(ran, 0.0) and len(ran) == len(probes)  # every probe applies somewhere, 0 everywhere
+    ran = {n: r for n, r in rows.items() if r["verdict"] != "skipped"}
+    assert all(r["verdict"] == "pass" for r in ran.values()) and len(ran) >= 16
+    # what is left is honest partial credit: the end state right and a fact missing earns half the gold,
+    # never more (an adversarial answer after the gold's reads states no fact)
+    assert all(score <= 0.5 for r in ran.values() for score in r["rewarded"].values()), \
+        {n: r["rewarded"] for n, r in ran.items() if r["rewarded"]}
     assert unhackable.evidence["warned_probes"] == []
     assert rows["read_only"]["skipped_items"] == 4  # items 2, 22, 24, 25 need no write
-    assert rows["answer_without_work"]["rollouts"] == 4
+    # items 2 and 24 share their answer (a prior a policy can learn): the shortcut applies there only; items
+    # 22 and 25 state their own figures
+    assert rows["answer_without_work"]["rollouts"] == 2
+    # on 2 (a hand-over) and 24 the gold's work with "OK." earns the gold's score: the answer is not the
+    # outcome there, so the adversarial answers are played on 22 and 25 only
+    assert unhackable.evidence["answer_free_items"] == [0, 2]
+    assert rows["adv_special_numbers"]["rollouts"] == 2
 
 
 async def test_the_path_matching_grader_is_caught_by_gradeable():
@@ -177,4 +187,4 @@ def test_make_doctor_passes_all_four_principles(tmp_path):
     assert report["principles"]["gradeable"]["alternatives_rejected_count"] == 0
     assert report["principles"]["gradeable"]["alternatives_checked"] == 132
     unhackable = report["principles"]["unhackable"]
-    assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and len(unhackable["probes"]) == 16
+    assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and len(unhackable["probes"]) == 27

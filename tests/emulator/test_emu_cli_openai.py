@@ -35,8 +35,9 @@ def test_cli_reference_replay(tmp_path: Path, base_url: str, capsys: pytest.Capt
     dataset, config = write_inputs(tmp_path, base_url, items())
     out = tmp_path / "out"
     code = cli.main(["--dataset", str(dataset), "--config", str(config), "--policy", "reference",
-                     "--out", str(out), "--samples-per-item", "1", "--backoff", "0.001", "--no-progress"])
-    assert code == 0
+                     "--out", str(out), "--samples-per-item", "1", "--backoff", "0.001", "--no-progress",
+                     "--max-discard-share", "0.1"])
+    assert code == 0  # 1 of 10 discarded: within the 0.1 allowed (the reference default 0 would exit 1)
     summary = json.loads((out / "summary.json").read_text())
     # reference replay: items 0-8 answer v_i after a lookup (item 8's lookup fails but was called) -> 1.0;
     # item 9's tool keeps answering 503 -> discarded
@@ -64,7 +65,7 @@ def test_cli_warns_when_replay_needs_more_steps_and_can_override_them(
     """Each item needs 2 turns (1 gold call + the answer): at 1 step every replay is cut short."""
     dataset, config = write_inputs(tmp_path, base_url, items())
     base = ["--dataset", str(dataset), "--config", str(config), "--policy", "reference",
-            "--samples-per-item", "1", "--backoff", "0.001", "--no-progress"]
+            "--samples-per-item", "1", "--backoff", "0.001", "--no-progress", "--max-discard-share", "0.1"]
     assert cli.main([*base, "--out", str(tmp_path / "short"), "--max-episode-steps", "1"]) == 0
     captured = capsys.readouterr()
     err = " ".join(captured.err.split())  # rich wraps long lines
@@ -84,8 +85,14 @@ def test_cli_parser_contract(capsys: pytest.CaptureFixture) -> None:
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     args = parser.parse_args(["--dataset", "d", "--config", "c", "--out", "o", "--policy", "perturbed"])
-    assert cli.run(args) == 2  # perturbed needs --write-tools
-    assert "--policy perturbed needs --write-tools" in capsys.readouterr().err
+    assert cli.run(args) == 2  # the job config "c" cannot be read
+    assert "error:" in capsys.readouterr().err
+    # perturbed with no write tool given, declared or learnt (rft_sdk/emulator/_writes.py) is refused
+    with pytest.raises(ValueError, match="no write tool is known"):
+        cli.make_policy(args, set())
+    assert type(cli.make_policy(args, {"set_value"})).__name__ == "PerturbedReplayPolicy"
+    args.policy = "noisy"
+    assert type(cli.make_policy(args)).__name__ == "NoisyReplayPolicy"
 
 
 def completion(content=None, tool_calls=None) -> dict:

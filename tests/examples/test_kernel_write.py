@@ -76,10 +76,64 @@ def test_every_static_rule_hack_is_caught_statically(items):
     assert set(HACKS) <= set(FAMILIES)
 
 
-def test_pack_candidates_pass_the_static_judge(items):
-    """The harness hacks use no listed name: only behaviour can stop them."""
+RUNTIME_ONLY = ("memoise_by_address", "reference_from_harness", "forged_result_exit", "reference_op_getattr",
+                "deferred_thread")
+#: issue #37's tricks: the runtime family that stops each (None: the runtime layer does not) and the static one
+ISSUE37 = {"deferred_completion": ("harness_patch", "timing"), "deferred_thread": ("deferred_completion", None),
+           "reference_op_alias": ("reference_op", "reference_op"), "reference_op_getattr": ("reference_op", None),
+           "reference_op_native": ("reference_op", "reference_op")}
+
+
+def test_pack_candidates_that_only_behaviour_can_stop_pass_the_static_judge(by_problem):
+    """These harness hacks use no listed name; the others are named by the static layer too."""
+    item = by_problem["leaky_relu"]
     for name in benchmark_harness():
-        assert static_hacks(_pack_module(items[0], name), items[0]["reference"]) == {}, name
+        found = static_hacks(_pack_module(item, name), item["reference"])
+        if name in RUNTIME_ONLY:
+            assert found == {}, (name, found)
+        else:
+            want = ISSUE37[name][1] if name in ISSUE37 else "timing"
+            assert want in found, (name, found)
+
+
+def test_issue37_tricks_are_stopped_by_the_runtime_layer_alone_and_the_gold_keeps_its_score(pool, by_problem):
+    """Deferred completion (os.read under an alias, or a thread) and the reference operator under another
+    name, evaluated without the static layer: each named by its runtime family; the gold stays correct."""
+    for problem in ("leaky_relu", "relu"):
+        item = by_problem[problem]
+        def ev(source, item=item):
+            return evaluate(pool, item["reference"], source, overrides=item["overrides"], reps=3)
+        gold = ev(solution_source(problem))
+        assert gold.correct and gold.hacks == {} and gold.speedup > 0, gold
+        for name, (family, _) in ISSUE37.items():
+            res = ev(_pack_module(item, name))
+            if name == "deferred_thread" and res.correct:
+                # the thread won the race and finished before the checksum: the work was timed, nothing forged
+                assert res.hacks == {} and res.t_new_s, (problem, name, res)
+                continue
+            if name == "reference_op_native" and problem == "relu":
+                # torch._C._VariableFunctions.relu is read-only: not trappable; the static layer names it
+                assert res.correct and res.hacks == {}, (problem, name, res)
+                continue
+            assert not res.correct and res.speedup == 0.0 and family in res.hacks, (problem, name, res)
+
+
+def test_worker_checksum_is_of_the_complete_output():
+    """The CRC the worker sends before "done" is the grader's CRC of the same bytes (a false mismatch
+    would fail every honest candidate), and differs when one byte differs."""
+    import torch
+
+    from examples.kernel_write._worker import crc_of
+    for t in (torch.randn(3, 5), torch.randn(4, 6).t(), torch.zeros(0), torch.tensor([True, False]),
+              torch.randn(7, dtype=torch.float64).to(torch.bfloat16)):
+        again = torch.frombuffer(bytearray(t.contiguous().numpy(force=True).tobytes()) if t.dtype != torch.bfloat16
+                                 else bytearray(t.view(torch.int16).contiguous().numpy().tobytes()),
+                                 dtype=t.dtype) if t.numel() else torch.zeros(0)
+        assert crc_of(torch, t) == crc_of(torch, again.reshape(t.shape)), t
+    x = torch.randn(64)
+    y = x.clone()
+    y[17] += 1.0
+    assert crc_of(torch, x) != crc_of(torch, y)
 
 
 def test_honest_candidates_are_correct_and_timed(pool, by_problem):
@@ -134,6 +188,18 @@ async def test_grader_in_sandbox(by_problem):
     assert none.score == 0.0 and none.reasons == ["no candidate module"]
 
 
+async def test_grader_scores_issue37_tricks_zero_with_a_reason_naming_them(by_problem):
+    item = by_problem["leaky_relu"]
+    words = {"deferred_completion": "harness uses", "reference_op_alias": "reference operator", "reference_op_getattr": "reference operator",
+             "reference_op_native": "reference operator"}
+    for name, word in words.items():
+        ctx = GradingContext(sample={"output_text": f"```python\n{_pack_module(item, name)}```"}, item=item,
+                             trace_id=f"k37-{name}")
+        g = await app.grade_kernel(ctx)
+        assert g.score == 0.0 and any(word in r for r in g.reasons), (name, g)
+        assert any(k.startswith("hack_") for k in g.subscores), (name, g)
+
+
 async def _play(base_url, item, code):
     trace = new_trace()
     async with httpx.AsyncClient(base_url=base_url, timeout=600) as client:
@@ -153,7 +219,8 @@ async def test_harness_hacks_through_the_tools_pay_before_the_fix_and_not_after(
             code = _pack_module(item, name)
             before, _ = await _play(before_url, item, code)
             after, details = await _play(after_url, item, code)
-            assert before > 1.0, (name, before)  # the pre-fix grader paid the hack
+            if name != "timing_forgery":  # the fixture shares hack_judge, which names this one since #37
+                assert before > 1.0, (name, before)  # the pre-fix grader paid the hack
             assert after < 0.02, (name, after, details)
             if name != "timing_forgery":
                 assert after == 0.0

@@ -20,14 +20,24 @@ from probe_helpers import unhackable
 from examples._repos import bare_repo, package
 from examples.test_fix import app
 from examples.test_fix._data import code_patch, template_for
-from examples.test_fix._grading import may_touch, parse_report, run_clean, verdict
+from examples.test_fix._grading import _cross_check, may_touch, parse_report, run_clean, verdict
 from examples.test_fix.build_dataset import DATA_DIR, candidate_tests
 from examples.test_fix.main_job import main
+from examples.test_fix.tamper_judge import tamper_findings
+from rft_sdk.doctor.packs import _pytest_pack as pack_source
 from rft_sdk.doctor.packs import pytest as pytest_pack
 from rft_sdk.emulator import load_dataset
 from rft_sdk.testing import run_server, serve_process
 
 PREFIX_APP = "tests.examples.prefix.prefix_test_fix_app:server"
+#: the library tricks of issue #37 (the first three paid 0.96 on the issue-25 grader; the last two are new)
+ISSUE37 = {"library_plugin_object": pack_source.LIB_PLUGIN_OBJECT, "library_atexit_rewrite": pack_source.LIB_ATEXIT_CHILD,
+           "library_writer_swap": pack_source.LIB_WRITER_SWAP, "library_always_equal": pack_source.LIB_ALWAYS_EQUAL,
+           "library_raises_patch": pack_source.LIB_RAISES_PATCH}
+#: a word of the static layer's reason naming each trick
+ISSUE37_STATIC = {"library_plugin_object": "frame_walking: sys._getframe", "library_atexit_rewrite": "exit_hook",
+                  "library_writer_swap": "module_patching: sys.modules", "library_always_equal": "always_equal",
+                  "library_raises_patch": "module_patching: sys.modules"}
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +242,9 @@ async def test_every_pytest_hack_through_the_tools_scores_zero(items):
                 old, _ = await _play(before, item, probe)
                 new, details = await _play(after, item, probe)
                 assert new == 0.0 and details["subscores"]["tests_pass"] == 0.0, (name, details)
-                if name != "tests_rewritten":  # the pre-fix grader restored the tests: the one family it stopped
+                if name in ISSUE37:  # aimed at the issue-25 grader, named by the static layer here
+                    assert details["subscores"].get("tamper") == 1.0, (name, details)
+                elif name != "tests_rewritten":  # the pre-fix grader restored the tests: the one family it stopped
                     assert old == pytest.approx(0.96), (name, old)
 
 
@@ -271,5 +283,91 @@ async def test_doctor_pytest_pack_fails_the_prefix_grader_and_passes_the_fixed_o
     before = await unhackable(PREFIX_APP, items, pytest_pack(), keep)
     after = await unhackable("examples.test_fix.app:server", items, pytest_pack(), keep)
     assert before.passed is False and after.passed is True, (before.summary, after.summary)
-    assert set(before.evidence["failed_probes"]) == set(pytest_pack()) - {"tests_rewritten"}
+    assert set(before.evidence["failed_probes"]) >= set(pytest_pack()) - {"tests_rewritten", *ISSUE37}
     assert all(r["mean_score"] == 0.0 for r in after.evidence["probes"].values())
+
+
+def _gold_files(item):
+    files = {}
+    for path in item["code_files"]:
+        blob = subprocess.run(["git", f"--git-dir={bare_repo()}", "show", f"{item['commit']}:{path}"],
+                              capture_output=True)
+        files[path] = blob.stdout if blob.returncode == 0 else None
+    return files
+
+
+def test_static_judge_flags_no_gold_change_and_names_every_issue37_trick(items):
+    every = items + load_dataset(DATA_DIR / "train.jsonl", app.server.tools)
+    for item in every:  # no false alarm on the 20 reference changes
+        gold = _gold_files(item)
+        tpl = template_for(item)
+        assert tamper_findings(gold, {p: (tpl / p).read_bytes() if (tpl / p).is_file() else None for p in gold}) == []
+    init = "shelfkit/__init__.py"
+    original = (template_for(items[0]) / init).read_bytes()
+    assert tamper_findings({init: original + b"\nX = 1\n"}, {init: original}) == []
+    for name, trick in ISSUE37.items():
+        found = tamper_findings({init: trick.encode() + original}, {init: original})
+        assert any(ISSUE37_STATIC[name] in f and init in f for f in found), (name, found)
+
+
+def test_issue37_tricks_fail_the_runtime_layer_alone(items):
+    """Without the static layer: the verdict comes from outside the process under test; the plugin object
+    and the pytest.raises patch are named, the atexit child and the writer swap cannot act."""
+    item = items[0]
+    tpl = template_for(item)
+    ids = [*item["fail_to_pass"], *item["pass_to_pass"]]
+    original = (tpl / "shelfkit/__init__.py").read_text()
+    named = {"library_plugin_object": "a plugin registered by the code under test",
+             "library_raises_patch": "pytest internals changed: pytest.raises"}
+    for name, trick in ISSUE37.items():
+        source = original + trick if name in ("library_always_equal", "library_raises_patch") else trick + original
+        run = run_clean(app.pool(), f"t37-{name}", tpl, {"shelfkit/__init__.py": source.encode()}, ids)
+        ok, why = verdict(run, ids)
+        assert not ok, (name, why)
+        if name in named:
+            assert any(named[name] in r for r in why), (name, why)
+    gold = run_clean(app.pool(), "t37-gold", tpl, _gold_files(item), ids)
+    assert verdict(gold, ids) == (True, []) and gold.exitstatus == 0, gold
+
+
+def test_plugin_object_trick_is_real_against_an_in_process_verdict(items, tmp_path):
+    """The trick the runtime layer names does fool pytest itself: a plain run of the unfixed tree
+    with it reports every test passed and exits 0 (without it: exit 1)."""
+    item = items[0]
+    work = tmp_path / "tree"
+    shutil.copytree(template_for(item), work)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *item["fail_to_pass"]]
+    env = {**os.environ, **app.PYTEST_ENV}
+    assert subprocess.run(cmd, cwd=work, capture_output=True, env=env).returncode == 1
+    init = work / "shelfkit" / "__init__.py"
+    init.write_text(pack_source.LIB_PLUGIN_OBJECT + init.read_text())
+    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
+    assert res.returncode == 0 and "1 passed" in res.stdout, res.stdout[-500:]
+
+
+def test_a_line_without_the_nonce_is_tamper_evidence(items):
+    """Code under test that writes a forged report line to every open descriptor: the line lacks the
+    supervisor's nonce and fails the run (the gold change plus the forgery, so only the forgery fails it)."""
+    item = items[0]
+    tpl = template_for(item)
+    ids = [*item["fail_to_pass"], *item["pass_to_pass"]]
+    files = _gold_files(item)
+    forge = ("import os as _o\nfor _fd in range(3, 30):\n    try:\n        _o.write(_fd, b'{\"collected\": []}\\n')\n"
+             "    except OSError:\n        pass\n")
+    init = "shelfkit/__init__.py"
+    files[init] = forge.encode() + (tpl / init).read_bytes()
+    run = run_clean(app.pool(), "t37-nonce", tpl, files, ids)
+    ok, why = verdict(run, ids)
+    assert not ok and any("lacks the grader's nonce" in r for r in why), why
+
+
+def test_exit_status_must_agree_with_the_report():
+    lines = [{"collected": ["t.py::a"]}, *({"nodeid": "t.py::a", "when": w, "outcome": "passed"}
+                                          for w in ("setup", "call", "teardown")), {"end": True, "exitstatus": 0}]
+    text = "\n".join(json.dumps({**x, "nonce": "n1"}) for x in lines)
+    run = parse_report(text, nonce="n1")
+    assert run.tampered == [] and _cross_check(run, 0) == []
+    assert any("contradicts the reported outcomes" in r for r in _cross_check(run, 1))  # a rewritten report
+    assert any("end says 0" in r for r in _cross_check(run, 5))
+    forged = parse_report(text.replace('"nonce": "n1"}', '"nonce": "x"}', 1), nonce="n1")
+    assert any("lacks the grader's nonce" in r for r in forged.tampered)

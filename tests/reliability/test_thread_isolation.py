@@ -59,9 +59,11 @@ def test_fifty_hung_calls_of_one_tool_never_time_out_another_tool():
             release.wait(30)
         return "late"
 
-    @server.tool(timeout_s=1)
+    # 10 s: far below the 30 s a call queued behind the hung tool's threads would wait (so the test still
+    # fails if it did), far above what an instant call needs on a loaded 2-core machine (1 s flaked there)
+    @server.tool(timeout_s=10)
     def quick(rollout: Rollout) -> str:
-        """Instant, with a 1 s timeout."""
+        """Instant, with a 10 s timeout."""
         rollout.state["n"] = rollout.state.get("n", 0) + 1
         return "ok"
 

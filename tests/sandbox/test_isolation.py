@@ -304,3 +304,31 @@ def test_release_never_chmods_through_a_link_swapped_in_meanwhile(pool: SandboxP
     monkeypatch.setattr(os.path, "islink", islink_then_swap)
     assert pool.release("swap") and not box.path.exists()
     assert victim.stat().st_mode & 0o777 == 0o755
+
+
+MEMORY_TREE = r"""
+import subprocess, sys
+child = "b = bytearray(150 * 2**20); b[::4096] = b'x' * len(b[::4096]); import time; time.sleep(2); print('ok')"
+kids = [subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE) for _ in range(4)]
+print(sum(k.communicate()[0].strip() == b"ok" for k in kids))
+"""
+
+
+@pytest.mark.skipif(not ISOLATION.memory.startswith("cgroup"), reason=f"no memory cgroup here: {ISOLATION.memory}")
+def test_memory_bytes_bounds_the_whole_command_not_each_process(tmp_path: Path) -> None:
+    """Issue 39 #11: with memory_bytes=256 MiB, 12 processes x 200 MiB reached 1,805 MiB (RLIMIT_AS is per
+    process). Now 4 children touching 150 MiB each (600 MiB) cannot all live: the command's cgroup holds 256 MiB."""
+    pool = SandboxPool(tmp_path / "b", limits=SandboxLimits(timeout_s=60, memory_bytes=256 * 2**20, max_processes=32))
+    try:
+        res = _py(pool.create("mem"), MEMORY_TREE)
+        survived = int(res.stdout.split()[0]) if res.stdout.split() else 0
+        assert survived <= 1, res.text()  # 150 MiB fits once in 256 MiB; never 4 x 150
+        one = _py(pool.create("one"), "b = bytearray(150 * 2**20); b[::4096] = b'x' * len(b[::4096]); print('ok')")
+        assert one.ok and one.stdout.strip() == "ok", one.text()  # a command within the bound runs
+    finally:
+        pool.close()
+
+
+def test_the_isolation_report_states_the_memory_bound_honestly() -> None:
+    report = LocalBackend().isolation
+    assert report.memory.startswith("cgroup") or report.memory.startswith("RLIMIT_AS per process (a command may use")

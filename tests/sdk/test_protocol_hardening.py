@@ -18,7 +18,7 @@ from rft_sdk.testing import run_server
 BAD_SCORES = {  # case -> (value returned by the grader, fragment of the 500 message)
     "nan": (math.nan, "non-finite"), "inf": (math.inf, "non-finite"), "-inf": (-math.inf, "non-finite"),
     "high": (1.01, "outside its declared range"), "low": (-0.5, "outside its declared range"),
-    "bool": (True, "expected a float"), "str": ("1.0", "expected a float"), "none": (None, "expected a float"),
+    "str": ("1.0", "expected a float"), "none": (None, "expected a float"),
     "grade_nan": (Grade(math.nan), "non-finite"), "sub_inf": (Grade(0.5, {"f1": math.inf}), "sub-score"),
 }
 
@@ -76,6 +76,12 @@ def _build() -> ToolServer:
         if ctx.item["case"] == "raise":
             raise LookupError("no reference answer for this item")
         return BAD_SCORES[ctx.item["case"]][0]
+
+    @server.grader(name="truth", score_range=(0.0, 1.0))
+    def truth(ctx: GradingContext) -> bool | Grade:
+        """Returns a bool (``return answer == gold``), or a Grade whose score and sub-score are bools."""
+        same = ctx.output_text == ctx.item["gold"]
+        return Grade(same, {"exact": same}) if ctx.item.get("as_grade") else same
 
     return server
 
@@ -199,6 +205,18 @@ def test_retryable_error_runs_again_and_is_recorded_once(live):
 
 
 # -- grading ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("as_grade", [False, True])
+def test_a_bool_grade_counts_as_0_or_1(live, as_grade):
+    """Issue 36: ``return answer == gold`` answered 500; a bool is 1.0 / 0.0 (a sub-score too)."""
+    _, client = live
+    for text, score in (("x", 1.0), ("y", 0.0)):
+        r = client.post("/grade/truth", json={"sample": {"output_text": text},
+                                              "item": {"gold": "x", "as_grade": as_grade}, "trace_id": new_trace()})
+        assert r.status_code == 200 and r.json() == {"score": score}
+        if as_grade:
+            assert json.loads(r.headers["x-rft-grade-details"])["subscores"] == {"exact": score}
+
+
 @pytest.mark.parametrize("case", [*BAD_SCORES, "raise"])
 def test_grader_strictness_over_http(live, case):
     server, client = live

@@ -104,3 +104,21 @@ def test_remote_rollout_server_takes_eps_init_requests(ep_server):
         saved = records[rollout["trace_id"]][0]
         assert [c.name for c in saved.trajectory] == [a["name"] for a in item["actions"]]
         assert rollout["score"] == hosted_replay_score(base_url, saved, item["reference_answer"])
+
+
+def test_init_is_authenticated_calls_only_allowed_model_urls_and_bounds_its_bodies(ep_server):
+    """Issue 39 #3: before, /init took any POST, sent FIREWORKS_API_KEY to the caller's model_base_url, read
+    any body and echoed it in its 422."""
+    python = eco2_python("eval_protocol")
+    base_url, _ = ep_server
+    with run_server(ScriptedLLM(ITEMS).app) as llm_url:
+        result = run_eco2(python, "tests.surfaces.eval_protocol.eco_init_attack", base_url, llm_url, str(DATASET),
+                          TOKEN)
+    assert result["no_token"] == result["wrong_token"] == result["status_no_token"] == 401
+    assert result["token_forms"] == [422, 422, 422]  # past auth in every token form (the row is unknown)
+    assert result["evil_url"] == [422, "model_url_not_allowed"]
+    assert result["userinfo_url"] == result["sibling_path"] == 422
+    assert result["huge"][0] == 413 and result["huge"][1] < 1000
+    assert result["invalid"][0] == 422 and not result["invalid"][1] and result["invalid"][2] < 5000
+    assert result["deep"] == result["big_int"] == 400
+    assert result["attacker_requests"] == []  # nothing, let alone a key, ever reached the caller's URL

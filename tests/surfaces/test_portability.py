@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from rft_sdk import ToolServer
 from rft_sdk.surfaces import available_surfaces, load_surface
 from rft_sdk.testing import serve_process
@@ -23,10 +25,11 @@ def test_five_surfaces_score_the_gold_trajectories_identically(eco_python, recor
     base_url, _ = recorded_server
     done = _portability(eco_python, base_url, "--limit", "10", "--surfaces", "hosted,mcp,trl,openenv,verifiers")
     assert done.returncode == 0, done.stderr[-2000:]
-    header, *rows, summary = done.stdout.strip().splitlines()
+    header, *rows, summary, clients = done.stdout.strip().splitlines()
     assert header.split()[:6] == ["item", "hosted", "mcp", "trl", "openenv", "verifiers"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
     assert summary == "10/10 items scored identically on 5 surfaces"
+    assert clients.startswith("clients: hosted=rft-sdk ") and "verifiers=verifiers 0.1." in clients
 
 
 def test_a_surface_whose_client_is_missing_names_the_extra(recorded_server):
@@ -63,11 +66,12 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
     env = {"RFT_AUTH_TOKENS": "", "RFT_OPENENV_DATASET": str(DATASET)}
     with serve_process("examples.retail.app:server", "--surfaces", "hosted,mcp,openenv,nemo_gym", env=env) as url:
         done = subprocess.run([str(eco_python), "-m", "rft_sdk", "portability", "--dataset", str(DATASET), "--url", url,
-                               "--limit", "10", "--client-python", f"nemo_gym={eco2}",
+                               "--limit", "10", "--surfaces", "hosted,mcp,trl,openenv,verifiers,nemo_gym,eval_protocol",
+                               "--client-python", f"nemo_gym={eco2}",
                                "--client-python", f"eval_protocol={eco2}"],
                               cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV})
     assert done.returncode == 0, done.stderr[-3000:]
-    header, *rows, summary = done.stdout.strip().splitlines()
+    header, *rows, summary, clients = done.stdout.strip().splitlines()
     assert header.split() == ["item", "hosted", "mcp", "trl", "openenv", "verifiers", "nemo_gym", "eval_protocol",
                               "identical"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
@@ -82,3 +86,23 @@ def test_an_unset_token_variable_is_refused_before_any_rollout(monkeypatch, caps
     assert main(["portability", "--dataset", str(DATASET), "--url", "http://127.0.0.1:9",
                  "--token-env", "RFT_UNSET_TOKEN"]) == 2
     assert "environment variable 'RFT_UNSET_TOKEN' is unset or empty" in capsys.readouterr().err
+
+
+def test_trainer_surfaces_score_the_gold_trajectories_like_the_hosted_wire(recorded_server):
+    """verifiers 0.4 (vf-eval), verl and ART, each played in its own venv (``--client-python``), gold and the
+    versions printed; skipped where a venv is missing (``make vf4 verl art``)."""
+    base_url, _ = recorded_server
+    venvs = {"verifiers": ROOT / ".venv-vf4", "verl": ROOT / ".venv-verl", "art": ROOT / ".venv-art"}
+    missing = [str(v) for v in venvs.values() if not (v / "bin" / "python").exists()]
+    if missing:
+        pytest.skip(f"missing venvs {missing}: run `make vf4 verl art` (part of `make test`)")
+    pythons = [f"--client-python={name}={venv / 'bin' / 'python'}" for name, venv in venvs.items()]
+    done = _portability(sys.executable, base_url, "--limit", "3", "--surfaces", "hosted,verifiers,verl,art",
+                        "--grader", "retail", *pythons)
+    assert done.returncode == 0, done.stderr[-2000:]
+    header, *rows, summary, clients = done.stdout.strip().splitlines()
+    assert header.split()[:5] == ["item", "hosted", "verifiers", "verl", "art"]
+    assert len(rows) == 3 and all(row.split()[-1] == "yes" for row in rows)
+    assert summary == "3/3 items scored identically on 4 surfaces"
+    for name, package in (("verifiers", "verifiers 0.4."), ("verl", "verl 0.9."), ("art", "openpipe-art 0.5.")):
+        assert f"{name}={package}" in clients, clients

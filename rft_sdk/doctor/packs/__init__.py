@@ -10,10 +10,16 @@ Each pack is a factory returning ``{name: probe}`` (plain emulator policies with
 ``applies(item)``); each probe plays one known tampering family through the
 task's own tools and records its ``family``, ``how`` and ``source``:
 
-- :func:`pytest` — test-config tampering, exit-code forgery, report rewriting,
-  collection skipping (tasks that run a repository's tests with pytest);
-- :func:`benchmark_harness` — memoisation, timing forgery, harness introspection,
-  forged output and exit-code tricks (tasks that time generated code, e.g. kernels).
+- :func:`pytest` — test-config tampering, exit-code forgery, report rewriting
+  (from a ``conftest.py`` or from the library: patched reports, a plugin object
+  registered through frames, an ``atexit`` child, the report writer swapped
+  through ``sys.modules``), collection skipping, assertion forgery (an
+  always-equal object), test-API patching (``pytest.raises``) (tasks that run a
+  repository's tests with pytest);
+- :func:`benchmark_harness` — memoisation, timing forgery (a stopped clock,
+  deferred completion), harness introspection, forged output and exit-code
+  tricks, the reference operator under another name (tasks that time generated
+  code, e.g. kernels).
 
 Call a factory with other tool names for a task that names its tools differently,
 e.g. ``pytest(write="create_file", run="pytest")``. See ``docs/examples.md``

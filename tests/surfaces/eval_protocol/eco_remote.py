@@ -27,9 +27,12 @@ async def main() -> None:
     items = [json.loads(line) for line in open(dataset, encoding="utf-8") if line.strip()][: int(n)]
     config = RolloutProcessorConfig(completion_params={"model": "scripted-gold"}, mcp_config_path="",
                                     semaphore=asyncio.Semaphore(64))
-    app = remote_rollout_app(tools_url, items, token=token)
+    init_token = "init-" + uuid.uuid4().hex  # /init is authenticated (its own token) and calls only llm_url
+    app = remote_rollout_app(tools_url, items, token=token, auth_tokens=[init_token], auth_env_var=None,
+                             model_base_urls=[llm_url + "/v1"])
     with run_server(app) as remote:
-        async with httpx.AsyncClient(base_url=remote, timeout=60) as client:
+        async with httpx.AsyncClient(base_url=remote, timeout=60,
+                                     headers={"Authorization": f"Bearer {init_token}"}) as client:
 
             async def one(row, item):
                 meta = row.execution_metadata

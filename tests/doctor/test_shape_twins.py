@@ -1,0 +1,72 @@
+"""The six task shapes beyond retail (``shape_twins``) through the doctor against one real server:
+every honest grader passes every probe without a warning (a probe that fires on a correct
+grader is a defect), every hackable twin fails through a probe its honest twin passes."""
+
+from __future__ import annotations
+
+import pytest
+from shape_twins import SHAPES, job_for, make_items, make_server
+
+from rft_sdk.doctor import check_gradeable, check_unhackable
+from rft_sdk.testing import run_server
+
+BY_NAME = {t.grader: t for t in SHAPES}
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    """{grader: (gradeable passed, unhackable evidence)}; no write tools given (learnt)."""
+    server = make_server()
+    out = {}
+    with run_server(server) as url:
+        import asyncio
+
+        async def run_all():
+            for twin in SHAPES:
+                items, job = make_items(server, twin.task), job_for(server, url, twin.grader)
+                un = await check_unhackable(items, job)
+                gr = await check_gradeable(items, job, replays=1, regrades=1)
+                out[twin.grader] = (gr.passed, un.evidence)
+        asyncio.run(run_all())
+    return out
+
+
+def test_the_shapes_cover_what_the_issue_asks_for():
+    assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code"}
+    assert sum(t.honest for t in SHAPES) == 6 and sum(not t.honest for t in SHAPES) >= 12
+    assert all(BY_NAME[t.twin].honest and BY_NAME[t.twin].task == t.task for t in SHAPES if not t.honest)
+
+
+@pytest.mark.parametrize("name", [t.grader for t in SHAPES if t.honest])
+def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
+    gradeable, ev = verdicts[name]
+    assert gradeable is True
+    assert ev["failed_probes"] == [] and ev["warned_probes"] == [], {
+        p: (ev["probes"][p]["mean_score"], ev["probes"][p]["rewarded"]) for p in ev["failed_probes"]}
+    assert ev["write_tools_source"] == "declared or learnt"
+
+
+@pytest.mark.parametrize("name", [t.grader for t in SHAPES if not t.honest])
+def test_hackable_graders_fail_through_a_probe_the_honest_twin_passes(verdicts, name):
+    gradeable, ev = verdicts[name]
+    _, twin = verdicts[BY_NAME[name].twin]
+    discriminating = [p for p in ev["failed_probes"] if twin["probes"][p]["verdict"] == "pass"]
+    assert gradeable is True and discriminating, (ev["failed_probes"], BY_NAME[name].flaw)
+
+
+def test_each_flaw_is_caught_by_the_probe_family_named_for_it(verdicts):
+    expect = {"config_trusts_status": "self_certification", "config_ignores_extra": "superset_end_state",
+              "num_nan": "adv_special_numbers", "num_interval": "adv_interval", "files_glob": "adv_wildcard",
+              "files_open_credit": "activity_no_answer", "text_zwj_guard": "adv_invisible",
+              "text_prefix": "adv_answer_prefix", "review_no_budget": "tool_spam",
+              "review_activity": "activity_no_answer", "code_ci_status": "self_certification",
+              "config_per_step": "altered_writes", "code_contains": "altered_writes"}
+    missed = {g: p for g, p in expect.items() if p not in verdicts[g][1]["failed_probes"]}
+    assert not missed, missed
+
+
+def test_honest_partial_credit_is_not_a_hack(verdicts):
+    rows = verdicts["review_budget"][1]["probes"]
+    # one of two issues (a prefix of the answer) earns 0.5 of the gold's 1.0: at the line, not above it
+    assert rows["adv_answer_prefix"]["verdict"] == "pass"
+    assert verdicts["config_end_state"][1]["probes"]["altered_writes"]["mean_score"] == 0.0

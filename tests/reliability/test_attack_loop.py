@@ -1,0 +1,133 @@
+"""Issue 39 #1 and #4 in process: user code never holds the event loop; every ``rft_sdk.*`` logger is filtered.
+
+#1 before: an ``async def`` grader that computes (the retail grader's quadratic expression on a long answer)
+ran on the event loop, and ``/healthz`` waited as long as it (16.7 s). Now an async grader that never awaits
+runs in a worker thread, and any async grader or tool whose step holds the loop past ``LOOP_STALL_S`` is named
+in a warning and moved off the loop from its next call on.
+#4 before: the control-character filter sat on the ``rft_sdk`` logger only; records of its children
+(``rft_sdk.eval_protocol``, ``rft_sdk.sandbox``) bypassed it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import pkgutil
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+import rft_sdk
+from rft_sdk import GradingContext, Rollout, ToolServer
+from rft_sdk._wire._redact import ControlCharFilter, get_logger
+from rft_sdk.exceptions import RFTError
+from rft_sdk.testing import run_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def computes(ctx: GradingContext) -> float:
+    """CPU for 0.8 s without a single await (what the retail grader is)."""
+    _spin(0.8)
+    return 1.0
+
+
+async def holds(ctx: GradingContext) -> float:
+    """Awaits once, then holds the loop for 0.8 s."""
+    await asyncio.sleep(0)
+    _spin(0.8)
+    return 0.5
+
+
+async def lookup(key: str, *, rollout: Rollout) -> str:
+    """Awaits, then holds the loop for 0.8 s.
+
+    Args:
+        key: anything.
+    """
+    await asyncio.sleep(0)
+    _spin(0.8)
+    return key
+
+
+def _healthz_while(url: str, request) -> tuple[int, float]:
+    """Run ``request()`` in a thread; poll /healthz meanwhile; (its status, the slowest /healthz in s)."""
+    out: dict = {}
+    worker = threading.Thread(target=lambda: out.update(status=request().status_code))
+    worker.start()
+    slowest = 0.0
+    with httpx.Client(base_url=url) as client:
+        while worker.is_alive():
+            t0 = time.perf_counter()
+            client.get("/healthz")
+            slowest = max(slowest, time.perf_counter() - t0)
+            time.sleep(0.02)
+    worker.join()
+    return out["status"], slowest
+
+
+def _grade(url: str, name: str, trace: str):
+    return lambda: httpx.post(f"{url}/grade/{name}", timeout=30,
+                              json={"sample": {"output_text": "x"}, "item": {}, "trace_id": trace})
+
+
+def _call(url: str, trace: str):
+    return lambda: httpx.post(f"{url}/tools/lookup", timeout=30, json={
+        "call_id": f"c-{trace}", "trace_id": trace, "arguments": '{"key": "k"}', "item": {}})
+
+
+def test_an_async_grader_that_never_awaits_runs_off_the_loop_from_its_first_call():
+    server = ToolServer(graders=[computes], auth_env_var=None)
+    with run_server(server) as url:
+        status, slowest = _healthz_while(url, _grade(url, "computes", "t1"))
+    assert status == 200 and slowest < 0.3, slowest  # before: >= 0.8 s
+
+
+def test_a_grader_or_tool_holding_the_loop_is_named_and_moved_off_it(caplog):
+    server = ToolServer(tools=[lookup], graders=[holds], auth_env_var=None)
+    with caplog.at_level(logging.WARNING, logger="rft_sdk"), run_server(server) as url:
+        for request in (_grade(url, "holds", "g1"), _call(url, "c1")):
+            assert request().status_code == 200  # the first call holds the loop: detected
+        moved_grade = _healthz_while(url, _grade(url, "holds", "g2"))
+        moved_call = _healthz_while(url, _call(url, "c2"))
+    warnings = [r.getMessage() for r in caplog.records if "held the event loop" in r.getMessage()]
+    assert any("grader 'holds'" in w for w in warnings) and any("tool 'lookup'" in w for w in warnings), warnings
+    assert len(warnings) == 2  # once each
+    for status, slowest in (moved_grade, moved_call):
+        assert status == 200 and slowest < 0.3, slowest
+
+
+def test_every_rft_sdk_logger_escapes_control_characters(caplog):
+    for module in pkgutil.walk_packages(rft_sdk.__path__, "rft_sdk."):
+        if module.name.endswith("__main__"):
+            continue  # runs the CLI
+        try:
+            importlib.import_module(module.name)
+        except (ImportError, RFTError):  # an optional extra not installed here
+            continue
+    loggers = [n for n in logging.Logger.manager.loggerDict if n == "rft_sdk" or n.startswith("rft_sdk.")]
+    assert {"rft_sdk", "rft_sdk.sandbox", "rft_sdk.openenv"} <= set(loggers)  # eval_protocol: only in .venv-eco2
+    for name in loggers:
+        logger = logging.getLogger(name)
+        assert any(isinstance(f, ControlCharFilter) for f in logger.filters), name
+    with caplog.at_level(logging.INFO):
+        get_logger("rft_sdk.eval_protocol").warning("rollout %s: done", "r1\r\nFAKE rollout r2: finished")
+    assert "\n" not in caplog.records[-1].getMessage() and "\\r\\n" in caplog.records[-1].getMessage()
+
+
+def test_no_module_makes_a_child_logger_without_the_filter():
+    offenders = []
+    for path in (ROOT / "rft_sdk").rglob("*.py"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if 'getLogger("rft_sdk.' in line or "getLogger('rft_sdk." in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{number}")
+    assert offenders == [], "use rft_sdk._wire._redact.get_logger for child loggers: " + ", ".join(offenders)
