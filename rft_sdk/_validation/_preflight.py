@@ -183,24 +183,31 @@ def job_server(config: str | Path) -> tuple[str, dict[str, str], str | None] | N
 
 
 def preflight(dataset: str | Path, config: str | Path, target: str = "openai", *, timeout_s: float = 10.0,
-              transport: httpx.BaseTransport | None = None) -> Report:
+              transport: httpx.BaseTransport | None = None, gold: bool = False) -> Report:
     """What ``rft emulate`` and ``rft doctor`` check before any rollout: the dataset by the target's
     rules, its tool names against the job's, and its tool schemas against the servers the job's tools
     point at (``GET /tools`` with the job's headers). The job's own fields are checked by the
-    emulator's strict loader."""
+    emulator's strict loader.
+
+    Args:
+        gold: also check the gold fields statically (``rft_sdk._validation._gold``: their shape, tool
+            names, argument names against the served schemas; no dry run). On for whatever replays the
+            gold (the replay policies, the doctor's probes): a broken gold call would otherwise get the
+            same refusal in every rollout and still score as the gold.
+    """
     return validate(dataset, target=target, config=config, check_job=False, timeout_s=timeout_s,
-                    transport=transport, gold=False)
+                    transport=transport, gold=gold)
 
 
 def run_preflight(dataset: str | Path, config: str | Path, target: str, prog: str, *,
-                  targets: Sequence[str] = TARGETS) -> int | None:
+                  targets: Sequence[str] = TARGETS, gold: bool = False) -> int | None:
     """Run :func:`preflight`, print its findings on stderr, and return 2 when it found errors (the
     caller stops before any rollout), else ``None``. A ``target`` outside ``targets`` (what the
-    calling command speaks) is refused first, with the same status."""
+    calling command speaks) is refused first, with the same status. ``gold``: see :func:`preflight`."""
     if target not in targets:
         print(f"{prog}: target {target!r} is not supported here; use one of {list(targets)}", file=sys.stderr)
         return 2
-    report = preflight(dataset, config, target)
+    report = preflight(dataset, config, target, gold=gold)
     for finding in report.findings:
         print(f"{prog}: {finding}", file=sys.stderr)
     if report.ok:

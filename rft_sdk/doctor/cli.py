@@ -162,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as exc:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
-    if (code := run_preflight(args.dataset, args.config, args.target, "rft doctor", targets=TARGETS)) is not None:
+    # the doctor replays the gold (gradeable, the probes): its fields are checked before any rollout
+    if (code := run_preflight(args.dataset, args.config, args.target, "rft doctor", targets=TARGETS,
+                              gold=True)) is not None:
         return code  # rft validate's checks found errors: no rollout
     settings = ClientSettings(retries=args.retries, timeout_s=args.timeout)
 

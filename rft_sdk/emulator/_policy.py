@@ -107,7 +107,8 @@ class ReferenceReplayPolicy:
 
 def _drop_one_write(write_tools: Collection[str]) -> Callable[[list[dict[str, Any]], random.Random], tuple[list[dict[str, Any]], str]]:
     def perturb(actions: list[dict[str, Any]], rng: random.Random) -> tuple[list[dict[str, Any]], str]:
-        writes = [i for i, a in enumerate(actions) if a["name"] in write_tools]
+        # a gold call marked expect_error is meant to be refused: dropping it changes nothing a grader sees
+        writes = [i for i, a in enumerate(actions) if a["name"] in write_tools and not a.get("expect_error")]
         if not writes:
             return actions, "unchanged (no write call)"
         i = rng.choice(writes)

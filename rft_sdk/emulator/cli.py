@@ -162,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"error: {exc}", style="red", markup=False, highlight=False)
         return 2
     # then the checks of `rft validate`: dataset rules, job tool names, schemas against the live server
-    if (code := run_preflight(args.dataset, args.config, target, "rft emulate")) is not None:
+    # a replay policy (reference, perturbed, noisy) plays the gold fields: they are checked too
+    replays = learn or getattr(policy, "actions_field", None) is not None
+    if (code := run_preflight(args.dataset, args.config, target, "rft emulate", gold=replays)) is not None:
         return code
     if learn:
         try:

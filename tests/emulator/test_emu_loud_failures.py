@@ -159,3 +159,37 @@ def test_doctor_hung_tool_exits_1_with_reason(tmp_path: Path, url: str) -> None:
     assert "Discarded rollouts of the policy's run: 20 of 20" in html and "<td>tool_timeout</td>" in html
     assert "<h1>rft doctor: no principle could be checked; 20 of 20 of the policy&#x27;s rollouts discarded</h1>" in html
     assert "data:image/png" not in html  # no empty plot
+
+
+def test_a_broken_gold_is_refused_before_any_rollout_by_emulate_and_doctor(tmp_path: Path, url: str) -> None:
+    """A replay of a gold call with a wrong argument name gets the same 422 in every rollout and still scores
+    as the gold (an outside user's finding): the replay policies and the doctor check the gold fields first."""
+    args = inputs(tmp_path, url, "lookup")
+    dataset = Path(args[1])
+    lines = dataset.read_text().splitlines()
+    broken = json.loads(lines[2])
+    broken["actions"][0]["arguments"] = {"kee": "2"}
+    lines[2] = json.dumps(broken)
+    dataset.write_text("\n".join(lines) + "\n")
+    for command in (["emulate", "--policy", "reference", "--no-progress"], ["doctor"]):
+        proc = rft(*command, *args, "--out", str(tmp_path / command[0]))
+        err = flat(proc.stderr)
+        assert proc.returncode == 2, (command, proc.stderr[-2000:])
+        assert "line 3" in err and "actions[0].arguments.kee" in err, err[-2000:]
+        assert not (tmp_path / command[0] / "rollouts.jsonl").exists()  # no rollout ran
+
+
+def test_the_perturbed_policy_never_drops_a_gold_call_meant_to_fail() -> None:
+    """Dropping a call the gold marks ``expect_error`` changes nothing a grader sees: not a perturbation."""
+    import random
+
+    from rft_sdk.emulator._policy import _drop_one_write
+
+    perturb = _drop_one_write({"book"})
+    actions = [{"name": "book", "arguments": {"slot": 1}, "expect_error": True},
+               {"name": "book", "arguments": {"slot": 2}}]
+    for seed in range(20):
+        kept, description = perturb(list(actions), random.Random(seed))
+        assert kept == actions[:1] and description == "dropped book"
+    only_expected = actions[:1]
+    assert perturb(list(only_expected), random.Random(0)) == (only_expected, "unchanged (no write call)")
