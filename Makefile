@@ -122,7 +122,8 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
 test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed $(VERL)/.installed $(ART)/.installed redis-server postgresql sandbox-tools lint docs
-	$(PY) -m pytest -q
+	# two workers (the 2-core CI machine), each test file on one worker: its module-scoped servers are shared
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # A wheel of this checkout in dist/ (until rft-sdk is on the package index), built by PyPA's `build` in a
 # small venv of its own (no need for .venv). Install it anywhere with
