@@ -40,6 +40,7 @@ worker or replica sharing the store and ``RFT_MCP_HANDLE_KEY``.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -194,26 +195,49 @@ def _tool_error(payload: Any, trace_id: str | None) -> types.CallToolResult:
 
 
 class _Trace:
-    """ASGI wrapper of the ``/mcp`` endpoint: the ``x-rft-trace-id`` header on responses of a session."""
+    """ASGI wrapper of the ``/mcp`` endpoint: the ``x-rft-trace-id`` header on responses of a session, and a
+    session of the session-based revisions bound to the credential that opened it (issue 39: a session is a
+    capability of its credential). A request naming a session another principal opened gets the answer an
+    unknown session gets (404 ``Session not found``), so it learns nothing; the owner map entry goes when
+    the owner's ``DELETE`` ends the session."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self.owners: dict[str, str] = {}  # session id -> principal digest ("" on a server without tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request_session = Headers(scope=scope).get(SESSION_HEADER)
+        principal = request_principal(scope) or ""
+        if request_session is not None:
+            owner = self.owners.get(request_session)
+            if owner is not None and not hmac.compare_digest(owner, principal):
+                body = json.dumps({"jsonrpc": "2.0", "id": "server-error",
+                                   "error": {"code": -32600, "message": "Session not found"}}).encode()
+                await send({"type": "http.response.start", "status": 404,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        status = 0
 
         async def send_with_trace(message: Message) -> None:
+            nonlocal status
             if message["type"] == "http.response.start":
+                status = message["status"]
                 response_headers = MutableHeaders(scope=message)
                 session_id = response_headers.get(SESSION_HEADER) or request_session
                 if session_id:
                     response_headers[TRACE_HEADER] = trace_id_for_session(session_id)
+                    if request_session is None and status < 400:  # a session opened now: its owner
+                        self.owners.setdefault(session_id, principal)
             await send(message)
 
         await self.app(scope, receive, send_with_trace)
+        if request_session is not None and scope.get("method") == "DELETE" and status < 400:
+            self.owners.pop(request_session, None)
 
 
 class MCPSurface:

@@ -60,7 +60,7 @@ _ENV = "RFT_NEMO_GYM_"
 COOKIE = "rft_nemo_gym_session"
 #: Single-segment paths that are not tools: NeMo Gym's routes and the hosted ones.
 RESERVED = frozenset({"seed_session", "close_session", "verify", "aggregate_metrics", "reverify_mode", "ng-rollout",
-                      "grade", "tools", "healthz", "metrics", "mcp", "openenv"})
+                      "grade", "tools", "healthz", "readyz", "metrics", "mcp", "openenv"})
 
 
 class _ToolRoute(Route):

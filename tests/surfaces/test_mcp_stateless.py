@@ -232,3 +232,28 @@ def test_handles_open_only_with_their_key_and_principal(monkeypatch):
         RolloutHandles().open(solo.mint("p")[0], "p")  # random per-process keys differ
     with pytest.raises(ValueError, match="empty"):
         RolloutHandles(b"")
+
+
+def test_a_handshake_session_is_bound_to_the_token_that_opened_it(server):
+    """Another valid token naming a session-based revision's session id gets the unknown-session answer: it can
+    neither call tools in that rollout nor end it (an outside attack ran tokB's calls in tokA's session)."""
+    import httpx
+
+    url, _ = server
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    owner = {**accept, "Authorization": f"Bearer {TOKEN}"}
+    other = {**accept, "Authorization": f"Bearer {OTHER_TOKEN}"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    with httpx.Client(base_url=url, timeout=30) as http:
+        opened = http.post("/mcp", json=init, headers=owner)
+        session = opened.headers["mcp-session-id"]
+        with_session = {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+        http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers={**owner, **with_session})
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert http.post("/mcp", json=listing, headers={**other, **with_session}).status_code == 404
+        assert http.delete("/mcp", headers={**other, **with_session}).status_code == 404
+        mine = http.post("/mcp", json=listing, headers={**owner, **with_session})
+        assert mine.status_code == 200 and "get_order_status" in mine.text  # the owner's session lives on
+        assert http.delete("/mcp", headers={**owner, **with_session}).status_code < 400
+        assert http.post("/mcp", json=listing, headers={**owner, **with_session}).status_code == 404

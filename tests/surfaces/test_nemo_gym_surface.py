@@ -143,6 +143,14 @@ def test_reserved_tool_names_are_refused_at_mount():
 
     with pytest.raises(ValueError, match="verify"):
         ToolServer(tools=[verify_order], surfaces=["nemo_gym"], auth_env_var=None)
+
+    @tool(name="readyz")  # a probe route: POST /readyz answers 405, so the tool could never be reached
+    def readiness(order_id: str) -> str:
+        """Check readiness."""
+        return order_id
+
+    with pytest.raises(ValueError, match="readyz"):
+        ToolServer(tools=[readiness], surfaces=["nemo_gym"], auth_env_var=None)
     assert isinstance(load_surface("nemo_gym", max_sessions=3), NeMoGymSurface)
 
 
