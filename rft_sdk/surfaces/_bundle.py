@@ -15,6 +15,7 @@ a requirement string used verbatim (``"rft-sdk==0.2.0"`` where an index has it,
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -43,9 +44,20 @@ def checkout_root() -> Path | None:
 _SOURCES = ("pyproject.toml", "README.md", "LICENSE", "rft_sdk")
 
 
+def _local_backend() -> bool:
+    """Whether this environment has the build backend ``pyproject.toml`` asks for (setuptools >= 77)."""
+    try:
+        major = int(importlib.metadata.version("setuptools").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return False
+    return major >= 77
+
+
 def _build_wheel(root: Path, wheels: Path) -> None:
-    """``pip wheel --no-deps --no-build-isolation`` into ``wheels`` (the build backend, setuptools, from this
-    environment: no index needed), from a copy of the checkout's sources: setuptools writes ``build/`` and
+    """``pip wheel --no-deps`` into ``wheels``: with ``--no-build-isolation`` when this environment has the
+    build backend (setuptools >= 77: no index needed), else in pip's isolated build environment (which
+    fetches setuptools from the index; a fresh Python 3.12+ venv has none). From a copy of the checkout's
+    sources: setuptools writes ``build/`` and
     ``rft_sdk.egg-info/`` beside what it builds, and an ``egg-info`` left in the checkout would shadow the
     installed package's metadata (its entry points) whenever the checkout is on ``sys.path``."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -56,7 +68,8 @@ def _build_wheel(root: Path, wheels: Path) -> None:
                 shutil.copytree(root / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             elif (root / name).is_file():
                 shutil.copyfile(root / name, source / name)
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+        isolation = ["--no-build-isolation"] if _local_backend() else []
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "--quiet",
                                "--wheel-dir", str(wheels), str(source)], capture_output=True, text=True)
     if done.returncode != 0 or len(list(wheels.glob("rft_sdk-*.whl"))) != 1:
         raise RFTError(f"building the rft-sdk wheel from {root} failed (pip wheel exit {done.returncode}): "

@@ -13,6 +13,7 @@ from sdk_helpers import ROOT, make_server
 
 import rft_sdk
 from rft_sdk import MemoryStore, StoredRollout
+from rft_sdk.testing import free_port
 
 
 async def test_memory_store_capacity_ttl_and_release():
@@ -173,7 +174,9 @@ def test_cli_tools_base_url_prints_exactly_the_spec_job_shape(tmp_path, monkeypa
 @pytest.mark.parametrize("argv, fragment", [
     (["tools", "cli_err_app:server", "--base-url", "https://x"], "has no grader"),
     (["tools", "cli_err_app:not_a_server"], "is a int, not a ToolServer"),
-    (["serve", "cli_err_app:not_a_server", "--host", "256.0.0.1"], "not an ASGI app"),  # never binds
+    # a free port on loopback: the address is checked first (before the app is imported), then the app
+    (["serve", "cli_err_app:not_a_server", "--host", "127.0.0.1", "--port", str(free_port())], "not an ASGI app"),
+    (["serve", "cli_err_app:not_a_server", "--host", "256.0.0.1"], "is not an address of this machine"),
     (["serve", "cli_err_app"], "expected MODULE:ATTR"),
     (["tools", "cli_err_app:missing"], "has no attribute 'missing'"),
 ])
