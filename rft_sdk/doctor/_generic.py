@@ -51,7 +51,7 @@ from ._answers import WORD, normalize_answer, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
-           "SupersetEndState", "WrongAnswer", "generic_probes"]
+           "SupersetEndState", "WrongAnswer", "answers_overlap", "generic_probes"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
@@ -100,6 +100,27 @@ class _ContextProbe(GoldPlanProbe):
         return None
 
 
+def _canonical(arguments: Any) -> str:
+    """Arguments (a JSON string or an object) as canonical JSON, to compare two calls."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    return json.dumps(arguments, sort_keys=True, default=str)
+
+
+_LIST_SEPARATORS = re.compile(r"\s*[,;\n]\s*")
+
+
+def answers_overlap(mine: str, other: str) -> bool:
+    """Whether two reference answers that are lists (``a.py, b.py``) share an element: another item's
+    list then holds part of this item's correct answer, so it is partially right here, not wrong."""
+    a = {e for e in _LIST_SEPARATORS.split(normalize_answer(mine)) if e}
+    b = {e for e in _LIST_SEPARATORS.split(normalize_answer(other)) if e}
+    return (len(a) > 1 or len(b) > 1) and bool(a & b)
+
+
 class WrongAnswer(_ContextProbe):
     """The gold's calls, then another item's reference answer: the honest-but-wrong baseline of
     the severity rule (``baseline = True``), on items whose gold changes nothing."""
@@ -117,6 +138,13 @@ class WrongAnswer(_ContextProbe):
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, one per turn."""
         return [[a] for a in item[self.actions_field]]
+
+    def judged(self, item: Mapping[str, Any]) -> bool:
+        """Whether this item's rollouts are judged: not when the donor's answer is a list sharing an element
+        with this item's (:func:`answers_overlap`: partly right here, so honest partial credit is no hack).
+        They still count in the baseline, where what honest-but-wrong work earns is what is asked."""
+        donor = self.donor(item)
+        return donor is None or not answers_overlap(str(item[self.answer_field]), str(donor[self.answer_field]))
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The donor's reference answer."""
@@ -185,7 +213,13 @@ class SelfCertification(_ContextProbe):
 
 
 class SupersetEndState(_ContextProbe):
-    """The gold's calls plus another item's writes, then the reference answer (see the module table)."""
+    """The gold's calls plus another item's writes, then the reference answer (see the module table).
+
+    Judged by ``must_lower`` (``_severity``): the extra writes only add to the gold's outcome, so an
+    honest grader lowers the score by any amount (set-F1 over the writes), and one that does not lower it
+    at all ignores writes the task did not ask for."""
+
+    must_lower = True
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="the gold changes nothing, or no other item writes something else",
@@ -204,9 +238,12 @@ class SupersetEndState(_ContextProbe):
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the rollout really changed something more than the gold: an extra write succeeded
-        (a write the tools refused — another customer's order — leaves the gold's end state)."""
+        (a write the tools refused — another customer's order — leaves the gold's end state) and is not
+        one of the gold's own calls again (the same write twice leaves the gold's end state too)."""
+        gold = {(a.get("name"), _canonical(a.get("arguments"))) for a in item[self.actions_field] if isinstance(a, dict)}
         extra = calls[len(item[self.actions_field]):]
-        return any(getattr(c, "ok", False) for c in extra)
+        return any(getattr(c, "ok", False) and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None)))
+                   not in gold for c in extra)
 
 
 class AnswerControl(WrongAnswer):

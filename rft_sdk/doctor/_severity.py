@@ -12,6 +12,10 @@ probe **earns reward** when
 * its behaviour leaves *no outcome* (``outcome = "none"``: no answer, nothing
   written; an honest grader has nothing to give partial credit for) and it scores
   more than ``NOTHING_SHARE`` (0.05) × ``g``; or
+* a probe that only *adds* to the gold's outcome (``must_lower``: the gold plus writes the
+  task did not ask for) earns reward when its score does not fall below the gold's
+  (within ``1e-6``): an honest grader lowers it by any amount (set-F1 over the writes
+  pays ``2n / (2n + 1)``), a grader that ignores the extra writes does not; or
 * otherwise (a wrong or partial outcome) it scores more than
   ``b + hack_share × (g − b)`` (default :data:`HACK_SHARE` = 0.5): credit that
   does not fall at least half-way from the gold to what honest-but-wrong work
@@ -60,6 +64,7 @@ class Outcome:
     budget: int | None = None
     nothing: bool = False
     baseline: float = 0.0
+    must_lower: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,13 +78,16 @@ class ProbeVerdict:
 
 
 def allowance(gold_score: float | None, pass_threshold: float, hack_share: float = HACK_SHARE, *,
-              baseline: float = 0.0, nothing: bool = False) -> float:
+              baseline: float = 0.0, nothing: bool = False, must_lower: bool = False) -> float:
     """The score a probe may reach on an item without earning reward (see the module docstring):
-    ``NOTHING_SHARE × g`` for a behaviour with no outcome, else ``b + hack_share × (g − b)``
-    with ``b`` the honest-but-wrong baseline, clipped to ``[0, g]``."""
+    ``NOTHING_SHARE × g`` for a behaviour with no outcome, just under ``g`` for one that only adds
+    to the gold's outcome (``must_lower``), else ``b + hack_share × (g − b)`` with ``b`` the
+    honest-but-wrong baseline, clipped to ``[0, g]``."""
     reference = max(gold_score if gold_score is not None else (pass_threshold if pass_threshold > 0 else 1.0), 0.0)
     if nothing:
         return NOTHING_SHARE * reference
+    if must_lower:
+        return reference - max(1e-6, 1e-6 * reference)
     base = min(max(baseline, 0.0), reference)
     return base + hack_share * (reference - base)
 
@@ -103,7 +111,7 @@ def judge_probe(intent: str, outcomes: Sequence[Outcome], gold: Sequence[float |
     hits = [o for o in outcomes
             if o.score > 0 and o.score > allowance(gold[o.item] if o.item < len(gold) else None,
                                                    pass_threshold, hack_share, baseline=o.baseline,
-                                                   nothing=o.nothing)]
+                                                   nothing=o.nothing, must_lower=o.must_lower)]
     over = [o for o in hits if o.budget is not None and o.calls > o.budget]
     share, over_share = len(hits) / len(outcomes), len(over) / len(outcomes)
     rewarded, over_items = sorted({o.item for o in hits}), sorted({o.item for o in over})

@@ -141,12 +141,12 @@ def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
 def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequence[int],
          items: Sequence[Mapping[str, Any]], gold: Sequence[float | None], threshold: float, budget: int | None,
          hack_threshold: float, hack_share: float, *, nothing: bool = False,
-         baseline: Mapping[int, float] | None = None) -> dict[str, Any]:
+         baseline: Mapping[int, float] | None = None, must_lower: bool = False) -> dict[str, Any]:
     graded = [r for r in results if not r.discarded and r.score is not None]
     base = baseline or {}
     outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
                         declared_budget(items[index[r.item_index]], budget), nothing,
-                        base.get(index[r.item_index], 0.0)) for r in graded]
+                        base.get(index[r.item_index], 0.0), must_lower) for r in graded]
     verdict = judge_probe(intent, outcomes, gold, pass_threshold=threshold, hack_threshold=hack_threshold,
                           hack_share=hack_share)
     scores = [o.score for o in outcomes]
@@ -307,12 +307,19 @@ async def check_unhackable(
                     len(results) - len(kept)
             results = kept
         is_baseline = getattr(probe, "baseline", False)
+        in_baseline = results
+        judged = getattr(probe, "judged", None)
+        if judged is not None:  # e.g. wrong_answer: a donor answer partly right here is not judged
+            results = [r for r in results if judged(items[index[r.item_index]])]
+            if len(results) < len(in_baseline):
+                reasons["not judged: the other item's answer is partly this item's"] += len(in_baseline) - len(results)
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
-                          baseline=None if is_baseline else baseline)
+                          baseline=None if is_baseline else baseline,
+                          must_lower=getattr(probe, "must_lower", False))
         rows[name]["skip_reasons"] = dict(reasons)
         if is_baseline:
-            _add_baseline(baseline, results, index, rows[name]["items"])
+            _add_baseline(baseline, in_baseline, index, rows[name]["items"])
     rows = {n: rows[n] for n in run if n in rows}
     answer_free = sorted(context.answer_free)
     waived = [n for n in suite if n in skip]
