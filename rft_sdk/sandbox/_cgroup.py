@@ -30,6 +30,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import TypeVar
 
 __all__ = ["MemoryController", "PidsController", "find_memory_controller", "find_pids_controller"]
 
@@ -152,10 +153,13 @@ class PidsController:
         return removed
 
 
-def _probe(base: Path, version: int) -> PidsController | None:
-    ctl = PidsController(base, version)
+_Controller = TypeVar("_Controller", bound="PidsController")
+
+
+def _probe(kind: type[_Controller], base: Path, version: int, probe_limit: int) -> _Controller | None:
+    ctl = kind(base, version)
     try:
-        group = ctl.new_group(8)
+        group = ctl.new_group(probe_limit)
     except OSError:
         return None
     ctl.kill_and_remove(group)
@@ -163,8 +167,8 @@ def _probe(base: Path, version: int) -> PidsController | None:
     return ctl
 
 
-def find_pids_controller() -> tuple[PidsController | None, str]:
-    """A writable ``pids`` controller, or ``None`` and the reason there is none."""
+def _find_controller(kind: type[_Controller], name: str, probe_limit: int) -> tuple[_Controller | None, str]:
+    """A writable controller ``name`` (``"pids"``, ``"memory"``) as ``kind``, v2 first, else ``None`` and why."""
     groups, mounts = _own_groups(), _mounts()
     reasons = []
     for point, fstype, _ in mounts:
@@ -175,28 +179,33 @@ def find_pids_controller() -> tuple[PidsController | None, str]:
             controllers = (base / "cgroup.controllers").read_text().split()
         except OSError:
             continue
-        if "pids" not in controllers:
-            reasons.append(f"cgroup v2 at {point}: no pids controller delegated here")
+        if name not in controllers:
+            reasons.append(f"cgroup v2 at {point}: no {name} controller delegated here")
             continue
         subtree = base / "cgroup.subtree_control"
         with contextlib.suppress(OSError):
-            if "pids" not in subtree.read_text().split():
-                subtree.write_text("+pids")
-        ctl = _probe(base, 2)
+            if name not in subtree.read_text().split():
+                subtree.write_text(f"+{name}")
+        ctl = _probe(kind, base, 2, probe_limit)
         if ctl is not None:
             return ctl, ""
         reasons.append(f"cgroup v2 at {point}: {base} is not writable")
     for point, fstype, options in mounts:
-        if fstype != "cgroup" or "pids" not in options:
+        if fstype != "cgroup" or name not in options:
             continue
-        path = next((p for c, p in groups.items() if "pids" in c.split(",")), None)
+        path = next((p for c, p in groups.items() if name in c.split(",")), None)
         if path is None:
             continue
-        ctl = _probe(Path(point) / path.lstrip("/"), 1)
+        ctl = _probe(kind, Path(point) / path.lstrip("/"), 1, probe_limit)
         if ctl is not None:
             return ctl, ""
-        reasons.append(f"cgroup v1 pids at {point}: not writable")
-    return None, "; ".join(reasons) or "no pids cgroup controller mounted"
+        reasons.append(f"cgroup v1 {name} at {point}: not writable")
+    return None, "; ".join(reasons) or f"no {name} cgroup controller mounted"
+
+
+def find_pids_controller() -> tuple[PidsController | None, str]:
+    """A writable ``pids`` controller, or ``None`` and the reason there is none."""
+    return _find_controller(PidsController, "pids", 8)
 
 
 class MemoryController(PidsController):
@@ -241,48 +250,6 @@ class MemoryController(PidsController):
         return group
 
 
-def _probe_memory(base: Path, version: int) -> MemoryController | None:
-    ctl = MemoryController(base, version)
-    try:
-        group = ctl.new_group(64 * 2**20)
-    except OSError:
-        return None
-    ctl.kill_and_remove(group)
-    ctl.remove_stale()
-    return ctl
-
-
 def find_memory_controller() -> tuple[MemoryController | None, str]:
     """A writable ``memory`` controller, or ``None`` and the reason there is none."""
-    groups, mounts = _own_groups(), _mounts()
-    reasons = []
-    for point, fstype, _ in mounts:
-        if fstype != "cgroup2" or "" not in groups:
-            continue
-        base = Path(point) / groups[""].lstrip("/")
-        try:
-            controllers = (base / "cgroup.controllers").read_text().split()
-        except OSError:
-            continue
-        if "memory" not in controllers:
-            reasons.append(f"cgroup v2 at {point}: no memory controller delegated here")
-            continue
-        with contextlib.suppress(OSError):
-            subtree = base / "cgroup.subtree_control"
-            if "memory" not in subtree.read_text().split():
-                subtree.write_text("+memory")
-        ctl = _probe_memory(base, 2)
-        if ctl is not None:
-            return ctl, ""
-        reasons.append(f"cgroup v2 at {point}: {base} is not writable")
-    for point, fstype, options in mounts:
-        if fstype != "cgroup" or "memory" not in options:
-            continue
-        path = next((p for c, p in groups.items() if "memory" in c.split(",")), None)
-        if path is None:
-            continue
-        ctl = _probe_memory(Path(point) / path.lstrip("/"), 1)
-        if ctl is not None:
-            return ctl, ""
-        reasons.append(f"cgroup v1 memory at {point}: not writable")
-    return None, "; ".join(reasons) or "no memory cgroup controller mounted"
+    return _find_controller(MemoryController, "memory", 64 * 2**20)
