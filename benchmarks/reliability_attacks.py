@@ -51,15 +51,15 @@ def _items() -> list[dict[str, Any]]:
     return [json.loads(line) for line in DATASET.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def mutate(rng: random.Random, good: bytes) -> bytes:
-    """``good`` with 1-4 edits: inserted hostile pieces (surrogates, invalid UTF-8, huge numbers, deep
-    nesting, ``1e999``), cut bytes or a truncation."""
+def mutate(rng: random.Random, good: bytes, pieces: list[bytes] = PIECES) -> bytes:
+    """``good`` with 1-4 edits: inserted hostile ``pieces`` (by default surrogates, invalid UTF-8, huge
+    numbers, deep nesting, ``1e999``), cut bytes or a truncation."""
     out = good
     for _ in range(rng.randint(1, 4)):
         at = rng.randint(0, len(out))
         kind = rng.random()
         if kind < 0.6:
-            out = out[:at] + rng.choice(PIECES) + out[at:]
+            out = out[:at] + rng.choice(pieces) + out[at:]
         elif kind < 0.8:
             out = out[:at] + out[at + rng.randint(1, 8):]
         else:

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.reliability_attacks import ATTACKS  # noqa: E402  # issue 39: surfaces, database, sandbox
+from benchmarks.reliability_attacks import ATTACKS, mutate  # noqa: E402  # issue 39: surfaces, database, sandbox
 from rft_sdk.emulator._session import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.protocol import TOOL_TIMEOUT_S  # noqa: E402
 from rft_sdk.testing import RedisServer, free_port, serve_process  # noqa: E402
@@ -136,20 +136,13 @@ class Clients:
 
 
 # -- scenarios ---------------------------------------------------------------------------------------
+#: The byte-edit fuzz's hostile pieces (``reliability_attacks.PIECES`` less its 5,000-digit and deep ones).
+_PIECES = [RAW_SURROGATE, b"\xff", b"\xc3", b"\x00", b"\x1b", b'"', b"\\", b"\\ud800", b"\\udfff", b"{", b"}",
+           b"[", b"]", b",", b":", b"1e999", b"NaN", b"null", b"true", b"99999999999999999999999", b""]
+
+
 def _mutate(rng: random.Random, good: bytes) -> bytes:
-    pieces = [RAW_SURROGATE, b"\xff", b"\xc3", b"\x00", b"\x1b", b'"', b"\\", b"\\ud800", b"\\udfff", b"{", b"}",
-              b"[", b"]", b",", b":", b"1e999", b"NaN", b"null", b"true", b"99999999999999999999999", b""]
-    out = good
-    for _ in range(rng.randint(1, 4)):
-        at = rng.randint(0, len(out))
-        kind = rng.random()
-        if kind < 0.6:
-            out = out[:at] + rng.choice(pieces) + out[at:]
-        elif kind < 0.8:
-            out = out[:at] + out[at + rng.randint(1, 8):]
-        else:
-            out = out[:at]
-    return out
+    return mutate(rng, good, _PIECES)
 
 
 def fuzz(args: argparse.Namespace) -> dict[str, Any]:

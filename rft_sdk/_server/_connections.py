@@ -57,19 +57,28 @@ HEADER_TIMEOUT_ENV = "RFT_HEADER_TIMEOUT_S"
 FIRST_BYTE_TIMEOUT_ENV = "RFT_FIRST_BYTE_TIMEOUT_S"
 
 
+def _seconds_from_env(name: str, default: float) -> float:
+    """``$name`` as seconds >= 0, or ``default`` when unset or blank.
+
+    Raises:
+        ValueError: the variable is not a number >= 0.
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    value = float(text)
+    if not value >= 0:
+        raise ValueError(f"{name} must be a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def header_timeout_s() -> float:
     """The header-read deadline in force: ``$RFT_HEADER_TIMEOUT_S`` or ``HEADER_TIMEOUT_S`` (seconds).
 
     Raises:
         ValueError: the variable is not a number >= 0.
     """
-    text = os.environ.get(HEADER_TIMEOUT_ENV, "").strip()
-    if not text:
-        return HEADER_TIMEOUT_S
-    value = float(text)
-    if not value >= 0:
-        raise ValueError(f"{HEADER_TIMEOUT_ENV} must be a number of seconds >= 0, got {text!r}")
-    return value
+    return _seconds_from_env(HEADER_TIMEOUT_ENV, HEADER_TIMEOUT_S)
 
 
 def first_byte_timeout_s() -> float:
@@ -78,13 +87,7 @@ def first_byte_timeout_s() -> float:
     Raises:
         ValueError: the variable is not a number >= 0.
     """
-    text = os.environ.get(FIRST_BYTE_TIMEOUT_ENV, "").strip()
-    if not text:
-        return FIRST_BYTE_TIMEOUT_S
-    value = float(text)
-    if not value >= 0:
-        raise ValueError(f"{FIRST_BYTE_TIMEOUT_ENV} must be a number of seconds >= 0, got {text!r}")
-    return value
+    return _seconds_from_env(FIRST_BYTE_TIMEOUT_ENV, FIRST_BYTE_TIMEOUT_S)
 
 
 class HeaderDeadline:
