@@ -36,14 +36,13 @@ from collections.abc import Iterable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .._wire._credential import TOKEN_HEADERS, credential_of
 from .._wire._endpoint import EndpointError, encode_json, json_response
-from .._wire._principal import PRINCIPAL_SCOPE_KEY, request_principal
+from .._wire._principal import PRINCIPAL_SCOPE_KEY, TOKEN_HEADERS, request_principal
 from ._metrics import Metrics
 
 __all__ = ["AUTH_ENV_VAR", "GRADER_SECRET_ENV_VAR", "GRADER_SECRET_PREFIX", "OPEN_PATHS", "PRINCIPAL_SCOPE_KEY",
            "PROBE_METHODS", "PROBE_PATHS", "TOKEN_HEADERS", "AuthMiddleware", "BearerAuth", "check_grader_secret",
-           "credential_of", "is_loopback", "request_principal"]
+           "is_loopback", "request_principal"]
 
 logger = logging.getLogger("rft_sdk")
 AUTH_ENV_VAR = "RFT_AUTH_TOKENS"
@@ -189,7 +188,9 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":  # same tokens and headers; refused before accept (the server answers 403)
-            if not self.auth.enabled or _route_path(scope) in OPEN_PATHS or self.auth.check_headers(Headers(scope=scope)):
+            principal = "" if _route_path(scope) in OPEN_PATHS else self.auth.principal(Headers(scope=scope))
+            if principal is not None:
+                scope[PRINCIPAL_SCOPE_KEY] = principal
                 await self.app(scope, receive, send)
                 return
             self.metrics.incr("auth_failures")

@@ -52,15 +52,14 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .._wire._body import decode_object, loads_strict, read_body
-from .._wire._credential import credential_of
 from .._wire._endpoint import encode_json, error_body, json_response
+from .._wire._principal import request_principal
 from .._wire._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._openenv_episode import Episode, EpisodeConfig, ProtocolError, openenv_tools
@@ -113,7 +112,7 @@ class _Sessions:
     of opening one (a WebSocket, ``openenv/session/create``, and a stateless ``POST /reset`` while it runs).
 
     A session id is ``secrets.token_urlsafe(32)`` (256 random bits), bound to the credential that opened
-    it (:func:`rft_sdk._wire._credential.credential_of`): another credential naming it is refused as an unknown id.
+    it (:func:`rft_sdk._wire._principal.request_principal`, the token auth accepted): another credential naming it is refused as an unknown id.
     A session opened by a WebSocket belongs to that connection: it cannot be attached to or closed by id.
     """
 
@@ -295,7 +294,7 @@ class _Routes:
 
     async def _session(self, ws: WebSocket, limits: WsLimits) -> None:
         requested = ws.query_params.get("session_id")
-        credential = credential_of(Headers(scope=ws.scope))
+        credential = request_principal(ws.scope) or ""
         if requested is not None:
             episode = self.sessions.get(requested, credential)
             if episode is None or requested in self.sessions.attached:
@@ -362,7 +361,7 @@ class _Routes:
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
             rid = body.get("id") if isinstance(body, dict) else None
             return _json(_rpc(error=(-32600, "Invalid Request"), request_id=rid if _plain_id(rid) else None))
-        return _json(await self._rpc_call(body, None, None, credential_of(request.headers)))
+        return _json(await self._rpc_call(body, None, None, request_principal(request.scope) or ""))
 
     async def _rpc_call(self, body: Any, episode: Episode | None, session_id: str | None,
                         credential: str) -> dict[str, Any]:
