@@ -36,10 +36,12 @@ from .._wire._item_cache import ItemCache
 from ..exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
 from ..protocol import (
     BODY_TIMEOUT_S,
+    END_STATE_HEADER,
     GRADE_DETAILS_HEADER,
     MAX_BODY_BYTES,
     QUEUE_TIMEOUT_S,
     QUEUE_WAIT_HEADER,
+    STATE_CHANGED_HEADER,
     GradeRequest,
     ToolCallRequest,
 )
@@ -480,10 +482,12 @@ class ToolServer(ExportMixin):
                 return json_response(body, status)
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
         with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
-            status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
-                                                   self.response_limit, self.db, item_json)
+            status, body, changed = await execute_tool_call(definition, call, self.store, self.metrics_state,
+                                                            self.response_limit, self.db, item_json)
             observed.result(status, body)
-        return json_response(body, status)
+        # what the call changed, decided here rather than by the tool (protocol.STATE_CHANGED_HEADER)
+        return json_response(body, status, None if changed is None else
+                             {STATE_CHANGED_HEADER: "true" if changed else "false"})
 
     def _tool_named(self, name: str) -> ToolDefinition:
         definition = self._tools.get(name)
@@ -506,13 +510,17 @@ class ToolServer(ExportMixin):
         data, item_json = self._read(request, raw)
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
         with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
-            score, details = await execute_grade(definition, grade_request, fingerprint(data, item_json), self.store,
-                                                 self.metrics_state, self.grade_retention_s,
-                                                 self.graded_tombstone_s, self.db, item_json)
+            score, details, end_state = await execute_grade(
+                definition, grade_request, fingerprint(data, item_json), self.store, self.metrics_state,
+                self.grade_retention_s, self.graded_tombstone_s, self.db, item_json,
+                end_state=END_STATE_HEADER in request.headers)
             observed.result(200, score, details)
         if grade_request.trace_id is not None:
             self.items.drop(grade_request.trace_id)  # graded: its item need not be kept for later calls
-        return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
+        headers = {GRADE_DETAILS_HEADER: encode_details(details)}
+        if end_state is not None:  # asked for by the client (protocol.END_STATE_HEADER)
+            headers[END_STATE_HEADER] = end_state
+        return json_response(encode_json({"score": score}), 200, headers)
 
 
 def _queued(response: Response, waited_s: float) -> Response:

@@ -111,8 +111,13 @@ async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str
 
 async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
                             metrics: Metrics, response_limit: int = MAX_BODY_BYTES,
-                            db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[int, bytes]:
-    """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
+                            db: RolloutDatabase | None = None, item_json: bytes | None = None
+                            ) -> tuple[int, bytes, bool | None]:
+    """Run one call under the rollout's lock; return ``(status, encoded JSON body, changed)``.
+
+    ``changed`` (``protocol.STATE_CHANGED_HEADER``): whether the call changed the rollout's state or
+    wrote rows to its database (``False`` for a refused call, whose writes are rolled back); ``None``
+    for an answer replayed for a resent ``call_id`` or recovered from the database after a crash.
 
     A ``call_id`` already answered in this rollout is replayed (same status,
     same bytes) without running again. An answer over ``response_limit`` bytes
@@ -145,7 +150,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         if previous is not None:
             _check_same_call(stored.trajectory, definition.name, request)
             metrics.incr("replayed_calls")
-            return int(previous[0]), str(previous[1]).encode("utf-8")
+            return int(previous[0]), str(previous[1]).encode("utf-8"), None
         if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
@@ -159,7 +164,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
 
 async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, metrics: Metrics,
                     response_limit: int, stored: StoredRollout, scope: CallScope | None,
-                    sent: SentItem | None = None) -> tuple[int, bytes]:
+                    sent: SentItem | None = None) -> tuple[int, bytes, bool | None]:
     """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
     call_id, trace_id = request.call_id, request.trace_id
     trajectory = stored.trajectory
@@ -170,6 +175,7 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
     output: str | None = None
     error: str | None = None
     new_state_json: str | None = None
+    changed: bool | None = None  # what the call changed (None: not run here, a replay)
     echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
     try:
         arguments = decode_arguments(request.arguments)
@@ -188,7 +194,8 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         except (TypeError, ValueError) as exc:
             raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
         if replayed is None:  # what the call changed: how undeclared write tools are learnt (@tool(writes=))
-            definition.runtime.observe(db_changed or new_state_json != (stored.state_json or "{}"))
+            changed = db_changed or new_state_json != (stored.state_json or "{}")
+            definition.runtime.observe(changed)
         if scope is not None and replayed is None:  # recorded in the transaction; committed after the store's save
             await scope.stage(call_id, output, {"arguments": arguments, "started_at": started_at,
                                                 "state_json": new_state_json})
@@ -203,13 +210,13 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
             raise
         if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
             metrics.incr(exc.counter)
-        output, new_state_json = None, None
+        output, new_state_json, changed = None, None, False
         status, payload, error = exc.status, exc.body(echo), exc.message
 
     status, payload, body, too_large = _answer(status, payload, response_limit, echo)
     if too_large is not None:
         metrics.incr("outputs_too_large")
-        output, error, new_state_json = None, too_large, None
+        output, error, new_state_json, changed = None, too_large, None, False
     if status != 200 and scope is not None:  # a refused call changes nothing: its writes are rolled back
         await scope.rollback()
     latency_s = time.perf_counter() - t0
@@ -245,7 +252,7 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         raise
     if scope is not None and status == 200 and replayed is None:
         await _commit_after_save(scope, store, stored, record, call_id)
-    return status, body
+    return status, body, changed
 
 
 async def _commit_after_save(scope: CallScope, store: RolloutStore, stored: StoredRollout, record: ToolCallRecord,

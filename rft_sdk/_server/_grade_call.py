@@ -29,7 +29,7 @@ import json
 import logging
 from typing import Any
 
-from .._db import RolloutDatabase, open_grading_view
+from .._db import GradingDatabase, RolloutDatabase, open_grading_view
 from .._definitions._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
 from .._definitions._invoke import invoke_guarded
 from .._stores import GradeRecord, RolloutStore
@@ -40,7 +40,7 @@ from ..protocol import GRADE_DETAILS_MAX_CHARS, GradeRequest
 from ._items import canonical_item, sha256_hex
 from ._metrics import Metrics
 
-__all__ = ["encode_details", "execute_grade", "fingerprint"]
+__all__ = ["encode_details", "end_state_digest", "execute_grade", "fingerprint"]
 
 logger = logging.getLogger("rft_sdk")
 
@@ -82,8 +82,12 @@ def fingerprint(body: dict[str, Any], item_json: bytes | None = None) -> str:
 async def execute_grade(definition: GraderDefinition, request: GradeRequest, request_fingerprint: str,
                         store: RolloutStore, metrics: Metrics,
                         retention_s: float, tombstone_s: float = 3600.0,
-                        db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[float, dict[str, Any]]:
-    """Grade one validated request; return ``(score, details)``.
+                        db: RolloutDatabase | None = None, item_json: bytes | None = None, *,
+                        end_state: bool = False) -> tuple[float, dict[str, Any], str | None]:
+    """Grade one validated request; return ``(score, details, end-state digest or None)``.
+
+    With ``end_state``, the digest of the rollout's end state (:func:`end_state_digest`,
+    ``protocol.END_STATE_HEADER``) for a traced rollout graded now; ``None`` otherwise.
 
     A graded rollout leaves a tombstone for ``tombstone_s`` seconds
     (``RolloutStore.mark_graded``): a later tool call of that ``trace_id`` gets
@@ -111,7 +115,7 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
             if view is not None:
                 await view.aclose()
         metrics.incr("grades")
-        return float(grade.score), clean_value(grade.details())
+        return float(grade.score), clean_value(grade.details()), None
     async with store.lock(trace_id):
         stored = await store.load(trace_id)
         if stored is None:
@@ -119,7 +123,7 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
             previous = records.get(definition.name)
             if previous is not None and previous.fingerprint == request_fingerprint:
                 metrics.incr("grades_replayed")
-                return previous.score, previous.details
+                return previous.score, previous.details, None
             if records:
                 message = (f"rollout {trace_id} was already graded (by {sorted(records)}) and its state "
                            "released; raise ToolServer(grade_retention_s=...) to grade it again")
@@ -139,8 +143,11 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
             grader=definition.name,
             db=view,
         )
+        digest: str | None = None
         try:
             grade = await _run_grader(definition, ctx)
+            if end_state:  # from the stored state, not ctx.state (a grader may have changed its copy)
+                digest = await end_state_digest(stored.state_json if stored else "{}", view)
         finally:
             if view is not None:
                 await view.aclose()
@@ -156,7 +163,27 @@ async def execute_grade(definition: GraderDefinition, request: GradeRequest, req
         metrics.graded(definition.name, score=score, trajectory=ctx.trajectory)  # observe (#15)
         logger.info("grader %s scored %s: %.4f subscores=%s reasons=%s", definition.name, trace_id, score,
                     details.get("subscores", {}), details.get("reasons", []))
-        return score, details
+        return score, details, digest
+
+
+async def end_state_digest(state_json: str, view: GradingDatabase | None = None) -> str:
+    """``"sha256:<hex>"`` of a rollout's end state: the canonical JSON (sorted keys) of its state, then,
+    with a rollout database, its rows that differ from the template (sorted; read once per grade and
+    shared with the grader's ``ctx.db``). Equal for two rollouts of one item exactly when their tools
+    left the same state, whatever order the calls came in.
+
+    Raises:
+        EndpointError: 503 ``database_unavailable`` when the rollout database does not answer.
+    """
+    state = json.loads(state_json or "{}")
+    digest = hashlib.sha256(json.dumps(state, sort_keys=True, separators=(",", ":"), default=str).encode())
+    if view is not None:
+        try:
+            changes = await view.changes()
+        except view.owner.unavailable_errors as exc:
+            raise view.owner.unavailable(exc) from exc
+        digest.update(json.dumps(sorted((repr(k), repr(v)) for k, v in changes.items())).encode())
+    return "sha256:" + digest.hexdigest()
 
 
 async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grade:
