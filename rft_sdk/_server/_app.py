@@ -447,10 +447,12 @@ class ToolServer(ExportMixin):
         return json_response(encode_json(self.openapi()))
 
     async def _list_tools(self, request: Request) -> Response:
-        # "writes": per tool, declared (@tool(writes=...)) or learnt from what its calls changed; null: unknown
+        # "writes": per tool, declared (@tool(writes=...)) or learnt from what its calls changed; null: unknown.
+        # "declared": the declaration alone (null: undeclared), for a client that learns from its own calls
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
                                           "graders": sorted(self._graders), "default_grader": self._default_grader,
-                                          "writes": {n: t.learned_writes for n, t in self._tools.items()}}))
+                                          "writes": {n: t.learned_writes for n, t in self._tools.items()},
+                                          "declared": {n: t.writes for n, t in self._tools.items()}}))
 
     async def _metrics(self, request: Request) -> Response:
         # Prometheus text by default; JSON with ?format=json or Accept: application/json

@@ -131,8 +131,8 @@ async def test_doctor_uses_the_learnt_write_tools(tmp_path):
         result = await check_unhackable(items_for(server), server.job_config(url, rate_limit=1000,
                                                                              max_episode_steps=16))
     ev = result.evidence
-    assert ev["write_tools_source"] == "declared or learnt"
-    assert ev["write_tools"] == ["checkout_book", "renew_loan"]
+    assert ev["write_tools_source"] == "declared or learnt in this run"
+    assert ev["write_tools"] == ["checkout_book", "renew_loan"] and ev["unknown_kind_tools"] == []
     # the write-only probes now run on every item instead of skipping "the gold changes nothing"
     for probe in ("altered_writes", "read_only", "noop_write", "copied_answer", "superset_end_state"):
         assert ev["probes"][probe]["verdict"] == "pass" and ev["probes"][probe]["rollouts"] == 10, probe
@@ -180,3 +180,48 @@ def test_noisy_policy_is_reproducible_and_refuses_bad_rates():
         NoisyReplayPolicy({"drop": 1.5})
     with pytest.raises(ValueError, match="rates"):
         NoisyReplayPolicy({"typo": 0.1})
+
+
+def make_sync_server() -> ToolServer:
+    """``sync_book`` changes state only for book "b0" (what a call changes depends on the data)."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def sync_book(book: str, *, rollout: Rollout) -> str:
+        """Sync a book's record.
+
+        Args:
+            book: e.g. "b10".
+        """
+        if book == "b0":
+            rollout.state["synced"] = book
+        return "synced"
+
+    @server.grader
+    def grade(ctx: GradingContext) -> float:
+        return float(ctx.output_text.strip() == ctx.item["reference_answer"])
+
+    return server
+
+
+def _sync_items(server: ToolServer, books: list[str]) -> list[dict[str, Any]]:
+    return [{"messages": [{"role": "user", "content": f"Sync {b}."}], "tools": server.dataset_tools(),
+             "actions": [{"name": "sync_book", "arguments": {"book": b}}], "reference_answer": f"Synced {b}."}
+            for b in books]
+
+
+async def test_the_doctor_learns_write_tools_per_run_not_from_earlier_runs_on_the_server():
+    """A server that once saw sync_book change state says "writes" ever after; the doctor decides from
+    what this run's gold calls changed (x-rft-state-changed), so a run's verdict does not depend on
+    what the server served before it."""
+    fresh, used = make_sync_server(), make_sync_server()
+    with run_server(fresh) as fresh_url, run_server(used) as used_url:
+        first = await check_unhackable(_sync_items(fresh, BOOKS), fresh.job_config(fresh_url, rate_limit=1000))
+        await check_unhackable(_sync_items(used, ["b0"] * 10), used.job_config(used_url, rate_limit=1000))
+        assert httpx.get(f"{used_url}/tools").json()["writes"] == {"sync_book": True}  # stale for BOOKS
+        again = await check_unhackable(_sync_items(used, BOOKS), used.job_config(used_url, rate_limit=1000))
+    for result in (first, again):
+        assert result.evidence["write_tools"] == [], result.evidence["write_tools"]
+        assert result.evidence["write_tools_source"] == "declared or learnt in this run"
+    assert {n: r["verdict"] for n, r in first.evidence["probes"].items()} == \
+        {n: r["verdict"] for n, r in again.evidence["probes"].items()}
