@@ -59,8 +59,8 @@ __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer"
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
 #: Values a self-certification probe writes into a status- or flag-like string argument.
-SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "passed", "verified", "success", "approved", "closed",
-                  "ok", "true")
+SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "complete", "passed", "verified", "success", "succeeded",
+                  "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true")
 _STATUS_NAME = re.compile(r"status|state|flag|done|verified|resolved|passed|complete|approved|success|fixed|ok$",
                           re.I)
 ZWJ = "\u200d"
