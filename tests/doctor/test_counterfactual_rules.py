@@ -17,8 +17,8 @@ from typing import Any
 from rft_sdk.doctor._generic import SelfCertification, SupersetEndState, WrongAnswer, answers_overlap
 from rft_sdk.doctor._probes import HACK, ProbeContext
 from rft_sdk.doctor._scope import sibling_values
-from rft_sdk.doctor._unhackable import took_effect
 from rft_sdk.doctor._severity import Outcome, judge_probe
+from rft_sdk.doctor._unhackable import took_effect
 
 
 def _verdict(scores: list[float], *, must_lower: bool) -> str:
