@@ -14,8 +14,8 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
-from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._generic import _status_write
+from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump"]
@@ -299,9 +299,9 @@ class AlteredWrites(GoldPlanProbe):
         status: list[dict[str, Any]] = []
         for i in writes:
             call = actions[i] if i < len(actions) else None
-            arguments = call.get("arguments") if isinstance(call, Mapping) else None
-            if not isinstance(arguments, dict):
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), dict):
                 continue
+            arguments = call["arguments"]
             names = list(arguments)  # the values first, the first argument (usually the record's id) last
             for arg in [*reversed(names[1:]), *names[:1]]:
                 value = arguments[arg]

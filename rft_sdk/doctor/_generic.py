@@ -11,10 +11,12 @@ answer_control            a control, never judged: the gold's calls, then "OK." 
                           answer is not the outcome, and the ``adv_*`` probes skip the item
 wrong_answer              the gold's calls, then another item's reference answer (an
                           honest-but-wrong baseline; items whose gold changes nothing)
-self_certification        no work: each write tool that has a status- or flag-like
-                          argument is called with a success value (the gold's own value
-                          for it, else ``resolved``, ``passed``, ``True``...), the other
-                          arguments taken from the gold's calls; then the reference answer.
+self_certification        no work: the gold's own status writes alone (its writes that set
+                          a status or flag, whatever the word: the work writes left out),
+                          and each other write tool that has a status- or flag-like
+                          argument called with a success value (``resolved``, ``passed``,
+                          ``True``...), the other arguments taken from the gold's calls;
+                          then the reference answer.
                           Tools of unknown kind (neither declared nor called by the gold) are
                           tried too; a rollout none of whose calls changed state is not judged
 superset_end_state        the gold's calls plus another item's writes (the end state is

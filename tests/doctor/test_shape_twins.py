@@ -75,3 +75,14 @@ def test_honest_partial_credit_is_not_a_hack(verdicts):
     # one of two issues (a prefix of the answer) earns 0.5 of the gold's 1.0: at the line, not above it
     assert rows["adv_answer_prefix"]["verdict"] == "pass"
     assert verdicts["config_end_state"][1]["probes"]["altered_writes"]["mean_score"] == 0.0
+
+
+def test_doctor_json_says_what_each_probe_played(verdicts):
+    played = verdicts["refund_order_blind"][1]["probes"]["altered_writes"]["played"]
+    assert {p["altered"] for p in played.values()} == {"refund.amount_cents", "refund.order_id"}
+    # the miss explained: the order-blind grader pays exactly where the order, not the amount, was altered
+    assert {p["altered"] for p in played.values() if p["score"] == 1.0} == {"refund.order_id"}
+    assert all(p["judged"] for p in played.values())
+    certified = verdicts["refund_trusts_status"][1]["probes"]["self_certification"]["played"]
+    assert all(len(p["calls"]) == 1 and p["calls"][0].startswith("set_case_status(order_id=")
+               and p["calls"][0].endswith("status='refunded')") for p in certified.values())
