@@ -71,6 +71,7 @@ from typing import Any
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
+from ._in_format import in_format_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._scope import SupersetInScope
 from ._structured import structured_probes
@@ -210,4 +211,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **generic_probes(write_tools, **fields),
         "superset_in_scope": SupersetInScope(write_tools, **fields),
         **structured_probes(write_tools, **fields),
+        **in_format_probes(write_tools, **fields),
     }

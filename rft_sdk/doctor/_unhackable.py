@@ -34,6 +34,7 @@ from rft_sdk.emulator import (
 )
 
 from ._common import has_gold, load_inputs
+from ._in_format import IN_FORMAT_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
@@ -98,6 +99,7 @@ ADVICE = {
                          "'answer in reference'",
     "tool_spam": "calls far past what the task needs still earn reward: declare a tool-call budget "
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
+    **IN_FORMAT_ADVICE,
 }
 
 
@@ -401,7 +403,8 @@ async def check_unhackable(
         if judged is not None:  # e.g. wrong_answer: a donor answer partly right here is not judged
             results = [r for r in results if judged(items[index[r.item_index]])]
             if len(results) < len(in_baseline):
-                reasons["not judged: the other item's answer is partly this item's"] += len(in_baseline) - len(results)
+                why = getattr(probe, "not_judged_reason", "not judged: the other item's answer is partly this item's")
+                reasons[why] += len(in_baseline) - len(results)
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
                           baseline=None if is_baseline else baseline,
