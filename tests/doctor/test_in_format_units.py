@@ -1,0 +1,111 @@
+"""Units of ``rft_sdk.doctor._in_format``: the slots of an answer, what each probe plays on an item, and
+the control that keeps ungraded slots out (the end-to-end twins are ``format_twins``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from rft_sdk.doctor._in_format import (
+    FormatControl,
+    HedgedAnswer,
+    HedgeWrongFirst,
+    InFormatAnswer,
+    SupersetUnusedWrite,
+    _special,
+    _wildcard,
+    answer_slots,
+    in_format_probes,
+    substitute,
+)
+from rft_sdk.doctor._probes import ProbeContext
+
+
+def _items(answers: list[str]) -> list[dict[str, Any]]:
+    return [{"messages": [{"role": "user", "content": f"q{k}"}], "reference_answer": a,
+             "actions": [{"name": "lookup", "arguments": {"key": f"k{k}"}}]} for k, a in enumerate(answers)]
+
+
+def test_slots_of_json_and_short_text_answers_and_none_in_prose() -> None:
+    json_slots = answer_slots(json.dumps({"capital": "Paris", "year": 1889, "tags": ["a"], "ok": True}))
+    assert [(s.name, s.kind) for s in json_slots] == [("capital", "string"), ("year", "number"), ("tags", "list")]
+    text = answer_slots("12.34 USD")
+    assert [(s.name, s.kind, s.value) for s in text] == [("number 0", "number", "12.34"), ("word 0", "string", "USD")]
+    assert [s.value for s in answer_slots("Fixed s10 via E3.")] == ["Fixed", "s10", "via", "E3"]  # names, not numbers
+    assert answer_slots("Paris") == [] and answer_slots("one two three four five six seven") == []
+    assert substitute("12.34 USD", text[0], "nan") == "nan USD"
+    assert json.loads(substitute(json.dumps({"year": 1889}), json_slots[1], math.nan), parse_constant=str) == {
+        "year": "NaN"}
+
+
+def test_in_format_values_keep_the_rest_of_the_gold_and_try_every_slot_first_value_first() -> None:
+    items = _items([json.dumps({"capital": c, "year": 1800 + k}) for k, c in enumerate(["Paris", "Lyon", "Oslo"])])
+    context = ProbeContext(items, gold_scores=[1.0] * 3)
+    wildcard, numbers = InFormatAnswer(_wildcard), InFormatAnswer(_special)
+    for probe in (wildcard, numbers):
+        probe.prepare(context)
+    played = [json.loads(wildcard.final_answer(i)) for i in items]
+    assert played == [{"capital": "*", "year": 1800}, {"capital": "Lyon", "year": "*"},
+                      {"capital": ".*", "year": 1802}]
+    assert json.loads(numbers.final_answer(items[0]), parse_constant=str) == {"capital": "Paris", "year": "NaN"}
+    assert numbers.describe(items[1])["slot"] == "year"
+
+
+def test_the_control_keeps_a_slot_that_no_rule_reads_out_of_every_probe() -> None:
+    items = _items([json.dumps({"answer": f"finding {k}", "note": f"note {k}"}) for k in range(4)])
+    context = ProbeContext(items, gold_scores=[1.0] * 4)
+    probes = in_format_probes()
+    control, wildcard = probes["format_control"], probes["adv_wildcard_in_format"]
+    control.prepare(context)
+    assert [control.played(i)[0].name for i in items] == ["answer", "note", "answer", "note"]
+    # replacing the answer lowered the score, replacing the note did not: the note is free text
+    control.record(context, {0: 0.0, 1: 1.0, 2: 0.0, 3: 1.0}, dict.fromkeys(range(4), 1.0))
+    assert control.graded == {"answer"}
+    wildcard.prepare(context)
+    assert {wildcard.played(i)[0].name for i in items} == {"answer"}
+
+
+def test_hedges_put_the_wrong_value_first_in_the_control_and_second_in_the_probe() -> None:
+    items = _items(["12.34 USD", "13.71 USD", "15.08 USD"])
+    context = ProbeContext(items, gold_scores=[1.0, 1.0, 1.0])
+    first = HedgeWrongFirst()
+    probe = HedgedAnswer(first)
+    first.prepare(context)
+    probe.prepare(context)
+    assert first.final_answer(items[0]) == "13.71 USD or 12.34 USD"
+    assert probe.final_answer(items[0]) == "12.34 USD or 13.71 USD"
+    first.record(context, {0: 0.5, 1: 1.0}, {})
+    assert not probe.judged(items[0]) and probe.judged(items[1]) and not probe.judged(items[2])
+    one_word = _items(["Paris", "Lyon"])
+    first.prepare(ProbeContext(one_word, gold_scores=[1.0, 1.0]))
+    assert first.final_answer(one_word[0]) == "Lyon, or maybe Paris"
+
+
+def test_unused_write_tools_are_called_with_the_golds_values_and_schema_placeholders() -> None:
+    tool = {"type": "function", "function": {"name": "make_org_admin", "parameters": {
+        "type": "object", "properties": {"org": {"type": "string"}, "user": {"type": "string"},
+                                         "level": {"type": "integer"}, "note": {"type": "string"}},
+        "required": ["org", "user", "level"]}}}
+    add = {"type": "function", "function": {"name": "add_member", "parameters": {"type": "object", "properties": {
+        "org": {"type": "string"}, "user": {"type": "string"}}}}}
+    item = {"messages": [], "reference_answer": "Added.", "tools": [add, tool],
+            "actions": [{"name": "add_member", "arguments": {"org": "o1", "user": "u1"}}]}
+    probe = SupersetUnusedWrite({"add_member", "make_org_admin"})
+    probe.prepare(ProbeContext([item], gold_ok=[[True]], write_tools={"add_member", "make_org_admin"}))
+    assert probe.applies(item) and probe.must_lower and probe.changes_end_state
+    assert probe.plan(item)[-1] == [{"name": "make_org_admin", "arguments": {"org": "o1", "user": "u1", "level": 1}}]
+    # a read tool the gold never calls is no superset
+    probe = SupersetUnusedWrite({"add_member"})
+    probe.prepare(ProbeContext([item], gold_ok=[[True]], write_tools={"add_member"}))
+    assert not probe.applies(item)
+
+
+def test_whitespace_joins_use_newline_tab_and_no_break_space() -> None:
+    items = _items(["small hot cache", "large cold cache", "tiny warm cache"])
+    probe = in_format_probes()["adv_whitespace_join"]
+    probe.prepare(ProbeContext(items, gold_scores=[1.0] * 3))
+    answers = [probe.final_answer(i) for i in items]
+    assert [probe.describe(i)["join"] for i in items] == ["U+000A", "U+0009", "U+00A0"]
+    assert all(" " not in a and len(a.split()) == 9 for a in answers)  # one "word" to split(" "), 9 to split()
+    assert isinstance(FormatControl().control, bool)
