@@ -181,10 +181,14 @@ class _SlotProbe(_ContextProbe):
         """The distinct values the dataset's reference answers hold at a slot of this name, in order."""
         return self._seen.get(slot.name, [])
 
-    def donor_value(self, slot: Slot) -> Any:
-        """Another item's value at the slot (differing from the gold's), else for a number a value
-        no item has (``2 × value + 1``); ``None`` when there is none."""
-        other = next((v for v in self.candidates(slot) if not _same(v, slot.value)), None)
+    def donor_value(self, slot: Slot, answer: str = "") -> Any:
+        """Another item's value at the slot that the gold's ``answer`` holds nowhere (so the "wrong" value
+        is wrong: ``E7`` is no wrong first issue of ``E3, E7``), else for a number a value no item has
+        (``2 × value + 1``); ``None`` when there is none."""
+        own = [s.value for s in answer_slots(answer)] + [e for s in answer_slots(answer) if s.kind == "list"
+                                                         for e in s.value]
+        other = next((v for v in self.candidates(slot) if not _same(v, slot.value)
+                      and not any(_same(v, o) for o in own)), None)
         if other is None and slot.kind == "number":
             number = float(slot.value)
             other = 2 * number + 1 if slot.span is None else f"{2 * number + 1:g}"
@@ -195,7 +199,7 @@ class _SlotProbe(_ContextProbe):
     def graded(self, slot: Slot) -> bool:
         """Whether the slot is graded: ``format_control`` lowered the score when it replaced it (every slot,
         when the control did not run)."""
-        return self.slots_control is None or not self.slots_control.ran or slot.name in self.slots_control.graded
+        return self.slots_control is None or not self.slots_control.ran or slot.name in self.slots_control.graded_slots
 
     def variants(self, item: Mapping[str, Any]) -> list[tuple[Slot, str]]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -253,31 +257,31 @@ def _interleave(per_slot: Sequence[tuple[Slot, Sequence[Any]]], answer: str) -> 
 
 class FormatControl(_SlotProbe):
     """The control of the module table (``control = True``): one slot per item set to another item's value.
-    Its :meth:`record` keeps the slot names whose replacement lowered the score (:attr:`graded`)."""
+    Its :meth:`record` keeps the slot names whose replacement lowered the score (:attr:`graded_slots`)."""
 
     control = True
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, **kwargs)
         self.ran = False
-        self.graded: set[str] = set()
+        self.graded_slots: set[str] = set()
 
     def variants(self, item: Mapping[str, Any]) -> list[tuple[Slot, str]]:
         """Each slot with a donor value, its replacement."""
         answer = str(item.get(self.answer_field) or "")
-        return [(s, substitute(answer, s, v)) for s in answer_slots(answer) if (v := self.donor_value(s)) is not None]
+        return [(s, substitute(answer, s, v)) for s in answer_slots(answer) if (v := self.donor_value(s, answer)) is not None]
 
     def record(self, context: ProbeContext, scores: Mapping[int, float], gold: Mapping[int, float | None]) -> None:
         """A slot is graded when replacing it lowered the score on every item that played it."""
-        self.ran, self.graded = True, set()
+        self.ran, self.graded_slots = True, set()
         free: set[str] = set()
         for i, score in scores.items():
             chosen = self.played(context.items[i])
             if chosen is None or gold.get(i) is None:
                 continue
             lowered = score < float(gold[i] or 0.0) - 1e-6
-            (self.graded if lowered else free).add(chosen[0].name)
-        self.graded -= free
+            (self.graded_slots if lowered else free).add(chosen[0].name)
+        self.graded_slots -= free
 
 
 _SPECIAL_JSON: tuple[Any, ...] = (float("nan"), float("inf"), 1e308, "nan")
@@ -344,7 +348,7 @@ class _Hedge(_SlotProbe):
         answer = str(item.get(self.answer_field) or "").strip()
         out = []
         for slot in answer_slots(answer):
-            wrong = self.donor_value(slot)
+            wrong = self.donor_value(slot, answer)
             if wrong is None or not self.graded(slot):
                 continue
             if slot.kind == "list":

@@ -238,10 +238,12 @@ def _played(probe: Any, items: Sequence[Mapping[str, Any]], index: Sequence[int]
     if describe is None:
         return {}
     judged = {id(r) for r in kept}
+    judged_item = getattr(probe, "judged", None)  # e.g. hedged_answer: only where the other order paid too
     out: dict[str, dict[str, Any]] = {}
     for r in results:
         i = index[r.item_index]
-        out[str(i)] = {**describe(items[i]), "score": None if r.discarded else r.score, "judged": id(r) in judged}
+        out[str(i)] = {**describe(items[i]), "score": None if r.discarded else r.score,
+                       "judged": id(r) in judged and (judged_item is None or bool(judged_item(items[i])))}
     return out
 
 

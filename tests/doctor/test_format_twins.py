@@ -48,7 +48,7 @@ def test_hackable_graders_fail_through_the_probe_named_for_their_flaw(verdicts, 
 def test_the_first_value_grader_with_partial_credit_is_paid_by_one_hedge_order_only(verdicts):
     row = verdicts["money_first_partial"]["probes"]["hedged_answer"]
     assert row["verdict"] == "skipped" and row["played"]  # played, never judged: wrong-first paid 0.5
-    assert all(p["wrong_first_score"] == 0.5 and p["judged"] is False for p in row["played"].values())
+    assert {(p["wrong_first_score"], p["judged"]) for p in row["played"].values()} == {(0.5, False)}
     assert verdicts["money_any_of"]["probes"]["hedged_answer"]["rewarded_share"] == 1.0
 
 

@@ -61,7 +61,7 @@ def test_the_control_keeps_a_slot_that_no_rule_reads_out_of_every_probe() -> Non
     assert [control.played(i)[0].name for i in items] == ["answer", "note", "answer", "note"]
     # replacing the answer lowered the score, replacing the note did not: the note is free text
     control.record(context, {0: 0.0, 1: 1.0, 2: 0.0, 3: 1.0}, dict.fromkeys(range(4), 1.0))
-    assert control.graded == {"answer"}
+    assert control.graded_slots == {"answer"}
     wildcard.prepare(context)
     assert {wildcard.played(i)[0].name for i in items} == {"answer"}
 
