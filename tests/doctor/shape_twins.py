@@ -305,7 +305,9 @@ def make_server() -> ToolServer:
 
     @grader
     def grade_refund_order_blind(ctx: GradingContext) -> float:
-        return float(ctx.item["amount"] in ctx.state.get("refunds", {}).values())
+        # the case closed and one refund of the right amount, on whichever order
+        return float(list(ctx.state.get("refunds", {}).values()) == [ctx.item["amount"]]
+                     and ctx.state.get("case", {}) == {ctx.item["order"]: "refunded"})
 
     @grader
     def grade_refund_trusts_status(ctx: GradingContext) -> float:
@@ -320,8 +322,9 @@ def make_server() -> ToolServer:
     @grader
     def grade_meeting_working_hour(ctx: GradingContext) -> float:
         # checks the attendees, but only that the hour is a working hour, not that everyone is free then
-        return float(any(m["attendees"] == sorted(ctx.item["attendees"]) and 9 <= m["hour"] <= 17
-                         for m in ctx.state.get("meetings", {}).values()))
+        meetings = list(ctx.state.get("meetings", {}).values())
+        return float(len(meetings) == 1 and meetings[0]["attendees"] == sorted(ctx.item["attendees"])
+                     and 9 <= meetings[0]["hour"] <= 17)
 
     # ---- cite (a JSON answer with a list field) -------------------------------------------------
     def _cited(ctx: GradingContext) -> tuple[bool, set[str], set[str]] | None:
