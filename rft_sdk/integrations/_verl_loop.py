@@ -31,7 +31,8 @@ class HostedToolAgentLoop(ToolAgentLoop):
     async def _handle_generating_state(self, agent_data: AgentData, sampling_params: dict[str, Any],
                                        ignore_termination: bool = False) -> AgentState:
         state = await super()._handle_generating_state(agent_data, sampling_params, ignore_termination)
-        tools = [tool.tool_schema for tool in getattr(agent_data, "_active_tools", self.tools).values()]
+        active: dict[str, Any] = getattr(agent_data, "_active_tools", None) or self.tools or {}
+        tools = [tool.tool_schema for tool in active.values()]
         content, _ = await self.tool_parser.extract_tool_calls(agent_data.response_ids, tools)
         ids = self.tokenizer.encode(content, add_special_tokens=False)  # special tokens' text back to their ids
         agent_data.extra_fields[OUTPUT_KEY] = self.tokenizer.decode(ids, skip_special_tokens=True)

@@ -62,8 +62,9 @@ def chatml_tokenizer() -> Any:
     core = Tokenizer(models.BPE(vocab={ch: i for i, ch in enumerate(sorted(alphabet))}, merges=[]))
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     core.decoder = decoders.ByteLevel()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|im_end|>",
-                                        additional_special_tokens=["<|im_start|>"])
+    fast: Any = PreTrainedTokenizerFast  # untyped in transformers
+    tokenizer = fast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|im_end|>",
+                     additional_special_tokens=["<|im_start|>"])
     tokenizer.chat_template = CHATML_TEMPLATE
     return tokenizer
 
