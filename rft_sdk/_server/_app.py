@@ -30,9 +30,10 @@ from .._definitions._rollout import Rollout
 from .._definitions._tool import ToolDefinition, build_definition, get_tool_definition
 from .._stores import RolloutStore, default_store
 from .._wire._body import parse_model, read_body
-from .._wire._endpoint import EndpointError, encode_json, exception_handlers, json_response
+from .._wire._endpoint import EndpointError, exception_handlers, json_response
 from .._wire._hosted_body import decode_request, trace_id_hint
 from .._wire._item_cache import ItemCache
+from .._wire._json import encode_json
 from ..exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
 from ..protocol import (
     BODY_TIMEOUT_S,

@@ -43,8 +43,9 @@ from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited, invo
 from .._definitions._rollout import Rollout, ToolCallRecord
 from .._definitions._tool import ToolDefinition
 from .._stores import RolloutStore, RolloutTooLargeError, StoredRollout
-from .._wire._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
-from .._wire._endpoint import EndpointError, clean_text, clean_value, encode_json
+from .._wire._body import problems
+from .._wire._endpoint import EndpointError
+from .._wire._json import SurrogateError, clean_text, clean_value, encode_json, loads_strict, loads_trusted, orjson
 from ..exceptions import RetryableToolError, ToolError
 from ..protocol import LOOP_STALL_S, MAX_BODY_BYTES, ToolCallRequest
 from ._items import CallRollout, SentItem, check_item
@@ -326,7 +327,7 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            value = loads_strict(raw)  # the one decoding rule (rft_sdk._wire._body)
+            value = loads_strict(raw)  # the one decoding rule (rft_sdk._wire._json)
         except SurrogateError as exc:
             raise EndpointError(400, "malformed_arguments", f"arguments hold a {exc}") from None
         except ValueError as exc:

@@ -33,8 +33,8 @@ from .._db import RolloutDatabase, open_grading_view
 from .._definitions._grading import Grade, GraderDefinition, GradingContext, coerce_grade, parse_sample
 from .._definitions._invoke import invoke_guarded
 from .._stores import GradeRecord, RolloutStore
-from .._stores._records import json_object
-from .._wire._endpoint import EndpointError, clean_text, clean_value
+from .._wire._endpoint import EndpointError
+from .._wire._json import clean_text, clean_value, json_object
 from ..exceptions import GraderError
 from ..protocol import GRADE_DETAILS_MAX_CHARS, GradeRequest
 from ._items import canonical_item, sha256_hex

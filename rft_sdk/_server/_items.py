@@ -24,9 +24,8 @@ from typing import Any
 
 from .._definitions._rollout import Rollout
 from .._stores import StoredRollout
-from .._stores._records import json_object
-from .._wire._body import orjson
 from .._wire._endpoint import EndpointError
+from .._wire._json import json_object, orjson
 
 __all__ = ["CallRollout", "SentItem", "canonical_item", "check_item"]
 

@@ -16,9 +16,7 @@ gets the same bytes.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -28,14 +26,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..exceptions import StoreError
+from ._json import encode_json
 from ._redact import install_log_filter
 
-__all__ = ["EndpointError", "clean_text", "clean_value", "encode_json", "error_body", "error_response",
-           "exception_handlers", "json_response"]
+__all__ = ["EndpointError", "error_body", "error_response", "exception_handlers", "json_response"]
 
 logger = logging.getLogger("rft_sdk")
 install_log_filter()  # every value the package logs stays on its line (rft_sdk._wire._redact)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EndpointError(Exception):
@@ -75,40 +72,6 @@ def error_body(code: str, message: str, *, details: list[dict[str, str]] | None 
         if value is not None:
             body[key] = value
     return body
-
-
-def clean_text(text: str) -> str:
-    """``text`` with every lone UTF-16 surrogate replaced by U+FFFD (unchanged when it has none)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def clean_value(value: Any) -> Any:
-    """``value`` (JSON-shaped) with lone surrogates in every string and key replaced by U+FFFD."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_text(str(k)): clean_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_value(v) for v in value]
-    return value
-
-
-def encode_json(value: Any) -> bytes:
-    """Compact UTF-8 JSON of ``value``; lone surrogates become U+FFFD (never raises for them).
-
-    Raises:
-        TypeError / ValueError: ``value`` is not JSON-serialisable (a bug of the caller).
-    """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(clean_value(value), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False).encode("utf-8")
 
 
 def json_response(content: bytes, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:

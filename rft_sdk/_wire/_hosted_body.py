@@ -32,8 +32,9 @@ import re
 from typing import Any
 
 from ..protocol import MAX_JSON_DEPTH
-from ._body import accepts, decode_object, loads_strict
+from ._body import decode_object
 from ._item_cache import ItemCache
+from ._json import accepts, loads_strict
 
 __all__ = ["decode_request", "trace_id_hint"]
 

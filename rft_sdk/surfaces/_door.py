@@ -12,8 +12,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._wire._body import SurrogateError, loads_strict, read_body
-from .._wire._endpoint import EndpointError, encode_json, json_response
+from .._wire._body import read_body
+from .._wire._endpoint import EndpointError, json_response
+from .._wire._json import SurrogateError, encode_json, loads_strict
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 
 __all__ = ["BodyDoor"]
