@@ -45,6 +45,9 @@ class EndpointError(Exception):
         details: ``[{"field", "problem"}]`` naming each wrong field.
         counter: metrics counter to increment when answered (``None``: none).
         headers: extra response headers (e.g. ``WWW-Authenticate``).
+
+    The counters are added to once, by the edge's :func:`error_response`, when the error is answered:
+    ``counter`` and any named on the way by :meth:`also_count`.
     """
 
     def __init__(self, status: int, code: str, message: str, *, details: list[dict[str, str]] | None = None,
@@ -56,6 +59,12 @@ class EndpointError(Exception):
         self.details = details
         self.counter = counter
         self.headers = dict(headers or {})
+        self.counters: tuple[str, ...] = (counter,) if counter else ()
+
+    def also_count(self, name: str) -> None:
+        """Count ``name`` too when this error is answered (e.g. ``tool_retryable_errors`` for a tool's 503)."""
+        if name not in self.counters:
+            self.counters = (*self.counters, name)
 
     def body(self, echo: Mapping[str, str | None] | None = None) -> dict[str, Any]:
         """The ``ErrorBody`` JSON shape, with ``call_id``/``id`` from ``echo`` when not ``None``."""
@@ -111,8 +120,9 @@ async def error_response(request: Request, exc: Exception) -> Response:
     elif not isinstance(exc, EndpointError):  # a bug: Starlette re-raises it after this answer, uvicorn logs
         exc = EndpointError(500, "internal_error", f"internal error: {type(exc).__name__}",  # it and drops the
                             counter="internal_errors", headers=_CLOSE)  # connection: say so (Connection: close)
-    if exc.counter and metrics is not None:
-        metrics.incr(exc.counter)
+    if metrics is not None:
+        for counter in exc.counters:
+            metrics.incr(counter)
     echo = getattr(request.state, "echo", None)
     return json_response(encode_json(exc.body(echo)), exc.status, exc.headers)
 

@@ -1,34 +1,42 @@
-"""A tool call and a grade flow one way (issue 35): followed from the handler, the request visits each
+"""A tool call and a grade flow one way (issue 35): followed from its handler, a request visits each
 module of the request path once and returns to none it left.
 
 What is measured. A real ``ToolServer`` (the hosted routes, the default ``MemoryStore``) answers one
-hosted tool call of a rollout that already made a call (the steady state: the rollout is loaded, its
-item compared, the tool run, the answer recorded and saved), the first call of a new rollout, and one
+hosted tool call of a rollout that already made calls (the steady state: the rollout is loaded, its item
+compared, the tool run, the answer recorded and saved), the first call of a new rollout, and one
 ``POST /grade``, each driven through its ASGI entry by ``httpx.ASGITransport`` (in process, so the
-profiler sees every frame). ``sys.setprofile`` and ``threading.setprofile`` record every Python frame
-of a module under ``rft_sdk`` that is entered or left while the one request is served.
+profiler sees every frame). ``sys.setprofile`` and ``threading.setprofile`` record every Python frame of
+a module under ``rft_sdk`` that is entered or left while that one request is served.
 
 The definition, precisely:
 
-* **the logical stack**: a frame is on it from its first ``call`` event until it really returns (a
-  coroutine or generator that *suspends* — its ``return`` event stops at ``YIELD_VALUE`` — stays on it:
-  an awaiting handler has not left; an ``async with`` block's context manager stays on it for the block);
-* **a stay** of a module: a maximal interval during which at least one of its frames is on the logical
-  stack. A module that calls deeper modules and gets control back is still in its stay (a call, not a
-  return to a module it left); a module entered again after all its frames returned starts a second stay:
-  the path *returned to a module it left*;
-* **the rule**: every module of the request path has exactly one stay. The handler modules (``_app``
-  at the edge, ``_calls``/``_grade_call`` for the call) are on the stack throughout and so have one stay
-  by construction; every stage below them (read, admission, decode, store, item, tool invocation,
-  metrics, encoding) is entered once, does all of its work, and is not entered again;
-* **not counted**: (a) the user's tool or grader — frames entered while the tool's or grader's own function
-  is on the stack (a tool reading ``rollout.item`` or ``rollout.state`` calls into the SDK's
-  object API; that is the tool's step, not the path bouncing); (b) the *leaf codecs* listed in
-  :data:`LEAVES`: modules of pure functions that call no other ``rft_sdk`` module (JSON text in, values
-  out, like ``json.loads``), which every stage may use; a call into one is a function call, not a visit.
+* **the logical stack**: a frame is on it from its first ``call`` event until it really returns; a
+  coroutine or generator that *suspends* (its ``return`` event stops at ``YIELD_VALUE``) stays on it, so
+  an awaiting handler has not left, and an ``async with`` block's generator context manager (the
+  admission slot) is on it for the whole block;
+* **units**: a module, except that the modules of one lower package are one unit: ``rft_sdk._stores``
+  (the store, whichever backend: its lock, codec and bookkeeping are its own business) and
+  ``rft_sdk._definitions`` (the tool or grader's definition and invocation);
+* **handlers**: ``rft_sdk._server._app`` (the edge: bytes in, response out) and the call handlers
+  ``rft_sdk._server._calls`` / ``rft_sdk._server._grade_call``. A **stage** is a unit a handler frame
+  calls directly (a new frame whose nearest enclosing ``rft_sdk`` frame is a handler's); consecutive
+  calls into the same unit are one visit. The stage sequence is the request path as the handler
+  orchestrates it;
+* **rule 1, each stage once**: no unit appears twice in the stage sequence. One exception, by the issue's
+  own pipeline: the store is visited twice, to load the rollout under its lock and to record the answer
+  (and release the lock) — "rollout (loaded under its lock) → tool → recorded answer";
+* **rule 2, no return to a module left**: once a stage's visit is over (the handler went on to the next
+  stage), no frame of that unit is entered again at any depth (for example the store decoding through
+  the body parser, or the item check reaching into the store's codec), except the store's one
+  permitted second visit;
+* **not counted**: (a) the user's tool or grader: frames entered while their own function is on the
+  stack (a tool reading ``rollout.item`` or ``rollout.state`` calls into the SDK's object API: that is the
+  tool's step); (b) the leaf codec ``rft_sdk._wire._json`` (:data:`LEAVES`): pure functions from JSON text
+  to values and back, calling no other ``rft_sdk`` module (checked), used by every stage the way
+  ``json.loads`` is; a call into it is a function call, not a visit.
 
-The sequence printed is the innermost ``rft_sdk`` module over time (consecutive repeats collapsed),
-with the leaf codecs and the user's code left out: the shape a reader follows from the handler.
+Printed (``pytest -s``): the stage sequence, and the innermost ``rft_sdk`` module over time (consecutive
+repeats collapsed, the leaf and the user's code left out), the shape a reader follows from the handler.
 """
 
 from __future__ import annotations
@@ -45,48 +53,55 @@ from typing import Any
 import httpx
 
 from rft_sdk import Rollout, ToolServer
-from rft_sdk._server import _app
 
 #: Leaf codecs: pure functions over JSON text and values, calling no other rft_sdk module (checked below:
 #: while one of these is on the stack, no other rft_sdk module may be entered).
 LEAVES = frozenset({"rft_sdk._wire._json"})
+#: Packages whose modules count as one unit.
+PACKAGE_UNITS = ("rft_sdk._stores", "rft_sdk._definitions")
+HANDLERS = frozenset({"rft_sdk._server._app", "rft_sdk._server._calls", "rft_sdk._server._grade_call"})
+#: The one unit the pipeline visits twice: load the rollout under its lock, then record the answer.
+TWICE = "rft_sdk._stores"
 _GENERATOR_FLAGS = inspect.CO_COROUTINE | inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _YIELD = dis.opmap["YIELD_VALUE"]
 #: Code of the user's tool and grader (filled by make_server): frames under them are the tool's step.
 _USER_CODE: set[Any] = set()
 
 
+def unit_of(module: str) -> str:
+    for package in PACKAGE_UNITS:
+        if module.startswith(package + "."):
+            return package
+    return module
+
+
 class PathTrace:
-    """Records stays and the innermost-module sequence of ``rft_sdk`` frames (see the module docstring)."""
+    """Records the stage sequence, returns to left stages, and the innermost-module sequence of the
+    ``rft_sdk`` frames of one request (definitions: the module docstring)."""
 
     def __init__(self) -> None:
-        self.live: dict[FrameType, str] = {}
-        self.depth: Counter[str] = Counter()
-        self.stays: Counter[str] = Counter()
-        self.sequence: list[str] = []
+        self.live: set[FrameType] = set()
+        self.live_units: Counter[str] = Counter()  # frames of each unit on the logical stack
+        self.stages: list[str] = []  # units called directly by a handler, consecutive repeats merged
+        self.returns: list[str] = []  # "unit (entered from module)" for every entry into a left stage
         self.leaf_calls: list[tuple[str, str]] = []  # (leaf, module it entered): a leaf that is no leaf
+        self.sequence: list[str] = []
         self.lock = threading.Lock()
 
     @staticmethod
     def _module(frame: FrameType) -> str:
         return frame.f_globals.get("__name__", "")
 
-    def _innermost(self, frame: FrameType | None) -> str | None:
+    def _caller(self, frame: FrameType | None) -> str | None:
+        """Module of the nearest ``rft_sdk`` frame at or above ``frame``; ``"user"`` under the user's code."""
         while frame is not None:
             if frame.f_code in _USER_CODE:
-                return None  # inside the user's tool: the tool's step
+                return "user"
             name = self._module(frame)
-            if name.startswith("rft_sdk") and name not in LEAVES:
+            if name.startswith("rft_sdk"):
                 return name
             frame = frame.f_back
         return None
-
-    def _in_user_code(self, frame: FrameType | None) -> bool:
-        while frame is not None:
-            if frame.f_code in _USER_CODE:
-                return True
-            frame = frame.f_back
-        return False
 
     def profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event not in ("call", "return"):
@@ -101,21 +116,26 @@ class PathTrace:
                 self._leave(frame, name)
 
     def _enter(self, frame: FrameType, name: str) -> None:
-        if self._in_user_code(frame.f_back):
+        caller = self._caller(frame.f_back)
+        if caller == "user":
             return
+        if caller in LEAVES and name not in LEAVES:
+            self.leaf_calls.append((caller, name))
         if name in LEAVES:
-            caller = self._leaf_caller(frame.f_back)
-            if caller is not None:
-                self.leaf_calls.append((caller, name))
             return
-        if self._leaf_caller(frame.f_back) is not None:  # a leaf calling another module: it is no leaf
-            self.leaf_calls.append((self._leaf_caller(frame.f_back) or "", name))
-        if frame not in self.live:
-            self.live[frame] = name
-            if self.depth[name] == 0:
-                self.stays[name] += 1
-            self.depth[name] += 1
         self._note(name)
+        if frame in self.live:  # a suspended coroutine or generator resumed: not a new visit
+            return
+        self.live.add(frame)
+        unit = unit_of(name)
+        on_stack = self.live_units[unit] > 0  # still in its stay: a call within it, not a return
+        self.live_units[unit] += 1
+        if caller is not None and caller in HANDLERS and unit_of(caller) != unit:
+            if not on_stack and (not self.stages or self.stages[-1] != unit):
+                self.stages.append(unit)
+            return
+        if unit in self.stages and self.stages[-1] != unit and unit not in HANDLERS and not on_stack:
+            self.returns.append(f"{unit} (entered from {caller})")
 
     def _leave(self, frame: FrameType, name: str) -> None:
         if frame not in self.live:
@@ -123,31 +143,29 @@ class PathTrace:
         suspended = (frame.f_code.co_flags & _GENERATOR_FLAGS and frame.f_lasti >= 0
                      and frame.f_code.co_code[frame.f_lasti] == _YIELD)
         if not suspended:
-            del self.live[frame]
-            self.depth[name] -= 1
-        current = self._innermost(frame.f_back)
-        if current is not None:
-            self._note(current)
-
-    def _leaf_caller(self, frame: FrameType | None) -> str | None:
-        """The leaf module on the real stack just above, when the nearest rft_sdk frame is a leaf's."""
-        while frame is not None:
-            name = self._module(frame)
-            if name.startswith("rft_sdk"):
-                return name if name in LEAVES else None
-            frame = frame.f_back
-        return None
+            self.live.discard(frame)
+            self.live_units[unit_of(name)] -= 1
+        caller = self._caller(frame.f_back)
+        if caller is not None and caller != "user" and caller not in LEAVES:
+            self._note(caller)
 
     def _note(self, name: str) -> None:
         if not self.sequence or self.sequence[-1] != name:
             self.sequence.append(name)
 
-    def revisited(self) -> dict[str, int]:
-        """Modules with more than one stay, and how many."""
-        return {name: count for name, count in sorted(self.stays.items()) if count > 1}
+    def repeated(self) -> list[str]:
+        """Units visited more than once as a stage (the store: more than twice)."""
+        counts = Counter(self.stages)
+        return sorted(unit for unit, count in counts.items() if count > (2 if unit == TWICE else 1))
 
-    def shown(self) -> str:
-        return " -> ".join(name.removeprefix("rft_sdk.") for name in self.sequence)
+    def problems(self) -> list[str]:
+        found = [f"stage visited again: {unit}" for unit in self.repeated()]
+        found += [f"returned to a stage it left: {entry}" for entry in dict.fromkeys(self.returns)]
+        found += [f"leaf codec {leaf} called {other}" for leaf, other in dict.fromkeys(self.leaf_calls)]
+        return found
+
+    def shown(self, names: list[str]) -> str:
+        return " -> ".join(name.removeprefix("rft_sdk.") for name in names)
 
 
 def make_server() -> ToolServer:
@@ -215,13 +233,9 @@ def test_a_tool_call_and_a_grade_flow_one_way() -> None:
     traces = asyncio.run(trace_requests())
     report = []
     for what, trace in traces.items():
-        report.append(f"{what}: {len(trace.sequence)} stays in sequence: {trace.shown()}")
-        if trace.revisited():
-            report.append(f"  modules returned to after the path left them: {trace.revisited()}")
-        if trace.leaf_calls:
-            report.append(f"  leaf codecs that called another module: {sorted(set(trace.leaf_calls))}")
+        report.append(f"{what}: stages ({len(trace.stages)}): {trace.shown(trace.stages)}")
+        report.append(f"  innermost module over time ({len(trace.sequence)}): {trace.shown(trace.sequence)}")
+        report.extend(f"  {problem}" for problem in trace.problems())
     print("\n".join(report))
-    assert all(_app.__name__ in trace.stays for trace in traces.values()), "the tracer saw no request"
-    bad = {what: (trace.revisited(), sorted(set(trace.leaf_calls))) for what, trace in traces.items()
-           if trace.revisited() or trace.leaf_calls}
-    assert not bad, "\n".join(report)
+    assert all(trace.stages for trace in traces.values()), "the tracer saw no request"
+    assert not any(trace.problems() for trace in traces.values()), "\n".join(report)
