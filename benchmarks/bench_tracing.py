@@ -189,7 +189,7 @@ def hook_cost(n: int) -> None:
     for name, metrics in (("off", Metrics(tracing=None)), ("on", Metrics(tracing=Tracing(provider)))):
         t0 = time.perf_counter()
         for _ in range(n):
-            metrics.record_call("echo", body, time.time_ns(), outcome)
+            metrics.record_call("echo", body, time.perf_counter(), outcome)
         results[name] = (time.perf_counter() - t0) / n * 1e6
     provider.shutdown()
     print(f"per-call hook (record_call: counters, tool histograms, span), {n} calls in-process: "

@@ -470,7 +470,7 @@ class ToolServer(ExportMixin):
         data, item_json, bare = decode_call(raw, self.items)
         self._echo(request, data)
         outcome = CallOutcome()
-        start_ns = time.time_ns()
+        started = time.perf_counter()
         if named_tool is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
             named = data.get("name")
             if not isinstance(named, str):
@@ -487,9 +487,9 @@ class ToolServer(ExportMixin):
         try:
             await execute_tool_call(definition, call, self.store, outcome, self.response_limit, self.db, item_json)
         except BaseException as exc:  # answered by error_response; the call's span records why
-            self.metrics_state.record_call(definition.name, data, start_ns, outcome, failure=exc)
+            self.metrics_state.record_call(definition.name, data, started, outcome, failure=exc)
             raise
-        self.metrics_state.record_call(definition.name, data, start_ns, outcome)
+        self.metrics_state.record_call(definition.name, data, started, outcome)
         return json_response(outcome.body, outcome.status)
 
     def _tool_named(self, name: str) -> ToolDefinition:
@@ -514,14 +514,14 @@ class ToolServer(ExportMixin):
         self._echo(request, data)
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
         outcome = GradeOutcome()
-        start_ns = time.time_ns()
+        started = time.perf_counter()
         try:
             await execute_grade(definition, grade_request, data, self.store, outcome, self.grade_retention_s,
                                 self.graded_tombstone_s, self.db, item_json)
         except BaseException as exc:  # answered by error_response; the grade's span records why
-            self.metrics_state.record_grade(definition.name, data, start_ns, None, failure=exc)
+            self.metrics_state.record_grade(definition.name, data, started, None, failure=exc)
             raise
-        self.metrics_state.record_grade(definition.name, data, start_ns, outcome)
+        self.metrics_state.record_grade(definition.name, data, started, outcome)
         if grade_request.trace_id is not None:
             self.items.drop(grade_request.trace_id)  # graded: its item need not be kept for later calls
         return json_response(encode_json({"score": outcome.score}), 200, {GRADE_DETAILS_HEADER: outcome.header})

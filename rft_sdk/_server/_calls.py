@@ -23,9 +23,13 @@ the answer, the trajectory and the store always encode.
 
 Dialect: a body on ``POST /tools/{name}`` that is the bare arguments object
 (``{"query": "Urban Puffer", "top_k": 1}``, how Azure's docs test a tool;
-recognised by having none of ``call_id``, ``trace_id``, ``arguments`` and no
-``"type": "function_call"``) runs one stateless call: no trace_id, so a fresh
-empty state, nothing recorded or replayed.
+recognised when the body is decoded, ``rft_sdk._wire._hosted_body.is_bare_arguments``:
+none of ``call_id``, ``trace_id``, ``arguments`` and no ``"type": "function_call"``)
+runs one stateless call: no trace_id, so a fresh empty state, nothing recorded or replayed.
+
+Metrics: nothing here counts; each handler fills a :class:`CallOutcome` that the edge records once
+(``Metrics.record_call``), and an error raised names its counters (``EndpointError.counter``,
+``also_count``) for the edge's error handler.
 """
 
 from __future__ import annotations

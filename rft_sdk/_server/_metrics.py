@@ -52,6 +52,11 @@ def _text_bytes(value: Any) -> int:
     return len(value.encode("utf-8"))
 
 
+def _start_ns(elapsed_s: float) -> int:
+    """Unix nanoseconds ``elapsed_s`` seconds ago (a span's start, from a monotonic duration)."""
+    return time.time_ns() - int(elapsed_s * 1e9)
+
+
 class _EventsCollector:
     """Exports the JSON counters and the store's stats at scrape time."""
 
@@ -156,10 +161,10 @@ class Metrics:
         children[2 if error else 1].inc()
 
     # -- per-request recording: one call at the end of each request (the request path's metrics stage) ----
-    def record_call(self, tool: str, body: Mapping[str, Any], start_ns: int, outcome: CallOutcome | None,
+    def record_call(self, tool: str, body: Mapping[str, Any], started: float, outcome: CallOutcome | None,
                     failure: BaseException | None = None) -> None:
-        """Record one tool call of tool ``tool`` whose decoded request ``body`` started at ``start_ns``
-        (unix nanoseconds): its ``outcome`` (counters, the executed tool's latency and output size, the
+        """Record one tool call of tool ``tool`` whose decoded request ``body`` started at ``started``
+        (``time.perf_counter()`` seconds): its ``outcome`` (counters, the executed tool's latency and output size, the
         answer's status and bytes), or the ``failure`` it raised (answered by the edge's error handler,
         which counts its ``EndpointError.counter``). Emits the span ``execute_tool {tool}`` when tracing is
         on (docs/observability.md)."""
@@ -174,18 +179,18 @@ class Metrics:
                     children[4].observe(outcome.output_bytes)
         if self.tracing is None:
             return
+        total_s = time.perf_counter() - started
         trace_id, call_id = body.get("trace_id"), body.get("call_id")
         span = self.tracing.start_span(f"execute_tool {tool}", trace_id if isinstance(trace_id, str) else None, {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": call_id if isinstance(call_id, str) else "",
-            "rft.trace_id": trace_id if isinstance(trace_id, str) else ""}, start_ns)
+            "rft.trace_id": trace_id if isinstance(trace_id, str) else ""}, _start_ns(total_s))
         if failure is not None or outcome is None:  # e.g. StoreError: answered 503 by the server
             if failure is not None:
                 span.record_exception(failure)
                 set_error(span, type(failure).__qualname__)
             span.end()
             return
-        total_s = (time.time_ns() - start_ns) / 1e9
         out_bytes = outcome.output_bytes if outcome.tool_s is not None else 0
         attributes: dict[str, Any] = {"http.response.status_code": outcome.status,
                                       "rft.tool.arguments_bytes": _text_bytes(body.get("arguments")),
@@ -202,16 +207,16 @@ class Metrics:
             set_error(span, str(code or outcome.status))
         span.end()
 
-    def record_grade(self, grader: str, body: Mapping[str, Any], start_ns: int, outcome: GradeOutcome | None,
+    def record_grade(self, grader: str, body: Mapping[str, Any], started: float, outcome: GradeOutcome | None,
                      failure: BaseException | None = None) -> None:
         """Record one grading request for grader ``grader`` (decoded request ``body``, started at
-        ``start_ns`` unix nanoseconds): its ``outcome`` (counters; for a graded rollout its score, tool-call
+        ``started``, ``time.perf_counter()`` seconds): its ``outcome`` (counters; for a graded rollout its score, tool-call
         count and latency), or the ``failure`` it raised. Emits the span ``grade {grader}`` and, for a
         successful non-replayed grade of a traced rollout, the rollout's root span."""
         graded = outcome.graded if outcome is not None else None
         if outcome is not None:
             self.record_events(outcome.events)
-        latency_s = (time.time_ns() - start_ns) / 1e9
+        latency_s = time.perf_counter() - started
         if graded is not None:
             self.grade_score.labels(grader).observe(graded[2])
             self.rollout_calls.labels(grader).observe(graded[0])
@@ -220,7 +225,8 @@ class Metrics:
             return
         trace_id = body.get("trace_id")
         span = self.tracing.start_span(f"grade {grader}", trace_id if isinstance(trace_id, str) else None, {
-            "rft.grader.name": grader, "rft.trace_id": trace_id if isinstance(trace_id, str) else ""}, start_ns)
+            "rft.grader.name": grader, "rft.trace_id": trace_id if isinstance(trace_id, str) else ""},
+            _start_ns(latency_s))
         if outcome is None:
             if failure is not None:
                 span.record_exception(failure)
