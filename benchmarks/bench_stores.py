@@ -332,7 +332,7 @@ def main() -> int:
                         help="per-call: the event loop (default uvloop, what rft serve --loop auto picks)")
     args = parser.parse_args()
     item = item_json(args.item)
-    for tool in ("redis-server", "wrk"):
+    for tool in ("redis-server", "wrk") if args.only in (None, "throughput") else ("redis-server",):
         if shutil.which(tool) is None:
             print(f"bench_stores: {tool} is not installed", file=sys.stderr)
             return 2

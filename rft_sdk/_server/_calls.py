@@ -137,7 +137,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         raise EndpointError(422, "invalid_request", message, counter="bad_requests",
                             details=[{"field": "name", "problem": message}])
     sent = SentItem.of(request.item, item_json)
-    async with store.lock(trace_id):
+    async with store.lock_for_call(trace_id):
         loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
         stored = loaded or StoredRollout(trace_id=trace_id)
         check_item(stored, sent)  # 409 item_conflict; adopted when the rollout has none yet
