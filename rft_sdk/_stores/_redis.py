@@ -29,6 +29,7 @@ from typing import Any, TypeVar, cast
 
 import anyio
 
+from .._wire._body import orjson
 from .._wire._redact import redact_text, redact_url, url_secrets
 from ..exceptions import StoreError
 from . import _redis_scripts as lua
@@ -62,10 +63,15 @@ PERSISTENCE_MODES = ("require", "warn", "off")
 SOLO_HOLDOFF_S = 60.0
 
 
-def _header(*values: Any) -> str:
+def _header(*values: Any) -> str | bytes:
     """Script arguments packed as one JSON array of strings (``_redis_scripts``: read with ``cjson.decode``)."""
-    return json.dumps([v if isinstance(v, str) else repr(v) for v in values], ensure_ascii=False,
-                      separators=(",", ":"))
+    texts = [v if isinstance(v, str) else repr(v) for v in values]
+    if orjson is not None:
+        try:
+            return bytes(orjson.dumps(texts))
+        except TypeError:  # a lone surrogate in a trace_id: the stdlib's text (redis-py encodes it as it can)
+            pass
+    return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclasses.dataclass

@@ -94,9 +94,10 @@ local function ours()
   local v = redis.call('GET', lock)
   return v and string.sub(v, 1, #owner + 1) == owner .. '|'
 end
+local ver  -- the version this save wrote (HINCRBY below)
 local function done()
   local reply = counters('OK')
-  reply[7] = redis.call('HGET', meta, 'ver') or ''
+  reply[7] = ver or redis.call('HGET', meta, 'ver') or ''
   if owner ~= '' and ARG[18] == '1' and ours() then
     redis.set_repl(redis.REPL_NONE)  -- locks live in memory only (LOCK_EFFECTS)
     redis.call('DEL', lock)
@@ -109,7 +110,8 @@ end
 sweep(now)
 local n = tonumber(ARG[19])
 local first = 4
-local stored_gen = redis.call('HGET', meta, 'gen')
+local stored = redis.call('HMGET', meta, 'gen', 'ver')
+local stored_gen = stored[1]
 local expect = ARG[20]
 if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters(expect == '' and 'REWRITE' or 'STALE') end
 -- this very save ran already (redis-py resent it after a lost reply): its last record is the stored last one
@@ -120,7 +122,7 @@ if applied and (n > 0 or ARG[9] == '1') then return done() end
 if expect ~= '' then  -- a call made without the lock: only onto the copy it read, which nobody holds or graded
   local exp, rel = redis.call('ZSCORE', P .. 'idx', tid), redis.call('ZSCORE', P .. 'rel', tid)
   if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now)
-      or (stored_gen or '') .. '|' .. (redis.call('HGET', meta, 'ver') or '') ~= expect
+      or (stored_gen or '') .. '|' .. (stored[2] or '') ~= expect
       or deadline_ahead(redis.call('GET', lock)) or deadline_ahead(redis.call('GET', P .. 't:' .. tid)) then
     return counters('STALE')
   end
@@ -130,7 +132,7 @@ if owner ~= '' and not ours() then
   return counters('LOST')
 end
 if ARG[9] == '1' then redis.call('DEL', calls, resp) end
-redis.call('DEL', P .. 'e:' .. tid)
+if expect == '' then redis.call('DEL', P .. 'e:' .. tid) end  -- (the stamp's copy is live: not evicted)
 for i = first, first - 1 + n, 500 do
   redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, first - 1 + n)))
 end
@@ -139,11 +141,11 @@ for i = first + n, #ARGV, 500 do
 end
 redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
            'w', ARG[21])
-redis.call('HINCRBY', meta, 'ver', 1)
+ver = redis.call('HINCRBY', meta, 'ver', 1)
 if ARG[10] ~= '' then redis.call('HSET', meta, 'item', ARG[10], 'iv', ARG[16]) end
 redis.call('PEXPIRE', meta, gc)
-if redis.call('EXISTS', calls) == 1 then redis.call('PEXPIRE', calls, gc) end
-if redis.call('EXISTS', resp) == 1 then redis.call('PEXPIRE', resp, gc) end
+redis.call('PEXPIRE', calls, gc)  -- a no-op (nothing written) on a list not there
+redis.call('PEXPIRE', resp, gc)
 local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
 redis.call('HSET', P .. 'nb', tid, ARG[15])
 redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)
