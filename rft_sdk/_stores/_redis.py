@@ -8,6 +8,11 @@ by the scripts (sweeps are bounded per call). ``lock(trace_id)`` is a Redis
 key ``owner|deadline`` set atomically, polled with jittered backoff, and
 renewed by its holder; a lock whose lease deadline passed (its holder died or
 lost Redis), or whose owner is a dead process of this host, is taken over.
+Locks live in Redis's memory only (not in its append-only file: no fsync per
+lock; every write under a lock checks it is still held, so one lost with a
+restart writes nothing). A tool call (``lock_for_call``) on a rollout this
+process wrote last is one round trip: no lock, its save checks the stored copy
+is still the one it read (``_redis_scripts.SAVE``'s stamp); else two.
 
 Needs one Redis primary (Redis >= 6.2 or a managed equivalent; not Redis
 Cluster: the scripts touch keys of several slots). Hosts must keep their
@@ -477,17 +482,25 @@ class RedisStore(RolloutStore):
 
     async def save(self, rollout: StoredRollout) -> None:
         """Write ``rollout``'s new calls, state and item (see ``RolloutStore.save``); inside ``lock`` the write
-        happens when the block ends, with the release (one round trip), or before the block's next read.
+        happens when the block ends, with the release (one round trip), or before the block's next read; inside
+        a one-round-trip ``lock_for_call``, now, onto the copy it read.
 
         Raises:
             RolloutTooLargeError: over ``max_rollout_bytes`` (checked now; nothing is written).
+            StoreError: Redis failed, or (in a one-round-trip ``lock_for_call``) the stored copy changed since
+                it was read (nothing written).
         """
         delta = Delta.of(rollout)
         if delta.nbytes > self.bounds.max_rollout_bytes:
             raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
         hold = self._held(rollout.trace_id)
         if hold is not None and hold.fast is not None:  # a one-round-trip call: written now, if nothing changed
-            if not await self._write(rollout, delta, hold, release=False):
+            try:
+                written = await self._write(rollout, delta, hold, release=False)
+            except StoreError:  # Redis unreachable: the write may have landed, the cached stamp is unsure
+                self._cache.drop(rollout.trace_id)
+                raise
+            if not written:
                 self._cache.drop(rollout.trace_id)
                 self._other_writer()
                 raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} changed in Redis since this process "
