@@ -34,7 +34,7 @@ class CachedCalls:
     item_json: bytes | None = None  # the rollout's item as last read or written (checked when read)
     item_version: str = ""  # RedisStore: the stored item's version token ("" = unknown)
     # RedisStore's one-round-trip calls: the rollout's state, start and expiry as stored, and the stored copy's
-    # stamp ``generation|version`` ("" = unknown: the call takes the lock first)
+    # stamp ``generation|version|calls`` ("" = unknown: the call takes the lock first)
     state_json: str | None = None
     created_at: float = 0.0
     expires_at: float = 0.0

@@ -91,7 +91,7 @@ class Hold:
     renewer: asyncio.Task[None] | None = None
     ended: bool = False
     # a call in one round trip (lock_for_call): no lock in Redis; the cached copy it reads, and the stamp
-    # ``generation|version`` its save expects to find stored ("" until read)
+    # ``generation|version|calls`` its save expects to find stored ("" until read)
     fast: CachedCalls | None = None
     expect: str = ""
 
@@ -446,7 +446,7 @@ class RedisStore(RolloutStore):
                 raise RolloutEvictedError(trace_id, "RedisStore")
             return None, tombstone
         meta, records, responses, first, _ = reply[2:]
-        generation, item_json, state, created, calls_bytes, item_version, version, writer, expires = meta
+        generation, item_json, state, created, calls_bytes, item_version, version, writer, expires, count = meta
         if writer and writer != self._writer:
             self._other_writer()
         old = cached if cached is not None and int(first) > 0 else None
@@ -466,7 +466,7 @@ class RedisStore(RolloutStore):
         Delta.loaded(rollout, generation, int(calls_bytes), rollout.item_json)
         self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes),
                         rollout.held_item_json, item_version, state_json=state, created_at=rollout.created_at,
-                        expires_at=float(expires), stamp=f"{generation}|{version}" if version else "")
+                        expires_at=float(expires), stamp=f"{generation}|{version}|{count}" if version else "")
         return rollout, tombstone
 
     def _from_cache(self, hold: Hold, cached: CachedCalls) -> StoredRollout:
@@ -546,7 +546,7 @@ class RedisStore(RolloutStore):
                     cached = self._cache.get(rollout.trace_id)
                     if cached is not None and cached.item_json is not None and cached.item_json == delta.item_json:
                         version = cached.item_version
-                stamp = f"{delta.generation}|{reply[6]}"
+                stamp = f"{delta.generation}|{reply[6]}|{len(rollout.trajectory)}"
                 self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
                                 delta.calls_bytes, delta.item_json, version, state_json=rollout.state_json,
                                 created_at=rollout.created_at, expires_at=now + self.ttl_s, stamp=stamp)

@@ -14,7 +14,7 @@ connection broke, e.g. across a Redis restart, and the first run may have
 happened): ``SAVE`` recognises its records already appended (or its rewrite's
 fresh generation), ``LOCK`` a lock it already holds. A tool call on a rollout
 this process wrote last is one round trip: ``SAVE`` with the stamp
-(``generation|ver``) of the copy the process holds, which writes only if that
+(``generation|ver|calls``) of the copy the process holds, which writes only if that
 is still the stored copy, live, ungraded and unlocked (``RedisStore.lock_for_call``).
 Otherwise it is two: ``LOCKLOAD`` (take the rollout's lock, read the grade
 tombstone and the rollout, in one script) and ``SAVE`` with the lock's owner
@@ -79,7 +79,8 @@ end
 #: n_records, expected stamp ('' = none), writer. With an owner: nothing is written unless the lock is still this
 #: owner's ('LOST'), and with release the lock is deleted after the write. With an expected stamp (a call made in
 #: one round trip, without the lock): nothing is written unless the stored copy is still the one of that stamp
-#: ``generation|version``, live, not graded and not locked by anyone ('STALE'). Every write increments the
+#: ``generation|version|calls``, live, not graded and not locked by anyone ('STALE'; the count of calls also
+#: tells a write of a version that keeps no ``ver``, e.g. a replica not yet upgraded). Every write increments the
 #: rollout's ``ver`` and names its ``writer`` (a process's store: ``w``). Returns counters('OK') with the new
 #: stamp's version appended, counters('REWRITE') (nothing written, the lock kept: the stored copy is another
 #: generation), counters('LOST') or counters('STALE').
@@ -110,7 +111,7 @@ end
 sweep(now)
 local n = tonumber(ARG[19])
 local first = 4
-local stored = redis.call('HMGET', meta, 'gen', 'ver')
+local stored = redis.call('HMGET', meta, 'gen', 'ver', 'calls')
 local stored_gen = stored[1]
 local expect = ARG[20]
 if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters(expect == '' and 'REWRITE' or 'STALE') end
@@ -122,7 +123,7 @@ if applied and (n > 0 or ARG[9] == '1') then return done() end
 if expect ~= '' then  -- a call made without the lock: only onto the copy it read, which nobody holds or graded
   local exp, rel = redis.call('ZSCORE', P .. 'idx', tid), redis.call('ZSCORE', P .. 'rel', tid)
   if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now)
-      or (stored_gen or '') .. '|' .. (stored[2] or '') ~= expect
+      or (stored_gen or '') .. '|' .. (stored[2] or '') .. '|' .. (stored[3] or '') ~= expect
       or deadline_ahead(redis.call('GET', lock)) or deadline_ahead(redis.call('GET', P .. 't:' .. tid)) then
     return counters('STALE')
   end
@@ -168,7 +169,7 @@ return done()
 #: Reads one rollout: ``load(P, trace_id, now, cached generation ('' = none), first record, first response,
 #: cached item version ('' = none))``. Returns {status, tombstone ('' = none)} with status 'none' or 'evicted'
 #: (evicted in progress, not graded), or {'ok', tombstone, {generation, item ('' = the cached version is
-#: current), state, created, calls bytes, item version, version, writer, expiry}, records from, responses from,
+#: current), state, created, calls bytes, item version, version, writer, expiry, calls}, records from, responses from,
 #: record from, response from}; the "from"s are 0 (everything) when the cached generation is not the stored one.
 _LOAD_FN = r"""
 local function load(P, tid, now, cgen, cf, rf, civ)
@@ -183,7 +184,7 @@ local function load(P, tid, now, cgen, cf, rf, civ)
   end
   if tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {'none', tomb} end
   local meta = P .. 'r:' .. tid
-  local m = redis.call('HMGET', meta, 'gen', 'iv', 'state', 'created', 'cb', 'ver', 'w')
+  local m = redis.call('HMGET', meta, 'gen', 'iv', 'state', 'created', 'cb', 'ver', 'w', 'calls')
   if not m[1] then return {'none', tomb} end
   local iv = m[2] or ''
   local item = ''
@@ -191,7 +192,7 @@ local function load(P, tid, now, cgen, cf, rf, civ)
   if m[1] ~= cgen or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
     cf, rf = 0, 0
   end
-  return {'ok', tomb, {m[1], item, m[3], m[4], m[5], iv, m[6] or '', m[7] or '', exp},
+  return {'ok', tomb, {m[1], item, m[3], m[4], m[5], iv, m[6] or '', m[7] or '', exp, m[8] or ''},
           redis.call('LRANGE', P .. 'c:' .. tid, cf, -1),
           redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
 end

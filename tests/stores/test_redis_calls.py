@@ -219,3 +219,25 @@ async def test_taking_and_releasing_a_lock_writes_nothing_to_the_append_only_fil
     finally:
         probe.close()
         await store.aclose()
+
+
+async def test_a_write_by_a_replica_that_keeps_no_version_still_makes_the_copy_stale(redis_url):
+    """A rolling upgrade: a replica of the previous version appends without bumping ``ver`` or naming itself."""
+    prefix = f"old{uuid.uuid4().hex[:8]}:"
+    one, two = RedisStore(redis_url, prefix=prefix), RedisStore(redis_url, prefix=prefix)
+    probe = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        await _one_call(one, "t1", "c0")
+        await _one_call(one, "t1", "c1")
+        meta = f"{prefix}r:t1"
+        writer, version = probe.hget(meta, "w"), probe.hget(meta, "ver")
+        await _one_call(two, "t1", "c2")
+        probe.hset(meta, mapping={"w": writer, "ver": version})  # as the previous version leaves them
+        with pytest.raises(StoreError, match="changed in Redis"):
+            await _one_call(one, "t1", "c3")
+        stored = await two.load("t1")
+        assert stored is not None and [r.call_id for r in stored.trajectory] == ["c0", "c1", "c2"]
+    finally:
+        probe.close()
+        await one.aclose()
+        await two.aclose()
