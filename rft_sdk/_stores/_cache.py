@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._definitions._rollout import ToolCallRecord
-from ._records import StoredRollout, json_object
+from .._wire._json import json_object
+from ._records import StoredRollout
 
 __all__ = ["DEFAULT_CACHE_BYTES", "CachedCalls", "CallCache", "hold_item"]
 

@@ -34,7 +34,7 @@ from typing import Any, TypeVar, cast
 
 import anyio
 
-from .._wire._body import orjson
+from .._wire._json import orjson
 from .._wire._redact import redact_text, redact_url, url_secrets
 from ..exceptions import StoreError
 from . import _redis_scripts as lua
