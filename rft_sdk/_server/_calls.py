@@ -188,7 +188,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                    f"(POST /tools/{definition.name}); a tool call names one tool")
         raise EndpointError(422, "invalid_request", message, counter="bad_requests",
                             details=[{"field": "name", "problem": message}])
-    async with store.lock(trace_id):
+    async with store.lock_for_call(trace_id):
         loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
         stored = loaded or StoredRollout(trace_id=trace_id)
         previous = stored.responses.get(call_id)  # read while the rollout is loaded: the store, visited once
