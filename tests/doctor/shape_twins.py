@@ -219,7 +219,8 @@ def make_server() -> ToolServer:
 
     @server.tool
     def book_seat(flight: str, seat: str, *, rollout: Rollout) -> str:
-        """Hold a seat on one of the trip's flights (refuses a flight of another trip).
+        """Hold a seat on one of the trip's flights, which confirms that flight's booking (refuses a
+        flight of another trip).
 
         Args:
             flight: e.g. "F101".
@@ -228,6 +229,7 @@ def make_server() -> ToolServer:
         if flight not in rollout.item["flights"]:
             raise ToolError(f"flight {flight!r} is not on this trip")
         rollout.state.setdefault("seats", {})[flight] = seat
+        rollout.state.setdefault("status", {})[flight] = "confirmed"
         return "held"
 
     @server.tool
@@ -305,7 +307,9 @@ def make_server() -> ToolServer:
 
     @grader
     def grade_refund_order_blind(ctx: GradingContext) -> float:
-        return float(ctx.item["amount"] in ctx.state.get("refunds", {}).values())
+        # the case closed and one refund of the right amount, on whichever order
+        return float(list(ctx.state.get("refunds", {}).values()) == [ctx.item["amount"]]
+                     and ctx.state.get("case", {}) == {ctx.item["order"]: "refunded"})
 
     @grader
     def grade_refund_trusts_status(ctx: GradingContext) -> float:
@@ -320,8 +324,9 @@ def make_server() -> ToolServer:
     @grader
     def grade_meeting_working_hour(ctx: GradingContext) -> float:
         # checks the attendees, but only that the hour is a working hour, not that everyone is free then
-        return float(any(m["attendees"] == sorted(ctx.item["attendees"]) and 9 <= m["hour"] <= 17
-                         for m in ctx.state.get("meetings", {}).values()))
+        meetings = list(ctx.state.get("meetings", {}).values())
+        return float(len(meetings) == 1 and meetings[0]["attendees"] == sorted(ctx.item["attendees"])
+                     and 9 <= meetings[0]["hour"] <= 17)
 
     # ---- cite (a JSON answer with a list field) -------------------------------------------------
     def _cited(ctx: GradingContext) -> tuple[bool, set[str], set[str]] | None:
@@ -393,9 +398,10 @@ def make_server() -> ToolServer:
     # ---- booking (state, an item's own entities) ----------------------------------------------
     @grader
     def grade_booking_end_state(ctx: GradingContext) -> float:
-        # the whole end state: the one seat held, no other flight of the trip touched, no status forced
-        return float(ctx.state.get("seats", {}) == {ctx.item["flight"]: ctx.item["seat"]}
-                     and not ctx.state.get("status"))
+        # the whole end state: the one seat held (which confirmed it), no other flight of the trip touched
+        flight = ctx.item["flight"]
+        return float(ctx.state.get("seats", {}) == {flight: ctx.item["seat"]}
+                     and ctx.state.get("status", {}) == {flight: "confirmed"})
 
     @grader
     def grade_booking_target_only(ctx: GradingContext) -> float:
