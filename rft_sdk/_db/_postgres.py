@@ -101,6 +101,8 @@ class PostgresDatabase(RolloutDatabase):
     """
 
     backend = "postgres"
+    #: ``"database"`` (a database per rollout) or ``"schema"`` (:class:`PostgresSchemaDatabase`).
+    isolation = "database"
     supports_async = True
     calls_insert_sql = f"INSERT INTO {CALLS_TABLE} (call_id, output, record) VALUES (%s, %s, %s)"
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = %s"
@@ -174,6 +176,11 @@ class PostgresDatabase(RolloutDatabase):
     def _drop_db(self, conn: Any, name: str) -> None:
         from psycopg import sql
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(self._ident(name)))
+
+    def _rename(self, conn: Any, old: str, new: str) -> None:
+        """Rename a clone (a pool claim), inside the caller's transaction."""
+        from psycopg import sql
+        conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(old), self._ident(new)))
 
     def _db_exists(self, conn: Any, name: str) -> bool:
         return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
@@ -263,9 +270,7 @@ class PostgresDatabase(RolloutDatabase):
                 pooled = conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool' "
                                       "ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED", (self.name,)).fetchone()
                 if pooled is not None:
-                    from psycopg import sql
-                    conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(pooled[0]),
-                                                                                  self._ident(db_id)))
+                    self._rename(conn, pooled[0], db_id)
                     conn.execute(f"UPDATE {REGISTRY_TABLE} SET name = %s, kind = 'rollout', trace_id = %s, "
                                  "expires_at = now() + %s::interval WHERE name = %s",
                                  (db_id, trace_id, ttl, pooled[0]))
@@ -377,12 +382,14 @@ class PostgresDatabase(RolloutDatabase):
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-pool-{self.name}"),))
                     (have,) = conn.execute(f"SELECT count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s "
                                            "AND kind IN ('pool', 'pool_creating')", (self.name,)).fetchone()
-                    if have >= self.pool_size:
+                    if have >= self.pool_target():
                         break
                     conn.execute(f"INSERT INTO {REGISTRY_TABLE} (name, prefix, kind, expires_at) "
                                  "VALUES (%s, %s, 'pool_creating', now() + %s::interval)", (name, self.name, ttl))
                 try:
+                    t0 = time.perf_counter()
                     self._create(conn, name, self.template_name)
+                    self.sizer.prepared(time.perf_counter() - t0)
                 except BaseException:
                     conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (name,))
                     raise
@@ -408,17 +415,21 @@ class PostgresDatabase(RolloutDatabase):
     def _template_id(self) -> str:
         return self.ref_name
 
+    #: SQL naming the schema of the user's tables (a schema per rollout: ``current_schema()``).
+    user_schema_sql = "'public'"
+
     def table_info(self, conn: Any) -> list[TableInfo]:
+        schema = self.user_schema_sql
         rows = conn.execute(
             "SELECT c.table_name, c.column_name FROM information_schema.columns c "
             "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
-            "WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
+            f"WHERE c.table_schema = {schema} AND t.table_type = 'BASE TABLE' "
             "ORDER BY c.table_name, c.ordinal_position").fetchall()
         keys = conn.execute(
             "SELECT k.table_name, k.column_name FROM information_schema.table_constraints tc "
             "JOIN information_schema.key_column_usage k ON k.constraint_name = tc.constraint_name "
             "AND k.table_schema = tc.table_schema AND k.table_name = tc.table_name "
-            "WHERE tc.table_schema = 'public' AND tc.constraint_type = 'PRIMARY KEY' "
+            f"WHERE tc.table_schema = {schema} AND tc.constraint_type = 'PRIMARY KEY' "
             "ORDER BY k.table_name, k.ordinal_position").fetchall()
         if not conn.info.transaction_status == 0:  # read-only views: end the catalogue read
             conn.rollback()
