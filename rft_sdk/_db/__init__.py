@@ -15,8 +15,8 @@ until a backend or helper that needs it is used. Guide: docs/database.md.
 
 from ._base import CALLS_TABLE, CallScope, DatabaseLimitError, RolloutDatabase, ToolRunner
 from ._diff import DatabaseDiff, RowChange, TableInfo
-from ._pgserver import postgres_server
 from ._pgschema import PostgresSchemaDatabase
+from ._pgserver import postgres_server
 from ._pool import PoolSizer
 from ._postgres import PostgresDatabase
 from ._sqlalchemy import sqlalchemy_engine, sqlalchemy_session

@@ -192,7 +192,7 @@ class RolloutDatabase(abc.ABC):
             ``max(pool_size, min(max_live, 256))``). Between the two, the pool's size follows the observed
             start rate (:class:`~rft_sdk._db._pool.PoolSizer`: ``ceil(peak starts/s x lead time)``), and a
             background thread refills it after each claim, ahead of the next batch.
-        pool_window_s: seconds of one window counting starts (default 1).
+        pool_window_s: seconds within which arrivals count as one batch (default 5).
         pool_half_life_s: seconds for the remembered peak start rate to halve once starts slow (default 300).
         sweep_interval_s: seconds between two sweeps of expired databases
             (default ``min(60, ttl_s / 4)``).
@@ -215,7 +215,7 @@ class RolloutDatabase(abc.ABC):
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0,
                  max_db_bytes: int = DEFAULT_MAX_DB_BYTES, max_pool: int | None = None,
-                 pool_window_s: float = 1.0, pool_half_life_s: float = 300.0) -> None:
+                 pool_window_s: float = 5.0, pool_half_life_s: float = 300.0) -> None:
         if not _NAME_RE.fullmatch(name):
             raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', "
                              "starting with a letter")

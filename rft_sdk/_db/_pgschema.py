@@ -112,7 +112,8 @@ class PostgresSchemaDatabase(PostgresDatabase):
             self._script = self._clone_script(conn)
         with conn.transaction():
             conn.execute(sql.SQL("CREATE SCHEMA {}").format(self._ident(name)))
-            conn.execute(sql.SQL("SET LOCAL search_path = {}").format(self._ident(name)))
+            conn.execute(sql.SQL("SET LOCAL search_path = {}; SET LOCAL synchronous_commit = off").format(
+                self._ident(name)))  # a lost clone is cloned again: the registry row commits after it
             conn.execute(self._script)
 
     def _rename(self, conn: Any, old: str, new: str) -> None:

@@ -58,7 +58,7 @@ class PoolSizer:
     #: into the decaying peak.
     HORIZON_WINDOWS = 10
 
-    def __init__(self, floor: int, ceiling: int, *, window_s: float = 1.0, half_life_s: float = 300.0,
+    def __init__(self, floor: int, ceiling: int, *, window_s: float = 5.0, half_life_s: float = 300.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if floor < 0 or ceiling < floor:
             raise ValueError(f"need 0 <= pool_size <= max_pool, got pool_size={floor}, max_pool={ceiling}")
@@ -98,7 +98,7 @@ class PoolSizer:
         return best / self.window_s, at
 
     def _decayed(self, rate: float, at: float, now: float) -> float:
-        return rate * 0.5 ** (max(0.0, now - at) / self.half_life_s)
+        return float(rate * 0.5 ** (max(0.0, now - at) / self.half_life_s))
 
     def peak_rate(self) -> float:
         """The peak start rate now, starts per second (the rule's ``peak_rate_per_s``)."""

@@ -135,6 +135,7 @@ class PostgresDatabase(RolloutDatabase):
         self.template_name = f"{self.name}_template"
         self.ref_name = f"{self.name}_ref"
         self._admin: Any = None
+        self._admin_errors_ok = 0  # the admin pool's failed connection attempts at its last good one
         self._idle: OrderedDict[str, Any] = OrderedDict()
         self._idle_lock = threading.Lock()
         self._touched: dict[str, float] = {}
@@ -150,13 +151,21 @@ class PostgresDatabase(RolloutDatabase):
         if self._admin is None:
             from psycopg_pool import ConnectionPool
             self._admin = ConnectionPool(self._admin_conninfo(), min_size=1, max_size=8,
-                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}")
-        # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool
-        # means the server stopped answering (its connections were lost, reconnects fail): a short wait, then 503.
+                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}",
+                                         configure=self._admin_connected)
+        # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool,
+        # or one whose connection attempts failed since its last good one, means the server stopped answering
+        # (its connections were lost, reconnects fail): a short wait, then 503.
         stats = self._admin.get_stats()
-        wait = self.unavailable_timeout_s if stats.get("pool_size", 0) == 0 else _POOL_WAIT_S
+        down = stats.get("pool_size", 0) == 0 or stats.get("connections_errors", 0) > self._admin_errors_ok
+        wait = self.unavailable_timeout_s if down else _POOL_WAIT_S
         with self._admin.connection(timeout=wait) as conn:
             yield conn
+
+    def _admin_connected(self, conn: Any) -> None:
+        """The admin pool made a connection: the failed attempts so far are history."""
+        pool = self._admin
+        self._admin_errors_ok = pool.get_stats().get("connections_errors", 0) if pool is not None else 0
 
     def _admin_conninfo(self) -> str:
         from psycopg.conninfo import make_conninfo
@@ -261,7 +270,11 @@ class PostgresDatabase(RolloutDatabase):
             if row is not None:  # another replica is creating it: wait for it
                 return self._wait_ready(conn, db_id), None
             with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-admit-{self.name}"),))
+                # admissions queue on this lock, one at a time: they must not wait for a WAL flush each
+                # (synchronous_commit off here only; safe: the rollout's first durable commit comes later in
+                # the WAL, so a crash that loses this claim also loses every call made after it)
+                conn.execute("SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%s)",
+                             (_lock_key(f"rft-admit-{self.name}"),))
                 (live,) = conn.execute(f"SELECT count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s "
                                        "AND kind IN ('rollout', 'creating')", (self.name,)).fetchone()
                 if live >= self.max_live:
