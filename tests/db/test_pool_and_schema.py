@@ -158,7 +158,8 @@ async def test_schemas_started_together_never_see_each_others_rows(schema_db, pg
         with db.connect(db.db_id_for(f"r{i}"), read_only=True) as conn:
             assert conn.execute("SELECT k, v FROM kv ORDER BY k").fetchall() == [("a", 100 + i), ("b", 2),
                                                                                   (f"own-{i}", i)]
-    assert db.metrics.events["created_pool"] == 4 and db.metrics.events["created_cold"] == 4
+    events = db.metrics.events  # 4 ready, the rest cold or refilled in the background meanwhile
+    assert events["created_pool"] >= 4 and events["created_pool"] + events["created_cold"] == 8
     with db.connect(db.template_name, read_only=True) as conn:  # the template is untouched
         assert conn.execute("SELECT k, v FROM kv ORDER BY k").fetchall() == [("a", 1), ("b", 2)]
 
