@@ -238,8 +238,8 @@ class RolloutDatabase(abc.ABC):
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._sweep_now = threading.Event()
-        #: Set by the maintenance thread each time a refill pass leaves the pool at its target (tests and
-        #: benchmarks wait on it; clear it first).
+        #: Set by the maintenance thread each time one of its passes (a refill, or a sweep and refill)
+        #: ends; tests and benchmarks clear it, wake the thread and wait on it instead of sleeping.
         self.pool_filled = threading.Event()
         self._thread: threading.Thread | None = None
         self._template_snapshot: Snapshot | None = None

@@ -78,7 +78,8 @@ class PostgresSchemaDatabase(PostgresDatabase):
         max_connections: idle tool connections this process keeps (shared by every rollout).
         rebuild: rebuild the template schema even when it exists.
         unavailable_timeout_s: as :class:`PostgresDatabase`.
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``sweep_interval_s``,
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
+            ``pool_half_life_s``, ``sweep_interval_s``,
             ``admission_timeout_s``, ``max_db_bytes`` of :class:`RolloutDatabase` (``max_db_bytes``
             counts the schema's tables, indexes and TOAST: ``pg_total_relation_size``).
 

@@ -52,8 +52,9 @@ class SQLiteDatabase(RolloutDatabase):
             ``<temp dir>/rft-db-<name>``); every worker of one host must use the same.
         rebuild: rebuild the private template even when one exists (after the
             seed changed).
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``,
-            ``sweep_interval_s``, ``admission_timeout_s`` of :class:`RolloutDatabase`.
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
+            ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes`` of
+            :class:`RolloutDatabase`.
 
     ``rollout.db`` is a ``sqlite3.Connection`` (``isolation_level=None``,
     ``check_same_thread=False``), also for ``async def`` tools (SQLite has no
