@@ -13,17 +13,30 @@ in-memory overlay of the retail example (the baseline).
    store's state; 1x and 10x data.
 3. Grade: reading the rollout's end state and comparing it with the template
    (``changes_of``), 1x and 10x.
-4. Rollouts in flight (16, 64, 256): that many new rollouts at once, each
-   getting its database (pool of the same size, then cold) and making one
-   call; p50 / p99 of the time to the first answer.
+4. Rollouts in flight (16, 64, 256; ``--in-flight 256,1024``): that many new
+   rollouts at once, each getting its database and making one call; p50 / p99
+   of the time to the first answer, the burst's wall time and this process's
+   CPU seconds (when they are close, the client's Python bounds it), per pool
+   mode: ``cold`` (no pool), ``ahead`` (the pool filled to the burst
+   beforehand, no refill during it: the path before the adaptive pool) and
+   ``adaptive`` (a trainer's second step: the first burst's arrivals size the
+   pool, the maintenance thread refills it in the background, the second
+   burst is timed).
+
+Backends: ``sqlite``, ``postgres`` (a database per rollout) and
+``postgres-schema`` (``PostgresSchemaDatabase``, a schema per rollout).
 
 Usage::
 
     python benchmarks/bench_rollout_db.py [--quick] [--postgres-url URL] [--out FILE]
+    python benchmarks/bench_rollout_db.py --sections 4 --in-flight 256,1024 --backends sqlite,postgres-schema
 
 Without ``--postgres-url`` a throwaway PostgreSQL (durable settings: fsync on) is
 started (``rft_sdk.testing.postgres_server``). ``--quick``: fewer repetitions and
-in-flight levels 16 and 64 only (about 2 minutes on 2 cores).
+in-flight levels 16 and 64 only (about 2 minutes on 2 cores). A database per
+rollout at 1,024 in flight needs a server ``max_connections`` above 1,024 plus
+the admin pools (each rollout database holds its own connection): use
+``postgres-schema`` there.
 """
 
 from __future__ import annotations
@@ -278,36 +291,36 @@ async def main(args: argparse.Namespace) -> str:
 
 
 async def section_clone(dbs: dict[tuple[str, int], RolloutDatabase], reps: int, say: Callable[..., None]) -> None:
-        say()
-        say("## 1. clone latency, ms p50 / p99 (one new rollout at a time)")
-        say(f"{'backend':10s} {'data':>5s} {'cold clone':>19s} {'warm pool claim':>19s} {'cold/warm':>10s}")
-        for (backend, copies), db in dbs.items():
-            cold, warm = await clone_latency(db, reps)
-            extra = f"  ({db.clone_method})" if isinstance(db, SQLiteDatabase) else ""
-            say(f"{backend:10s} {copies:4d}x {ms(cold)} {ms(warm)} {statistics.median(cold) / statistics.median(warm):9.1f}x"
-                + extra)
+    say()
+    say("## 1. clone latency, ms p50 / p99 (one new rollout at a time)")
+    say(f"{'backend':10s} {'data':>5s} {'cold clone':>19s} {'warm pool claim':>19s} {'cold/warm':>10s}")
+    for (backend, copies), db in dbs.items():
+        cold, warm = await clone_latency(db, reps)
+        extra = f"  ({db.clone_method})" if isinstance(db, SQLiteDatabase) else ""
+        say(f"{backend:10s} {copies:4d}x {ms(cold)} {ms(warm)} {statistics.median(cold) / statistics.median(warm):9.1f}x"
+            + extra)
 
 
 async def section_calls(dbs: dict[tuple[str, int], RolloutDatabase], calls: int, say: Callable[..., None]) -> None:
-        say()
-        say("## 2. per-call cost, ms p50 / p99 (open + SQL tool + commit + close, vs in-memory tool + state JSON)")
-        say(f"{'path':14s} {'data':>5s} {'read':>19s} {'write':>19s} {'read vs mem':>12s} {'write vs mem':>13s}")
-        for copies in (1, 10):
-            mem = await memory_call(copies, calls)
-            say(f"{'memory':14s} {copies:4d}x {ms(mem['memory read'])} {ms(mem['memory write'])} {'1.0x':>12s} {'1.0x':>13s}")
-            for backend in [b for (b, c) in dbs if c == copies]:
-                got = await per_call(dbs[(backend, copies)], copies, calls)
-                r = statistics.median(got["sql read"]) / statistics.median(mem["memory read"])
-                w = statistics.median(got["sql write"]) / statistics.median(mem["memory write"])
-                say(f"{backend:14s} {copies:4d}x {ms(got['sql read'])} {ms(got['sql write'])} {r:11.1f}x {w:12.1f}x")
+    say()
+    say("## 2. per-call cost, ms p50 / p99 (open + SQL tool + commit + close, vs in-memory tool + state JSON)")
+    say(f"{'path':14s} {'data':>5s} {'read':>19s} {'write':>19s} {'read vs mem':>12s} {'write vs mem':>13s}")
+    for copies in (1, 10):
+        mem = await memory_call(copies, calls)
+        say(f"{'memory':14s} {copies:4d}x {ms(mem['memory read'])} {ms(mem['memory write'])} {'1.0x':>12s} {'1.0x':>13s}")
+        for backend in [b for (b, c) in dbs if c == copies]:
+            got = await per_call(dbs[(backend, copies)], copies, calls)
+            r = statistics.median(got["sql read"]) / statistics.median(mem["memory read"])
+            w = statistics.median(got["sql write"]) / statistics.median(mem["memory write"])
+            say(f"{backend:14s} {copies:4d}x {ms(got['sql read'])} {ms(got['sql write'])} {r:11.1f}x {w:12.1f}x")
 
 
 async def section_grade(dbs: dict[tuple[str, int], RolloutDatabase], reps: int, say: Callable[..., None]) -> None:
-        say()
-        say("## 3. grade: end state vs template (changes_of), ms p50 / p99")
-        for copies in (1, 10):
-            for backend in [b for (b, c) in dbs if c == copies]:
-                say(f"{backend:10s} {copies:4d}x {ms(await grade_cost(dbs[(backend, copies)], max(5, reps // 3)))}")
+    say()
+    say("## 3. grade: end state vs template (changes_of), ms p50 / p99")
+    for copies in (1, 10):
+        for backend in [b for (b, c) in dbs if c == copies]:
+            say(f"{backend:10s} {copies:4d}x {ms(await grade_cost(dbs[(backend, copies)], max(5, reps // 3)))}")
 
 
 async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: tuple[int, ...],
