@@ -33,10 +33,10 @@ Usage::
 
 Without ``--postgres-url`` a throwaway PostgreSQL (durable settings: fsync on) is
 started (``rft_sdk.testing.postgres_server``). ``--quick``: fewer repetitions and
-in-flight levels 16 and 64 only (about 2 minutes on 2 cores). A database per
-rollout at 1,024 in flight needs a server ``max_connections`` above 1,024 plus
-the admin pools (each rollout database holds its own connection): use
-``postgres-schema`` there.
+in-flight levels 16 and 64 only (about 2 minutes on 2 cores). ``postgres`` (a
+database per rollout: a connection per rollout database) at 1,024 in flight ran
+the throwaway server (``max_connections=600``) out of connections ("too many
+clients") on the 2-core machine; ``postgres-schema`` shares its connections.
 """
 
 from __future__ import annotations
