@@ -33,7 +33,8 @@ Three measurements, printed side by side:
    first run (or differ between the item's rollouts), rollouts/s, p50/p99 first-call
    latency (send to answer, retries included), calls retried, each run's rollouts/s
    as a ratio to the first run's, and, when it was, that the server was the
-   bottleneck (calls that waited in its admission queue, the emulator's own verdict).
+   bottleneck (calls that waited in its admission queue, the emulator's own verdict),
+   and the emulator's own CPU share (near 100 % of a core: the client set the pace).
    The load average is printed with each line (the machine may be shared).
 
 Run: ``python3 benchmarks/bench_emulator.py`` (about 30 s on 2 cores);
@@ -237,10 +238,11 @@ async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -
     from rft_sdk.emulator import ReferenceReplayPolicy
 
     job = retail.job_config(url, max_episode_steps=max(len(i["actions"]) for i in items) + 1)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     results = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=samples,
                                  max_concurrency=in_flight, settings=ClientSettings())
     wall = time.perf_counter() - t0
+    cpu_share = (time.process_time() - cpu0) / wall  # the emulator's CPU seconds per wall second
     reasons: dict[str, int] = {}
     examples: dict[str, str] = {}  # reason -> one discard's detail
     not_gold = 0
@@ -260,7 +262,7 @@ async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -
     first = sorted(r.tool_calls[0].latency_s for r in results if r.tool_calls)
     busy = sum(1 for r in results for c in r.tool_calls if c.attempts > 1)
     server = server_load([c for r in results for c in r.tool_calls])  # the emulator's own verdict
-    return {"server": server, "in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
+    return {"server": server, "emulator_cpu": cpu_share, "in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
             "not_gold": not_gold, "scores": scores, "rate": len(results) / wall, "wall": wall, "retried_calls": busy,
             "p50": first[len(first) // 2] if first else float("nan"),
             "p99": first[min(len(first) - 1, int(len(first) * 0.99))] if first else float("nan")}
@@ -293,7 +295,8 @@ def batch(args: argparse.Namespace) -> int:
             print(f"in flight {n:5d}: {row['rollouts']:5d} rollouts, discarded {row['discarded']} {row['reasons'] or ''}"
                   f", not exactly gold {row['not_gold']}, items whose score or answers changed {row['score_changed']}, {row['rate']:6.1f} rollouts/s (x{ratio:.2f} of "
                   f"{rows[0]['in_flight']}), first call p50 {row['p50'] * 1e3:,.0f} ms p99 {row['p99'] * 1e3:,.0f} ms, "
-                  f"calls retried {row['retried_calls']}, wall {row['wall']:.1f} s, load {row['load']}", flush=True)
+                  f"calls retried {row['retried_calls']}, wall {row['wall']:.1f} s, emulator CPU "
+                  f"{row['emulator_cpu']:.0%} of a core, load {row['load']}", flush=True)
             server = row["server"]
             if server["bottleneck"]:  # the emulator's report row "server was the bottleneck"
                 print(f"    server was the bottleneck: {server['calls_queued']} calls queued (max "
