@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import sys
 import time
@@ -232,15 +234,37 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+class _RetryCounter(logging.Handler):
+    """Counts the emulator's retry lines by reason, and keeps one detail per reason."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.reasons: collections.Counter[str] = collections.Counter()
+        self.examples: dict[str, str] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        reason = getattr(record, "retry_reason", None)
+        if reason is not None:
+            self.reasons[reason] += 1
+            self.examples.setdefault(reason, record.getMessage()[:160])
+
+
 async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -> dict[str, Any]:
     """One burst: ``len(items) * samples`` retail rollouts, ``in_flight`` started together (gold replay)."""
     from examples.retail.app import server as retail
     from rft_sdk.emulator import ReferenceReplayPolicy
 
     job = retail.job_config(url, max_episode_steps=max(len(i["actions"]) for i in items) + 1)
+    retries = _RetryCounter()  # why calls were retried (the emulator's DEBUG line per retry)
+    emulator_log = logging.getLogger("rft_sdk.emulator")
+    emulator_log.addHandler(retries)
+    emulator_log.setLevel(logging.DEBUG)
     t0, cpu0 = time.perf_counter(), time.process_time()
-    results = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=samples,
-                                 max_concurrency=in_flight, settings=ClientSettings())
+    try:
+        results = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=samples,
+                                     max_concurrency=in_flight, settings=ClientSettings())
+    finally:
+        emulator_log.removeHandler(retries)
     wall = time.perf_counter() - t0
     cpu_share = (time.process_time() - cpu0) / wall  # the emulator's CPU seconds per wall second
     reasons: dict[str, int] = {}
@@ -262,7 +286,7 @@ async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -
     first = sorted(r.tool_calls[0].latency_s for r in results if r.tool_calls)
     busy = sum(1 for r in results for c in r.tool_calls if c.attempts > 1)
     server = server_load([c for r in results for c in r.tool_calls])  # the emulator's own verdict
-    return {"server": server, "emulator_cpu": cpu_share, "in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
+    return {"server": server, "emulator_cpu": cpu_share, "retry_reasons": dict(retries.reasons), "retry_examples": retries.examples, "in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
             "not_gold": not_gold, "scores": scores, "rate": len(results) / wall, "wall": wall, "retried_calls": busy,
             "p50": first[len(first) // 2] if first else float("nan"),
             "p99": first[min(len(first) - 1, int(len(first) * 0.99))] if first else float("nan")}
@@ -300,7 +324,10 @@ def batch(args: argparse.Namespace) -> int:
             server = row["server"]
             if server["bottleneck"]:  # the emulator's report row "server was the bottleneck"
                 print(f"    server was the bottleneck: {server['calls_queued']} calls queued (max "
-                      f"{server['queue_wait_s']['max'] or 0:.1f} s), {server['calls_retried']} retried", flush=True)
+                      f"{server['queue_wait_s']['max'] or 0:.1f} s), {server['calls_retried']} calls retried; "
+                      f"retries by reason {row['retry_reasons']}", flush=True)
+                for reason, detail in row["retry_examples"].items():
+                    print(f"    e.g. retried, {reason}: {detail}", flush=True)
             for reason, detail in row["examples"].items():
                 print(f"    e.g. {reason}: {detail}", flush=True)
     return 1 if failed else 0
