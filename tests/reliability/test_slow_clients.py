@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 from rel_helpers import body, closed_by_peer, connect, raw_request, read_response
 
-from rft_sdk.protocol import BODY_TIMEOUT_S, CONNECTION_LIMIT, HEADER_TIMEOUT_S
+from rft_sdk.protocol import BODY_TIMEOUT_S, CONNECTION_LIMIT, HEADER_TIMEOUT_S, KEEP_ALIVE_S
 from rft_sdk.testing import serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,5 +154,24 @@ def test_a_body_that_keeps_arriving_is_not_cut_by_the_body_timeout():
             assert time.monotonic() - t0 > 1.5  # longer in all than the 1 s body timeout
             status, _, answer = read_response(sock)
             assert status == 200, answer
+        finally:
+            sock.close()
+
+
+def test_an_idle_connection_outlives_the_clients_pool_expiry():
+    """The client, not the server, ends an idle keep-alive connection: ``rft serve`` keeps one longer than
+    httpx keeps an idle pooled connection (5 s). Before (uvicorn's 5 s) the two raced, and a starved
+    client wrote into a connection the server had just closed (retried ReadErrors, issue #40)."""
+    client_expiry_s = httpx.Limits().keepalive_expiry
+    assert client_expiry_s is not None and KEEP_ALIVE_S > client_expiry_s
+    with serve_process(APP, cwd=ROOT) as url:
+        sock = connect(url)
+        try:
+            sock.sendall(raw_request("/tools/echo", b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}"}'))
+            assert read_response(sock)[0] == 200
+            assert not closed_by_peer(sock, client_expiry_s + 1.0)  # idle past the client's expiry: still open
+            sock.settimeout(30.0)  # the answer may be slow on a loaded machine
+            sock.sendall(raw_request("/tools/echo", b'{"call_id": "c2", "trace_id": "t1", "arguments": "{}"}'))
+            assert read_response(sock)[0] == 200
         finally:
             sock.close()
