@@ -197,7 +197,8 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="rollout store for a ToolServer built without one: memory://, sqlite:///path, "
                             "redis://host:port/db or rediss://... (sets $RFT_STORE_URL before the app is imported)")
     serve.add_argument("--surfaces", default=None, metavar="LIST",
-                       help="surfaces a ToolServer exposes, comma-separated: hosted, mcp, openenv (docs/surfaces.md; "
+                       help="surfaces a ToolServer exposes, comma-separated: hosted, mcp, openenv, nemo_gym, or a "
+                            "plug-in's entry-point name (docs/surfaces.md; "
                             "sets $RFT_SURFACES "
                             "before the app is imported; default: the app's own choice, else hosted)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])

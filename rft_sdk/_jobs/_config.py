@@ -101,7 +101,12 @@ class Hyperparameters(BaseModel):
 
 
 class ToolSpec(BaseModel):
-    """One job tool: ``{"name", "server_url", "headers"}``; headers are forwarded verbatim."""
+    """One job tool: ``{"name", "server_url", "headers"}``.
+
+    ``server_url`` is the full http(s) URL the service POSTs this tool's calls to
+    (``.../tools/{name}``); ``headers`` are forwarded verbatim on every call. The emulator
+    uses this model too (``rft_sdk.emulator.JobTool``).
+    """
 
     model_config = ConfigDict(extra="forbid")
 

@@ -20,7 +20,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._jobs._config import TARGETS, FineTuningJob, unknown_key_hint, validation_error_text
+from .._jobs._config import (
+    TARGETS,
+    EndpointGraderSpec,
+    FineTuningJob,
+    ToolSpec,
+    unknown_key_hint,
+    validation_error_text,
+)
 
 __all__ = [
     "EndpointGrader",
@@ -43,52 +50,23 @@ class JobConfigError(ValueError):
     """The job config is not a valid hosted reinforcement job (message names the field)."""
 
 
-def _check_http_url(value: str, field: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError(f"{field} must be an http(s) URL, got {value!r}")
-    return value
+#: One job-level tool, ``{"name", "server_url", "headers"}``: the hosted job's own model
+#: (:class:`rft_sdk._jobs._config.ToolSpec`), so the emulator and ``rft validate`` accept the same shape.
+JobTool = ToolSpec
 
 
-class JobTool(BaseModel):
-    """One job-level tool: ``{"name", "server_url", "headers"}``.
-
-    ``server_url`` is the full URL the service POSTs this tool's calls to
-    (``.../tools/{name}``); ``headers`` are forwarded verbatim on every call.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1)
-    server_url: str
-    headers: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("server_url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        return _check_http_url(value, "server_url")
-
-
-class EndpointGrader(BaseModel):
+class EndpointGrader(EndpointGraderSpec):
     """The endpoint grader: ``{"type": "endpoint", "name", "url", "headers", "rate_limit", "pass_threshold"}``.
 
-    ``rate_limit`` is in requests per second (the emulator spaces grader calls
-    so that no more than that many start per second); ``pass_threshold`` is
-    the score at or above which a rollout counts as passed.
+    The hosted job's model (:class:`rft_sdk._jobs._config.EndpointGraderSpec`: same keys, same URL rule)
+    with the emulator's defaults: ``type`` may be left out, ``rate_limit`` is in requests per second
+    (default 50; the emulator spaces grader calls so that no more than that many start per second) and
+    ``pass_threshold`` (default 1.0) is the score at or above which a rollout counts as passed.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
     type: Literal["endpoint"] = "endpoint"
-    name: str | None = None
-    url: str
-    headers: dict[str, str] = Field(default_factory=dict)
-    rate_limit: float = Field(default=50.0, gt=0)
-    pass_threshold: float = 1.0
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        return _check_http_url(value, "url")
+    rate_limit: float = Field(default=50.0, gt=0)  # type: ignore[assignment]  # the emulator's default
+    pass_threshold: float = 1.0  # the emulator's default
 
 
 class Hyperparameters(BaseModel):

@@ -36,6 +36,7 @@ import verifiers as vf
 from datasets import Dataset
 
 from ..surfaces import GradeAnswer, HostedClient, RolloutDiscardedError, new_trace_id
+from ._messages import text_messages
 
 __all__ = ["ITEM_KEY", "GraderRubric", "ToolServerEnv", "hosted_rows", "load_environment"]
 
@@ -55,7 +56,7 @@ def hosted_rows(lines: Sequence[Mapping[str, Any]]) -> Dataset:
         messages = line.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError(f"dataset line {number} has no 'messages' list (hosted protocol §2 requires one)")
-        rows.append({"prompt": [{"role": m["role"], "content": m.get("content") or ""} for m in messages],
+        rows.append({"prompt": text_messages(messages),
                      "answer": str(line.get("reference_answer") or line.get("answer") or ""),
                      "info": {ITEM_KEY: json.dumps(dict(line))}})
     return Dataset.from_list(rows)

@@ -39,6 +39,7 @@ from pydantic import Field
 from verifiers.v1.harnesses.null.harness import NullHarness
 
 from ..surfaces import HostedClient, new_trace_id
+from ._messages import SYSTEM_ROLES, text_messages
 
 __all__ = ["HostedData", "HostedHarness", "HostedState", "HostedTask", "HostedTaskConfig", "HostedTaskset",
            "HostedTasksetConfig", "HostedToolset"]
@@ -182,9 +183,8 @@ class HostedTaskset(vf.Taskset[HostedTask, HostedTasksetConfig]):
                 if not isinstance(messages, list) or not messages:
                     raise ValueError(f"{path}: line {number} has no 'messages' list (hosted protocol §2)")
                 found = True
-                system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
-                prompt = [{"role": m["role"], "content": m.get("content") or ""} for m in messages
-                          if m.get("role") != "system"]
+                system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") in SYSTEM_ROLES)
+                prompt = text_messages([m for m in messages if m.get("role") not in SYSTEM_ROLES])
                 yield HostedTask(HostedData(name=str(item.get("task_id", f"{path.stem}:{number}")),
                                             id=str(item["task_id"]) if "task_id" in item else None,
                                             prompt=prompt, system_prompt=system or None, item=item),

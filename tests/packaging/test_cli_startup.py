@@ -72,3 +72,14 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     proc.stdout.close()  # what `| head -1` does
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 141 and b"Traceback" not in err and b"BrokenPipe" not in err, err
+
+
+def test_serve_help_names_every_builtin_surface():
+    # An outside tester found `rft serve --help` listing "hosted, mcp, openenv" without nemo_gym.
+    from rft_sdk.surfaces._registry import _BUILTIN, HOSTED
+
+    result = _rft("serve", "--help")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    for name in (HOSTED, *_BUILTIN):
+        assert name in text, f"`rft serve --help` does not name the {name!r} surface"

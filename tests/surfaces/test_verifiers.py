@@ -9,11 +9,13 @@ trajectory, the grader's sub-scores are rubric metrics, and the 4 rollouts of an
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 from rft_sdk.portability import ScriptedLLM
 from rft_sdk.testing import run_server
 
-from .conftest import DATASET, ITEMS, TOKEN, hosted_replay_score, run_eco, stored
+from .conftest import DATASET, ITEMS, ROOT, TOKEN, hosted_replay_score, run_eco, stored
 
 N_ITEMS, ROLLOUTS = 10, 4
 
@@ -76,3 +78,16 @@ def test_rollout_cut_at_max_turns_runs_the_last_calls_then_grades_an_empty_answe
     # 3 model turns, each one gold call: all 3 executed (the last one at the cut, as the hosted side does)
     assert [c.name for c in rollout.trajectory] == [a["name"] for a in ITEMS[0]["actions"][:3]]
     assert result["reward"] == grades["retail"].score == hosted_replay_score(base_url, rollout, "")
+
+
+def test_a_developer_system_prompt_reaches_verifiers_as_system(eco_python):
+    # `rft init` writes OpenAI's newer `developer` role; verifiers 0.1 raised "Unknown role: developer".
+    code = ("import json; from rft_sdk.integrations._verifiers import hosted_rows\n"
+            "rows = hosted_rows([{'messages': [{'role': 'developer', 'content': 'Be brief.'},"
+            " {'role': 'user', 'content': 'Hi'}]}])\n"
+            "print(json.dumps(rows[0]['prompt']))")
+    done = subprocess.run([str(eco_python), "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]

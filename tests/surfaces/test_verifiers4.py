@@ -103,8 +103,13 @@ try:
     list(cls(HostedTasksetConfig(id="rft-verifiers")))
 except ValueError as exc:
     missing = str(exc)
+developer = Path(sys.argv[1]).with_name("developer.jsonl")  # what `rft init` writes: a developer system prompt
+developer.write_text(json.dumps({"task_id": "d", "messages": [{"role": "developer", "content": "Be brief."},
+                                                               {"role": "user", "content": "Hi"}]}) + "\\n")
+task = list(cls(HostedTasksetConfig(id="rft-verifiers", dataset=developer)))[0]
+data = task.data
 print(json.dumps({"taskset": cls.__name__, "harness": default_harness_id("rft-verifiers"), "refused": refused,
-                  "missing": missing}))
+                  "missing": missing, "developer": [data.system_prompt, [dict(m) for m in data.prompt]]}))
 """
 
 
@@ -116,3 +121,5 @@ def test_the_taskset_id_resolves_and_bad_datasets_are_refused(vf4_bin, tmp_path)
     assert out["taskset"] == "HostedTaskset" and out["harness"] == "rft-verifiers"  # its own null-chat harness
     assert "line 1 has no 'messages' list" in out["refused"]
     assert out["missing"] == "no dataset: set --env.taskset.dataset or $RFT_VERIFIERS_DATASET"
+    # a `developer` system prompt (OpenAI's newer name, what `rft init` writes) became verifiers' system prompt
+    assert out["developer"] == ["Be brief.", [{"role": "user", "content": "Hi"}]]
