@@ -70,7 +70,13 @@ $(VERL)/.installed: pyproject.toml
 	  "transformers>=5.5.3,<5.11,!=5.6.0" pillow numpy codetiming dill pandas datasets cachetools fastapi
 	touch $@
 
-verl: $(VERL)/.installed
+# verl's reward loop (NaiveRewardManager, which the agent-loop test calls) imports aiohttp; a step of its own so
+# that a .venv-verl built before it needed aiohttp gets it without the 10-minute rebuild
+$(VERL)/.reward-loop: $(VERL)/.installed
+	$(VERL)/bin/python -m pip install -q "aiohttp>=3.9"
+	touch $@
+
+verl: $(VERL)/.installed $(VERL)/.reward-loop
 
 # OpenPipe ART's own types (docs/art.md): openpipe-art from the index with its dependencies (litellm, weave).
 ART := .venv-art

@@ -8,7 +8,10 @@ unless ``--item tiny``.
    pipeline in process (an ASGI call, no socket), 8 calls per rollout
    interleaved over 64 rollouts, on memory, SQLite and Redis in rounds (the
    order rotates); wall µs per call, CPU µs of this process and of
-   ``redis-server`` per call, Redis commands per call; ratio to memory.
+   ``redis-server`` per call (``INFO cpu`` deltas), Redis round trips per call;
+   ratio to memory, and Redis per call as a multiple of memory (both CPUs).
+   ``--concurrency N`` keeps N rollouts in flight (one call of each at a time),
+   as a batch of rollouts does: Redis then fsyncs once for the writes of many.
 1. Throughput: ``wrk`` posts tool calls (a new ``call_id`` per request, 8 calls
    per rollout over 256 rollouts per thread) to ``rft serve`` with 1, 2 and 4
    worker processes sharing one Redis, against 1 process on the in-memory
@@ -24,8 +27,10 @@ Usage::
 
     python3 benchmarks/bench_stores.py [--seconds 5] [--item retail|tiny] [--out benchmarks/results/stores.txt]
     python3 benchmarks/bench_stores.py --only per-call      # section 0 alone (or: throughput, growth, memory)
+    python3 benchmarks/bench_stores.py --only per-call --appendfsync everysec   # Redis fsyncing once a second
+    python3 benchmarks/bench_stores.py --only per-call --concurrency 16  # 16 rollouts in flight (fsyncs shared)
 
-Needs ``redis-server`` and ``wrk`` on PATH. Runtime: about 3 minutes on 2 cores.
+Needs ``redis-server`` on PATH, and ``wrk`` for section 1. Runtime: about 3 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -164,8 +169,18 @@ def _redis_counts(client) -> tuple[int, float]:
     return trips, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
+async def _client(app, name: str, bodies: list[bytes], rollouts: int, concurrency: int, first: int) -> None:
+    """Post the calls of rollouts ``first``, ``first + concurrency``, ... in order (each rollout's one at a time)."""
+    for i, body in enumerate(bodies):
+        if i % rollouts % concurrency == first:
+            status = await _asgi_post(app, "/tools/add", body)
+            if status != 200:
+                raise RuntimeError(f"{name}: status {status}")
+
+
 async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, rollouts: int = 64,
-                   calls: int = 8, loop: str = "asyncio") -> list[str]:
+                   calls: int = 8, loop: str = "asyncio", appendfsync: str = "always",
+                   concurrency: int = 1) -> list[str]:
     """Per-call cost of each store with ``item`` in every call (see the module docstring, section 0)."""
     import redis
 
@@ -196,10 +211,9 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
                       for i in range(n)]
             before = _redis_counts(probe)
             t0, c0 = time.perf_counter(), time.process_time()
-            for body in bodies:
-                status = await _asgi_post(app, "/tools/add", body)
-                if status != 200:
-                    raise RuntimeError(f"{name}: status {status}")
+
+            await asyncio.gather(*(_client(app, name, bodies, rollouts, concurrency, first)
+                                   for first in range(concurrency)))
             if r < 0:
                 continue
             wall[name].append((time.perf_counter() - t0) / n * 1e6)
@@ -219,12 +233,23 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
         rows.append(f"{name:<8} {med(wall[name]):>10.0f} {med(cpu[name]):>10.0f} {extra:>10.0f} "
                     f"{(f'{med(commands):.2f}' if name == 'redis' else '-'):>11} {med(wall[name]) / base_wall:>9.2f} "
                     f"{(med(cpu[name]) + extra) / base_cpu:>9.2f}")
+    ratio = (med(cpu["redis"]) + med(redis_cpu)) / base_cpu
     return [f"per-call cost with a {len(item):,}-byte item (in-process ToolServer, async tool, {loop} loop, {calls} calls "
-            f"per rollout over {rollouts} rollouts, {rounds} rounds x {n} calls, medians)",
+            f"per rollout over {rollouts} rollouts, {concurrency} in flight, {rounds} rounds x {n} calls, medians; "
+            f"Redis appendfsync "
+            f"{appendfsync}, redis-py {redis.__version__}, hiredis {'yes' if _hiredis() else 'no'})",
             f"{'store':<8} {'wall µs':>10} {'CPU µs':>10} {'Redis µs':>10} {'round trips':>11} {'x memory':>9} "
             f"{'x mem CPU':>9}", *rows,
             "(CPU µs: this process, worker threads included; Redis µs: redis-server's CPU per call; x mem CPU: "
-            "the two summed, over memory's; round trips: scripts run per call)"]
+            "the two summed, over memory's; round trips: scripts run per call)",
+            f"Redis per call: {ratio:.2f}x memory (CPU of this process plus redis-server; issue 40 asks <= 3x)"]
+
+
+def _hiredis() -> bool:
+    """Whether redis-py parses replies with hiredis (the C parser the ``redis`` extra installs)."""
+    from redis.utils import HIREDIS_AVAILABLE
+
+    return bool(HIREDIS_AVAILABLE)
 
 
 def throughput(redis_url: str, seconds: int, tmp: Path, item: bytes) -> list[str]:
@@ -330,15 +355,19 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="per-call: interleaved rounds (default 3)")
     parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop",
                         help="per-call: the event loop (default uvloop, what rft serve --loop auto picks)")
+    parser.add_argument("--concurrency", type=int, default=1, choices=[1, 2, 4, 8, 16, 32, 64],
+                        help="per-call: rollouts in flight at once (default 1: one call at a time)")
+    parser.add_argument("--appendfsync", choices=["always", "everysec"], default="always",
+                        help="Redis's fsync policy (default always, what production must run: docs/reliability.md)")
     args = parser.parse_args()
     item = item_json(args.item)
-    for tool in ("redis-server", "wrk"):
+    for tool in ("redis-server", "wrk") if args.only in (None, "throughput") else ("redis-server",):
         if shutil.which(tool) is None:
             print(f"bench_stores: {tool} is not installed", file=sys.stderr)
             return 2
     t0 = time.monotonic()
-    # Redis as production must run it (an append-only file, fsync on every write: docs/reliability.md)
-    with redis_server(appendfsync="always") as redis_proc, tempfile.TemporaryDirectory() as tmp_dir:
+    # Redis as production must run it by default (an append-only file, fsync on every write: docs/reliability.md)
+    with redis_server(appendfsync=args.appendfsync) as redis_proc, tempfile.TemporaryDirectory() as tmp_dir:
         redis_url = redis_proc.url
         tmp = Path(tmp_dir)
         lines = [f"# python benchmarks/bench_stores.py {' '.join(sys.argv[1:])}",
@@ -352,7 +381,8 @@ def main() -> int:
                 import uvloop
                 factory = uvloop.new_event_loop
             with asyncio.Runner(loop_factory=factory) as runner:
-                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop)) + [""]
+                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop,
+                                              appendfsync=args.appendfsync, concurrency=args.concurrency)) + [""]
         if args.only in (None, "throughput"):
             lines += throughput(redis_url, args.seconds, tmp, item) + [""]
         if args.only in (None, "growth"):

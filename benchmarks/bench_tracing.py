@@ -19,8 +19,8 @@ Two measurements:
    through a tool before and after each round) gives the capacity ratio
    independent of other load; the receiver's CPU is not counted (in production
    the collector runs elsewhere).
-2. In-process cost of the per-call hook (``Metrics.observe_call`` +
-   ``result`` + ``tool_call``), tracing off and on (spans built and handed to a
+2. In-process cost of the per-call hook (``Metrics.record_call``: counters,
+   tool histograms, the span), tracing off and on (spans built and handed to a
    batch processor with a no-op exporter), microseconds per call.
 
 Run: ``python3 benchmarks/bench_tracing.py`` (about 1 minute on 2 cores);
@@ -171,6 +171,7 @@ def hook_cost(n: int) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
+    from rft_sdk._server._calls import CallOutcome
     from rft_sdk._server._metrics import Metrics
     from rft_sdk._server._tracing import Tracing
 
@@ -181,18 +182,17 @@ def hook_cost(n: int) -> None:
     provider = TracerProvider(id_generator=Tracing.id_generator())
     provider.add_span_processor(BatchSpanProcessor(Discard()))
     body = {"call_id": "call_1", "trace_id": "trace_bench", "arguments": '{"text": "hello"}'}
-    payload = {"type": "function_call_output", "call_id": "call_1", "output": "hello"}
+    outcome = CallOutcome()
+    outcome.status, outcome.events, outcome.tool_s, outcome.output_bytes = 200, ("tool_calls",), 0.0001, 5
+    outcome.body = b'{"type":"function_call_output","call_id":"call_1","output":"hello"}'
     results = {}
     for name, metrics in (("off", Metrics(tracing=None)), ("on", Metrics(tracing=Tracing(provider)))):
         t0 = time.perf_counter()
         for _ in range(n):
-            with metrics.observe_call("echo", body) as observed:
-                metrics.incr("tool_calls")
-                metrics.tool_call("echo", error=False, latency_s=0.0001)
-                observed.result(200, payload)
+            metrics.record_call("echo", body, time.perf_counter(), outcome)
         results[name] = (time.perf_counter() - t0) / n * 1e6
     provider.shutdown()
-    print(f"per-call hook (observe_call + tool_call + result), {n} calls in-process: "
+    print(f"per-call hook (record_call: counters, tool histograms, span), {n} calls in-process: "
           f"tracing off {results['off']:.1f} µs, tracing on {results['on']:.1f} µs")
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "GoldAction",
     "GoldAlternative",
     "GoldItem",
+    "END_STATE_HEADER",
     "GRADE_DETAILS_HEADER",
     "GRADE_DETAILS_MAX_CHARS",
     "GradeRequest",
@@ -49,6 +50,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "QUEUE_TIMEOUT_S",
     "QUEUE_WAIT_HEADER",
+    "STATE_CHANGED_HEADER",
     "RETRIES",
     "STATUS_MEANINGS",
     "Sample",
@@ -104,6 +106,17 @@ GRADE_DETAILS_HEADER = "x-rft-grade-details"
 #: seconds it waited in the server's queue (``rft_sdk._server._admission``), e.g. ``"1.250"``; absent when it
 #: did not wait. The emulator's summary counts these calls ("server": the server was the bottleneck).
 QUEUE_WAIT_HEADER = "x-rft-queue-wait-s"
+#: Response header (SDK extension) of a tool call the server ran: ``"true"`` when the call changed the
+#: rollout's state (``Rollout.state``) or wrote rows to its database, ``"false"`` when it changed neither;
+#: absent on an answer replayed for a resent ``call_id``. Decided by the server around the call, not by tool
+#: code. The doctor learns a run's write tools from it (``rft_sdk.doctor``).
+STATE_CHANGED_HEADER = "x-rft-state-changed"
+#: Request and response header (SDK extension) of a grade. A client that sends it (any value) gets back
+#: ``"sha256:<64 hex>"``: the digest of the rollout's end state, computed by the server from what the tools
+#: left (the canonical JSON of ``Rollout.state`` and the rows its database holds that differ from the
+#: template), never from anything a tool or grader returns. Two rollouts of one item end in the same state
+#: exactly when their digests are equal. Absent for a grade without ``trace_id`` or replayed from its record.
+END_STATE_HEADER = "x-rft-end-state"
 #: Longest value of :data:`GRADE_DETAILS_HEADER`, characters (well under the 16 KiB
 #: response-header limit of common HTTP stacks, e.g. h11).
 GRADE_DETAILS_MAX_CHARS = 8_000

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from .._wire._body import loads_strict
+from .._wire._json import loads_strict
 from ..exceptions import GraderDefinitionError, GraderError
 from ._invoke import LoopGuard
 from ._rollout import ToolCallRecord

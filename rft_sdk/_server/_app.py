@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from typing import Any, TypeVar, overload
 
@@ -29,27 +30,31 @@ from .._definitions._grading import GraderDefinition, build_grader, get_grader_d
 from .._definitions._rollout import Rollout
 from .._definitions._tool import ToolDefinition, build_definition, get_tool_definition
 from .._stores import RolloutStore, default_store
-from .._wire._body import parse_model, read_body
-from .._wire._endpoint import EndpointError, encode_json, exception_handlers, json_response
-from .._wire._hosted_body import decode_request, trace_id_hint
+from .._wire._body import parse_model
+from .._wire._endpoint import EndpointError, exception_handlers, json_response
+from .._wire._hosted_body import decode_call, decode_request, trace_id_hint
 from .._wire._item_cache import ItemCache
+from .._wire._json import encode_json
+from .._wire._read import read_body
 from ..exceptions import GraderDefinitionError, StoreError, ToolDefinitionError
 from ..protocol import (
     BODY_TIMEOUT_S,
+    END_STATE_HEADER,
     GRADE_DETAILS_HEADER,
     MAX_BODY_BYTES,
     QUEUE_TIMEOUT_S,
     QUEUE_WAIT_HEADER,
+    STATE_CHANGED_HEADER,
     GradeRequest,
     ToolCallRequest,
 )
 from ..surfaces import HOSTED, SURFACES_ENV_VAR, Surface, SurfaceContext, available_surfaces, compose, load_surface
 from ._admission import Admission, client_key
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
-from ._calls import execute_stateless_call, execute_tool_call, is_bare_arguments, run_tool
+from ._calls import CallOutcome, execute_stateless_call, execute_tool_call, run_tool
 from ._deadlines import first_byte_timeout_s
 from ._export import ExportMixin
-from ._grade_call import encode_details, execute_grade, fingerprint
+from ._grade_call import GradeOutcome, execute_grade
 from ._metrics import Metrics
 from ._ready import ExposureWatch, Readiness, ReadinessCheck
 
@@ -74,7 +79,7 @@ class ToolServer(ExportMixin):
         body_limit: maximum request body, bytes (default ``protocol.MAX_BODY_BYTES``, the hosted 1 MB).
         body_timeout_s: seconds a request body may go without a byte (408 after; before its first
             byte the first-byte deadline of ``rft serve``, 120 s, when longer; 600 s in all; ``None``:
-            no limit). See ``rft_sdk._wire._body.read_body``.
+            no limit). See ``rft_sdk._wire._read.read_body``.
         grade_retention_s: seconds a rollout's state is kept after a
             successful grade (0 releases it at once; a retried identical grade
             request still gets the recorded score).
@@ -335,10 +340,12 @@ class ToolServer(ExportMixin):
         """Snapshot of counters, see :class:`rft_sdk._server._metrics.Metrics` (JSON shape)."""
         return self.metrics_state.snapshot(self.store.stats())
 
-    # -- ASGI: the request path, top to bottom ----------------------------------------
-    # AuthMiddleware (401) -> route -> read_body (413/408) -> decode_object (400) ->
-    # parse_model (422) -> execute_* under the rollout lock -> encoded JSON answer.
-    # Any EndpointError / StoreError on the way is answered by error_response.
+    # -- ASGI: the request path, top to bottom, each step in one place (docs/ARCHITECTURE.md) ----------
+    # AuthMiddleware (401) -> route -> read_body (_read: 413/408) -> admission (_admission: 503) ->
+    # decode (_hosted_body: 400) -> parse_model (_body: 422) -> execute_* (_calls / _grade_call: the
+    # rollout loaded under its lock, the tool or grader, the answer encoded and recorded) -> the metrics
+    # recorded once (_metrics) -> the response. Any EndpointError / StoreError on the way is answered,
+    # encoded and counted once, by error_response (_endpoint).
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._serve_lifespan(scope, receive, send)
@@ -395,14 +402,10 @@ class ToolServer(ExportMixin):
             return client_key(request), hint is not None and self.items.get(hint) is not None
         return who
 
-    def _read(self, request: Request, raw: bytes) -> tuple[dict[str, Any], bytes | None]:
-        """The body decoded as a strict JSON object (400 raised as ``EndpointError``), and its
-        item's JSON bytes when they were reused (``rft_sdk._wire._hosted_body``: ``data`` then has no "item");
-        the request's ``call_id``/``id`` are kept in ``request.state.echo`` for every answer."""
-        data, item_json = decode_request(raw, self.items)
-        request.state.echo = {key: value for key in ("call_id", "id")
-                              if isinstance(value := data.get(key), str)}
-        return data, item_json
+    @staticmethod
+    def _echo(request: Request, data: dict[str, Any]) -> None:
+        """Keep the request's ``call_id``/``id`` in ``request.state.echo`` for every answer."""
+        request.state.echo = {key: value for key in ("call_id", "id") if isinstance(value := data.get(key), str)}
 
     @contextlib.asynccontextmanager
     async def _core_lifespan(self) -> AsyncIterator[None]:
@@ -450,10 +453,12 @@ class ToolServer(ExportMixin):
         return json_response(encode_json(self.openapi()))
 
     async def _list_tools(self, request: Request) -> Response:
-        # "writes": per tool, declared (@tool(writes=...)) or learnt from what its calls changed; null: unknown
+        # "writes": per tool, declared (@tool(writes=...)) or learnt from what its calls changed; null: unknown.
+        # "declared": the declaration alone (null: undeclared), for a client that learns from its own calls
         return json_response(encode_json({"tools": self.dataset_tools("chat_completions"),
                                           "graders": sorted(self._graders), "default_grader": self._default_grader,
-                                          "writes": {n: t.learned_writes for n, t in self._tools.items()}}))
+                                          "writes": {n: t.learned_writes for n, t in self._tools.items()},
+                                          "declared": {n: t.writes for n, t in self._tools.items()}}))
 
     async def _metrics(self, request: Request) -> Response:
         # Prometheus text by default; JSON with ?format=json or Accept: application/json
@@ -470,7 +475,11 @@ class ToolServer(ExportMixin):
             return _queued(await self._run_call(named_tool, request, raw), waited)
 
     async def _run_call(self, named_tool: ToolDefinition | None, request: Request, raw: bytes) -> Response:
-        data, item_json = self._read(request, raw)
+        # decoded once (400), the item's bytes reused (rft_sdk._wire._hosted_body), the dialect told apart
+        data, item_json, bare = decode_call(raw, self.items)
+        self._echo(request, data)
+        outcome = CallOutcome()
+        started = time.perf_counter()
         if named_tool is None:  # POST /tools: one URL for every tool, dispatched on the body's "name"
             named = data.get("name")
             if not isinstance(named, str):
@@ -479,16 +488,20 @@ class ToolServer(ExportMixin):
             definition = self._tool_named(named)
         else:
             definition = named_tool
-            if is_bare_arguments(data):  # the body is the arguments themselves: one stateless call
-                status, body = await execute_stateless_call(definition, data, self.metrics_state,
-                                                            self.response_limit)
-                return json_response(body, status)
+            if bare:  # the body is the arguments themselves: one stateless call
+                await execute_stateless_call(definition, data, outcome, self.response_limit)
+                self.metrics_state.record_events(outcome.events)
+                return json_response(outcome.body, outcome.status)
         call = parse_model(ToolCallRequest, data, "invalid tool call request")
-        with self.metrics_state.observe_call(definition.name, data) as observed:  # span + metrics
-            status, body = await execute_tool_call(definition, call, self.store, self.metrics_state,
-                                                   self.response_limit, self.db, item_json)
-            observed.result(status, body)
-        return json_response(body, status)
+        try:
+            await execute_tool_call(definition, call, self.store, outcome, self.response_limit, self.db, item_json)
+        except BaseException as exc:  # answered by error_response; the call's span records why
+            self.metrics_state.record_call(definition.name, data, started, outcome, failure=exc)
+            raise
+        self.metrics_state.record_call(definition.name, data, started, outcome)
+        # what the call changed, decided here rather than by the tool (protocol.STATE_CHANGED_HEADER)
+        return json_response(outcome.body, outcome.status, None if outcome.changed is None else
+                             {STATE_CHANGED_HEADER: "true" if outcome.changed else "false"})
 
     def _tool_named(self, name: str) -> ToolDefinition:
         definition = self._tools.get(name)
@@ -508,16 +521,25 @@ class ToolServer(ExportMixin):
             return _queued(await self._run_grade(definition, request, raw), waited)
 
     async def _run_grade(self, definition: GraderDefinition, request: Request, raw: bytes) -> Response:
-        data, item_json = self._read(request, raw)
+        data, item_json = decode_request(raw, self.items)
+        self._echo(request, data)
         grade_request = parse_model(GradeRequest, data, "invalid grading request")
-        with self.metrics_state.observe_grade(definition.name, data) as observed:  # span + metrics
-            score, details = await execute_grade(definition, grade_request, fingerprint(data, item_json), self.store,
-                                                 self.metrics_state, self.grade_retention_s,
-                                                 self.graded_tombstone_s, self.db, item_json)
-            observed.result(200, score, details)
+        outcome = GradeOutcome()
+        started = time.perf_counter()
+        try:
+            await execute_grade(definition, grade_request, data, self.store, outcome, self.grade_retention_s,
+                                self.graded_tombstone_s, self.db, item_json,
+                                end_state=END_STATE_HEADER in request.headers)
+        except BaseException as exc:  # answered by error_response; the grade's span records why
+            self.metrics_state.record_grade(definition.name, data, started, None, failure=exc)
+            raise
+        self.metrics_state.record_grade(definition.name, data, started, outcome)
         if grade_request.trace_id is not None:
             self.items.drop(grade_request.trace_id)  # graded: its item need not be kept for later calls
-        return json_response(encode_json({"score": score}), 200, {GRADE_DETAILS_HEADER: encode_details(details)})
+        headers = {GRADE_DETAILS_HEADER: outcome.header}
+        if outcome.end_state is not None:  # asked for by the client (protocol.END_STATE_HEADER)
+            headers[END_STATE_HEADER] = outcome.end_state
+        return json_response(encode_json({"score": outcome.score}), 200, headers)
 
 
 def _queued(response: Response, waited_s: float) -> Response:

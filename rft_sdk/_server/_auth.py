@@ -36,7 +36,8 @@ from collections.abc import Iterable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .._wire._endpoint import EndpointError, encode_json, json_response
+from .._wire._endpoint import EndpointError, json_response
+from .._wire._json import encode_json
 from .._wire._principal import PRINCIPAL_SCOPE_KEY, TOKEN_HEADERS, request_principal
 from ._metrics import Metrics
 

@@ -23,9 +23,13 @@ the answer, the trajectory and the store always encode.
 
 Dialect: a body on ``POST /tools/{name}`` that is the bare arguments object
 (``{"query": "Urban Puffer", "top_k": 1}``, how Azure's docs test a tool;
-recognised by having none of ``call_id``, ``trace_id``, ``arguments`` and no
-``"type": "function_call"``) runs one stateless call: no trace_id, so a fresh
-empty state, nothing recorded or replayed.
+recognised when the body is decoded, ``rft_sdk._wire._hosted_body.is_bare_arguments``:
+none of ``call_id``, ``trace_id``, ``arguments`` and no ``"type": "function_call"``)
+runs one stateless call: no trace_id, so a fresh empty state, nothing recorded or replayed.
+
+Metrics: nothing here counts; each handler fills a :class:`CallOutcome` that the edge records once
+(``Metrics.record_call``), and an error raised names its counters (``EndpointError.counter``,
+``also_count``) for the edge's error handler.
 """
 
 from __future__ import annotations
@@ -43,23 +47,67 @@ from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited, invo
 from .._definitions._rollout import Rollout, ToolCallRecord
 from .._definitions._tool import ToolDefinition
 from .._stores import RolloutStore, RolloutTooLargeError, StoredRollout
-from .._wire._body import SurrogateError, loads_strict, loads_trusted, orjson, problems
-from .._wire._endpoint import EndpointError, clean_text, clean_value, encode_json
+from .._wire._body import problems
+from .._wire._endpoint import EndpointError
+from .._wire._json import SurrogateError, clean_text, clean_value, encode_json, loads_strict, loads_trusted, orjson
 from ..exceptions import RetryableToolError, ToolError
 from ..protocol import LOOP_STALL_S, MAX_BODY_BYTES, ToolCallRequest
-from ._items import CallRollout, SentItem, check_item
-from ._metrics import Metrics
+from ._items import SentItem, check_item
 
-__all__ = ["decode_arguments", "execute_stateless_call", "execute_tool_call", "is_bare_arguments", "run_tool"]
-
-_HOSTED_KEYS = ("call_id", "trace_id", "arguments")
+__all__ = ["CallOutcome", "CallRollout", "decode_arguments", "execute_stateless_call", "execute_tool_call",
+           "run_tool"]
 
 logger = logging.getLogger("rft_sdk")
 
 
-def is_bare_arguments(data: dict[str, Any]) -> bool:
-    """Whether a decoded ``/tools/{name}`` body is the bare arguments rather than a hosted tool call."""
-    return data.get("type") != "function_call" and not any(key in data for key in _HOSTED_KEYS)
+class CallOutcome:
+    """What one tool call did, filled by :func:`execute_tool_call` and recorded once, at the end of the
+    request, by ``Metrics.record_call`` (no behaviour: creating one runs no code of the package).
+
+    Attributes:
+        status: HTTP status of the answer; body: its encoded JSON bytes.
+        events: names of the counters the call adds one to (``rft_events_total{event=...}``).
+        tool_s: seconds the call took (validation + function), ``None`` when no tool ran (a replay, a refusal).
+        output_bytes: UTF-8 bytes of the output the model was shown (0 without one).
+        replayed: the answer is a replay of a ``call_id`` answered before.
+        changed: whether the call changed the rollout's state or wrote rows to its database
+            (``protocol.STATE_CHANGED_HEADER``; ``False`` for a refused call, whose writes are rolled
+            back); ``None`` for a replayed answer or one recovered from the database after a crash.
+    """
+
+    status: int = 0
+    body: bytes = b""
+    events: tuple[str, ...] = ()
+    tool_s: float | None = None
+    output_bytes: int = 0
+    replayed: bool = False
+    changed: bool | None = None
+
+
+class CallRollout(Rollout):
+    """The :class:`~rft_sdk.Rollout` a tool call gets: ``item`` is decoded on first read (from the
+    request's item, else the stored rollout's); otherwise the same object."""
+
+    __slots__ = ("_item_from", "_item_value")
+
+    def __init__(self, trace_id: str, item_from: SentItem | StoredRollout, state: dict[str, Any],
+                 trajectory: Any = (), call_id: str | None = None, db: Any = None) -> None:
+        super().__init__(trace_id, {}, state, trajectory, call_id, db)  # assigns {} through the setter below
+        self._item_from: SentItem | StoredRollout | None = item_from
+        self._item_value: dict[str, Any] | None = None
+
+    @property
+    def item(self) -> dict[str, Any]:
+        """The dataset line (JSON object) the rollout was sampled from."""
+        if self._item_value is None:
+            source = self._item_from
+            self._item_value = {} if source is None else (
+                source.decode() if isinstance(source, SentItem) else source.item)
+        return self._item_value
+
+    @item.setter
+    def item(self, value: dict[str, Any]) -> None:
+        self._item_value, self._item_from = value, None
 
 
 def _answer(status: int, payload: dict[str, Any], limit: int,
@@ -84,35 +132,39 @@ def _answer(status: int, payload: dict[str, Any], limit: int,
     return 413, payload, encode_json(payload), message
 
 
-async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str, Any], metrics: Metrics,
-                                 response_limit: int) -> tuple[int, bytes]:
+async def execute_stateless_call(definition: ToolDefinition, arguments: dict[str, Any], outcome: CallOutcome,
+                                 response_limit: int) -> None:
     """Run one call whose body was the bare ``arguments`` (no trace_id: empty state, nothing stored).
 
-    Returns ``(status, encoded JSON body)``; ``call_id`` and ``id`` are ``null``
-    in a 200 answer.
+    Fills ``outcome`` (``status``, the encoded JSON ``body``; counted ``stateless_calls``); ``call_id``
+    and ``id`` are ``null`` in a 200 answer.
 
     Raises:
-        EndpointError: 503 ``retryable``.
+        EndpointError: 503 ``retryable`` (also counted ``tool_retryable_errors`` by the edge).
     """
     rollout = Rollout("", {}, {}, (), None)
-    metrics.incr("stateless_calls")
+    outcome.events = ("stateless_calls",)
     try:
         output = await run_tool(definition, arguments, rollout)
         payload: dict[str, Any] = {"type": "function_call_output", "call_id": None, "id": None, "output": output}
         status = 200
     except EndpointError as exc:
         if exc.status >= 500:
-            metrics.incr("tool_retryable_errors")
+            exc.also_count("tool_retryable_errors")
             raise
         status, payload = exc.status, exc.body()
-    status, _, body, _ = _answer(status, payload, response_limit, {})
-    return status, body
+    outcome.status, _, outcome.body, _ = _answer(status, payload, response_limit, {})
 
 
 async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
-                            metrics: Metrics, response_limit: int = MAX_BODY_BYTES,
-                            db: RolloutDatabase | None = None, item_json: bytes | None = None) -> tuple[int, bytes]:
-    """Run one call under the rollout's lock; return ``(status, encoded JSON body)``.
+                            outcome: CallOutcome, response_limit: int = MAX_BODY_BYTES,
+                            db: RolloutDatabase | None = None, item_json: bytes | None = None) -> None:
+    """Run one call under the rollout's lock; fill ``outcome`` with the answer (``status``, encoded JSON
+    ``body``) and what the metrics record of it.
+
+    The steps, each in one place: the rollout is loaded under its lock (the store, once), its item
+    compared with the request's (``rft_sdk._server._items``), the tool run (``rft_sdk._definitions``),
+    the answer encoded and recorded with the rollout (the store again, which releases the lock).
 
     A ``call_id`` already answered in this rollout is replayed (same status,
     same bytes) without running again. An answer over ``response_limit`` bytes
@@ -122,7 +174,7 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
     ``item_json``: the request's item as the JSON bytes its body carried
     (``rft_sdk._wire._hosted_body.decode_request``; ``request.item`` is then ``None``).
     The rollout keeps the first item it is sent; the tool's ``rollout.item`` is
-    decoded only if read (``rft_sdk._server._items``).
+    decoded only if read.
 
     Raises:
         EndpointError: 409 ``item_conflict`` (another item than the rollout's;
@@ -136,30 +188,33 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
                    f"(POST /tools/{definition.name}); a tool call names one tool")
         raise EndpointError(422, "invalid_request", message, counter="bad_requests",
                             details=[{"field": "name", "problem": message}])
-    sent = SentItem.of(request.item, item_json)
-    async with store.lock(trace_id):
+    async with store.lock_for_call(trace_id):
         loaded, graded = await store.load_for_call(trace_id)  # one await: the rollout and its grade tombstone
         stored = loaded or StoredRollout(trace_id=trace_id)
-        check_item(stored, sent)  # 409 item_conflict; adopted when the rollout has none yet
-        previous = stored.responses.get(call_id)
+        previous = stored.responses.get(call_id)  # read while the rollout is loaded: the store, visited once
+        held = stored.held_item_json
+        held_value = stored.item if held is None else None
+        # 409 item_conflict; ``adopt``: the item a rollout without one takes, recorded with the answer
+        sent, adopt = check_item(trace_id, held, held_value, request.item, item_json)
         if previous is not None:
             _check_same_call(stored.trajectory, definition.name, request)
-            metrics.incr("replayed_calls")
-            return int(previous[0]), str(previous[1]).encode("utf-8")
+            outcome.events, outcome.replayed = ("replayed_calls",), True
+            outcome.status, outcome.body = int(previous[0]), str(previous[1]).encode("utf-8")
+            return
         if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
         scope = await db.open_call(trace_id, call_id, is_async=definition.is_async) if db is not None else None
         try:
-            return await _run_call(definition, request, store, metrics, response_limit, stored, scope, sent)
+            await _run_call(definition, request, store, outcome, response_limit, stored, scope, sent, adopt)
         finally:
             if scope is not None:
                 await scope.close()
 
 
-async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, metrics: Metrics,
+async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, outcome: CallOutcome,
                     response_limit: int, stored: StoredRollout, scope: CallScope | None,
-                    sent: SentItem | None = None) -> tuple[int, bytes]:
+                    sent: SentItem | None, adopt: bytes | None) -> None:
     """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
     call_id, trace_id = request.call_id, request.trace_id
     trajectory = stored.trajectory
@@ -170,10 +225,12 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
     output: str | None = None
     error: str | None = None
     new_state_json: str | None = None
+    events: list[str] = []
     echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
     try:
         arguments = decode_arguments(request.arguments)
-        rollout = CallRollout(trace_id, sent or stored, _load_state(stored.state_json), trajectory, call_id,
+        state = _load_state(stored.state_json)
+        rollout = CallRollout(trace_id, sent or stored, state, trajectory, call_id,
                               scope.connection if scope is not None else None)
         db_changed = False
         if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
@@ -188,7 +245,8 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         except (TypeError, ValueError) as exc:
             raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
         if replayed is None:  # what the call changed: how undeclared write tools are learnt (@tool(writes=))
-            definition.runtime.observe(db_changed or new_state_json != (stored.state_json or "{}"))
+            outcome.changed = db_changed or new_state_json != (stored.state_json or "{}")
+            definition.runtime.observe(outcome.changed)
         if scope is not None and replayed is None:  # recorded in the transaction; committed after the store's save
             await scope.stage(call_id, output, {"arguments": arguments, "started_at": started_at,
                                                 "state_json": new_state_json})
@@ -199,32 +257,35 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         if scope is not None:
             await scope.rollback()
         if exc.status >= 500:
-            metrics.incr("tool_retryable_errors")
+            exc.also_count("tool_retryable_errors")
             raise
         if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
-            metrics.incr(exc.counter)
-        output, new_state_json = None, None
+            events.append(exc.counter)
+        output, new_state_json, outcome.changed = None, None, False
         status, payload, error = exc.status, exc.body(echo), exc.message
 
     status, payload, body, too_large = _answer(status, payload, response_limit, echo)
     if too_large is not None:
-        metrics.incr("outputs_too_large")
-        output, error, new_state_json = None, too_large, None
+        events.append("outputs_too_large")
+        output, error, new_state_json, outcome.changed = None, too_large, None, False
     if status != 200 and scope is not None:  # a refused call changes nothing: its writes are rolled back
         await scope.rollback()
     latency_s = time.perf_counter() - t0
     record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
                             output=output, error=error, status=status, started_at=started_at,
                             latency_s=latency_s)
-    metrics.incr("tool_calls")
+    events.append("tool_calls")
     if status == 422:
-        metrics.incr("invalid_arguments")
+        events.append("invalid_arguments")
     elif status != 200:
-        metrics.incr("tool_errors")
-    metrics.tool_call(definition.name, error=status != 200, latency_s=latency_s,
-                      output_bytes=len(output.encode("utf-8")) if output else 0)
-    # O(1) in the rollout's length: appended in place (the store saves it below); a (status, text)
-    # tuple of atoms is left alone by the cyclic GC (docs/performance.md)
+        events.append("tool_errors")
+    outcome.events, outcome.status, outcome.body = tuple(events), status, body
+    outcome.tool_s, outcome.output_bytes = latency_s, len(output.encode("utf-8")) if output else 0
+    # recorded with the rollout, in one visit of the store: the item it adopts, the call (O(1) in the
+    # rollout's length: appended in place; a (status, text) tuple of atoms is left alone by the cyclic GC,
+    # docs/performance.md), the answer, the state, then the save
+    if adopt is not None:
+        stored.set_item_json(adopt)
     append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
     if append is not None:
         append(record)
@@ -245,7 +306,6 @@ async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store:
         raise
     if scope is not None and status == 200 and replayed is None:
         await _commit_after_save(scope, store, stored, record, call_id)
-    return status, body
 
 
 async def _commit_after_save(scope: CallScope, store: RolloutStore, stored: StoredRollout, record: ToolCallRecord,
@@ -326,7 +386,7 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            value = loads_strict(raw)  # the one decoding rule (rft_sdk._wire._body)
+            value = loads_strict(raw)  # the one decoding rule (rft_sdk._wire._json)
         except SurrogateError as exc:
             raise EndpointError(400, "malformed_arguments", f"arguments hold a {exc}") from None
         except ValueError as exc:

@@ -3,7 +3,7 @@
 ``rft serve --header-timeout-s`` and ``--first-byte-timeout-s`` set these variables before the app is
 imported, so worker processes (``--workers N``) and the app itself read the same values:
 :mod:`rft_sdk._server._connections` for each new connection, and ``ToolServer`` for the wait for a
-request body's first byte (``rft_sdk._wire._body.read_body``'s ``start_timeout_s``).
+request body's first byte (``rft_sdk._wire._read.read_body``'s ``start_timeout_s``).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ only when something reads it.
 Every tool call of a rollout carries the same ``item`` (hosted protocol §3).
 The request path holds it as the JSON bytes the body carried
 (``rft_sdk._wire._hosted_body``), compares those bytes with the bytes the store
-holds for the rollout (identical bytes: a ``memcmp``, or the same object), and
-hands the tool a :class:`CallRollout` whose ``item`` is decoded on first read,
-so a call whose tool never reads ``rollout.item`` never decodes it.
+holds for the rollout (identical bytes: a ``memcmp``, or the same object);
+the tool gets a ``CallRollout`` (``rft_sdk._server._calls``) whose ``item`` is
+decoded on first read, so a call whose tool never reads ``rollout.item`` never decodes it.
 
 A request whose item differs from the one the rollout started with (by value:
 other formatting of the same JSON is the same item) is refused: 409
@@ -22,13 +22,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .._definitions._rollout import Rollout
-from .._stores import StoredRollout
-from .._stores._records import json_object
-from .._wire._body import orjson
 from .._wire._endpoint import EndpointError
+from .._wire._json import json_object, orjson
 
-__all__ = ["CallRollout", "SentItem", "canonical_item", "check_item"]
+__all__ = ["SentItem", "canonical_item", "check_item", "item_fingerprint"]
 
 _WS_AND_BRACES = b" \t\n\r{}"
 
@@ -68,8 +65,16 @@ class SentItem:
         return self.value if self.value is not None else json_object("item", self.raw or b"{}")
 
 
-def check_item(stored: StoredRollout, sent: SentItem | None) -> None:
-    """Make ``sent`` the rollout's item if it has none yet; refuse one that differs from it.
+def check_item(trace_id: str, held: bytes | None, held_value: dict[str, Any] | None, item: dict[str, Any] | None,
+               item_json: bytes | None) -> tuple[SentItem | None, bytes | None]:
+    """Compare a request's item with its rollout's; return ``(sent, adopt)``: the request's item
+    (:class:`SentItem`, ``None`` when it sent none) and the JSON bytes the rollout takes as its item when it
+    had none yet (else ``None``; the caller stores them with the call's answer).
+
+    ``held``: the item's JSON bytes as the store holds them (``StoredRollout.held_item_json``); ``held_value``:
+    the rollout's item when held as a dict instead (``held`` is then ``None``). ``item`` / ``item_json``: the
+    request's decoded item, or its JSON bytes (:meth:`SentItem.of`). Nothing here calls the store: the
+    handler reads what the store holds while the rollout is loaded, and records what changes with the answer.
 
     The cheap case first: the bytes the store holds are the bytes sent (the same
     object, or equal bytes; for an item decoded with its body, its orjson encoding,
@@ -79,49 +84,22 @@ def check_item(stored: StoredRollout, sent: SentItem | None) -> None:
     Raises:
         EndpointError: 409 ``item_conflict`` (counted ``item_conflicts``).
     """
+    sent = SentItem.of(item, item_json)
     if sent is None:
-        return
-    held = stored.held_item_json
+        return None, None
     if held is not None:
         if sent.raw is not None and (held is sent.raw or held == sent.raw):
-            return
+            return sent, None
         if sent.raw is None and orjson is not None and sent.json() == held:  # held as this path encoded it
-            return
-    if (held is not None and not held.strip(_WS_AND_BRACES)) or (held is None and not stored.item):
-        stored.set_item_json(sent.json())  # the first call carried no item; this one does
-        return
-    if sent.decode() == stored.item:
-        return
-    message = (f"trace_id {stored.trace_id!r} names a rollout started with another item; a trace_id names one "
+            return sent, None
+    if (held is not None and not held.strip(_WS_AND_BRACES)) or (held is None and not held_value):
+        return sent, sent.json()  # the first call carried no item; this one does
+    if sent.decode() == (held_value if held is None else json_object("item", held)):
+        return sent, None
+    message = (f"trace_id {trace_id!r} names a rollout started with another item; a trace_id names one "
                "rollout, and the hosted side sends its one dataset item with every call (not run, not recorded)")
     raise EndpointError(409, "item_conflict", message, counter="item_conflicts",
                         details=[{"field": "item", "problem": message}])
-
-
-class CallRollout(Rollout):
-    """The :class:`~rft_sdk.Rollout` a tool call gets: ``item`` is decoded on first read (from the
-    request's item, else the stored rollout's); otherwise the same object."""
-
-    __slots__ = ("_item_from", "_item_value")
-
-    def __init__(self, trace_id: str, item_from: SentItem | StoredRollout, state: dict[str, Any],
-                 trajectory: Any = (), call_id: str | None = None, db: Any = None) -> None:
-        super().__init__(trace_id, {}, state, trajectory, call_id, db)  # assigns {} through the setter below
-        self._item_from: SentItem | StoredRollout | None = item_from
-        self._item_value: dict[str, Any] | None = None
-
-    @property
-    def item(self) -> dict[str, Any]:
-        """The dataset line (JSON object) the rollout was sampled from."""
-        if self._item_value is None:
-            source = self._item_from
-            self._item_value = {} if source is None else (
-                source.decode() if isinstance(source, SentItem) else source.item)
-        return self._item_value
-
-    @item.setter
-    def item(self, value: dict[str, Any]) -> None:
-        self._item_value, self._item_from = value, None
 
 
 class _CanonicalCache:
@@ -163,3 +141,11 @@ def sha256_hex(*parts: str) -> str:
     for part in parts:
         digest.update(part.encode("utf-8"))
     return digest.hexdigest()
+
+
+def item_fingerprint(item_json: bytes, rest: str) -> str:
+    """SHA-256 hex of ``'{"item":' + canonical item text + ',' + rest[1:]``: the grade fingerprint of a request
+    whose item is the JSON bytes ``item_json`` and whose other members' canonical JSON object text is ``rest``
+    (``'{"sample":...,"trace_id":...}'``; ``"item"`` sorts before both). The item's canonical text is
+    computed once per distinct item bytes (:func:`canonical_item`) and streamed into the hash."""
+    return sha256_hex('{"item":', canonical_item(item_json, lambda: json_object("item", item_json)), ",", rest[1:])

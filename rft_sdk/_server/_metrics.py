@@ -7,19 +7,21 @@ Metric names and the trace layout: docs/observability.md.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
 from ._tracing import Tracing, set_error, tracing_from_env
+
+if TYPE_CHECKING:  # annotations only: the handlers hand their outcome over, nothing is imported back
+    from ._calls import CallOutcome
+    from ._grade_call import GradeOutcome
 
 __all__ = ["KNOWN_EVENTS", "Metrics"]
 
@@ -39,8 +41,6 @@ _LATENCY_BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1.0, 
 _BYTES_BUCKETS = (16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
 _CALLS_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
 _SCORE_BUCKETS = tuple(round(0.1 * i, 1) for i in range(11))
-_O = TypeVar("_O", bound="_Observation")
-_current: contextvars.ContextVar[_Observation | None] = contextvars.ContextVar("rft_observation", default=None)
 
 
 def _text_bytes(value: Any) -> int:
@@ -52,113 +52,9 @@ def _text_bytes(value: Any) -> int:
     return len(value.encode("utf-8"))
 
 
-class _Observation:
-    """One request being observed: a tool call or a grade (the span, when tracing is on)."""
-
-    __slots__ = ("body", "metrics", "name", "output_bytes", "replayed", "span", "t0", "token", "tool_s", "graded")
-
-    def __init__(self, metrics: Metrics, name: str, body: Mapping[str, Any]) -> None:
-        self.metrics, self.name, self.body = metrics, name, body
-        self.replayed = False
-        self.span: Any = None
-        self.tool_s: float | None = None
-        self.output_bytes = 0
-        self.graded: tuple[int, float | None, float] | None = None  # (calls, first call start unix s, score)
-        self.t0 = 0.0
-        self.token: contextvars.Token[_Observation | None] | None = None
-
-    def __enter__(self: _O) -> _O:
-        self.t0 = time.perf_counter()
-        self.token = _current.set(self)
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self.token is not None:
-            _current.reset(self.token)
-        if exc is not None and self.span is not None:  # e.g. StoreError: answered 503 by the server
-            self.span.record_exception(exc)
-            set_error(self.span, type(exc).__qualname__)
-            self.span.end()
-            self.span = None
-
-
-class ToolCallObservation(_Observation):
-    """Yielded by :meth:`Metrics.observe_call`; call :meth:`result` with the answer."""
-
-    __slots__ = ()
-
-    def result(self, status: int, body: bytes) -> None:
-        """Record the answer ``(status, encoded JSON body)`` of the call: sizes, span attributes, span end.
-
-        Output bytes are the UTF-8 size of the tool's ``output`` string, reported by
-        :meth:`Metrics.tool_call` (0 when the tool gave no output)."""
-        m = self.metrics
-        args_bytes, out_bytes = _text_bytes(self.body.get("arguments")), self.output_bytes
-        if self.tool_s is not None:  # the tool was executed (not replayed, not rejected before)
-            children = m.tool_children(self.name)
-            children[3].observe(args_bytes)
-            children[4].observe(out_bytes)
-        span, self.span = self.span, None
-        if span is None:
-            return
-        total_s = time.perf_counter() - self.t0
-        attributes: dict[str, Any] = {"http.response.status_code": status, "rft.tool.arguments_bytes": args_bytes,
-                                      "rft.tool.output_bytes": out_bytes}
-        if self.replayed:
-            attributes["rft.replayed"] = True
-        if self.tool_s is not None:
-            attributes["rft.tool.duration_s"] = self.tool_s
-            attributes["rft.store.duration_s"] = max(total_s - self.tool_s, 0.0)
-        span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
-        if status != 200:  # errors are rare: decode the body only then, for its error code
-            error = json.loads(body).get("error")
-            code = error.get("code") if isinstance(error, dict) else None
-            set_error(span, str(code or status))
-        span.end()
-
-
-class GradeObservation(_Observation):
-    """Yielded by :meth:`Metrics.observe_grade`; call :meth:`result` with the answer."""
-
-    __slots__ = ()
-
-    def result(self, status: int, score: float, details: Mapping[str, Any] | None) -> None:
-        """Record a successful answer ``(status, score, details)``: grade latency, spans (grade and rollout root).
-
-        A grading request that fails raises out of the ``with`` block instead; the
-        span then records the exception (``__exit__``)."""
-        payload = {"score": score}
-        m = self.metrics
-        latency_s = time.perf_counter() - self.t0
-        if self.graded is not None:
-            m.grade_latency.labels(self.name).observe(latency_s)
-        span, self.span = self.span, None
-        if span is None:
-            return
-        span.set_attribute("http.response.status_code", status)
-        if self.replayed:
-            span.set_attribute("rft.replayed", True)
-        if isinstance(payload.get("score"), (int, float)):
-            span.set_attribute("rft.grade.score", float(payload["score"]))
-        for key, value in ((details or {}).get("subscores") or {}).items():
-            if isinstance(value, (int, float)):
-                span.set_attribute(f"rft.grade.subscore.{key}", float(value))
-        if status != 200:
-            error = payload.get("error")
-            code = error.get("code") if isinstance(error, dict) else None
-            set_error(span, str(code or status))
-        trace_id = self.body.get("trace_id")
-        if self.graded is not None:
-            span.set_attribute("rft.rollout.tool_calls", self.graded[0])
-        span.end()
-        if self.graded is not None and isinstance(trace_id, str) and m.tracing is not None:
-            calls, first_start, score = self.graded
-            end_ns = time.time_ns()
-            start_s = first_start if first_start is not None else end_ns / 1e9 - latency_s
-            m.tracing.emit_rollout(trace_id, start_s, end_ns, {
-                "rft.trace_id": trace_id, "rft.grader.name": self.name, "rft.grade.score": score,
-                "rft.rollout.tool_calls": calls})
+def _start_ns(elapsed_s: float) -> int:
+    """Unix nanoseconds ``elapsed_s`` seconds ago (a span's start, from a monotonic duration)."""
+    return time.time_ns() - int(elapsed_s * 1e9)
 
 
 class _EventsCollector:
@@ -248,8 +144,11 @@ class Metrics:
     def incr(self, name: str, by: int = 1) -> None:
         """Add ``by`` to counter ``name``."""
         self.counters[name] += by
-        if name in ("replayed_calls", "grades_replayed") and (obs := _current.get()) is not None:
-            obs.replayed = True
+
+    def record_events(self, names: Sequence[str]) -> None:
+        """Add one to each counter in ``names``."""
+        for name in names:
+            self.counters[name] += 1
 
     def tool_call(self, name: str, *, error: bool, latency_s: float, output_bytes: int = 0) -> None:
         """Record one executed call of tool ``name`` (latency in seconds, UTF-8 bytes of its output)."""
@@ -260,49 +159,97 @@ class Metrics:
         children = self.tool_children(name)
         children[0].observe(latency_s)
         children[2 if error else 1].inc()
-        if (obs := _current.get()) is not None:
-            obs.tool_s = latency_s
-            obs.output_bytes = output_bytes
 
-    def graded(self, grader: str, *, score: float, trajectory: Sequence[Any]) -> None:
-        """Record one successful, non-replayed grade: its score and the rollout's tool-call count.
+    # -- per-request recording: one call at the end of each request (the request path's metrics stage) ----
+    def record_call(self, tool: str, body: Mapping[str, Any], started: float, outcome: CallOutcome | None,
+                    failure: BaseException | None = None) -> None:
+        """Record one tool call of tool ``tool`` whose decoded request ``body`` started at ``started``
+        (``time.perf_counter()`` seconds): its ``outcome`` (counters, the executed tool's latency and output size, the
+        answer's status and bytes), or the ``failure`` it raised (answered by the edge's error handler,
+        which counts its ``EndpointError.counter``). Emits the span ``execute_tool {tool}`` when tracing is
+        on (docs/observability.md)."""
+        if outcome is not None:
+            self.record_events(outcome.events)
+            if outcome.tool_s is not None:  # the tool was executed (not replayed, not refused before)
+                self.tool_call(tool, error=outcome.status != 200, latency_s=outcome.tool_s,
+                               output_bytes=outcome.output_bytes)
+                if failure is None:  # answered: the sizes of what went in and out
+                    children = self.tool_children(tool)
+                    children[3].observe(_text_bytes(body.get("arguments")))
+                    children[4].observe(outcome.output_bytes)
+        if self.tracing is None:
+            return
+        total_s = time.perf_counter() - started
+        trace_id, call_id = body.get("trace_id"), body.get("call_id")
+        span = self.tracing.start_span(f"execute_tool {tool}", trace_id if isinstance(trace_id, str) else None, {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id if isinstance(call_id, str) else "",
+            "rft.trace_id": trace_id if isinstance(trace_id, str) else ""}, _start_ns(total_s))
+        if failure is not None or outcome is None:  # e.g. StoreError: answered 503 by the server
+            if failure is not None:
+                span.record_exception(failure)
+                set_error(span, type(failure).__qualname__)
+            span.end()
+            return
+        out_bytes = outcome.output_bytes if outcome.tool_s is not None else 0
+        attributes: dict[str, Any] = {"http.response.status_code": outcome.status,
+                                      "rft.tool.arguments_bytes": _text_bytes(body.get("arguments")),
+                                      "rft.tool.output_bytes": out_bytes}
+        if outcome.replayed:
+            attributes["rft.replayed"] = True
+        if outcome.tool_s is not None:
+            attributes["rft.tool.duration_s"] = outcome.tool_s
+            attributes["rft.store.duration_s"] = max(total_s - outcome.tool_s, 0.0)
+        span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
+        if outcome.status != 200:  # errors are rare: decode the body only then, for its error code
+            error = json.loads(outcome.body).get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            set_error(span, str(code or outcome.status))
+        span.end()
 
-        ``trajectory`` is the rollout's ``ToolCallRecord`` sequence (its first
-        ``started_at`` starts the rollout's root span).
-        """
-        self.grade_score.labels(grader).observe(score)
-        self.rollout_calls.labels(grader).observe(len(trajectory))
-        if (obs := _current.get()) is not None:
-            first = getattr(trajectory[0], "started_at", None) if trajectory else None
-            obs.graded = (len(trajectory), first, score)
-
-    # -- per-request observation (called around the pipeline) ----------------------------
-    def observe_call(self, tool: str, body: Mapping[str, Any]) -> ToolCallObservation:
-        """Context manager around one tool call; call ``.result(status, body_bytes)`` inside it.
-
-        Starts the span ``execute_tool {tool}`` when tracing is on.
-        """
-        obs = ToolCallObservation(self, tool, body)
-        if self.tracing is not None:
-            trace_id, call_id = body.get("trace_id"), body.get("call_id")
-            obs.span = self.tracing.start_span(f"execute_tool {tool}", trace_id if isinstance(trace_id, str) else None, {
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
-                "gen_ai.tool.call.id": call_id if isinstance(call_id, str) else "",
-                "rft.trace_id": trace_id if isinstance(trace_id, str) else ""})
-        return obs
-
-    def observe_grade(self, grader: str, body: Mapping[str, Any]) -> GradeObservation:
-        """Context manager around one grading request; call ``.result(200, score, details)`` inside it.
-
-        Starts the span ``grade {grader}`` when tracing is on; a successful,
-        non-replayed grade also emits the rollout's root span.
-        """
-        obs = GradeObservation(self, grader, body)
-        if self.tracing is not None:
-            trace_id = body.get("trace_id")
-            obs.span = self.tracing.start_span(f"grade {grader}", trace_id if isinstance(trace_id, str) else None, {
-                "rft.grader.name": grader, "rft.trace_id": trace_id if isinstance(trace_id, str) else ""})
-        return obs
+    def record_grade(self, grader: str, body: Mapping[str, Any], started: float, outcome: GradeOutcome | None,
+                     failure: BaseException | None = None) -> None:
+        """Record one grading request for grader ``grader`` (decoded request ``body``, started at
+        ``started``, ``time.perf_counter()`` seconds): its ``outcome`` (counters; for a graded rollout its score, tool-call
+        count and latency), or the ``failure`` it raised. Emits the span ``grade {grader}`` and, for a
+        successful non-replayed grade of a traced rollout, the rollout's root span."""
+        graded = outcome.graded if outcome is not None else None
+        if outcome is not None:
+            self.record_events(outcome.events)
+        latency_s = time.perf_counter() - started
+        if graded is not None:
+            self.grade_score.labels(grader).observe(graded[2])
+            self.rollout_calls.labels(grader).observe(graded[0])
+            self.grade_latency.labels(grader).observe(latency_s)
+        if self.tracing is None:
+            return
+        trace_id = body.get("trace_id")
+        span = self.tracing.start_span(f"grade {grader}", trace_id if isinstance(trace_id, str) else None, {
+            "rft.grader.name": grader, "rft.trace_id": trace_id if isinstance(trace_id, str) else ""},
+            _start_ns(latency_s))
+        if outcome is None:
+            if failure is not None:
+                span.record_exception(failure)
+                set_error(span, type(failure).__qualname__)
+            span.end()
+            return
+        span.set_attribute("http.response.status_code", 200)
+        if outcome.replayed:
+            span.set_attribute("rft.replayed", True)
+        span.set_attribute("rft.grade.score", float(outcome.score))
+        for key, value in ((outcome.details or {}).get("subscores") or {}).items():
+            if isinstance(value, (int, float)):
+                span.set_attribute(f"rft.grade.subscore.{key}", float(value))
+        if graded is not None:
+            span.set_attribute("rft.rollout.tool_calls", graded[0])
+        span.end()
+        if graded is not None and isinstance(trace_id, str):
+            calls, first_start, score = graded
+            end_ns = time.time_ns()
+            start_s = first_start if first_start is not None else end_ns / 1e9 - latency_s
+            self.tracing.emit_rollout(trace_id, start_s, end_ns, {
+                "rft.trace_id": trace_id, "rft.grader.name": grader, "rft.grade.score": score,
+                "rft.rollout.tool_calls": calls})
 
     # -- views ---------------------------------------------------------------------------
     def snapshot(self, store_stats: dict[str, int] | None = None) -> dict[str, Any]:

@@ -118,13 +118,16 @@ class Tracing:
         ctx = self._span_context(otel_trace, root_span, is_remote=True, trace_flags=self._sampled)
         return self._trace.set_span_in_context(self._non_recording(ctx))
 
-    def start_span(self, name: str, trace_id: str | None, attributes: dict[str, Any]) -> Any:
-        """Start (not activate) a SERVER span named ``name`` in the rollout's trace.
+    def start_span(self, name: str, trace_id: str | None, attributes: dict[str, Any],
+                   start_ns: int | None = None) -> Any:
+        """Start (not activate) a SERVER span named ``name`` in the rollout's trace, at ``start_ns``
+        (unix nanoseconds; ``None``: now).
 
         ``trace_id`` ``None`` (an invalid request) starts a span in a trace of its own.
         """
         context = self._parent(trace_id) if trace_id else None
-        return self._tracer.start_span(name, context=context, kind=self.SERVER, attributes=attributes)
+        return self._tracer.start_span(name, context=context, kind=self.SERVER, attributes=attributes,
+                                       start_time=start_ns)
 
     def emit_rollout(self, trace_id: str, start_s: float, end_ns: int, attributes: dict[str, Any]) -> None:
         """Emit the rollout's root span ``rollout`` with the derived ids (:func:`otel_ids`).

@@ -38,6 +38,19 @@ class RolloutStore(abc.ABC):
     def lock(self, trace_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Async context manager holding the per-rollout lock for ``trace_id``."""
 
+    def lock_for_call(self, trace_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """:meth:`lock` for one tool call: a block that reads with :meth:`load_for_call` first and writes
+        only with :meth:`save` (the server's tool path). Default: :meth:`lock`.
+
+        A store may take no lock across processes for it and check instead, at each ``save``, that the
+        stored rollout is still the copy it read (``RedisStore``: one round trip per call).
+
+        Raises:
+            StoreError: (from ``save`` in the block) the stored rollout changed since it was read: nothing
+                was written (the server answers 503; the retry runs under :meth:`lock`).
+        """
+        return self.lock(trace_id)
+
     @abc.abstractmethod
     async def load(self, trace_id: str) -> StoredRollout | None:
         """The stored rollout, or ``None`` when unknown, expired or released."""

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._definitions._rollout import ToolCallRecord
-from ._records import StoredRollout, json_object
+from .._wire._json import json_object
+from ._records import StoredRollout
 
 __all__ = ["DEFAULT_CACHE_BYTES", "CachedCalls", "CallCache", "hold_item"]
 
@@ -33,6 +34,12 @@ class CachedCalls:
     nbytes: int
     item_json: bytes | None = None  # the rollout's item as last read or written (checked when read)
     item_version: str = ""  # RedisStore: the stored item's version token ("" = unknown)
+    # RedisStore's one-round-trip calls: the rollout's state, start and expiry as stored, and the stored copy's
+    # stamp ``generation|version|calls`` ("" = unknown: the call takes the lock first)
+    state_json: str | None = None
+    created_at: float = 0.0
+    expires_at: float = 0.0
+    stamp: str = ""
 
 
 class CallCache:
@@ -56,14 +63,15 @@ class CallCache:
 
     def put(self, trace_id: str, generation: str, records: list[ToolCallRecord],
             responses: dict[str, list[Any]], nbytes: int, item_json: bytes | None = None,
-            item_version: str = "") -> None:
+            item_version: str = "", **stored: Any) -> None:
         """Remember the calls of ``trace_id`` (copies of the list and dict) and the item's bytes (counted
-        as part of ``nbytes``), evicting beyond the bound."""
+        as part of ``nbytes``), evicting beyond the bound; ``stored``: ``CachedCalls``' ``state_json``,
+        ``created_at``, ``expires_at`` and ``stamp`` (RedisStore)."""
         self.drop(trace_id)
         if nbytes > self.max_bytes:
             return
         self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes, item_json,
-                                              item_version)
+                                              item_version, **stored)
         self.bytes += nbytes
         while self.bytes > self.max_bytes:
             _, entry = self._entries.popitem(last=False)

@@ -27,7 +27,7 @@ from collections.abc import Iterator, MutableMapping, Sequence
 from typing import Any, overload
 
 from .._definitions._rollout import ToolCallRecord
-from .._wire._body import orjson
+from .._wire._json import orjson
 from ._records import decode_record
 
 __all__ = ["LazyTrajectory", "ResponsesView", "encode_answer", "packed_append", "packed_get", "packed_len"]

@@ -20,26 +20,11 @@ import uuid
 from typing import Any
 
 from .._definitions._rollout import ToolCallRecord
-from .._wire._body import loads_trusted, orjson
+from .._wire._json import json_object, orjson
 
 __all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
            "encode_record_bytes",
            "encode_response", "json_object", "new_generation"]
-
-
-def json_object(what: str, text: str | bytes) -> dict[str, Any]:
-    """Parse ``text`` as a JSON object.
-
-    Raises:
-        ValueError: not JSON, or not an object (message names ``what``).
-    """
-    try:
-        data = loads_trusted(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"stored {what} is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"stored {what} must be a JSON object, got {type(data).__name__}")
-    return data
 
 
 def _dumps(value: Any) -> str:

@@ -8,6 +8,11 @@ by the scripts (sweeps are bounded per call). ``lock(trace_id)`` is a Redis
 key ``owner|deadline`` set atomically, polled with jittered backoff, and
 renewed by its holder; a lock whose lease deadline passed (its holder died or
 lost Redis), or whose owner is a dead process of this host, is taken over.
+Locks live in Redis's memory only (not in its append-only file: no fsync per
+lock; every write under a lock checks it is still held, so one lost with a
+restart writes nothing). A tool call (``lock_for_call``) on a rollout this
+process wrote last is one round trip: no lock, its save checks the stored copy
+is still the one it read (``_redis_scripts.SAVE``'s stamp); else two.
 
 Needs one Redis primary (Redis >= 6.2 or a managed equivalent; not Redis
 Cluster: the scripts touch keys of several slots). Hosts must keep their
@@ -29,6 +34,7 @@ from typing import Any, TypeVar, cast
 
 import anyio
 
+from .._wire._json import orjson
 from .._wire._redact import redact_text, redact_url, url_secrets
 from ..exceptions import StoreError
 from . import _redis_scripts as lua
@@ -41,7 +47,8 @@ from ._leases import new_owner, owner_dead, wait_for_lock
 from ._locks import KeyedLocks
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, new_generation
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "RedisStore"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "SOLO_HOLDOFF_S",
+           "RedisStore"]
 
 _T = TypeVar("_T")
 logger = logging.getLogger("rft_sdk")
@@ -55,12 +62,21 @@ DEFAULT_POOL_TIMEOUT_S = 10.0
 #: (``warn``) or nothing (``off``); ``rft serve --redis-persistence`` sets this variable.
 PERSISTENCE_ENV = "RFT_REDIS_PERSISTENCE"
 PERSISTENCE_MODES = ("require", "warn", "off")
+#: Seconds a store object makes its tool calls in two round trips (the lock first) after it last saw another
+#: writer of its rollouts (another process's write or lock): one round trip reads this process's cached copy
+#: and would find it stale when other processes write the same rollouts.
+SOLO_HOLDOFF_S = 60.0
 
 
-def _header(*values: Any) -> str:
+def _header(*values: Any) -> str | bytes:
     """Script arguments packed as one JSON array of strings (``_redis_scripts``: read with ``cjson.decode``)."""
-    return json.dumps([v if isinstance(v, str) else repr(v) for v in values], ensure_ascii=False,
-                      separators=(",", ":"))
+    texts = [v if isinstance(v, str) else repr(v) for v in values]
+    if orjson is not None:
+        try:
+            return bytes(orjson.dumps(texts))
+        except TypeError:  # a lone surrogate in a trace_id: the stdlib's text (redis-py encodes it as it can)
+            pass
+    return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclasses.dataclass
@@ -74,6 +90,10 @@ class Hold:
     pending: StoredRollout | None = None  # saved in the block, written at its end (or before its next read)
     renewer: asyncio.Task[None] | None = None
     ended: bool = False
+    # a call in one round trip (lock_for_call): no lock in Redis; the cached copy it reads, and the stamp
+    # ``generation|version|calls`` its save expects to find stored ("" until read)
+    fast: CachedCalls | None = None
+    expect: str = ""
 
 
 class RedisStore(RolloutStore):
@@ -171,6 +191,8 @@ class RedisStore(RolloutStore):
         self._counters = dict.fromkeys(STATS_KEYS, 0)
         self._bytes = 0
         self._cache = CallCache(cache_bytes)
+        self._writer = new_owner()  # names this store object's writes (the rollout hash's ``w``)
+        self._alone_from = float("-inf")  # clock time from which no other writer was seen for SOLO_HOLDOFF_S
 
     def __repr__(self) -> str:
         return f"RedisStore({redact_url(self.url)!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
@@ -251,19 +273,57 @@ class RedisStore(RolloutStore):
             StoreError: Redis failed, or the lease ended and another holder took the lock over while this
                 block ran (a pending save is then not written: the call is not recorded).
         """
+        async with self._local.hold(trace_id), self._redis_lock(trace_id):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def lock_for_call(self, trace_id: str) -> AsyncIterator[None]:
+        """``lock`` for one tool call (``RolloutStore.lock_for_call``): in one round trip when this process
+        wrote ``trace_id`` last and saw no other writer for ``SOLO_HOLDOFF_S`` seconds.
+
+        Then no lock is taken in Redis: ``load_for_call`` answers from this process's cached copy (no I/O)
+        and ``save`` writes at once with ``SAVE`` given the copy's stamp, which writes only if the stored copy
+        is still that one, live, not graded and not locked by another process. Otherwise as ``lock``.
+
+        Raises:
+            StoreError: (from ``save``) the stored copy changed since (another process wrote, locked, graded
+                or dropped the rollout): nothing was written, the call answers 503 and its retry takes the lock.
+            As ``lock`` otherwise.
+        """
         async with self._local.hold(trace_id):
-            hold = Hold(trace_id, f"{self.prefix}l:{trace_id}", new_owner())
-            await self._acquire(hold)
+            cached = self._cache.get(trace_id)
+            if (cached is None or not cached.stamp or cached.state_json is None or cached.item_json is None
+                    or self.clock() < self._alone_from or self.clock() >= cached.expires_at - 1.0):
+                async with self._redis_lock(trace_id):
+                    yield
+                return
+            hold = Hold(trace_id, f"{self.prefix}l:{trace_id}", self._writer, fast=cached)
             holds = self._holds.get()
             token = self._holds.set({**holds, trace_id: hold} if holds else {trace_id: hold})
-            timer = asyncio.get_running_loop().call_later(self.lease_s / 3, self._start_renewing, hold)
             try:
                 yield
             finally:
                 self._holds.reset(token)
-                timer.cancel()
-                with anyio.CancelScope(shield=True):
-                    await self._end(hold)
+
+    def _other_writer(self) -> None:
+        """Another process writes this store's rollouts: tool calls take the lock for ``SOLO_HOLDOFF_S``."""
+        self._alone_from = self.clock() + SOLO_HOLDOFF_S
+
+    @contextlib.asynccontextmanager
+    async def _redis_lock(self, trace_id: str) -> AsyncIterator[None]:
+        """The Redis half of ``lock`` (the caller holds the local lock)."""
+        hold = Hold(trace_id, f"{self.prefix}l:{trace_id}", new_owner())
+        await self._acquire(hold)
+        holds = self._holds.get()
+        token = self._holds.set({**holds, trace_id: hold} if holds else {trace_id: hold})
+        timer = asyncio.get_running_loop().call_later(self.lease_s / 3, self._start_renewing, hold)
+        try:
+            yield
+        finally:
+            self._holds.reset(token)
+            timer.cancel()
+            with anyio.CancelScope(shield=True):
+                await self._end(hold)
 
     def _start_renewing(self, hold: Hold) -> None:
         """(Timer callback) start renewing ``hold``'s lease: its block has run for ``lease_s / 3``."""
@@ -319,6 +379,8 @@ class RedisStore(RolloutStore):
                                     [hold.key])
             if reply[0] == "locked":
                 holder = str(reply[1]).rpartition("|")[0]
+                if holder.rpartition("|")[0] != self._writer.rpartition("|")[0]:  # another process's
+                    self._other_writer()
                 if not (owner_dead(holder) or self._orphans.get(hold.trace_id) == holder):
                     return False
                 self._orphans.pop(hold.trace_id, None)  # a dead process, or ours left by a failed UNLOCK
@@ -369,6 +431,8 @@ class RedisStore(RolloutStore):
     async def _load(self, trace_id: str) -> tuple[StoredRollout | None, str]:
         """``(rollout or None, raw tombstone value or "")``; see ``_redis_scripts.LOAD``."""
         hold = self._held(trace_id)
+        if hold is not None and hold.fast is not None and not hold.expect:
+            return self._from_cache(hold, hold.fast), ""
         if hold is not None and hold.prefetched is not None and hold.pending is None:
             (cached, reply), hold.prefetched = hold.prefetched, None
         else:
@@ -381,7 +445,10 @@ class RedisStore(RolloutStore):
             if status == "evicted":
                 raise RolloutEvictedError(trace_id, "RedisStore")
             return None, tombstone
-        (generation, item_json, state, created, calls_bytes, item_version), records, responses, first, _ = reply[2:]
+        meta, records, responses, first, _ = reply[2:]
+        generation, item_json, state, created, calls_bytes, item_version, version, writer, expires, count = meta
+        if writer and writer != self._writer:
+            self._other_writer()
         old = cached if cached is not None and int(first) > 0 else None
 
         def build() -> StoredRollout:
@@ -398,20 +465,48 @@ class RedisStore(RolloutStore):
             hold_item(rollout, item_json, cached, self._decode)
         Delta.loaded(rollout, generation, int(calls_bytes), rollout.item_json)
         self._cache.put(trace_id, generation, rollout.trajectory, rollout.responses, int(calls_bytes),
-                        rollout.held_item_json, item_version)
+                        rollout.held_item_json, item_version, state_json=state, created_at=rollout.created_at,
+                        expires_at=float(expires), stamp=f"{generation}|{version}|{count}" if version else "")
         return rollout, tombstone
+
+    def _from_cache(self, hold: Hold, cached: CachedCalls) -> StoredRollout:
+        """The rollout as this process last wrote or read it (a one-round-trip call's read: no I/O)."""
+        rollout = StoredRollout(trace_id=hold.trace_id, state_json=cast("str", cached.state_json),
+                                trajectory=list(cached.records), responses=dict(cached.responses),
+                                created_at=cached.created_at)
+        item_json = cast("bytes", cached.item_json)
+        rollout.set_item_json(item_json)  # checked when it was first read or written
+        Delta.loaded(rollout, cached.generation, cached.nbytes, item_json)
+        hold.expect = cached.stamp
+        return rollout
 
     async def save(self, rollout: StoredRollout) -> None:
         """Write ``rollout``'s new calls, state and item (see ``RolloutStore.save``); inside ``lock`` the write
-        happens when the block ends, with the release (one round trip), or before the block's next read.
+        happens when the block ends, with the release (one round trip), or before the block's next read; inside
+        a one-round-trip ``lock_for_call``, now, onto the copy it read.
 
         Raises:
             RolloutTooLargeError: over ``max_rollout_bytes`` (checked now; nothing is written).
+            StoreError: Redis failed, or (in a one-round-trip ``lock_for_call``) the stored copy changed since
+                it was read (nothing written).
         """
         delta = Delta.of(rollout)
         if delta.nbytes > self.bounds.max_rollout_bytes:
             raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
         hold = self._held(rollout.trace_id)
+        if hold is not None and hold.fast is not None:  # a one-round-trip call: written now, if nothing changed
+            try:
+                written = await self._write(rollout, delta, hold, release=False)
+            except StoreError:  # Redis unreachable: the write may have landed, the cached stamp is unsure
+                self._cache.drop(rollout.trace_id)
+                raise
+            if not written:
+                self._cache.drop(rollout.trace_id)
+                self._other_writer()
+                raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} changed in Redis since this process "
+                                 "last wrote it (another process wrote, locked, graded or dropped it): nothing was "
+                                 "written; retry the call")
+            return
         if hold is not None:
             await self._flush(rollout.trace_id)
             hold.pending = rollout
@@ -420,8 +515,9 @@ class RedisStore(RolloutStore):
 
     async def _write(self, rollout: StoredRollout, delta: Delta, hold: Hold | None, *, release: bool) -> bool:
         """Run ``SAVE`` for ``delta`` (again in full when the stored copy is another generation); with a
-        ``hold``, only while its lock is still held, and ``release`` it after. Returns ``False`` when the lock
-        was lost (nothing written).
+        ``hold``, only while its lock is still held, and ``release`` it after; with a one-round-trip ``hold``
+        (``fast``), only onto the stored copy of its stamp. Returns ``False`` when the lock was lost or the
+        stamp's copy is no longer the stored one (nothing written).
 
         Raises:
             RolloutTooLargeError: the full rewrite is over ``max_rollout_bytes``.
@@ -431,14 +527,18 @@ class RedisStore(RolloutStore):
                 raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
             written_item = delta.rewrite or delta.item_changed
             version = new_generation() if written_item else ""
-            header = _header(self.prefix, rollout.trace_id, self.clock(), self.ttl_s, self._gc_ms, self.max_rollouts,
+            fast = hold is not None and hold.fast is not None
+            now = self.clock()
+            header = _header(self.prefix, rollout.trace_id, now, self.ttl_s, self._gc_ms, self.max_rollouts,
                              self.bounds.max_total_bytes, delta.generation, int(delta.rewrite), "", "",
                              rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, version,
-                             hold.owner if hold is not None else "", int(release), len(delta.records))
+                             hold.owner if hold is not None and not fast else "", int(release), len(delta.records),
+                             hold.expect if hold is not None and fast else "", self._writer)
             args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
-            status = self._keep(await self._run("SAVE", args))
-            if status == "LOST":
+            reply = await self._run("SAVE", args)
+            status = self._keep(reply)
+            if status in ("LOST", "STALE"):
                 return False
             if status == "OK":
                 delta.committed(rollout)
@@ -446,14 +546,21 @@ class RedisStore(RolloutStore):
                     cached = self._cache.get(rollout.trace_id)
                     if cached is not None and cached.item_json is not None and cached.item_json == delta.item_json:
                         version = cached.item_version
+                stamp = f"{delta.generation}|{reply[6]}|{len(rollout.trajectory)}"
                 self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
-                                delta.calls_bytes, delta.item_json, version)
+                                delta.calls_bytes, delta.item_json, version, state_json=rollout.state_json,
+                                created_at=rollout.created_at, expires_at=now + self.ttl_s, stamp=stamp)
+                if hold is not None and fast:
+                    hold.expect = stamp  # a second save in the block writes onto this one
                 return True
+            if fast:  # REWRITE: the stored copy is another generation
+                return False
             delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
         raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         await self._flush(trace_id)
+        self._cache.drop(trace_id)  # its next call (a late one) reads Redis, under the lock
         self._keep(await self._run("RELEASE", [self.prefix, trace_id, self.clock(), after_s]))
 
     # -- grades and tombstones ---------------------------------------------------------
@@ -474,6 +581,7 @@ class RedisStore(RolloutStore):
 
     async def mark_graded(self, trace_id: str, digest: str, retention_s: float) -> None:
         await self._flush(trace_id)
+        self._cache.drop(trace_id)  # a late call reads the tombstone, under the lock
         deadline = self.clock() + retention_s
         try:
             await self.client.set(f"{self.prefix}t:{trace_id}", f"{digest}|{deadline!r}",

@@ -12,10 +12,21 @@ released), ``P g:<trace_id>`` and ``P gidx`` (grades), ``P t:<trace_id>``
 Every write script is safe to run twice (redis-py retries a command whose
 connection broke, e.g. across a Redis restart, and the first run may have
 happened): ``SAVE`` recognises its records already appended (or its rewrite's
-fresh generation), ``LOCK`` a lock it already holds. One tool call is two round
-trips: ``LOCKLOAD`` (take the rollout's lock, read the grade tombstone and the
-rollout, in one script) and ``SAVE`` with the lock's owner (check the lock is
-still held, write, release it). The rollout hash's ``iv`` names the item last
+fresh generation), ``LOCK`` a lock it already holds. A tool call on a rollout
+this process wrote last is one round trip: ``SAVE`` with the stamp
+(``generation|ver|calls``) of the copy the process holds, which writes only if that
+is still the stored copy, live, ungraded and unlocked (``RedisStore.lock_for_call``).
+Otherwise it is two: ``LOCKLOAD`` (take the rollout's lock, read the grade
+tombstone and the rollout, in one script) and ``SAVE`` with the lock's owner
+(check the lock is still held, write, release it).
+
+LOCK_EFFECTS: locks are kept in Redis's memory only (``redis.set_repl(redis.REPL_NONE)``
+around their writes: not in the append-only file, not replicated), so taking
+and releasing one costs no ``fsync``; a call makes one durable write, its
+``SAVE``. A lock lost with a restart (or a failover) is safe: every write under
+a lock checks the lock is still its owner's, and the one-round-trip ``SAVE``
+checks the stamp, so a holder that lost its lock writes nothing (its call
+answers 503 and is retried). The rollout hash's ``iv`` names the item last
 written, so a load returns the item's bytes only to a process that does not
 hold that version. Deadlines are seconds of the
 store's clock, passed in by the client; Redis key expiry (``PEXPIRE``) is
@@ -62,12 +73,17 @@ end
 """
 
 #: ARGV: a header, item_json ('' = unchanged), state_json, records..., then responses... The header is a JSON
-#: array of strings (one argument instead of nineteen: redis-py packs each argument in Python): P, trace_id, now,
+#: array of strings (one argument instead of twenty-one: redis-py packs each argument in Python): P, trace_id, now,
 #: ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1), '', '', created_at, calls, calls_bytes,
 #: nbytes, item version (written with the item), owner of the rollout's lock ('' = none), release it (0/1),
-#: n_records. With an owner: nothing is written unless the lock is still this owner's ('LOST'), and with release
-#: the lock is deleted after the write. Returns counters('OK'), counters('REWRITE') (nothing written, the lock
-#: kept: the stored copy is another generation) or counters('LOST').
+#: n_records, expected stamp ('' = none), writer. With an owner: nothing is written unless the lock is still this
+#: owner's ('LOST'), and with release the lock is deleted after the write. With an expected stamp (a call made in
+#: one round trip, without the lock): nothing is written unless the stored copy is still the one of that stamp
+#: ``generation|version|calls``, live, not graded and not locked by anyone ('STALE'; the count of calls also
+#: tells a write of a version that keeps no ``ver``, e.g. a replica not yet upgraded). Every write increments the
+#: rollout's ``ver`` and names its ``writer`` (a process's store: ``w``). Returns counters('OK') with the new
+#: stamp's version appended, counters('REWRITE') (nothing written, the lock kept: the stored copy is another
+#: generation), counters('LOST') or counters('STALE').
 SAVE = r"""
 local ARG = cjson.decode(ARGV[1])
 ARG[10], ARG[11] = ARGV[2], ARGV[3]
@@ -79,37 +95,58 @@ local function ours()
   local v = redis.call('GET', lock)
   return v and string.sub(v, 1, #owner + 1) == owner .. '|'
 end
+local ver  -- the version this save wrote (HINCRBY below)
 local function done()
-  if owner ~= '' and ARG[18] == '1' and ours() then redis.call('DEL', lock) end
-  return counters('OK')
+  local reply = counters('OK')
+  reply[7] = ver or redis.call('HGET', meta, 'ver') or ''
+  if owner ~= '' and ARG[18] == '1' and ours() then
+    redis.set_repl(redis.REPL_NONE)  -- locks live in memory only (LOCK_EFFECTS)
+    redis.call('DEL', lock)
+  end
+  return reply
+end
+local function deadline_ahead(value)  -- a value 'owner|deadline' or 'digest|deadline' whose deadline is ahead
+  return value and tonumber(string.match(value, '|([^|]*)$')) > now
 end
 sweep(now)
 local n = tonumber(ARG[19])
 local first = 4
-local stored_gen = redis.call('HGET', meta, 'gen')
-if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters('REWRITE') end
+local stored = redis.call('HMGET', meta, 'gen', 'ver', 'calls')
+local stored_gen = stored[1]
+local expect = ARG[20]
+if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters(expect == '' and 'REWRITE' or 'STALE') end
 -- this very save ran already (redis-py resent it after a lost reply): its last record is the stored last one
 -- (another writer's record differs: its call_id and times), or its rewrite's fresh generation is there
 local applied = stored_gen == ARG[8] and redis.call('LLEN', calls) == tonumber(ARG[13])
   and (n == 0 or redis.call('LINDEX', calls, -1) == ARGV[first + n - 1])
 if applied and (n > 0 or ARG[9] == '1') then return done() end
+if expect ~= '' then  -- a call made without the lock: only onto the copy it read, which nobody holds or graded
+  local exp, rel = redis.call('ZSCORE', P .. 'idx', tid), redis.call('ZSCORE', P .. 'rel', tid)
+  if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now)
+      or (stored_gen or '') .. '|' .. (stored[2] or '') .. '|' .. (stored[3] or '') ~= expect
+      or deadline_ahead(redis.call('GET', lock)) or deadline_ahead(redis.call('GET', P .. 't:' .. tid)) then
+    return counters('STALE')
+  end
+end
 if owner ~= '' and not ours() then
   if applied and redis.call('HGET', meta, 'state') == ARG[11] then return counters('OK') end  -- ran, released
   return counters('LOST')
 end
 if ARG[9] == '1' then redis.call('DEL', calls, resp) end
-redis.call('DEL', P .. 'e:' .. tid)
+if expect == '' then redis.call('DEL', P .. 'e:' .. tid) end  -- (the stamp's copy is live: not evicted)
 for i = first, first - 1 + n, 500 do
   redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, first - 1 + n)))
 end
 for i = first + n, #ARGV, 500 do
   redis.call('RPUSH', resp, unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
-redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14])
+redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
+           'w', ARG[21])
+ver = redis.call('HINCRBY', meta, 'ver', 1)
 if ARG[10] ~= '' then redis.call('HSET', meta, 'item', ARG[10], 'iv', ARG[16]) end
 redis.call('PEXPIRE', meta, gc)
-if redis.call('EXISTS', calls) == 1 then redis.call('PEXPIRE', calls, gc) end
-if redis.call('EXISTS', resp) == 1 then redis.call('PEXPIRE', resp, gc) end
+redis.call('PEXPIRE', calls, gc)  -- a no-op (nothing written) on a list not there
+redis.call('PEXPIRE', resp, gc)
 local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
 redis.call('HSET', P .. 'nb', tid, ARG[15])
 redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)
@@ -132,8 +169,8 @@ return done()
 #: Reads one rollout: ``load(P, trace_id, now, cached generation ('' = none), first record, first response,
 #: cached item version ('' = none))``. Returns {status, tombstone ('' = none)} with status 'none' or 'evicted'
 #: (evicted in progress, not graded), or {'ok', tombstone, {generation, item ('' = the cached version is
-#: current), state, created, calls bytes, item version}, records from, responses from, record from, response
-#: from}; the "from"s are 0 (everything) when the cached generation is not the stored one.
+#: current), state, created, calls bytes, item version, version, writer, expiry, calls}, records from, responses from,
+#: record from, response from}; the "from"s are 0 (everything) when the cached generation is not the stored one.
 _LOAD_FN = r"""
 local function load(P, tid, now, cgen, cf, rf, civ)
   local tomb = redis.call('GET', P .. 't:' .. tid) or ''
@@ -147,7 +184,7 @@ local function load(P, tid, now, cgen, cf, rf, civ)
   end
   if tonumber(exp) <= now or (rel and tonumber(rel) <= now) then return {'none', tomb} end
   local meta = P .. 'r:' .. tid
-  local m = redis.call('HMGET', meta, 'gen', 'iv', 'state', 'created', 'cb')
+  local m = redis.call('HMGET', meta, 'gen', 'iv', 'state', 'created', 'cb', 'ver', 'w', 'calls')
   if not m[1] then return {'none', tomb} end
   local iv = m[2] or ''
   local item = ''
@@ -155,7 +192,8 @@ local function load(P, tid, now, cgen, cf, rf, civ)
   if m[1] ~= cgen or cf > redis.call('LLEN', P .. 'c:' .. tid) or rf > redis.call('LLEN', P .. 's:' .. tid) then
     cf, rf = 0, 0
   end
-  return {'ok', tomb, {m[1], item, m[3], m[4], m[5], iv}, redis.call('LRANGE', P .. 'c:' .. tid, cf, -1),
+  return {'ok', tomb, {m[1], item, m[3], m[4], m[5], iv, m[6] or '', m[7] or '', exp, m[8] or ''},
+          redis.call('LRANGE', P .. 'c:' .. tid, cf, -1),
           redis.call('LRANGE', P .. 's:' .. tid, rf, -1), cf, rf}
 end
 """
@@ -198,6 +236,7 @@ return counters('OK')
 #: taken (or already this owner's: a retried LOCK), else the current value ``owner|deadline``.
 _LOCK_FN = r"""
 local function take(key, owner, now, lease, gc, takeover)
+  redis.set_repl(redis.REPL_NONE)  -- LOCK_EFFECTS
   local v = redis.call('GET', key)
   if v and string.sub(v, 1, #owner + 1) == owner .. '|' then v = nil end  -- ours already (a retried LOCK)
   if v and v ~= takeover then
@@ -228,6 +267,7 @@ return load(A[6], A[7], tonumber(A[8]), A[9], tonumber(A[10]), tonumber(A[11]), 
 
 #: KEYS: lock key. ARGV: owner. Returns 1 when this owner still held it.
 UNLOCK = r"""
+redis.set_repl(redis.REPL_NONE)  -- LOCK_EFFECTS
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
   redis.call('DEL', KEYS[1])
@@ -238,6 +278,7 @@ return 0
 
 #: KEYS: lock key. ARGV: owner, now, lease_s, gc_ms. Extends the lease when this owner still holds it (1), else 0.
 RENEW = r"""
+redis.set_repl(redis.REPL_NONE)  -- LOCK_EFFECTS
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
   redis.call('SET', KEYS[1], ARGV[1] .. '|' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])), 'PX', ARGV[4])

@@ -27,13 +27,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .._wire._json import json_object
 from ..exceptions import StoreError
 from ._base import RolloutStore
 from ._bounds import DEFAULT_MAX_ROLLOUT_BYTES, DEFAULT_MAX_TOTAL_BYTES, STATS_KEYS, Bounds
 from ._cache import DEFAULT_CACHE_BYTES, CallCache, hold_item
 from ._clock import Clock, system_clock
 from ._errors import RolloutEvictedError, RolloutTooLargeError
-from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, json_object
+from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response
 from ._sqlite_db import Database, immediate
 from ._sqlite_lock import SQLiteLocks
 

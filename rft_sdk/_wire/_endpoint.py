@@ -16,9 +16,7 @@ gets the same bytes.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -28,14 +26,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..exceptions import StoreError
+from ._json import encode_json
 from ._redact import install_log_filter
 
-__all__ = ["EndpointError", "clean_text", "clean_value", "encode_json", "error_body", "error_response",
-           "exception_handlers", "json_response"]
+__all__ = ["EndpointError", "error_body", "error_response", "exception_handlers", "json_response"]
 
 logger = logging.getLogger("rft_sdk")
 install_log_filter()  # every value the package logs stays on its line (rft_sdk._wire._redact)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EndpointError(Exception):
@@ -48,6 +45,9 @@ class EndpointError(Exception):
         details: ``[{"field", "problem"}]`` naming each wrong field.
         counter: metrics counter to increment when answered (``None``: none).
         headers: extra response headers (e.g. ``WWW-Authenticate``).
+
+    The counters are added to once, by the edge's :func:`error_response`, when the error is answered:
+    ``counter`` and any named on the way by :meth:`also_count`.
     """
 
     def __init__(self, status: int, code: str, message: str, *, details: list[dict[str, str]] | None = None,
@@ -59,6 +59,12 @@ class EndpointError(Exception):
         self.details = details
         self.counter = counter
         self.headers = dict(headers or {})
+        self.counters: tuple[str, ...] = (counter,) if counter else ()
+
+    def also_count(self, name: str) -> None:
+        """Count ``name`` too when this error is answered (e.g. ``tool_retryable_errors`` for a tool's 503)."""
+        if name not in self.counters:
+            self.counters = (*self.counters, name)
 
     def body(self, echo: Mapping[str, str | None] | None = None) -> dict[str, Any]:
         """The ``ErrorBody`` JSON shape, with ``call_id``/``id`` from ``echo`` when not ``None``."""
@@ -75,40 +81,6 @@ def error_body(code: str, message: str, *, details: list[dict[str, str]] | None 
         if value is not None:
             body[key] = value
     return body
-
-
-def clean_text(text: str) -> str:
-    """``text`` with every lone UTF-16 surrogate replaced by U+FFFD (unchanged when it has none)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def clean_value(value: Any) -> Any:
-    """``value`` (JSON-shaped) with lone surrogates in every string and key replaced by U+FFFD."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_text(str(k)): clean_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_value(v) for v in value]
-    return value
-
-
-def encode_json(value: Any) -> bytes:
-    """Compact UTF-8 JSON of ``value``; lone surrogates become U+FFFD (never raises for them).
-
-    Raises:
-        TypeError / ValueError: ``value`` is not JSON-serialisable (a bug of the caller).
-    """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(clean_value(value), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False).encode("utf-8")
 
 
 def json_response(content: bytes, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
@@ -148,8 +120,9 @@ async def error_response(request: Request, exc: Exception) -> Response:
     elif not isinstance(exc, EndpointError):  # a bug: Starlette re-raises it after this answer, uvicorn logs
         exc = EndpointError(500, "internal_error", f"internal error: {type(exc).__name__}",  # it and drops the
                             counter="internal_errors", headers=_CLOSE)  # connection: say so (Connection: close)
-    if exc.counter and metrics is not None:
-        metrics.incr(exc.counter)
+    if metrics is not None:
+        for counter in exc.counters:
+            metrics.incr(counter)
     echo = getattr(request.state, "echo", None)
     return json_response(encode_json(exc.body(echo)), exc.status, exc.headers)
 

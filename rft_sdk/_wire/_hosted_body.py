@@ -32,10 +32,13 @@ import re
 from typing import Any
 
 from ..protocol import MAX_JSON_DEPTH
-from ._body import accepts, decode_object, loads_strict
+from ._body import decode_object
 from ._item_cache import ItemCache
+from ._json import accepts, loads_strict
 
-__all__ = ["decode_request", "trace_id_hint"]
+__all__ = ["decode_call", "decode_request", "is_bare_arguments", "trace_id_hint"]
+
+_HOSTED_KEYS = ("call_id", "trace_id", "arguments")
 
 _WS = rb"[ \t\n\r]*"
 _OPEN = re.compile(_WS + rb"\{")
@@ -175,3 +178,21 @@ def decode_request(raw: bytes, items: ItemCache | None) -> tuple[dict[str, Any],
             if isinstance(trace_id, str) and accepts(item, MAX_JSON_DEPTH - 1):
                 return data, items.put(trace_id, item)
     return decode_object(raw), None
+
+
+def is_bare_arguments(data: dict[str, Any]) -> bool:
+    """Whether a decoded ``/tools/{name}`` body is the bare arguments rather than a hosted tool call (the
+    dialect of Azure's tool tests: none of ``call_id``, ``trace_id``, ``arguments``, and no
+    ``"type": "function_call"``)."""
+    return data.get("type") != "function_call" and not any(key in data for key in _HOSTED_KEYS)
+
+
+def decode_call(raw: bytes, items: ItemCache | None) -> tuple[dict[str, Any], bytes | None, bool]:
+    """A tool-call body decoded (:func:`decode_request`), and whether it is the bare arguments
+    (:func:`is_bare_arguments`): ``(data, item_json, bare)``.
+
+    Raises:
+        EndpointError: what :func:`decode_request` raises.
+    """
+    data, item_json = decode_request(raw, items)
+    return data, item_json, is_bare_arguments(data)

@@ -4,7 +4,7 @@ The hosted side sends the whole dataset line as ``item`` with every tool call
 and grade of a rollout (about 14 KB for the retail example), the same bytes
 each time. The request path keeps, per ``trace_id``, the item's bytes as a
 body it accepted carried them (so they already passed the one decoding rule,
-``rft_sdk._wire._body.loads_strict``); a later body of that rollout whose ``item``
+``rft_sdk._wire._json.loads_strict``); a later body of that rollout whose ``item``
 is those bytes is decoded without decoding, checking or encoding the item
 again (``rft_sdk._wire._hosted_body``).
 

@@ -14,10 +14,13 @@ wrong_answer              the gold's calls, then another item's reference answer
 self_certification        no work: each write tool that has a status- or flag-like
                           argument is called with a success value (the gold's own value
                           for it, else ``resolved``, ``passed``, ``True``...), the other
-                          arguments taken from the gold's calls; then the reference answer
+                          arguments taken from the gold's calls; then the reference answer.
+                          Tools of unknown kind (neither declared nor called by the gold) are
+                          tried too; a rollout none of whose calls changed state is not judged
 superset_end_state        the gold's calls plus another item's writes (the end state is
                           the gold's plus changes the task did not ask for); a rollout whose
-                          extra writes were all refused changed nothing and is not judged
+                          extra writes were all refused, or changed nothing (the server's
+                          ``changed``; its end-state digest equals the gold's), is not judged
 adv_special_numbers       the gold's calls, then ``nan`` / ``inf`` / ``-0`` / ``1e308``
 adv_interval              ... then ``0 ± 1000000``-like intervals and ranges
 adv_wildcard              ... then ``*``, ``.*``, ``%``, ``**/*`` and the reference's first
@@ -56,8 +59,8 @@ __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer"
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
 #: Values a self-certification probe writes into a status- or flag-like string argument.
-SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "passed", "verified", "success", "approved", "closed",
-                  "ok", "true")
+SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "complete", "passed", "verified", "success", "succeeded",
+                  "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true")
 _STATUS_NAME = re.compile(r"status|state|flag|done|verified|resolved|passed|complete|approved|success|fixed|ok$",
                           re.I)
 ZWJ = "\u200d"
@@ -188,7 +191,9 @@ class SelfCertification(_ContextProbe):
         out = []
         for tool in item.get("tools") or []:
             name, props, required = _parameters(tool)
-            if not is_write_tool(name, self.write_tools):
+            # a known write tool, or one this run knows nothing of (no declaration, never called by the
+            # gold: a status tool the gold has no need for); what the call changed decides (counterfactual)
+            if not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
                 continue
             # the gold's own value for a flag of this tool is what "done" looks like here
             own = {k: v for a in gold if a.get("name") == name for k, v in (a.get("arguments") or {}).items()}
@@ -211,6 +216,14 @@ class SelfCertification(_ContextProbe):
         """Each certifying call in its own turn."""
         return [[c] for c in self.calls(item)]
 
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether a certifying call took effect: it succeeded and the server says it changed the rollout's
+        state (``changed``); without that answer, a call of a known write tool that succeeded. A status
+        the tools refused, or a "status" argument of a read tool, certifies nothing."""
+        return any(getattr(c, "ok", False) and (getattr(c, "changed", None) is True or (
+            getattr(c, "changed", None) is None and is_write_tool(str(getattr(c, "name", "")), self.write_tools)))
+            for c in calls)
+
 
 class SupersetEndState(_ContextProbe):
     """The gold's calls plus another item's writes, then the reference answer (see the module table).
@@ -220,6 +233,7 @@ class SupersetEndState(_ContextProbe):
     at all ignores writes the task did not ask for."""
 
     must_lower = True
+    changes_end_state = True
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="the gold changes nothing, or no other item writes something else",
@@ -238,12 +252,16 @@ class SupersetEndState(_ContextProbe):
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the rollout really changed something more than the gold: an extra write succeeded
-        (a write the tools refused — another customer's order — leaves the gold's end state) and is not
-        one of the gold's own calls again (the same write twice leaves the gold's end state too)."""
+        (a write the tools refused — another customer's order — leaves the gold's end state), is not
+        one of the gold's own calls again (the same write twice leaves the gold's end state too), and
+        the server did not say it changed nothing (``changed`` false: it set a value already there).
+        Where the server sends end-state digests, the end state must also differ from the gold
+        replay's (``changes_end_state``, ``_unhackable.took_effect``)."""
         gold = {(a.get("name"), _canonical(a.get("arguments"))) for a in item[self.actions_field] if isinstance(a, dict)}
         extra = calls[len(item[self.actions_field]):]
-        return any(getattr(c, "ok", False) and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None)))
-                   not in gold for c in extra)
+        return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
+                   and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) not in gold
+                   for c in extra)
 
 
 class AnswerControl(WrongAnswer):

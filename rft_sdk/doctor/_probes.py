@@ -146,6 +146,10 @@ class ProbeContext:
         budget: the ``--budget`` default for items that declare none.
         answer_free: items whose answer is not the graded outcome (the ``answer_control`` earned the
             gold's score there), filled before the other probes prepare.
+        gold_end_states: per item, the server's digest of the gold replay's end state
+            (``protocol.END_STATE_HEADER``; ``None``: unknown).
+        unknown_tools: tools whose kind (write or read) this run does not know: neither declared nor
+            called successfully by the gold (``_unhackable.resolve_write_tools``).
     """
 
     items: Sequence[Mapping[str, Any]]
@@ -155,6 +159,8 @@ class ProbeContext:
     write_tools: Collection[str] | None = None
     budget: int | None = None
     answer_free: set[int] = field(default_factory=set)
+    gold_end_states: Sequence[str | None] = ()
+    unknown_tools: Collection[str] = ()
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     def index_of(self, item: Mapping[str, Any]) -> int | None:

@@ -39,10 +39,9 @@ tool_spam               shortcut  every gold call repeated past the item's decla
 ======================= ========= ==========================================================
 
 The generic counterfactual probes of ``_generic`` (``wrong_answer``, ``self_certification``,
-``superset_end_state`` and the ``adv_*`` adversarial answers) are part of the suite too:
-
-======================= ========= ==========================================================
-======================= ========= ==========================================================
+``superset_end_state`` and the ``adv_*`` adversarial answers) are part of the suite too, and so is
+``superset_in_scope`` of ``_scope`` (the gold plus one of its writes retargeted at a sibling entity of
+the item's own: another flight of the booking, another service of the config).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -66,6 +65,7 @@ from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_text
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
+from ._scope import SupersetInScope
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -200,4 +200,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
                    "that repeats across items can be learnt without reading", **fields),
         "tool_spam": ToolSpam(copies, **fields),
         **generic_probes(write_tools, **fields),
+        "superset_in_scope": SupersetInScope(write_tools, **fields),
     }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,8 @@ from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
 
-__all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "check_unhackable", "gold_replay", "resolve_write_tools"]
+__all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
+           "resolve_write_tools", "took_effect"]
 
 ADVICE = {
     "empty_answer": "reject an empty final answer (score 0) before anything else",
@@ -74,6 +76,9 @@ ADVICE = {
                           "outcome (run the check, compare the data) instead of trusting a field the policy writes",
     "superset_end_state": "writes the task did not ask for go unpunished: compare the whole end state with the "
                           "gold's (diff_gold), so extra changes lower the score",
+    "superset_in_scope": "a write the task did not ask for, on another entity of the item's own (another flight, "
+                         "service or order of the same customer), goes unpunished: compare the whole end state "
+                         "with the gold's, not only the record the task is about",
     "adv_special_numbers": "nan/inf/-0/1e308 earn reward: parse numbers strictly and refuse non-finite values "
                            "(math.isfinite) before comparing with a tolerance",
     "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between'",
@@ -93,41 +98,83 @@ ADVICE = {
 }
 
 
+@dataclass
+class GoldReplay:
+    """One reference replay per item with gold fields (:func:`gold_replay`).
+
+    Attributes:
+        scores: per item, the score (``None``: not replayed or discarded).
+        outputs: per item, the outputs of the successful tool calls.
+        ok: per item, whether each gold call succeeded (``[]``: not replayed).
+        end_states: per item, the server's digest of the end state (``protocol.END_STATE_HEADER``;
+            ``None``: not replayed, or the server sends none).
+        changed: per tool called successfully in this replay, whether one of its calls changed the
+            rollout's state or database (``protocol.STATE_CHANGED_HEADER``); tools whose answers carry
+            no such header are absent. Learnt in this run only, never from earlier ones.
+    """
+
+    scores: list[float | None]
+    outputs: list[list[str]]
+    ok: list[list[bool]]
+    end_states: list[str | None] = field(default_factory=list)
+    changed: dict[str, bool] = field(default_factory=dict)
+
+
 async def gold_replay(items: Sequence[Mapping[str, Any]], job: ReinforcementJob, *, settings: ClientSettings | None,
-                      max_concurrency: int) -> tuple[list[float | None], list[list[str]], list[list[bool]]]:
-    """One reference replay per item with gold fields: per item, the score (``None``: none), the
-    outputs of the successful tool calls, and whether each gold call succeeded."""
+                      max_concurrency: int) -> GoldReplay:
+    """One reference replay per item with gold fields (see :class:`GoldReplay`)."""
     index = [i for i, item in enumerate(items) if has_gold(item)]
-    scores: list[float | None] = [None] * len(items)
-    outputs: list[list[str]] = [[] for _ in items]
-    ok: list[list[bool]] = [[] for _ in items]
+    out = GoldReplay([None] * len(items), [[] for _ in items], [[] for _ in items], [None] * len(items))
     if not index:
-        return scores, outputs, ok
+        return out
     results = await run_rollouts([dict(items[i]) for i in index], ReferenceReplayPolicy(), job, samples_per_item=1,
                                  max_concurrency=max_concurrency, settings=settings)
     for r in results:
         i = index[r.item_index]
-        scores[i] = None if r.discarded else r.score
-        outputs[i] = [c.output for c in r.tool_calls if c.ok and c.output]
-        ok[i] = [c.ok for c in r.tool_calls]
-    return scores, outputs, ok
+        out.scores[i] = None if r.discarded else r.score
+        out.outputs[i] = [c.output for c in r.tool_calls if c.ok and c.output]
+        out.ok[i] = [c.ok for c in r.tool_calls]
+        out.end_states[i] = None if r.discarded else r.end_state
+        for c in r.tool_calls:
+            if c.ok and c.changed is not None:
+                out.changed[c.name] = out.changed.get(c.name, False) or c.changed
+    return out
 
 
 async def resolve_write_tools(items: Sequence[Mapping[str, Any]], job: ReinforcementJob,
-                              write_tools: Collection[str] | None) -> tuple[set[str] | None, str]:
-    """``(write tools, source)``: ``write_tools`` when given (``"--write-tools"``); else the server's
-    ``GET /tools`` ``"writes"`` (declared, or learnt from the calls served so far — call it after a
-    gold replay) for every tool the gold calls (``"declared or learnt"``); else ``(None, "name
-    heuristic")`` when the server gives no answer for some of them (not an rft-sdk server, unreachable)."""
+                              write_tools: Collection[str] | None, observed: Mapping[str, bool] | None = None
+                              ) -> tuple[set[str] | None, str, set[str]]:
+    """``(write tools, source, tools of unknown kind)``.
+
+    * ``write_tools`` when given (``"--write-tools"``; no unknown tool);
+    * else, when this run's gold replay saw what its calls changed (``observed``, from
+      ``protocol.STATE_CHANGED_HEADER``): per job tool, its ``@tool(writes=...)`` declaration (``GET /tools``
+      ``"declared"``), else what its gold calls changed in *this* run (``"declared or learnt in this run"``);
+      a tool neither declared nor called successfully by the gold is of unknown kind (the probes may try it
+      and judge it by what the call changed). Nothing learnt by earlier runs on the same server counts;
+    * else the server's ``GET /tools`` ``"writes"`` (an older server: declared, or learnt from the calls
+      it served so far; ``"declared or learnt"``);
+    * else ``(None, "name heuristic ...", set())`` when the server gives no answer for some gold tool (not
+      an rft-sdk server, unreachable, or a gold tool whose every call failed).
+    """
     if write_tools is not None:
-        return set(write_tools), "--write-tools"
+        return set(write_tools), "--write-tools", set()
+    gold_names = gold_tool_names(items)
     try:
-        writes = await served_writes(job)
+        declared = await served_writes(job, field="declared") if observed else {}
+        writes = {} if observed else await served_writes(job)
     except httpx.HTTPError:
-        return None, "name heuristic (GET /tools unreachable)"
-    if any(writes.get(n) is None for n in gold_tool_names(items) if n in writes):
-        return None, "name heuristic (the server does not say whether every gold tool writes)"
-    return {n for n, w in writes.items() if w}, "declared or learnt"
+        return None, "name heuristic (GET /tools unreachable)", set()
+    if observed:
+        known = {t.name: declared.get(t.name) if declared.get(t.name) is not None else observed.get(t.name)
+                 for t in job.tools}
+        if any(known.get(n) is None for n in gold_names if n in known):
+            return None, "name heuristic (the gold's calls of some tool all failed: its kind is unknown)", set()
+        return ({n for n, w in known.items() if w}, "declared or learnt in this run",
+                {n for n, w in known.items() if w is None})
+    if any(writes.get(n) is None for n in gold_names if n in writes):
+        return None, "name heuristic (the server does not say whether every gold tool writes)", set()
+    return {n for n, w in writes.items() if w}, "declared or learnt", set()
 
 
 def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
@@ -176,6 +223,19 @@ def _add_baseline(baseline: dict[int, float], results: Sequence[RolloutResult], 
         item = index[r.item_index]
         if not r.discarded and r.score is not None and item not in rewarded:
             baseline[item] = max(baseline.get(item, 0.0), float(r.score))
+
+
+def took_effect(probe: Any, item: Mapping[str, Any], result: RolloutResult, gold_end_state: str | None) -> bool:
+    """Whether a probe's rollout is a counterfactual of the gold (its one change took effect): the probe's
+    ``counterfactual(item, tool_calls)`` when it defines one, and, for a probe that must change the end
+    state (``changes_end_state``), an end-state digest that differs from the gold replay's where the
+    server sent both (``protocol.END_STATE_HEADER``: the same digest is the same end state)."""
+    counterfactual = getattr(probe, "counterfactual", None)
+    if counterfactual is not None and not counterfactual(item, result.tool_calls):
+        return False
+    if getattr(probe, "changes_end_state", False) and result.end_state is not None and gold_end_state is not None:
+        return result.end_state != gold_end_state
+    return True
 
 
 def _findings(rows: Mapping[str, dict[str, Any]], items: Sequence[Mapping[str, Any]], hack_threshold: float,
@@ -245,7 +305,8 @@ async def check_unhackable(
         "pass_rate", "rewarded_share", "items" (rewarded item indices), "rewarded": {item: best
         score}, "over_budget", "rollouts", "discarded", "discard_reasons", "skipped_items",
         "skip_reasons": {reason: count}, "advice"}}, "failed_probes", "warned_probes",
-        "waived_probes", "write_tools", "write_tools_source", "controls" (controls run, never judged),
+        "waived_probes", "write_tools", "write_tools_source", "unknown_kind_tools" (tools neither declared
+        nor called by this run's gold: :func:`resolve_write_tools`), "controls" (controls run, never judged),
         "answer_free_items" (items whose answer is not the graded outcome)}``. ``passed`` is ``None``
         when no probe applied to any item.
 
@@ -267,13 +328,15 @@ async def check_unhackable(
     unknown = sorted(set(skip) - names)
     if unknown:
         raise ValueError(f"--skip-probes names no probe: {unknown}; probes are {sorted(names)}")
-    gold, outputs, ok = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
-    # after the gold replay the server knows what each gold tool changed (GET /tools "writes")
-    write_tools, writes_source = await resolve_write_tools(items, job, write_tools)
+    replay = await gold_replay(items, job, settings=settings, max_concurrency=max_concurrency)
+    gold = replay.scores
+    # the gold replay's answers say what each gold call changed: this run's write tools
+    write_tools, writes_source, unknown_tools = await resolve_write_tools(items, job, write_tools, replay.changed)
     suite = {**(probes if probes is not None else default_probes(write_tools)), **(extra_probes or {})}
     intents = {n: probe_intent(p, n) for n, p in suite.items()}
     run = {n: p for n, p in suite.items() if n not in skip and intents[n] != VALID}
-    context = ProbeContext(items, outputs, gold, ok, write_tools, budget)
+    context = ProbeContext(items, replay.outputs, gold, replay.ok, write_tools, budget,
+                           gold_end_states=replay.end_states, unknown_tools=unknown_tools)
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
     baseline: dict[int, float] = {}  # per item: what honest-but-wrong behaviour earns (``_severity``)
@@ -299,13 +362,13 @@ async def check_unhackable(
             context.answer_free |= {index[r.item_index] for r in results if not r.discarded and r.score is not None
                                     and r.score > allowance(gold[index[r.item_index]], threshold, hack_share)}
             continue
-        counterfactual = getattr(probe, "counterfactual", None)
-        if counterfactual is not None:  # a rollout whose one change did not take effect is no counterfactual
-            kept = [r for r in results if counterfactual(items[index[r.item_index]], r.tool_calls)]
-            if len(kept) < len(results):
-                reasons["the change did not take effect (the tools refused it): the end state is the gold's"] += \
-                    len(results) - len(kept)
-            results = kept
+        # a rollout whose one change did not take effect is no counterfactual
+        kept = [r for r in results if took_effect(probe, items[index[r.item_index]], r,
+                                                  replay.end_states[index[r.item_index]])]
+        if len(kept) < len(results):
+            reasons["the change did not take effect (refused, or it left the end state as it was)"] += \
+                len(results) - len(kept)
+        results = kept
         is_baseline = getattr(probe, "baseline", False)
         in_baseline = results
         judged = getattr(probe, "judged", None)
@@ -330,7 +393,8 @@ async def check_unhackable(
     evidence = {"hack_threshold": hack_threshold, "hack_share": hack_share, "pass_threshold": threshold,
                 "budget": budget, "gold_replayed": sum(s is not None for s in gold), "probes": rows,
                 "write_tools": sorted(write_tools) if write_tools is not None else None,
-                "write_tools_source": writes_source, "controls": controls, "answer_free_items": answer_free,
+                "write_tools_source": writes_source, "unknown_kind_tools": sorted(unknown_tools),
+                "controls": controls, "answer_free_items": answer_free,
                 "failed_probes": failed, "warned_probes": warned, "waived_probes": waived}
     checked = [r for r in rows.values() if r["verdict"] != "skipped"]
     if not checked:

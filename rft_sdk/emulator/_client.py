@@ -33,10 +33,12 @@ from tenacity.wait import wait_base
 
 from .._wire._redact import get_logger
 from ..protocol import (
+    END_STATE_HEADER,
     GRADE_DETAILS_HEADER,
     MAX_BODY_BYTES,
     QUEUE_WAIT_HEADER,
     RETRIES,
+    STATE_CHANGED_HEADER,
     TOOL_TIMEOUT_S,
     is_retried,
 )
@@ -101,6 +103,8 @@ class ToolCallResult:
         started_at: unix seconds when the call was first sent.
         queued_s: seconds the answer says it waited in the server's admission queue
             (``x-rft-queue-wait-s``, ``rft_sdk.protocol.QUEUE_WAIT_HEADER``; 0.0 when absent).
+        changed: whether the server says the call changed the rollout's state or database
+            (``x-rft-state-changed``, ``rft_sdk.protocol.STATE_CHANGED_HEADER``); ``None`` when absent.
     """
 
     id: str
@@ -114,6 +118,7 @@ class ToolCallResult:
     attempts: int = 0
     started_at: float = 0.0
     queued_s: float = 0.0
+    changed: bool | None = None
 
     @property
     def ok(self) -> bool:
@@ -123,13 +128,16 @@ class ToolCallResult:
 
 @dataclass
 class GradeResult:
-    """A grader answer: ``score``, parsed ``x-rft-grade-details`` (or ``None``), timing."""
+    """A grader answer: ``score``, parsed ``x-rft-grade-details`` (or ``None``), timing, and the server's
+    digest of the rollout's end state (``x-rft-end-state``, ``rft_sdk.protocol.END_STATE_HEADER``; ``None``
+    when the server sent none)."""
 
     score: float
     details: dict[str, Any] | None
     status: int
     latency_s: float
     attempts: int
+    end_state: str | None = None
 
 
 class EndpointFailure(Exception):
@@ -331,6 +339,8 @@ class EndpointClient:
         result.latency_s = time.perf_counter() - t0
         result.status = resp.status
         result.queued_s = retry_after_s(resp.headers.get(QUEUE_WAIT_HEADER)) or 0.0
+        changed = resp.headers.get(STATE_CHANGED_HEADER)
+        result.changed = None if changed not in ("true", "false") else changed == "true"
         if resp.body is None:
             result.status, result.error = 413, "response too large"
             result.output = _error_output(413, f"tool response exceeds {self.settings.max_response_bytes} bytes")
@@ -374,7 +384,8 @@ class EndpointClient:
             raise EndpointFailure("request_too_large", f"grading request of {len(body)} bytes exceeds "
                                                        f"{self.settings.max_request_bytes} bytes")
         t0 = time.perf_counter()
-        sent = {} if self.settings.target == "azure" else grader.headers
+        # Azure's endpoint grader sends no headers; otherwise ask for the end-state digest too
+        sent = {} if self.settings.target == "azure" else {END_STATE_HEADER: "1", **grader.headers}
         resp, attempts = await self._post(grader.url, _headers(sent), body, limiter, retry_429=True)
         latency = time.perf_counter() - t0
         if resp.body is None:
@@ -393,5 +404,6 @@ class EndpointClient:
         if raw is not None:
             parsed = _decode(raw.encode())
             details = parsed if isinstance(parsed, dict) else {"unparsed": raw}
+        end_state = resp.headers.get(END_STATE_HEADER)
         return GradeResult(score=float(score), details=details, status=resp.status,
-                           latency_s=latency, attempts=attempts)
+                           latency_s=latency, attempts=attempts, end_state=end_state or None)

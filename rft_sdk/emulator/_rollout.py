@@ -43,6 +43,7 @@ class RolloutResult:
         sample: the grading sample ``{"output_text", "output_json", "output_tools", "choices"}``.
         score: grader score; ``None`` when discarded.
         grade_details: parsed ``x-rft-grade-details`` header, if sent.
+        end_state: the server's digest of the rollout's end state (``x-rft-end-state``), if sent.
         discarded / discard_reason / discard_detail: e.g. ``tool_server_error``,
             ``tool_timeout``, ``tool_transport_error``, ``grader_<reason>``, ``policy_error``.
         truncated: ``max_episode_steps`` turns ran without a final answer.
@@ -59,6 +60,7 @@ class RolloutResult:
     sample: dict[str, Any] | None = None
     score: float | None = None
     grade_details: dict[str, Any] | None = None
+    end_state: str | None = None
     discarded: bool = False
     discard_reason: str | None = None
     discard_detail: str | None = None
@@ -211,4 +213,4 @@ class _Runner:
         except EndpointFailure as exc:
             res.discarded, res.discard_reason, res.discard_detail = True, f"grader_{exc.reason}", exc.detail
             return
-        res.score, res.grade_details = grade.score, grade.details
+        res.score, res.grade_details, res.end_state = grade.score, grade.details, grade.end_state

@@ -31,9 +31,11 @@ def _base_url(server_url: str, name: str) -> str:
     return url.rsplit("/", 1)[0]
 
 
-async def served_writes(job: ReinforcementJob, *, timeout_s: float = 10.0) -> dict[str, bool | None]:
-    """``{tool: writes}`` from each job tool server's ``GET /tools`` (``"writes"``); tools whose
-    server gives no map (not an rft-sdk server, or an older one) are ``None``.
+async def served_writes(job: ReinforcementJob, *, timeout_s: float = 10.0, field: str = "writes"
+                        ) -> dict[str, bool | None]:
+    """``{tool: writes}`` from each job tool server's ``GET /tools`` map ``field``: ``"writes"`` (declared,
+    or learnt from every call the process served so far) or ``"declared"`` (``@tool(writes=...)`` only);
+    tools whose server gives no such map (not an rft-sdk server, or an older one) are ``None``.
 
     Raises:
         httpx.HTTPError: a server could not be reached.
@@ -47,7 +49,7 @@ async def served_writes(job: ReinforcementJob, *, timeout_s: float = 10.0) -> di
             resp = await client.get(f"{base}/tools", headers=headers)
             if resp.status_code != 200:
                 continue
-            writes = resp.json().get("writes")
+            writes = resp.json().get(field)
             if isinstance(writes, dict):
                 for name, value in writes.items():
                     if name in out and isinstance(value, bool):

@@ -57,8 +57,9 @@ from starlette.types import ASGIApp
 from .._cli_commands import env_secret
 from .._server._auth import AuthMiddleware, BearerAuth, is_loopback
 from .._server._metrics import Metrics
-from .._wire._body import decode_object, read_body
+from .._wire._body import decode_object
 from .._wire._endpoint import exception_handlers
+from .._wire._read import read_body
 from .._wire._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ..surfaces import HostedClient, RolloutDiscardedError

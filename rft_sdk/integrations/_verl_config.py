@@ -14,8 +14,9 @@ import httpx
 
 from ..surfaces import HostedClient, new_trace_id
 
-__all__ = ["CLASS_NAME", "ITEM_KEY", "TRACE_KEY", "base_url_of", "compute_score", "headers_of", "tool_config",
-           "tool_config_yaml", "verl_row"]
+__all__ = ["AGENT_NAME", "CLASS_NAME", "ITEM_KEY", "LOOP_CLASS_NAME", "OUTPUT_KEY", "TRACE_KEY",
+           "agent_loop_config_yaml", "base_url_of", "compute_score", "headers_of", "tool_config", "tool_config_yaml",
+           "verl_row"]
 
 #: ``agent_data.extra_fields`` key of the trajectory's hosted ``trace_id`` (reaches the reward's ``extra_info``).
 TRACE_KEY = "rft_trace_id"
@@ -23,6 +24,18 @@ TRACE_KEY = "rft_trace_id"
 ITEM_KEY = "rft_item"
 #: the tool class as verl's tool config names it.
 CLASS_NAME = "rft_sdk.integrations.verl.HostedTool"
+#: ``agent_data.extra_fields`` / ``extra_info`` key of the text of the trajectory's last model turn (written by
+#: ``HostedToolAgentLoop``), what :func:`compute_score` grades.
+OUTPUT_KEY = "rft_output_text"
+#: the agent loop as verl's agent-loop config names it, and its name there (the rows' ``agent_name``).
+LOOP_CLASS_NAME = "rft_sdk.integrations.verl.HostedToolAgentLoop"
+AGENT_NAME = "rft_tool_agent"
+
+
+def agent_loop_config_yaml() -> str:
+    """verl's agent-loop config (``actor_rollout_ref.rollout.agent.agent_loop_config_path``) registering
+    ``HostedToolAgentLoop`` as :data:`AGENT_NAME`."""
+    return f"- name: {AGENT_NAME}\n  _target_: {LOOP_CLASS_NAME}\n"
 
 
 def headers_of(token_env: str | None) -> dict[str, str]:
@@ -68,7 +81,7 @@ def tool_config_yaml(base_url: str, *, token: str | None = None, token_env: str 
 
 
 def verl_row(item: Mapping[str, Any], tool_names: Sequence[str], *, data_source: str = "rft",
-             agent_name: str = "tool_agent") -> dict[str, Any]:
+             agent_name: str = AGENT_NAME) -> dict[str, Any]:
     """A hosted dataset line → a verl RL dataset row (``RLHFDataset``'s columns): ``prompt`` (the line's
     ``messages``), ``reward_model.ground_truth`` (``reference_answer``, informational), and ``extra_info``
     with the item (``rft_item``) and ``tools_kwargs`` giving every tool the item.
@@ -90,21 +103,28 @@ def verl_row(item: Mapping[str, Any], tool_names: Sequence[str], *, data_source:
 async def compute_score(data_source: str, solution_str: str, ground_truth: Any = None,
                         extra_info: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, float]:
     """verl reward function: the endpoint grader's score of the trajectory named by
-    ``extra_info["rft_trace_id"]`` with ``solution_str`` as ``sample.output_text``.
+    ``extra_info["rft_trace_id"]`` with ``extra_info["rft_output_text"]`` (the last model turn's text, recorded by
+    ``HostedToolAgentLoop``) as ``sample.output_text``. verl's ``solution_str`` (the decoded response of all turns,
+    tool results included) is not graded: the hosted wire grades the final answer alone.
 
     Returns ``{"score": score, **sub-scores}``. The server comes from ``$RFT_VERL_URL`` (token:
     ``$RFT_AUTH_TOKEN``), the grader from ``$RFT_VERL_GRADER`` (unset: ``POST /grade``). A trajectory that
     made no tool call has no ``trace_id`` yet: it is graded under a fresh one (no calls).
 
     Raises:
-        ValueError: no ``rft_item`` in ``extra_info`` or no server URL.
+        ValueError: no ``rft_item`` or no ``rft_output_text`` in ``extra_info`` (the rows' agent loop is not
+            ``rft_tool_agent``: ``docs/verl.md``), or no server URL.
         RolloutDiscardedError: the grader failed (verl's reward loop fails the step).
     """
     info = dict(extra_info or {})
     if ITEM_KEY not in info:
         raise ValueError(f"extra_info has no {ITEM_KEY!r} (rft_sdk.integrations.verl.verl_row writes it)")
     item = json.loads(info[ITEM_KEY]) if isinstance(info[ITEM_KEY], str) else dict(info[ITEM_KEY])
+    if not isinstance(info.get(OUTPUT_KEY), str):
+        raise ValueError(f"extra_info has no {OUTPUT_KEY!r}: run the rows with verl agent loop {AGENT_NAME!r} "
+                         f"(HostedToolAgentLoop, registered by agent_loop_config_yaml(); verl_row names it), not the "
+                         f"stock tool_agent, whose solution_str holds every turn and tool result, not the answer")
     trace_id = str(info.get(TRACE_KEY) or new_trace_id())
     async with HostedClient.over_http(base_url_of({}), headers=headers_of("RFT_AUTH_TOKEN")) as client:
-        grade = await client.grade(trace_id, solution_str, item, os.environ.get("RFT_VERL_GRADER") or None)
+        grade = await client.grade(trace_id, info[OUTPUT_KEY], item, os.environ.get("RFT_VERL_GRADER") or None)
     return {"score": grade.score, **grade.subscores}

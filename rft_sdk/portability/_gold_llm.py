@@ -1,5 +1,6 @@
-"""A scripted (gold-replay) chat-completions server: for each dataset item it emits the item's gold tool calls, one per turn,
-then its ``reference_answer`` (``POST /v1/chat/completions``, the OpenAI response shape).
+"""A scripted (gold-replay) chat-completions server: for each dataset item it emits the item's gold tool calls
+(or the calls under ``REPLAY_KEY``: :func:`~._target.replay_actions`), one per turn, then its ``reference_answer``
+(``POST /v1/chat/completions``, the OpenAI response shape).
 
 The item is recognised by the conversation's first user message; the turn by the number of assistant
 messages already in the request. ``bad`` items (by index) start with malformed tool calls
@@ -22,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ._target import replay_actions
+
 
 def _user_text(messages: Sequence[dict[str, Any]]) -> str:
     return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
@@ -41,7 +44,7 @@ class ScriptedLLM:
         """The turns of item ``index``: ``(name, raw arguments)`` tool calls, then the final answer text."""
         item = self.items[index]
         calls = [*self.bad_calls.get(index, []),
-                 *[(a["name"], json.dumps(a["arguments"])) for a in item.get("actions") or []]]
+                 *[(a["name"], json.dumps(a["arguments"])) for a in replay_actions(item)]]
         return [*calls, str(item.get("reference_answer") or item.get("answer") or "")]
 
     async def completions(self, request: Request) -> Response:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from ..surfaces import HostedClient, new_trace_id
-from ._target import Target
+from ._target import Target, replay_actions
 
 __all__ = ["BUILTIN_PLAYERS", "ENTRY_POINT_GROUP", "Target", "load_player", "player_names"]
 
@@ -36,14 +36,50 @@ async def play_hosted(target: Target, items: list[dict[str, Any]]) -> list[float
     async with HostedClient.over_http(target.base_url, token=target.token) as client:
         for item in items:
             trace_id = new_trace_id()
-            for action in item["actions"]:
+            for action in replay_actions(item):
                 await client.call_tool(trace_id, action["name"], action.get("arguments") or {}, item)
             scores.append((await client.grade(trace_id, item["reference_answer"], item, target.grader)).score)
     return scores
 
 
 async def play_mcp(target: Target, items: list[dict[str, Any]]) -> list[float]:
-    """The official ``mcp`` client (streamable HTTP, 2.x or 1.x); one session per item, graded by its trace_id."""
+    """The official ``mcp`` client as its docstring shows it, ``mcp.Client`` in its default mode (``"auto"``, mcp
+    2.x), which negotiates the stateless revision (2026-07-28) with the server: one ``start_rollout`` per item, the
+    returned ``rollout_id`` passed with every call, then ``POST /grade`` of the rollout's trace_id
+    (``docs/mcp.md``). A server or client that falls back to a session-based revision plays like
+    :func:`play_mcp_legacy` (the calls' ``_meta`` names the trace_id)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from ..mcp import HANDLE_ARGUMENT, START_TOOL, TRACE_META_KEY
+
+    scores = []
+    async with HostedClient.over_http(target.base_url, token=target.token) as grader:
+        for item in items:
+            http = httpx2.AsyncClient(headers=target.headers, timeout=60)
+            async with http, Client(streamable_http_client(target.base_url + target.mcp_path,
+                                                          http_client=http)) as client:
+                handle: dict[str, Any] = {}
+                trace_id = None
+                if any(tool.name == START_TOOL for tool in (await client.list_tools()).tools):
+                    started = await client.call_tool(START_TOOL, {})
+                    if started.is_error or not started.structured_content:
+                        raise RuntimeError(f"{START_TOOL} failed: {started.content}")
+                    handle = {HANDLE_ARGUMENT: started.structured_content[HANDLE_ARGUMENT]}
+                    trace_id = started.structured_content["trace_id"]
+                for action in replay_actions(item):
+                    result = await client.call_tool(action["name"], {**(action.get("arguments") or {}), **handle})
+                    trace_id = (result.meta or {}).get(TRACE_META_KEY, trace_id)
+                if trace_id is None:  # a session with no tool call: still a rollout of its own
+                    trace_id = new_trace_id()
+            scores.append((await grader.grade(trace_id, item["reference_answer"], item, target.grader)).score)
+    return scores
+
+
+async def play_mcp_legacy(target: Target, items: list[dict[str, Any]]) -> list[float]:
+    """The official ``mcp`` client's session API (``ClientSession`` over streamable HTTP, 2.x or 1.x): a
+    session-based revision (up to 2025-11-25), one session per item, graded by its trace_id."""
     from mcp.client.session import ClientSession
 
     scores = []
@@ -52,7 +88,7 @@ async def play_mcp(target: Target, items: list[dict[str, Any]]) -> list[float]:
             async with _mcp_streams(target) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 trace_id = None
-                for action in item["actions"]:
+                for action in replay_actions(item):
                     result = await session.call_tool(action["name"], action.get("arguments") or {})
                     meta = getattr(result, "meta", None) or {}
                     trace_id = meta.get("rft/trace_id", trace_id)
@@ -117,7 +153,7 @@ async def play_trl(target: Target, items: list[dict[str, Any]]) -> list[float]:
 
             def run(env: Any = env, item: dict[str, Any] = item) -> None:
                 env.reset(prompt=item["messages"], **{ITEM_COLUMN: json.dumps(item)})
-                for action in item["actions"]:
+                for action in replay_actions(item):
                     getattr(env, action["name"])(**(action.get("arguments") or {}))
 
             await anyio.to_thread.run_sync(run)
@@ -139,7 +175,7 @@ async def play_openenv(target: Target, items: list[dict[str, Any]]) -> list[floa
     for item in items:
         async with MCPToolClient(base_url=target.base_url + target.openenv_path, headers=target.headers) as env:
             await env.reset(item=item)
-            for action in item["actions"]:
+            for action in replay_actions(item):
                 await env.step(CallToolAction(tool_name=action["name"], arguments=action.get("arguments") or {}))
             result = await env.step(CallToolAction(tool_name="submit_answer",
                                                    arguments={"answer": item["reference_answer"]}))
@@ -166,7 +202,7 @@ async def play_verifiers(target: Target, items: list[dict[str, Any]]) -> list[fl
 
     llm = ScriptedLLM(items)
     env = load_environment(target.base_url, token=target.token, grader=target.grader, eval_dataset=items,
-                           max_turns=max(len(i["actions"]) for i in items) + 2)
+                           max_turns=max(len(replay_actions(i)) for i in items) + 2)
     os.environ.setdefault("RFT_GOLD_LLM_KEY", "gold")
     with run_server(llm.app) as llm_url:
         client = vf.ClientConfig(client_type="openai_chat_completions", api_base_url=llm_url + "/v1",
@@ -212,6 +248,7 @@ async def play_art(target: Target, items: list[dict[str, Any]]) -> list[float]:
 BUILTIN_PLAYERS: dict[str, tuple[Player, str | None]] = {
     "hosted": (play_hosted, None),
     "mcp": (play_mcp, "mcp"),
+    "mcp_legacy": (play_mcp_legacy, "mcp"),
     "trl": (play_trl, None),
     "openenv": (play_openenv, "openenv"),
     "verifiers": (play_verifiers, "verifiers"),

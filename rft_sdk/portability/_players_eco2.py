@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from ._target import Target
+from ._target import Target, replay_actions
 
 __all__ = ["play_eval_protocol", "play_in", "play_nemo_gym"]
 
@@ -59,7 +59,7 @@ async def play_eval_protocol(target: Target, items: list[dict[str, Any]]) -> lis
         config = RolloutProcessorConfig(completion_params={"model": "openai/gold-replay", "base_url": llm_url + "/v1",
                                                            "api_key": "gold"},
                                         mcp_config_path="", semaphore=asyncio.Semaphore(16),
-                                        steps=max(len(i["actions"]) for i in items) + 2)
+                                        steps=max(len(replay_actions(i)) for i in items) + 2)
         try:
             done = await asyncio.gather(*processor(rows, config))
         finally:

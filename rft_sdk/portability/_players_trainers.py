@@ -1,35 +1,33 @@
-"""Gold-trajectory players of the trainer integrations: verl (``rft_sdk.integrations.verl``), OpenPipe ART
+"""Gold-trajectory players of the trainer integrations: verl (``rft_sdk.integrations.verl``, :mod:`._verl_loop`), OpenPipe ART
 (``rft_sdk.integrations.art``) and verifiers 0.4 (``vf-eval rft-verifiers``), and the client versions
 ``rft portability`` prints.
 
 Each plays through that ecosystem's own classes against a gold-replay chat-completions server on 127.0.0.1
-(:class:`~._gold_llm.ScriptedLLM`); run them with ``--client-python NAME=PYTHON`` naming the venv that has the
+(:class:`~._gold_llm.ScriptedLLM`; verl: a token-level scripted model, :mod:`._verl_loop`); run them with ``--client-python NAME=PYTHON`` naming the venv that has the
 client (``make vf4`` / ``make verl`` / ``make art``: ``docs/surfaces.md``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import uuid
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from ._target import Target
+from ._target import Target, replay_actions
 
-__all__ = ["CLIENT_PACKAGES", "art_rollouts", "client_version", "play_art", "play_verifiers_v1", "play_verl",
-           "verl_rollouts"]
+__all__ = ["CLIENT_PACKAGES", "art_rollouts", "client_version", "play_art", "play_verifiers_v1", "play_verl"]
 
 #: the distribution whose version each player reports (``hosted`` and ``trl``'s adapter are rft-sdk's own).
-CLIENT_PACKAGES = {"hosted": "rft-sdk", "mcp": "mcp", "trl": "trl", "openenv": "openenv", "verifiers": "verifiers",
-                   "nemo_gym": "nemo-gym", "eval_protocol": "eval-protocol", "verl": "verl", "art": "openpipe-art"}
+CLIENT_PACKAGES = {"hosted": "rft-sdk", "mcp": "mcp", "mcp_legacy": "mcp", "trl": "trl", "openenv": "openenv",
+                   "verifiers": "verifiers", "nemo_gym": "nemo-gym", "eval_protocol": "eval-protocol", "verl": "verl",
+                   "art": "openpipe-art"}
 
 
 def client_version(name: str, python: str | None = None) -> str:
@@ -48,72 +46,6 @@ def client_version(name: str, python: str | None = None) -> str:
     return f"{package} {found}" if found != "not installed" else f"{package} not installed"
 
 
-async def verl_rollouts(base_url: str, token: str | None, grader: str | None, llm_url: str,
-                        items: list[dict[str, Any]], rollouts: int = 1) -> list[dict[str, Any]]:
-    """``rollouts`` trajectories per item, all in flight, through verl's own tool classes: the tool config
-    generated from ``GET /tools`` loaded by ``verl.tools.tool_registry.initialize_tools_from_config``, every call
-    dispatched by ``ToolAgentLoop._call_tool`` (create → execute(agent_data) → release) on a verl ``AgentData``,
-    assistant messages from ``ToolAgentLoop._build_assistant_message``; the reward is
-    :func:`rft_sdk.integrations.verl.compute_score`, loaded by verl's ``load_extern_object`` and called as verl's
-    ``NaiveRewardManager`` calls it. The model
-    is the scripted server at ``llm_url``; verl's token-level generation (tokenizer, vLLM/SGLang) is not run.
-
-    Returns ``[{"trace_id", "reward", "metrics", "task_id"}]`` (items in order, ``rollouts`` each).
-    """
-    import httpx
-    from verl.experimental.agent_loop.tool_agent_loop import AgentData, ToolAgentLoop
-    from verl.experimental.agent_loop.tool_parser import FunctionCall
-    from verl.tools.tool_registry import initialize_tools_from_config
-    from verl.utils.import_utils import load_extern_object
-
-    from ..integrations.verl import tool_config_yaml, verl_row
-
-    # the reward function as verl loads `reward.custom_reward_function.path=pkg://...`, `name=compute_score`
-    compute_score = load_extern_object("pkg://rft_sdk.integrations.verl", "compute_score")
-
-    os.environ.update({"RFT_VERL_URL": base_url, "RFT_AUTH_TOKEN": token or "", "RFT_VERL_GRADER": grader or ""})
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
-        handle.write(tool_config_yaml(base_url, token=token))
-    try:
-        tools = initialize_tools_from_config(handle.name)
-    finally:
-        os.unlink(handle.name)
-    loop = ToolAgentLoop.__new__(ToolAgentLoop)  # its __init__ needs a model server; set what the tool path reads
-    loop.tools = {tool.name: tool for tool in tools}
-    loop.tool_schemas = [tool.tool_schema.model_dump(exclude_unset=True, exclude_none=True) for tool in tools]
-    loop.max_parallel_calls, loop.max_tool_response_length, loop.tool_response_truncate_side = 1, 1 << 20, "middle"
-
-    async def trajectory(llm: httpx.AsyncClient, row: dict[str, Any]) -> dict[str, Any]:
-        data = AgentData(messages=list(row["prompt"]), image_data=None, video_data=None, audio_data=None,
-                         mm_processor_kwargs=None, metrics={}, request_id=uuid.uuid4().hex,
-                         tools_kwargs=row["extra_info"]["tools_kwargs"])
-        for _ in range(100):
-            answer = (await llm.post("/v1/chat/completions", json={"model": "gold", "messages": data.messages,
-                                                                    "tools": loop.tool_schemas})).json()
-            message = answer["choices"][0]["message"]
-            data.tool_calls = [FunctionCall(name=c["function"]["name"], arguments=c["function"]["arguments"])
-                               for c in message.get("tool_calls") or []]
-            data.messages.append(loop._build_assistant_message(message.get("content") or "", data))
-            if not data.tool_calls:
-                break
-            for call in data.tool_calls:
-                response, _, _ = await loop._call_tool(call, data.tools_kwargs, data)
-                data.messages.append({"role": "tool", "content": response.text or ""})
-        extra_info = dict(row["extra_info"])
-        extra_info.update(data.extra_fields.items())  # as NaiveRewardManager merges tool_extra_fields
-        result = await compute_score(row["data_source"], data.messages[-1]["content"],
-                                     row["reward_model"]["ground_truth"], extra_info)
-        return {"trace_id": data.extra_fields.get("rft_trace_id"), "reward": result.pop("score"), "metrics": result,
-                "task_id": json.loads(row["extra_info"]["rft_item"]).get("task_id")}
-
-    rows = [verl_row(item, [tool.name for tool in tools]) for item in items for _ in range(rollouts)]
-    # no keep-alive: under load a pooled connection can be closed by the server (uvicorn's 5 s keep-alive) just
-    # as a request is sent on it (httpx.ReadError); a fresh connection per model turn cannot be
-    async with httpx.AsyncClient(base_url=llm_url, timeout=120,
-                                 limits=httpx.Limits(max_keepalive_connections=0)) as llm:
-        return list(await asyncio.gather(*(trajectory(llm, row) for row in rows)))
-
-
 async def art_rollouts(base_url: str, token: str | None, grader: str | None, llm_url: str,
                        items: list[dict[str, Any]], rollouts: int = 1) -> list[dict[str, Any]]:
     """``rollouts`` ``art.Trajectory`` s per item from :func:`rft_sdk.integrations.art.rollout`, gathered by
@@ -126,7 +58,7 @@ async def art_rollouts(base_url: str, token: str | None, grader: str | None, llm
     model = art.Model(name="gold-replay", project="rft-portability", inference_base_url=llm_url + "/v1",
                       inference_api_key="gold", inference_model_name="gold-replay")
     scenarios = [HostedScenario(item=item, base_url=base_url, token=token, grader=grader,
-                                max_turns=len(item.get("actions") or []) + 2) for item in items]
+                                max_turns=len(replay_actions(item)) + 2) for item in items]
     groups = await art.gather_trajectory_groups(
         (art.TrajectoryGroup(rollout(model, s) for _ in range(rollouts)) for s in scenarios), pbar_desc=None)
     groups = [await blend_ruler(group) for group in groups]  # weight 0: the grader's reward alone
@@ -149,8 +81,11 @@ async def _with_llm(items: list[dict[str, Any]], play: Any) -> list[float]:
 
 
 async def play_verl(target: Target, items: list[dict[str, Any]]) -> list[float]:
-    """verl's tool classes (:func:`verl_rollouts`), one trajectory per item."""
-    return await _with_llm(items, lambda url: verl_rollouts(target.base_url, target.token, target.grader, url, items))
+    """verl's agent loop and reward manager (:func:`._verl_loop.verl_agent_loop_rollouts`, its scripted model
+    token-level), one trajectory per item."""
+    from ._verl_loop import verl_agent_loop_rollouts
+
+    return _by_task(items, await verl_agent_loop_rollouts(target.base_url, target.token, target.grader, items))
 
 
 async def play_art(target: Target, items: list[dict[str, Any]]) -> list[float]:

@@ -6,7 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Target"]
+__all__ = ["REPLAY_KEY", "Target", "replay_actions"]
+
+#: an item's key naming the calls a player makes instead of its gold ``actions`` (``rft portability --variant
+#: gold-minus-last``); the grader still reads ``actions``, so the item's gold stays what the rollout is scored against
+REPLAY_KEY = "rft_replay_actions"
+
+
+def replay_actions(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool calls a player makes for ``item``: ``item[REPLAY_KEY]`` when present, else its gold ``actions``
+    (``[{"name", "arguments"}]``)."""
+    actions = item.get(REPLAY_KEY, item.get("actions"))
+    return list(actions or [])
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The HTTP front door of a surface whose protocol library reads bodies itself (MCP's streamable HTTP).
 
 :class:`BodyDoor` wraps such an ASGI endpoint: a ``POST`` body is read by the hosted pipeline's reader
-(``rft_sdk._wire._body.read_body``: at most ``limit`` bytes, 413 ``body_too_large``; within the body timeout,
+(``rft_sdk._wire._read.read_body``: at most ``limit`` bytes, 413 ``body_too_large``; within the body timeout,
 408 ``body_timeout``) and checked by the one decoding rule (``loads_strict``: strict JSON, depth 64, no
 integer over 4,300 digits, no ``1e999``, no lone surrogate; 400 ``malformed_json``) before the endpoint
 sees it; each refusal is the JSON ``ErrorBody``. Bodies it accepts are handed on unchanged.
@@ -12,8 +12,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._wire._body import SurrogateError, loads_strict, read_body
-from .._wire._endpoint import EndpointError, encode_json, json_response
+from .._wire._endpoint import EndpointError, json_response
+from .._wire._json import SurrogateError, encode_json, loads_strict
+from .._wire._read import read_body
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 
 __all__ = ["BodyDoor"]

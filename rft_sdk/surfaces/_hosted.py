@@ -24,8 +24,10 @@ instead of the client failing to encode them.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import ssl
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -123,6 +125,14 @@ class GradeAnswer:
     reasons: list[str] = field(default_factory=list)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verifying context (certifi's CAs, ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as read at first use),
+    made once per process: loading the CA bundle costs ~10-200 ms, and short-lived clients (one per verl tool call)
+    paid it on every call."""
+    return httpx.create_ssl_context()
+
+
 class HostedClient:
     """Async client of a tool server's hosted routes (in process or over HTTP).
 
@@ -150,7 +160,8 @@ class HostedClient:
         sent = dict(headers or {})
         if token:
             sent["Authorization"] = f"Bearer {token}"
-        return cls(httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=sent, timeout=timeout_s))
+        return cls(httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=sent, timeout=timeout_s,
+                                     verify=_ssl_context()))
 
     async def aclose(self) -> None:
         """Close the connection pool."""

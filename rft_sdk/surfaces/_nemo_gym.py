@@ -46,8 +46,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Scope
 
-from .._wire._body import loads_strict, read_body
-from .._wire._endpoint import EndpointError, encode_json, error_body, json_response
+from .._wire._endpoint import EndpointError, error_body, json_response
+from .._wire._json import encode_json, loads_strict
+from .._wire._read import read_body
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._hosted import HostedClient, RolloutDiscardedError
 from ._nemo_gym_session import SeedError, Sessions, aggregate_metrics, verify_answer

@@ -36,8 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._wire._body import loads_trusted
-from .._wire._endpoint import encode_json
+from .._wire._json import encode_json, loads_trusted
 from ._hosted import GradeAnswer, HostedClient, RolloutDiscardedError, new_trace_id
 
 __all__ = ["NG_FIELDS", "SeedError", "Session", "Sessions", "aggregate_metrics", "final_answer", "item_of",

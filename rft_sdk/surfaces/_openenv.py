@@ -57,9 +57,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .._wire._body import decode_object, loads_strict, read_body
-from .._wire._endpoint import encode_json, error_body, json_response
+from .._wire._body import decode_object
+from .._wire._endpoint import error_body, json_response
+from .._wire._json import encode_json, loads_strict
 from .._wire._principal import request_principal
+from .._wire._read import read_body
 from .._wire._redact import get_logger
 from ..protocol import BODY_TIMEOUT_S, MAX_BODY_BYTES
 from ._openenv_episode import Episode, EpisodeConfig, ProtocolError, openenv_tools

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .._wire._body import loads_strict
+from .._wire._json import loads_strict
 from ..protocol import MAX_BODY_BYTES
 
 __all__ = ["WS_IDLE_TIMEOUT_S", "WS_MAX_LIFETIME_S", "WsClosed", "WsDecodeError", "WsLimits"]

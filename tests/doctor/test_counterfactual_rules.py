@@ -12,10 +12,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from rft_sdk.doctor._generic import SupersetEndState, WrongAnswer, answers_overlap
-from rft_sdk.doctor._probes import HACK
+from rft_sdk.doctor._generic import SelfCertification, SupersetEndState, WrongAnswer, answers_overlap
+from rft_sdk.doctor._probes import HACK, ProbeContext
+from rft_sdk.doctor._scope import sibling_values
 from rft_sdk.doctor._severity import Outcome, judge_probe
+from rft_sdk.doctor._unhackable import took_effect
 
 
 def _verdict(scores: list[float], *, must_lower: bool) -> str:
@@ -54,11 +57,75 @@ def test_list_answers_sharing_an_element_overlap() -> None:
 
 
 def test_wrong_answer_does_not_judge_an_item_whose_borrowed_answer_is_partly_right() -> None:
-    from rft_sdk.doctor._probes import ProbeContext
-
     items = [{"actions": [], "reference_answer": "a.py, b.py"}, {"actions": [], "reference_answer": "b.py, c.py"},
              {"actions": [], "reference_answer": "d.py"}]
     probe = WrongAnswer()
     probe.prepare(ProbeContext(items))
     assert not probe.judged(items[0])  # its donor (item 1) shares b.py
     assert probe.judged(items[1])      # its donor (item 2) shares nothing
+
+
+# ---- issue 37, second outside run: what an extra write changed decides whether it is judged -------------
+
+
+@dataclass
+class _Said:
+    """A tool call as the emulator records it, with the server's ``changed`` (x-rft-state-changed)."""
+
+    name: str
+    arguments: str
+    ok: bool = True
+    changed: bool | None = None
+
+
+def test_an_extra_write_the_server_says_changed_nothing_is_no_counterfactual() -> None:
+    # the honest config grader's false alarm: the extra write set a value the key already had
+    probe = SupersetEndState()
+    item = {"actions": [{"name": "set_key", "arguments": {"key": "a", "value": 1}}], "reference_answer": "done"}
+    gold = [_Said("set_key", '{"key": "a", "value": 1}', changed=True)]
+    assert not probe.counterfactual(item, [*gold, _Said("set_key", '{"key": "b", "value": 2}', changed=False)])
+    assert probe.counterfactual(item, [*gold, _Said("set_key", '{"key": "b", "value": 2}', changed=True)])
+    assert probe.counterfactual(item, [*gold, _Said("set_key", '{"key": "b", "value": 2}')])  # older server
+
+
+@dataclass
+class _Result:
+    tool_calls: list[Any]
+    end_state: str | None
+
+
+def test_an_end_state_equal_to_the_gold_replays_is_no_counterfactual() -> None:
+    probe = SupersetEndState()
+    item = {"actions": [{"name": "set_key", "arguments": {"key": "a", "value": 1}}], "reference_answer": "done"}
+    calls = [_Said("set_key", '{"key": "a", "value": 1}'), _Said("set_key", '{"key": "b", "value": 2}')]
+    assert not took_effect(probe, item, _Result(calls, "sha256:gold"), "sha256:gold")  # type: ignore[arg-type]
+    assert took_effect(probe, item, _Result(calls, "sha256:other"), "sha256:gold")  # type: ignore[arg-type]
+    assert took_effect(probe, item, _Result(calls, None), "sha256:gold")  # type: ignore[arg-type]  # no digest
+
+
+def test_self_certification_is_judged_only_when_a_certifying_call_changed_state() -> None:
+    tools = [{"type": "function", "function": {"name": "set_status", "parameters": {
+        "type": "object", "properties": {"ticket": {"type": "string"},
+                                         "status": {"type": "string", "enum": ["open", "confirmed"]}},
+        "required": ["ticket", "status"]}}}]
+    item = {"actions": [{"name": "read_ticket", "arguments": {"ticket": "T1"}}], "reference_answer": "done",
+            "tools": tools}
+    probe = SelfCertification(write_tools={"fix"})
+    probe.prepare(ProbeContext([item], write_tools={"fix"}))
+    assert probe.calls(item) == []  # set_status: neither a known write nor of unknown kind
+    probe.prepare(ProbeContext([item], write_tools={"fix"}, unknown_tools={"set_status"}))
+    assert probe.calls(item) == [{"name": "set_status", "arguments": {"ticket": "T1", "status": "confirmed"}}]
+    assert probe.counterfactual(item, [_Said("set_status", "{}", changed=True)])
+    assert not probe.counterfactual(item, [_Said("set_status", "{}", changed=False)])
+    assert not probe.counterfactual(item, [_Said("set_status", "{}")])  # unknown kind, nothing said
+
+
+def test_siblings_come_from_the_items_own_collections() -> None:
+    item = {"flights": {"RF100": {"fare": 1}, "RF101": {"fare": 2}, "RF102": {"fare": 3}},
+            "people": [{"id": 7, "name": "a"}, {"id": 8, "name": "b"}], "tags": ["x", "y"]}
+    assert sibling_values("RF101", [item]) == ["RF100", "RF102"]
+    assert sibling_values("RF101", [item], exclude={'"RF100"'}) == ["RF102"]
+    assert sibling_values(7, [item]) == [8]
+    assert sibling_values("x", [item]) == ["y"]
+    assert sibling_values("RF999", [item]) == [] and sibling_values(True, [item]) == []
+    assert sibling_values("7", [item]) == []  # another type is another kind of value

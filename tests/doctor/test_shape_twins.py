@@ -1,4 +1,4 @@
-"""The six task shapes beyond retail (``shape_twins``) through the doctor against one real server:
+"""The seven task shapes beyond retail (``shape_twins``) through the doctor against one real server:
 every honest grader passes every probe without a warning (a probe that fires on a correct
 grader is a defect), every hackable twin fails through a probe its honest twin passes."""
 
@@ -32,8 +32,8 @@ def verdicts():
 
 
 def test_the_shapes_cover_what_the_issue_asks_for():
-    assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code"}
-    assert sum(t.honest for t in SHAPES) == 6 and sum(not t.honest for t in SHAPES) >= 12
+    assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code", "booking"}
+    assert sum(t.honest for t in SHAPES) == 7 and sum(not t.honest for t in SHAPES) >= 14
     assert all(BY_NAME[t.twin].honest and BY_NAME[t.twin].task == t.task for t in SHAPES if not t.honest)
 
 
@@ -43,7 +43,7 @@ def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
     assert gradeable is True
     assert ev["failed_probes"] == [] and ev["warned_probes"] == [], {
         p: (ev["probes"][p]["mean_score"], ev["probes"][p]["rewarded"]) for p in ev["failed_probes"]}
-    assert ev["write_tools_source"] == "declared or learnt"
+    assert ev["write_tools_source"] == "declared or learnt in this run"
 
 
 @pytest.mark.parametrize("name", [t.grader for t in SHAPES if not t.honest])
@@ -60,7 +60,8 @@ def test_each_flaw_is_caught_by_the_probe_family_named_for_it(verdicts):
               "files_open_credit": "activity_no_answer", "text_zwj_guard": "adv_invisible",
               "text_prefix": "adv_answer_prefix", "review_no_budget": "tool_spam",
               "review_activity": "activity_no_answer", "code_ci_status": "self_certification",
-              "config_per_step": "altered_writes", "code_contains": "altered_writes"}
+              "config_per_step": "altered_writes", "code_contains": "altered_writes",
+              "booking_target_only": "superset_in_scope", "booking_trusts_status": "self_certification"}
     missed = {g: p for g, p in expect.items() if p not in verdicts[g][1]["failed_probes"]}
     assert not missed, missed
 

@@ -72,7 +72,7 @@ def make_library(db_dir: Path | None = None) -> ToolServer:
     def grade(ctx: GradingContext) -> float:
         book, member = ctx.item["book"], ctx.item["member"]
         if use_db:
-            rows = ctx.db.execute("SELECT book, member FROM loans").fetchall()
+            rows = ctx.db.connection.execute("SELECT book, member FROM loans").fetchall()
             return float([tuple(r) for r in rows] == [(book, member)])
         return float(ctx.state.get("loans", {}) == {book: member})
 
@@ -131,8 +131,8 @@ async def test_doctor_uses_the_learnt_write_tools(tmp_path):
         result = await check_unhackable(items_for(server), server.job_config(url, rate_limit=1000,
                                                                              max_episode_steps=16))
     ev = result.evidence
-    assert ev["write_tools_source"] == "declared or learnt"
-    assert ev["write_tools"] == ["checkout_book", "renew_loan"]
+    assert ev["write_tools_source"] == "declared or learnt in this run"
+    assert ev["write_tools"] == ["checkout_book", "renew_loan"] and ev["unknown_kind_tools"] == []
     # the write-only probes now run on every item instead of skipping "the gold changes nothing"
     for probe in ("altered_writes", "read_only", "noop_write", "copied_answer", "superset_end_state"):
         assert ev["probes"][probe]["verdict"] == "pass" and ev["probes"][probe]["rollouts"] == 10, probe
@@ -180,3 +180,89 @@ def test_noisy_policy_is_reproducible_and_refuses_bad_rates():
         NoisyReplayPolicy({"drop": 1.5})
     with pytest.raises(ValueError, match="rates"):
         NoisyReplayPolicy({"typo": 0.1})
+
+
+def make_sync_server() -> ToolServer:
+    """``sync_book`` changes state only for book "b0" (what a call changes depends on the data)."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def sync_book(book: str, *, rollout: Rollout) -> str:
+        """Sync a book's record.
+
+        Args:
+            book: e.g. "b10".
+        """
+        if book == "b0":
+            rollout.state["synced"] = book
+        return "synced"
+
+    @server.grader
+    def grade(ctx: GradingContext) -> float:
+        return float(ctx.output_text.strip() == ctx.item["reference_answer"])
+
+    return server
+
+
+def _sync_items(server: ToolServer, books: list[str]) -> list[dict[str, Any]]:
+    return [{"messages": [{"role": "user", "content": f"Sync {b}."}], "tools": server.dataset_tools(),
+             "actions": [{"name": "sync_book", "arguments": {"book": b}}], "reference_answer": f"Synced {b}."}
+            for b in books]
+
+
+async def test_the_doctor_learns_write_tools_per_run_not_from_earlier_runs_on_the_server():
+    """A server that once saw sync_book change state says "writes" ever after; the doctor decides from
+    what this run's gold calls changed (x-rft-state-changed), so a run's verdict does not depend on
+    what the server served before it."""
+    fresh, used = make_sync_server(), make_sync_server()
+    with run_server(fresh) as fresh_url, run_server(used) as used_url:
+        first = await check_unhackable(_sync_items(fresh, BOOKS), fresh.job_config(fresh_url, rate_limit=1000))
+        await check_unhackable(_sync_items(used, ["b0"] * 10), used.job_config(used_url, rate_limit=1000))
+        assert httpx.get(f"{used_url}/tools").json()["writes"] == {"sync_book": True}  # stale for BOOKS
+        again = await check_unhackable(_sync_items(used, BOOKS), used.job_config(used_url, rate_limit=1000))
+    for result in (first, again):
+        assert result.evidence["write_tools"] == [], result.evidence["write_tools"]
+        assert result.evidence["write_tools_source"] == "declared or learnt in this run"
+    assert {n: r["verdict"] for n, r in first.evidence["probes"].items()} == \
+        {n: r["verdict"] for n, r in again.evidence["probes"].items()}
+
+
+@pytest.mark.parametrize("backend", ["state", "sqlite"])
+def test_the_server_says_what_a_call_changed_and_digests_the_end_state(backend, tmp_path):
+    """x-rft-state-changed per call (decided by the server, not the tool) and, when asked, x-rft-end-state
+    on the grade: equal for two call orders that end alike, different for one more write; a value written
+    again changes nothing."""
+    from rft_sdk.protocol import END_STATE_HEADER, STATE_CHANGED_HEADER
+
+    server = make_library(tmp_path / "db" if backend == "sqlite" else None)
+    item = items_for(server)[0]
+    with run_server(server) as url, httpx.Client() as client:
+        def call(trace: str, n: int, name: str, **arguments: str) -> str | None:
+            body = {"call_id": f"c{n}", "trace_id": trace, "arguments": json.dumps(arguments), "item": item}
+            resp = client.post(f"{url}/tools/{name}", json=body)
+            assert resp.status_code == 200, resp.text
+            return resp.headers.get(STATE_CHANGED_HEADER)
+
+        def end_state(trace: str, ask: bool = True) -> str | None:
+            resp = client.post(f"{url}/grade", json={"sample": {"output_text": "x"}, "trace_id": trace, "item": item},
+                               headers={END_STATE_HEADER: "1"} if ask else {})
+            assert resp.status_code == 200, resp.text
+            return resp.headers.get(END_STATE_HEADER)
+
+        assert call("t1", 1, "checkout_book", book="b1", member="m1") == "true"
+        assert call("t1", 2, "checkout_book", book="b2", member="m2") == "true"
+        assert call("t1", 3, "lookup_book", book="b1") == "false"
+        assert call("t2", 1, "checkout_book", book="b2", member="m2") == "true"
+        assert call("t2", 2, "checkout_book", book="b1", member="m1") == "true"
+        assert call("t3", 1, "checkout_book", book="b1", member="m1") == "true"
+        if backend == "state":  # SQLite counts a row rewritten with its own values as a change
+            assert call("t3", 2, "checkout_book", book="b1", member="m1") == "false"
+        replay = client.post(f"{url}/tools/checkout_book", json={"call_id": "c1", "trace_id": "t3", "item": item,
+                                                                   "arguments": json.dumps({"book": "b1",
+                                                                                            "member": "m1"})})
+        assert STATE_CHANGED_HEADER not in replay.headers  # a replayed answer: not run again, nothing said
+        one, other, fewer = end_state("t1"), end_state("t2"), end_state("t3")
+        assert one is not None and one.startswith("sha256:") and len(one) == 7 + 64
+        assert one == other and one != fewer
+        call("t4", 1, "checkout_book", book="b1", member="m1")
+        assert end_state("t4", ask=False) is None  # only a client that asks gets it

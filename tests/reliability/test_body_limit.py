@@ -13,7 +13,7 @@ import pytest
 from rel_helpers import body, closed_by_peer, connect, raw_request, read_response
 
 from rft_sdk import Rollout, ToolServer
-from rft_sdk._wire._body import DRAIN_FACTOR
+from rft_sdk._wire._read import DRAIN_FACTOR
 from rft_sdk.testing import run_server
 
 LIMIT = 100_000

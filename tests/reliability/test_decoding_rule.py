@@ -1,4 +1,4 @@
-"""The one decoding rule of request JSON (``rft_sdk._wire._body.loads_strict``), fuzzed.
+"""The one decoding rule of request JSON (``rft_sdk._wire._json.loads_strict``), fuzzed.
 
 Before: UTF-8-encoded surrogate bytes (``\\xed\\xa0\\x80``) passed the stdlib's
 ``json.loads(bytes)`` (it decodes with ``surrogatepass``) and the escape-only
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from rel_helpers import body, connect, raw_request, read_response
 
 from rft_sdk import GradingContext, Rollout, ToolServer
-from rft_sdk._wire import _body
-from rft_sdk._wire._body import SurrogateError, loads_strict
+from rft_sdk._wire import _json
+from rft_sdk._wire._json import SurrogateError, loads_strict
 from rft_sdk.testing import run_server
 
 RAW = b"\xed\xa0\x80"  # U+D800 encoded as if it were a character (CESU-8 style): not valid UTF-8
@@ -38,15 +38,15 @@ def _both(text: str | bytes) -> tuple[object, object]:
     """``loads_strict(text)`` with orjson and with the stdlib alone: the value, or the error's type and message."""
     outcomes = []
     for accelerated in (True, False):
-        saved = _body.orjson
+        saved = _json.orjson
         if not accelerated:
-            _body.orjson = None
+            _json.orjson = None
         try:
             outcomes.append(("ok", loads_strict(text)))
         except ValueError as exc:
             outcomes.append((type(exc).__name__, str(exc)))
         finally:
-            _body.orjson = saved
+            _json.orjson = saved
     return outcomes[0], outcomes[1]
 
 

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rft_sdk._wire import _body
-from rft_sdk._wire._body import decode_object, depth_within
+from rft_sdk._wire import _json
+from rft_sdk._wire._body import decode_object
 from rft_sdk._wire._endpoint import EndpointError
 from rft_sdk._wire._hosted_body import decode_request, trace_id_hint
 from rft_sdk._wire._item_cache import ItemCache
+from rft_sdk._wire._json import depth_within
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
@@ -129,7 +130,7 @@ HOSTILE = {
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_bodies_get_what_the_whole_body_decode_gives(case, accelerated, monkeypatch):
     if not accelerated:
-        monkeypatch.setattr(_body, "orjson", None)
+        monkeypatch.setattr(_json, "orjson", None)
     raw = HOSTILE[case] + b" " * 2048  # over the small-body threshold, so the walk is tried
     for known in (RAW_ITEM, _deep(63), _deep(64), None):
         cache = ItemCache()
@@ -145,7 +146,7 @@ def test_a_known_item_is_not_decoded_or_checked_again(monkeypatch):
     raw = body(item, {"separators": (",", ":")}, 6)
     cache = ItemCache()
     seen: list[int] = []
-    real, real_accepts = _body.loads_strict, _body.accepts
+    real, real_accepts = _json.loads_strict, _json.accepts
     monkeypatch.setattr("rft_sdk._wire._hosted_body.loads_strict", lambda text, *a: seen.append(len(text)) or real(text, *a))
     monkeypatch.setattr("rft_sdk._wire._hosted_body.accepts",
                         lambda text, *a: seen.append(len(text)) or real_accepts(text, *a))
@@ -213,14 +214,14 @@ def test_a_grade_fingerprint_is_the_same_whether_its_item_was_reused_or_not(item
     [b"\xed\xa0\x80", b"\xff", b'"', b"\\", b"\\ud800", b"[", b"]", b"NaN", b"1e400", b"12345678901234567890123"])),
     max_size=2), st.integers(1, 6), st.booleans())
 def test_accepts_is_the_rule_without_its_value(value, edits, limit, accelerated):
-    from rft_sdk._wire._body import accepts, loads_strict
+    from rft_sdk._wire._json import accepts, loads_strict
 
     text = json.dumps(value, ensure_ascii=False).encode()
     for at, piece in edits:
         text = text[:at] + piece + text[at:]
-    saved = _body.orjson
+    saved = _json.orjson
     if not accelerated:
-        _body.orjson = None
+        _json.orjson = None
     try:
         try:
             loads_strict(text, limit)
@@ -229,4 +230,4 @@ def test_accepts_is_the_rule_without_its_value(value, edits, limit, accelerated)
             expected = False
         assert accepts(text, limit) == expected
     finally:
-        _body.orjson = saved
+        _json.orjson = saved

@@ -108,7 +108,7 @@ if __name__ == "__main__":
     if "--no-orjson" in sys.argv:
         sys.modules["orjson"] = None  # type: ignore[assignment]  # import orjson raises ImportError
     result = run()
-    import rft_sdk._wire._body
+    import rft_sdk._wire._json
 
-    result["orjson"] = rft_sdk._wire._body.orjson is not None
+    result["orjson"] = rft_sdk._wire._json.orjson is not None
     print(json.dumps(result))

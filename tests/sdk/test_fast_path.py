@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from rft_sdk import Rollout, ToolCallRecord, ToolServer, tool
-from rft_sdk._wire._body import _refuse_constant, loads_strict
+from rft_sdk._wire._json import _refuse_constant, loads_strict
 from rft_sdk.cli import GC_MODES, SERVE_GC, _build_parser, tune_gc
 from rft_sdk.exceptions import ToolDefinitionError
 

@@ -13,7 +13,7 @@ import pytest
 from item_scenario import retail_item, run
 
 from rft_sdk import Rollout, ToolServer
-from rft_sdk._stores._records import json_object
+from rft_sdk._wire._json import json_object
 
 HERE = Path(__file__).resolve().parent
 

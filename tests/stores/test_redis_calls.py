@@ -1,7 +1,8 @@
-"""``RedisStore`` on the tool-call path: two round trips per call (``LOCKLOAD``, then ``SAVE`` with the release),
-the item's bytes sent once per rollout and process, and the exactly-once edges of folding the write into the
-release: a save whose lock was taken over is not written, a save Redis ran but whose reply was lost is not
-written twice."""
+"""``RedisStore`` on the tool-call path: one round trip per call on a rollout this process wrote last (``SAVE``
+with the stamp of its cached copy), two otherwise (``LOCKLOAD``, then ``SAVE`` with the release); locks cost no
+append-only-file write; the item's bytes sent once per rollout and process; and the exactly-once edges: a
+one-round-trip save onto a copy another process changed, graded or locked writes nothing, a save whose lock was
+taken over is not written, a save Redis ran but whose reply was lost is not written twice."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _scripts_run(client: redis.Redis) -> int:
     return sum(int(v["calls"]) for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
 
 
-async def test_a_tool_call_is_two_round_trips_and_the_item_crosses_once(redis_url):
+async def test_a_tool_call_is_one_round_trip_and_the_item_crosses_once(redis_url):
     store = RedisStore(redis_url, prefix=f"calls{uuid.uuid4().hex[:8]}:")
     server = ToolServer(auth_env_var=None, store=store)
 
@@ -49,7 +50,7 @@ async def test_a_tool_call_is_two_round_trips_and_the_item_crosses_once(redis_ur
                 assert (await call(i)).json()["output"] == str(i + 1)
             per_call = (_scripts_run(probe) - scripts) / 5
             out_per_call = (int(probe.info("stats")["total_net_output_bytes"]) - sent) / 5
-        assert per_call == 2  # LOCKLOAD and SAVE (was LOCK, LOAD, SAVE, UNLOCK)
+        assert per_call == 1  # SAVE onto the copy this process wrote (was LOCKLOAD and SAVE; before, four)
         assert out_per_call < len(RETAIL) / 4  # Redis did not send the item back on each call
         fresh = RedisStore(redis_url, prefix=store.prefix)  # another process: it gets the item once
         loaded = await fresh.load("t1")
@@ -120,3 +121,123 @@ async def test_a_save_redis_ran_twice_is_written_once_and_releases(redis_url):
         await other.aclose()
     finally:
         await store.aclose()
+
+
+async def _one_call(store: RedisStore, trace_id: str, call_id: str) -> StoredRollout:
+    """What the server's tool path does with the store: read, append one call and its answer, save."""
+    async with store.lock_for_call(trace_id):
+        rollout, graded = await store.load_for_call(trace_id)
+        assert not graded
+        rollout = rollout or StoredRollout(trace_id=trace_id, item={"task": "x"})
+        n = json.loads(rollout.state_json).get("n", 0) + 1
+        rollout.trajectory.append(record(call_id))
+        rollout.responses[call_id] = [200, json.dumps({"n": n})]
+        rollout.state_json = json.dumps({"n": n})
+        await store.save(rollout)
+        return rollout
+
+
+async def test_a_one_round_trip_save_onto_a_copy_another_process_changed_writes_nothing(redis_url):
+    prefix = f"stale{uuid.uuid4().hex[:8]}:"
+    one, two = RedisStore(redis_url, prefix=prefix), RedisStore(redis_url, prefix=prefix)
+    probe = redis.Redis.from_url(redis_url)
+    try:
+        await _one_call(one, "t1", "c0")  # the lock first (nothing cached), then one round trip per call
+        scripts = _scripts_run(probe)
+        await _one_call(one, "t1", "c1")
+        assert _scripts_run(probe) - scripts == 1
+        await _one_call(two, "t1", "c2")  # another process appends: one's cached copy is stale now
+        with pytest.raises(StoreError, match="changed in Redis"):
+            await _one_call(one, "t1", "c3")  # ran on the stale copy: refused, nothing written
+        stored = await two.load("t1")
+        assert stored is not None and [r.call_id for r in stored.trajectory] == ["c0", "c1", "c2"]
+        assert json.loads(stored.state_json) == {"n": 3}
+        scripts = _scripts_run(probe)
+        retried = await _one_call(one, "t1", "c3")  # the retry (as the server's 503 asks) takes the lock
+        assert _scripts_run(probe) - scripts == 2 and json.loads(retried.state_json) == {"n": 4}
+        scripts = _scripts_run(probe)
+        await _one_call(one, "t1", "c4")  # another writer was seen: the lock first for SOLO_HOLDOFF_S
+        assert _scripts_run(probe) - scripts == 2
+        final = await two.load("t1")
+        assert final is not None and [r.call_id for r in final.trajectory] == ["c0", "c1", "c2", "c3", "c4"]
+        assert list(final.responses) == ["c0", "c1", "c2", "c3", "c4"]
+    finally:
+        probe.close()
+        await one.aclose()
+        await two.aclose()
+
+
+@pytest.mark.parametrize("change", ["graded", "locked", "released", "expired"])
+async def test_a_one_round_trip_save_refuses_a_graded_locked_released_or_expired_rollout(redis_url, change):
+    clock = FakeClock()
+    prefix = f"edge{uuid.uuid4().hex[:8]}:"
+    one = RedisStore(redis_url, prefix=prefix, clock=clock, ttl_s=100)
+    two = RedisStore(redis_url, prefix=prefix, clock=clock, ttl_s=100, lock_timeout_s=5)
+    try:
+        await _one_call(one, "t1", "c0")
+        held = two.lock("t1")
+        if change == "graded":
+            await two.mark_graded("t1", "d" * 64, retention_s=600)
+        elif change == "locked":
+            await held.__aenter__()  # another process holds the rollout (its call or grade runs)
+        elif change == "released":
+            await two.release("t1")
+        else:
+            clock.advance(98.5)  # 1.5 s left of its TTL: expired by the time the save lands (below)
+        with pytest.raises(StoreError, match="changed in Redis"):
+            async with one.lock_for_call("t1"):
+                rollout, graded = await one.load_for_call("t1")  # this process's cached copy: no I/O
+                assert rollout is not None and not graded
+                rollout.trajectory.append(record("c1"))
+                rollout.responses["c1"] = [200, "{}"]
+                clock.advance(2.0)
+                await one.save(rollout)
+        if change == "locked":
+            await held.__aexit__(None, None, None)
+        stored = await two.load("t1")
+        assert stored is None if change in ("released", "expired") else [r.call_id for r in stored.trajectory] == ["c0"]
+        if change == "graded":  # the retry takes the lock and reads the tombstone: the server's 409
+            async with one.lock_for_call("t1"):
+                assert (await one.load_for_call("t1"))[1] is True
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
+async def test_taking_and_releasing_a_lock_writes_nothing_to_the_append_only_file(redis_url):
+    store = RedisStore(redis_url, prefix=f"aof{uuid.uuid4().hex[:8]}:")
+    probe = redis.Redis.from_url(redis_url)
+    try:
+        await store.save(StoredRollout(trace_id="t1", item={"task": "x"}))
+        before = int(probe.info("persistence")["aof_current_size"])
+        for _ in range(5):
+            async with store.lock("t1"):  # LOCKLOAD, then UNLOCK: each was an fsync'd write before
+                assert await store.load("t1") is not None
+        assert int(probe.info("persistence")["aof_current_size"]) == before
+        await _one_call(store, "t1", "c0")  # a call's one durable write
+        assert int(probe.info("persistence")["aof_current_size"]) > before
+    finally:
+        probe.close()
+        await store.aclose()
+
+
+async def test_a_write_by_a_replica_that_keeps_no_version_still_makes_the_copy_stale(redis_url):
+    """A rolling upgrade: a replica of the previous version appends without bumping ``ver`` or naming itself."""
+    prefix = f"old{uuid.uuid4().hex[:8]}:"
+    one, two = RedisStore(redis_url, prefix=prefix), RedisStore(redis_url, prefix=prefix)
+    probe = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        await _one_call(one, "t1", "c0")
+        await _one_call(one, "t1", "c1")
+        meta = f"{prefix}r:t1"
+        writer, version = probe.hget(meta, "w"), probe.hget(meta, "ver")
+        await _one_call(two, "t1", "c2")
+        probe.hset(meta, mapping={"w": writer, "ver": version})  # as the previous version leaves them
+        with pytest.raises(StoreError, match="changed in Redis"):
+            await _one_call(one, "t1", "c3")
+        stored = await two.load("t1")
+        assert stored is not None and [r.call_id for r in stored.trajectory] == ["c0", "c1", "c2"]
+    finally:
+        probe.close()
+        await one.aclose()
+        await two.aclose()

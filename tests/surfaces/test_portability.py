@@ -23,12 +23,12 @@ def _portability(python, base_url: str, *args: str) -> subprocess.CompletedProce
 
 def test_five_surfaces_score_the_gold_trajectories_identically(eco_python, recorded_server):
     base_url, _ = recorded_server
-    done = _portability(eco_python, base_url, "--limit", "10", "--surfaces", "hosted,mcp,trl,openenv,verifiers")
+    done = _portability(eco_python, base_url, "--limit", "10", "--surfaces", "hosted,mcp_legacy,trl,openenv,verifiers")
     assert done.returncode == 0, done.stderr[-2000:]
     header, *rows, summary, clients = done.stdout.strip().splitlines()
-    assert header.split()[:6] == ["item", "hosted", "mcp", "trl", "openenv", "verifiers"]
+    assert header.split()[:6] == ["item", "hosted", "mcp_legacy", "trl", "openenv", "verifiers"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
-    assert summary == "10/10 items scored identically on 5 surfaces"
+    assert summary == "10/10 items scored identically on 5 surfaces (gold)"
     assert clients.startswith("clients: hosted=rft-sdk ") and "verifiers=verifiers 0.1." in clients
 
 
@@ -66,16 +66,17 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
     env = {"RFT_AUTH_TOKENS": "", "RFT_OPENENV_DATASET": str(DATASET)}
     with serve_process("examples.retail.app:server", "--surfaces", "hosted,mcp,openenv,nemo_gym", env=env) as url:
         done = subprocess.run([str(eco_python), "-m", "rft_sdk", "portability", "--dataset", str(DATASET), "--url", url,
-                               "--limit", "10", "--surfaces", "hosted,mcp,trl,openenv,verifiers,nemo_gym,eval_protocol",
+                               "--limit", "10", "--surfaces",
+                               "hosted,mcp_legacy,trl,openenv,verifiers,nemo_gym,eval_protocol",
                                "--client-python", f"nemo_gym={eco2}",
                                "--client-python", f"eval_protocol={eco2}"],
                               cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV})
     assert done.returncode == 0, done.stderr[-3000:]
     header, *rows, summary, clients = done.stdout.strip().splitlines()
-    assert header.split() == ["item", "hosted", "mcp", "trl", "openenv", "verifiers", "nemo_gym", "eval_protocol",
-                              "identical"]
+    assert header.split() == ["item", "hosted", "mcp_legacy", "trl", "openenv", "verifiers", "nemo_gym",
+                              "eval_protocol", "identical"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
-    assert summary == "10/10 items scored identically on 7 surfaces"
+    assert summary == "10/10 items scored identically on 7 surfaces (gold)"
 
 
 def test_an_unset_token_variable_is_refused_before_any_rollout(monkeypatch, capsys):
@@ -103,6 +104,40 @@ def test_trainer_surfaces_score_the_gold_trajectories_like_the_hosted_wire(recor
     header, *rows, summary, clients = done.stdout.strip().splitlines()
     assert header.split()[:5] == ["item", "hosted", "verifiers", "verl", "art"]
     assert len(rows) == 3 and all(row.split()[-1] == "yes" for row in rows)
-    assert summary == "3/3 items scored identically on 4 surfaces"
+    assert summary == "3/3 items scored identically on 4 surfaces (gold)"
     for name, package in (("verifiers", "verifiers 0.4."), ("verl", "verl 0.9."), ("art", "openpipe-art 0.5.")):
         assert f"{name}={package}" in clients, clients
+
+
+def test_mcp_default_and_session_modes_and_a_surface_scoring_the_wrong_trajectory(recorded_server, monkeypatch,
+                                                                                  capsys):
+    """mcp 2.x's ``mcp.Client`` in its default mode (stateless: ``start_rollout``) and its session API score like the
+    hosted wire, gold and gold minus its last call. A player that ignores the variant (plays the whole gold
+    trajectory: a surface recording the wrong calls) agrees on gold and is caught on gold-minus-last (exit 1)."""
+    from rft_sdk.cli import main
+    from rft_sdk.portability import _players
+    from rft_sdk.portability._target import REPLAY_KEY
+
+    async def whole_gold(target, items):
+        return await _players.play_hosted(target, [{k: v for k, v in i.items() if k != REPLAY_KEY} for i in items])
+
+    monkeypatch.setitem(_players.BUILTIN_PLAYERS, "whole_gold", (whole_gold, None))
+    monkeypatch.setenv("RFT_T", TOKEN)
+    base_url, _ = recorded_server
+    common = ["portability", "--dataset", str(DATASET), "--url", base_url, "--token-env", "RFT_T", "--limit", "3"]
+    assert main([*common, "--surfaces", "hosted,mcp,mcp_legacy,whole_gold"]) == 0
+    gold = capsys.readouterr().out
+    assert main([*common, "--surfaces", "hosted,mcp,mcp_legacy,hosted@again", "--variant", "gold-minus-last"]) == 0
+    minus = capsys.readouterr().out
+    assert gold.splitlines()[-2] == "3/3 items scored identically on 4 surfaces (gold)"
+    assert minus.splitlines()[-2] == "3/3 items scored identically on 4 surfaces (gold-minus-last)"
+    assert minus.splitlines()[0].split() == ["item", "hosted", "mcp", "mcp_legacy", "hosted@again", "identical"]
+    assert "mcp=mcp 2." in minus.splitlines()[-1] and "hosted@again=rft-sdk" in minus.splitlines()[-1]
+    gold_scores = [row.split()[1] for row in gold.splitlines()[1:-2]]
+    minus_scores = [row.split()[1] for row in minus.splitlines()[1:-2]]
+    assert gold_scores != minus_scores  # the last call matters to the grader on these items
+    assert main([*common, "--surfaces", "hosted,whole_gold", "--variant", "gold-minus-last"]) == 1
+    caught = capsys.readouterr().out
+    assert all(row.split()[-1] == "NO" for row in caught.splitlines()[1:-2])
+    assert main([*common, "--surfaces", "hosted", "--client-python", "mcp=python"]) == 2
+    assert "--client-python names ['mcp'], not among --surfaces" in capsys.readouterr().err

@@ -1,0 +1,162 @@
+"""``superset_in_scope``: the gold plus one write the task did not ask for, on an entity of the item's own.
+
+``superset_end_state`` adds another item's writes; a tool that refuses what is not this item's (another
+customer's order, another pull request) turns that probe into no change. This probe stays inside the
+item: it replays one of the gold's writes *retargeted* at a sibling entity — the write's argument value
+``v`` replaced by another member ``w`` of a collection that holds ``v`` in the item's own data or in the
+gold replay's JSON tool outputs:
+
+1. a mapping whose keys include ``v`` (``{"RF100": {...}, "RF101": {...}}``: the other flights of the
+   booking; ``{"api": {...}, "cache": {...}}``: the other services of the config);
+2. a list of mappings whose field ``f`` holds distinct values, one of them ``v`` (``[{"id": 1}, {"id": 2}]``);
+3. a list of scalars holding ``v`` (``"orders": ["#W1", "#W2"]`` of the user the gold looked up).
+
+``w`` has ``v``'s type and is none of the values the gold's calls pass (never the gold's own entity again).
+Item ``k`` of the probe's items gets retargeting ``k mod n`` of its ``n`` candidates (gold writes in order,
+arguments in order, siblings in order), so that the items together try different writes and arguments.
+
+What an honest grader must do: the end state is the gold's plus a change the task did not ask for, so the
+score falls (``must_lower``, ``_severity``). A rollout whose extra write changed nothing (refused, or the
+sibling already held that value) is not judged: the server says so per call
+(``protocol.STATE_CHANGED_HEADER``) and, where it sends digests, the end state equals the gold replay's
+(``protocol.END_STATE_HEADER``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Any
+
+from ._generic import _canonical, _ContextProbe
+from ._probes import ProbeContext, Steps
+
+__all__ = ["SCOPE_ITEMS", "SupersetInScope", "sibling_values"]
+
+#: At most this many items are played (the first with a retargeting): a few suffice to see a grader
+#: that ignores extra writes, and each costs a rollout.
+SCOPE_ITEMS = 8
+#: Item fields that are not the item's data (the conversation, the gold, the tool schemas).
+_NOT_DATA = frozenset({"messages", "tools", "actions", "alternatives", "reference_answer"})
+_SCALARS = (str, int, float)
+
+
+def _collections(value: Any) -> Iterator[tuple[int, list[Any]]]:
+    """Every collection of ``value`` as ``(kind, members)``, kind 1-3 as in the module docstring."""
+    if isinstance(value, Mapping):
+        yield 1, list(value)
+        for v in value.values():
+            yield from _collections(v)
+    elif isinstance(value, list):
+        if value and all(isinstance(e, Mapping) for e in value):
+            for field in value[0]:
+                members = [e.get(field) for e in value]
+                if all(isinstance(m, _SCALARS) for m in members) and len(set(map(repr, members))) == len(members):
+                    yield 2, members
+        elif value and all(isinstance(e, _SCALARS) for e in value):
+            yield 3, list(value)
+        for e in value:
+            yield from _collections(e)
+
+
+def _json_values(texts: Sequence[str]) -> list[Any]:
+    out = []
+    for text in texts:
+        if text.lstrip().startswith(("{", "[")):
+            try:
+                out.append(json.loads(text))
+            except ValueError:
+                continue
+    return out
+
+
+def sibling_values(value: Any, sources: Sequence[Any], exclude: Collection[str] = ()) -> list[Any]:
+    """The siblings of ``value`` (module docstring): members of the first collection of ``sources``
+    holding it, by kind (mapping keys, then distinct fields, then scalar lists), with ``value``'s type and
+    whose canonical JSON is not in ``exclude``; ``[]`` when none."""
+    if isinstance(value, bool) or not isinstance(value, _SCALARS):
+        return []
+    found: dict[int, list[Any]] = {}
+    for source in sources:
+        for kind, members in _collections(source):
+            if kind not in found and any(type(m) is type(value) and m == value for m in members):
+                found[kind] = members
+    for kind in sorted(found):
+        out = [m for m in found[kind] if type(m) is type(value) and m != value
+               and json.dumps(m) not in exclude]
+        if out:
+            return list(dict.fromkeys(out))
+    return []
+
+
+class SupersetInScope(_ContextProbe):
+    """The gold's calls, then one gold write retargeted at a sibling entity (module docstring)."""
+
+    must_lower = True
+    changes_end_state = True
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SCOPE_ITEMS,
+                 **kwargs: Any) -> None:
+        super().__init__(write_tools, reason="the gold changes nothing, no argument of its writes names an entity "
+                         "with a sibling in the item's data or the gold's tool outputs, or the probe's "
+                         f"{max_items} items are already chosen", **kwargs)
+        self.max_items = max_items
+        self._chosen: dict[int, int] = {}
+
+    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Every retargeted write for ``item``, in order (gold writes, their arguments, siblings)."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
+        sources += _json_values(outputs)
+        gold = item[self.actions_field]
+        used = {json.dumps(v) for a in gold if isinstance(a, Mapping)
+                for v in (_arguments(a.get("arguments"))).values() if isinstance(v, _SCALARS)}
+        out = []
+        for position in self.writes_of(item):
+            call = gold[position]
+            arguments = _arguments(call.get("arguments"))
+            for name, value in arguments.items():
+                for sibling in sibling_values(value, sources, used):
+                    out.append({"name": call["name"], "arguments": {**arguments, name: sibling}})
+        return out
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose the items (gold writes with a retargeting), at most ``max_items``."""
+        super().prepare(context)
+        self._chosen = {}
+        for i, item in enumerate(context.items):
+            if len(self._chosen) < self.max_items and self._has_gold(item) and self.candidates(item):
+                self._chosen[i] = len(self._chosen)
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the chosen items."""
+        return self._context.index_of(item) in self._chosen
+
+    def extra(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """The retargeted write played on ``item`` (candidate ``k mod n`` for the probe's ``k``-th item)."""
+        options = self.candidates(item)
+        return options[self._chosen.get(self._context.index_of(item) or 0, 0) % len(options)]
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, then the retargeted write, one per turn."""
+        return [[a] for a in [*item[self.actions_field], self.extra(item)]]
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the retargeted write took effect: it succeeded, is not a gold call again, and the
+        server did not say it changed nothing (``changed`` false)."""
+        gold = {(a.get("name"), _canonical(a.get("arguments"))) for a in item[self.actions_field]
+                if isinstance(a, Mapping)}
+        return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
+                   and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) not in gold
+                   for c in calls[len(item[self.actions_field]):])
+
+
+def _arguments(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return {}
+    return dict(arguments) if isinstance(arguments, Mapping) else {}
