@@ -26,12 +26,16 @@ Three measurements, printed side by side:
    sockets (``--workers``/``--store`` passed on), every rollout of a run started
    together (``max_concurrency`` = the in-flight count), with the hosted retry
    policy (3 retries, honouring ``Retry-After``). Per in-flight count (``--in-flight``,
-   default 64, 1,024 and 4,096; the 64 run uses ``--base-samples`` per item):
-   rollouts, discarded (by reason), rollouts not exactly gold (a graded rollout
-   whose dispatched calls are not exactly its item's gold calls, or whose score is
-   not 1.0), rollouts/s, p50/p99 first-call latency (send to answer, retries
-   included), calls answered 503, and each run's rollouts/s as a ratio to the
-   first run's. The load average is printed with each line (the machine may be shared).
+   default 64, 1,024, 4,096 and ``all``, the 4,144 rollouts at once; the 64 run uses
+   ``--base-samples`` per item): rollouts, discarded (by reason), rollouts not exactly
+   gold (a graded rollout whose dispatched calls are not exactly its item's gold
+   calls in order), items whose score or calls' answer statuses changed from the
+   first run (or differ between the item's rollouts), rollouts/s, p50/p99 first-call
+   latency (send to answer, retries included), calls retried, each run's rollouts/s
+   as a ratio to the first run's, and, when it was, that the server was the
+   bottleneck (calls that waited in its admission queue, the emulator's own verdict),
+   and the emulator's own CPU share (near 100 % of a core: the client set the pace).
+   The load average is printed with each line (the machine may be shared).
 
 Run: ``python3 benchmarks/bench_emulator.py`` (about 30 s on 2 cores);
 ``--quick`` for a smoke run; ``--batch`` for the batch mode (a few minutes).
@@ -41,9 +45,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import sys
 import time
@@ -57,6 +63,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rft_sdk.emulator import ClientSettings, PolicyStep, make_tool_call, run_rollouts, turns_taken  # noqa: E402
+from rft_sdk.emulator._metrics import server_load  # noqa: E402
 from rft_sdk.emulator._session import ROLLOUTS_PER_CLIENT  # noqa: E402
 from rft_sdk.testing import serve_process  # noqa: E402
 
@@ -227,32 +234,59 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+class _RetryCounter(logging.Handler):
+    """Counts the emulator's retry lines by reason, and keeps one detail per reason."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.reasons: collections.Counter[str] = collections.Counter()
+        self.examples: dict[str, str] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        reason = getattr(record, "retry_reason", None)
+        if reason is not None:
+            self.reasons[reason] += 1
+            self.examples.setdefault(reason, record.getMessage()[:160])
+
+
 async def batch_run(url: str, items: list[dict], samples: int, in_flight: int) -> dict[str, Any]:
     """One burst: ``len(items) * samples`` retail rollouts, ``in_flight`` started together (gold replay)."""
     from examples.retail.app import server as retail
     from rft_sdk.emulator import ReferenceReplayPolicy
 
     job = retail.job_config(url, max_episode_steps=max(len(i["actions"]) for i in items) + 1)
-    t0 = time.perf_counter()
-    results = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=samples,
-                                 max_concurrency=in_flight, settings=ClientSettings())
+    retries = _RetryCounter()  # why calls were retried (the emulator's DEBUG line per retry)
+    emulator_log = logging.getLogger("rft_sdk.emulator")
+    emulator_log.addHandler(retries)
+    emulator_log.setLevel(logging.DEBUG)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    try:
+        results = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=samples,
+                                     max_concurrency=in_flight, settings=ClientSettings())
+    finally:
+        emulator_log.removeHandler(retries)
     wall = time.perf_counter() - t0
+    cpu_share = (time.process_time() - cpu0) / wall  # the emulator's CPU seconds per wall second
     reasons: dict[str, int] = {}
     examples: dict[str, str] = {}  # reason -> one discard's detail
     not_gold = 0
-    scores: dict[int, set[float | None]] = {}  # per item: the scores its rollouts got
+    scores: dict[int, set[tuple[float | None, tuple[int | None, ...]]]] = {}  # per item: (score, call statuses)
     for r in results:
         if r.discarded:
             reasons[r.discard_reason or "?"] = reasons.get(r.discard_reason or "?", 0) + 1
             examples.setdefault(r.discard_reason or "?", (r.discard_detail or "")[:160])
             continue
+        # exactly the gold calls, in order: a call lost, doubled or reordered in the burst shows here
         gold = [(a["name"], json.loads(json.dumps(a.get("arguments", {})))) for a in items[r.item_index]["actions"]]
         done = [(c.name, json.loads(c.arguments)) for c in r.tool_calls]
         not_gold += done != gold
-        scores.setdefault(r.item_index, set()).add(r.score)
+        # the score and each call's answer status (some gold calls are refused by design: 400 tool_error),
+        # compared across the item's rollouts and with the first run: a call refused or run twice shows here
+        scores.setdefault(r.item_index, set()).add((r.score, tuple(c.status for c in r.tool_calls)))
     first = sorted(r.tool_calls[0].latency_s for r in results if r.tool_calls)
     busy = sum(1 for r in results for c in r.tool_calls if c.attempts > 1)
-    return {"in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
+    server = server_load([c for r in results for c in r.tool_calls])  # the emulator's own verdict
+    return {"server": server, "emulator_cpu": cpu_share, "retry_reasons": dict(retries.reasons), "retry_examples": retries.examples, "in_flight": in_flight, "rollouts": len(results), "discarded": sum(reasons.values()), "reasons": reasons, "examples": examples,
             "not_gold": not_gold, "scores": scores, "rate": len(results) / wall, "wall": wall, "retried_calls": busy,
             "p50": first[len(first) // 2] if first else float("nan"),
             "p99": first[min(len(first) - 1, int(len(first) * 0.99))] if first else float("nan")}
@@ -271,23 +305,39 @@ def batch(args: argparse.Namespace) -> int:
     rows = []
     failed = False
     with serve_process("examples.retail.app:server", *serve_args, cwd=ROOT, startup_timeout=120) as url:
-        for n in args.in_flight:
-            samples = args.base_samples if n == args.in_flight[0] else args.samples
+        for k, spec in enumerate(args.in_flight):
+            samples = args.base_samples if k == 0 else args.samples
+            n = len(items) * samples if spec == "all" else int(spec)  # all: every rollout at once
             row = asyncio.run(batch_run(url, items, samples, n))
             row["load"] = _load()
             rows.append(row)
             ratio = row["rate"] / rows[0]["rate"]
-            # a score other than what the item's gold replay scored in the first run (or two scores for one item)
+            # a score or call status other than the item's gold replay got in the first run (or two for one item)
             row["score_changed"] = sum(1 for i, got in row["scores"].items()
                                        if len(got) > 1 or got != rows[0]["scores"].get(i, got))
             failed |= bool(row["discarded"] or row["not_gold"] or row["score_changed"])
             print(f"in flight {n:5d}: {row['rollouts']:5d} rollouts, discarded {row['discarded']} {row['reasons'] or ''}"
-                  f", not exactly gold {row['not_gold']}, items whose score changed {row['score_changed']}, {row['rate']:6.1f} rollouts/s (x{ratio:.2f} of "
+                  f", not exactly gold {row['not_gold']}, items whose score or answers changed {row['score_changed']}, {row['rate']:6.1f} rollouts/s (x{ratio:.2f} of "
                   f"{rows[0]['in_flight']}), first call p50 {row['p50'] * 1e3:,.0f} ms p99 {row['p99'] * 1e3:,.0f} ms, "
-                  f"calls retried {row['retried_calls']}, wall {row['wall']:.1f} s, load {row['load']}", flush=True)
+                  f"calls retried {row['retried_calls']}, wall {row['wall']:.1f} s, emulator CPU "
+                  f"{row['emulator_cpu']:.0%} of a core, load {row['load']}", flush=True)
+            server = row["server"]
+            if server["bottleneck"]:  # the emulator's report row "server was the bottleneck"
+                print(f"    server was the bottleneck: {server['calls_queued']} calls queued (max "
+                      f"{server['queue_wait_s']['max'] or 0:.1f} s), {server['calls_retried']} calls retried; "
+                      f"retries by reason {row['retry_reasons']}", flush=True)
+                for reason, detail in row["retry_examples"].items():
+                    print(f"    e.g. retried, {reason}: {detail}", flush=True)
             for reason, detail in row["examples"].items():
                 print(f"    e.g. {reason}: {detail}", flush=True)
     return 1 if failed else 0
+
+
+def _in_flight(text: str) -> str:
+    """``--in-flight`` values: a count >= 1 or ``all``."""
+    if text != "all" and not (text.isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"expected a count >= 1 or 'all', got {text!r}")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -300,8 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     p.add_argument("--batch", action="store_true", help="batch mode [4]: retail rollouts started at once")
-    p.add_argument("--in-flight", type=int, nargs="+", default=[64, 1024, 4096],
-                   help="--batch: rollouts started together per run; the first is the ratio's base")
+    p.add_argument("--in-flight", nargs="+", default=["64", "1024", "4096", "all"], type=_in_flight,
+                   help="--batch: rollouts started together per run ('all': every rollout of the run at once, "
+                        "4,144 with 56 samples); the first is the ratio's base")
     p.add_argument("--samples", type=int, default=56, help="--batch: samples per item (74 items; 56: 4,144)")
     p.add_argument("--base-samples", type=int, default=8, help="--batch: samples per item of the first run")
     p.add_argument("--workers", type=int, default=1, help="--batch: rft serve --workers")

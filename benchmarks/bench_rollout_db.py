@@ -13,17 +13,30 @@ in-memory overlay of the retail example (the baseline).
    store's state; 1x and 10x data.
 3. Grade: reading the rollout's end state and comparing it with the template
    (``changes_of``), 1x and 10x.
-4. Rollouts in flight (16, 64, 256): that many new rollouts at once, each
-   getting its database (pool of the same size, then cold) and making one
-   call; p50 / p99 of the time to the first answer.
+4. Rollouts in flight (16, 64, 256; ``--in-flight 256,1024``): that many new
+   rollouts at once, each getting its database and making one call; p50 / p99
+   of the time to the first answer, the burst's wall time and this process's
+   CPU seconds (when they are close, the client's Python bounds it), per pool
+   mode: ``cold`` (no pool), ``ahead`` (the pool filled to the burst
+   beforehand, no refill during it: the path before the adaptive pool) and
+   ``adaptive`` (a trainer's second step: the first burst's arrivals size the
+   pool, the maintenance thread refills it in the background, the second
+   burst is timed).
+
+Backends: ``sqlite``, ``postgres`` (a database per rollout) and
+``postgres-schema`` (``PostgresSchemaDatabase``, a schema per rollout).
 
 Usage::
 
     python benchmarks/bench_rollout_db.py [--quick] [--postgres-url URL] [--out FILE]
+    python benchmarks/bench_rollout_db.py --sections 4 --in-flight 256,1024 --backends sqlite,postgres-schema
 
 Without ``--postgres-url`` a throwaway PostgreSQL (durable settings: fsync on) is
 started (``rft_sdk.testing.postgres_server``). ``--quick``: fewer repetitions and
-in-flight levels 16 and 64 only (about 2 minutes on 2 cores).
+in-flight levels 16 and 64 only (about 2 minutes on 2 cores). ``postgres`` (a
+database per rollout: a connection per rollout database) at 1,024 in flight ran
+the throwaway server (``max_connections=600``) out of connections ("too many
+clients") on the 2-core machine; ``postgres-schema`` shares its connections.
 """
 
 from __future__ import annotations
@@ -50,7 +63,8 @@ sys.path.insert(0, str(ROOT))
 from examples.retail import call_tool, load_base_db  # noqa: E402
 from examples.retail.sql import _schema  # noqa: E402
 from examples.retail.sql._tools import call_sql_tool  # noqa: E402
-from rft_sdk import PostgresDatabase, RolloutDatabase, SQLiteDatabase  # noqa: E402
+from rft_sdk import PostgresDatabase, PostgresSchemaDatabase, RolloutDatabase, SQLiteDatabase  # noqa: E402
+from rft_sdk._db._pool import PoolSizer  # noqa: E402
 from rft_sdk.testing import postgres_server  # noqa: E402
 
 ORDER = "#W2611340"  # a processed order of the retail data
@@ -94,14 +108,20 @@ def ms(values: list[float]) -> str:
     return f"{1e3 * statistics.median(values):8.2f} / {1e3 * pct(values, 0.99):8.2f}"
 
 
+BACKENDS = ("sqlite", "postgres", "postgres-schema")
+MODES = ("cold", "ahead", "adaptive")
+
+
 def make(backend: str, copies: int, root: Path, pg_url: str | None, pool: int) -> RolloutDatabase:
     tables = scaled(load_base_db().tables, copies)
     name = f"b{copies}x{uuid.uuid4().hex[:6]}"
     setup: Callable[[Any], None] = lambda conn: _schema.load(conn, tables)  # noqa: E731
-    common = dict(name=name, pool_size=pool, max_live=4096, sweep_interval_s=3600, admission_timeout_s=60)
+    common = dict(name=name, pool_size=pool, max_pool=pool, max_live=4096, sweep_interval_s=3600, admission_timeout_s=60)
     if backend == "sqlite":
         return SQLiteDatabase(setup=setup, dir=root / name, **common)
     assert pg_url
+    if backend == "postgres-schema":
+        return PostgresSchemaDatabase(pg_url, setup=setup, max_connections=64, **common)
     return PostgresDatabase(pg_url, setup=setup, max_connections=300, **common)
 
 
@@ -119,7 +139,7 @@ async def clone_latency(db: RolloutDatabase, n: int) -> tuple[list[float], list[
         _, source = await asyncio.to_thread(db._ensure, f"warm-{uuid.uuid4().hex}-{i}")
         warm.append(time.perf_counter() - t0)
         assert source == "pool", source
-    db.pool_size = 0
+    db.max_pool = 0
     return cold, warm
 
 
@@ -127,7 +147,8 @@ async def sql_call(db: RolloutDatabase, trace_id: str, name: str, arguments: dic
     scope = await db.open_call(trace_id, f"call_{uuid.uuid4().hex}", is_async=False)
     try:
         output = await asyncio.to_thread(call_sql_tool, scope.connection, name, arguments)
-        await scope.commit(f"call_{uuid.uuid4().hex}", output, {"arguments": arguments, "started_at": 0.0})
+        await scope.stage(f"call_{uuid.uuid4().hex}", output, {"arguments": arguments, "started_at": 0.0})
+        await scope.commit()
         return output
     finally:
         await scope.close()
@@ -180,11 +201,9 @@ async def grade_cost(db: RolloutDatabase, n: int) -> list[float]:
     return times
 
 
-async def in_flight(db: RolloutDatabase, k: int, warm: bool) -> list[float]:
-    if warm:
-        db.pool_size = k
-        await asyncio.to_thread(db.maintain_once)
-        db.pool_size = 0
+async def burst(db: RolloutDatabase, k: int) -> tuple[list[float], float, float]:
+    """``k`` new rollouts at once, each getting its database and making one call:
+    ``(seconds to each first answer, wall seconds, this process's CPU seconds)``; released after (not timed)."""
     tag = uuid.uuid4().hex[:8]
 
     async def one(i: int) -> float:
@@ -192,10 +211,43 @@ async def in_flight(db: RolloutDatabase, k: int, warm: bool) -> list[float]:
         await sql_call(db, f"flight-{tag}-{i}", "get_order_details", {"order_id": ORDER})
         return time.perf_counter() - t0
 
+    c0, w0 = time.process_time(), time.perf_counter()
     times = await asyncio.gather(*(one(i) for i in range(k)))
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     for i in range(k):
         await db.release(f"flight-{tag}-{i}")
-    return list(times)
+    return list(times), wall, cpu
+
+
+async def refilled(db: RolloutDatabase, timeout_s: float = 900.0) -> tuple[int, float]:
+    """Wait for the maintenance thread to bring the pool to its target: ``(target, seconds)``."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout_s:
+        db.pool_filled.clear()
+        db._wake.set()
+        await asyncio.to_thread(db.pool_filled.wait, 60)
+        if (await db.counts())["pool"] >= db.pool_target():
+            break
+    return db.pool_target(), time.perf_counter() - t0
+
+
+async def in_flight(db: RolloutDatabase, k: int, mode: str) -> tuple[list[float], float, float, str]:
+    """One burst of ``k`` in ``mode``: ``cold`` (no pool), ``ahead`` (the pool filled to ``k`` beforehand,
+    no refill during the burst: the old path), ``adaptive`` (a trainer's second step: the first burst's
+    arrivals size the pool, the maintenance thread refills it in the background, the second burst is timed)."""
+    db.sizer = PoolSizer(0, 0 if mode == "cold" else k)
+    note = ""
+    if mode == "ahead":
+        db.pool_size = k
+        await asyncio.to_thread(db.refill_once)
+        db.max_pool = 0
+    elif mode == "adaptive":
+        await burst(db, k)  # step 1: cold, seen by the sizer
+        target, took = await refilled(db)
+        note = f"target {target}, refilled in {took:.1f} s"
+    times, wall, cpu = await burst(db, k)
+    db.sizer = PoolSizer(0, 0)
+    return times, wall, cpu, note
 
 
 async def main(args: argparse.Namespace) -> str:
@@ -207,7 +259,8 @@ async def main(args: argparse.Namespace) -> str:
 
     reps = 15 if args.quick else 60
     calls = 100 if args.quick else 400
-    flights = (16, 64) if args.quick else (16, 64, 256)
+    flights = args.in_flight or ((16, 64) if args.quick else (16, 64, 256))
+    sections = set(args.sections.split(","))
     say(f"# bench_rollout_db  python {platform.python_version()}  {platform.machine()}  cpus={os.cpu_count()}  "
         f"load={os.getloadavg()[0]:.2f}  quick={args.quick}")
     with contextlib.ExitStack() as stack:
@@ -216,8 +269,8 @@ async def main(args: argparse.Namespace) -> str:
         made: list[RolloutDatabase] = []
         stack.callback(lambda: [(d.close(), d.drop_all(), d.close()) for d in made])
         dbs: dict[tuple[str, int], RolloutDatabase] = {}
-        for copies in (1, 10):
-            for backend in ("sqlite", "postgres"):
+        for copies in (1, 10) if sections != {"4"} else (1,):
+            for backend in args.backends:
                 db = make(backend, copies, root, pg_url, 0)
                 t0 = time.perf_counter()
                 await db.astart()
@@ -226,45 +279,77 @@ async def main(args: argparse.Namespace) -> str:
                 size = (db.template_path.stat().st_size if isinstance(db, SQLiteDatabase) else 0)
                 say(f"template {backend:8s} {copies:2d}x built in {time.perf_counter() - t0:6.2f} s"
                     + (f"  ({size / 1e6:.1f} MB file)" if size else ""))
-        say()
-        say("## 1. clone latency, ms p50 / p99 (one new rollout at a time)")
-        say(f"{'backend':10s} {'data':>5s} {'cold clone':>19s} {'warm pool claim':>19s} {'cold/warm':>10s}")
-        for (backend, copies), db in dbs.items():
-            cold, warm = await clone_latency(db, reps)
-            extra = f"  ({db.clone_method})" if isinstance(db, SQLiteDatabase) else ""
-            say(f"{backend:10s} {copies:4d}x {ms(cold)} {ms(warm)} {statistics.median(cold) / statistics.median(warm):9.1f}x"
-                + extra)
-        say()
-        say("## 2. per-call cost, ms p50 / p99 (open + SQL tool + commit + close, vs in-memory tool + state JSON)")
-        say(f"{'path':14s} {'data':>5s} {'read':>19s} {'write':>19s} {'read vs mem':>12s} {'write vs mem':>13s}")
-        for copies in (1, 10):
-            mem = await memory_call(copies, calls)
-            say(f"{'memory':14s} {copies:4d}x {ms(mem['memory read'])} {ms(mem['memory write'])} {'1.0x':>12s} {'1.0x':>13s}")
-            for backend in ("sqlite", "postgres"):
-                got = await per_call(dbs[(backend, copies)], copies, calls)
-                r = statistics.median(got["sql read"]) / statistics.median(mem["memory read"])
-                w = statistics.median(got["sql write"]) / statistics.median(mem["memory write"])
-                say(f"{backend:14s} {copies:4d}x {ms(got['sql read'])} {ms(got['sql write'])} {r:11.1f}x {w:12.1f}x")
-        say()
-        say("## 3. grade: end state vs template (changes_of), ms p50 / p99")
-        for copies in (1, 10):
-            for backend in ("sqlite", "postgres"):
-                say(f"{backend:10s} {copies:4d}x {ms(await grade_cost(dbs[(backend, copies)], max(5, reps // 3)))}")
-        say()
-        say("## 4. rollouts in flight: time to the first answer (database + one call), ms p50 / p99, retail 1x")
-        say(f"{'backend':10s} {'in flight':>9s} {'cold':>19s} {'warm pool':>19s}")
-        for backend in ("sqlite", "postgres"):
-            for k in flights:
-                cold = await in_flight(dbs[(backend, 1)], k, warm=False)
-                warm = await in_flight(dbs[(backend, 1)], k, warm=True)
-                say(f"{backend:10s} {k:9d} {ms(cold)} {ms(warm)}")
+        if "1" in sections:
+            await section_clone(dbs, reps, say)
+        if "2" in sections:
+            await section_calls(dbs, calls, say)
+        if "3" in sections:
+            await section_grade(dbs, reps, say)
+        if "4" in sections:
+            await section_flight(dbs, flights, say, args.modes)
     return "\n".join(lines) + "\n"
+
+
+async def section_clone(dbs: dict[tuple[str, int], RolloutDatabase], reps: int, say: Callable[..., None]) -> None:
+    say()
+    say("## 1. clone latency, ms p50 / p99 (one new rollout at a time)")
+    say(f"{'backend':10s} {'data':>5s} {'cold clone':>19s} {'warm pool claim':>19s} {'cold/warm':>10s}")
+    for (backend, copies), db in dbs.items():
+        cold, warm = await clone_latency(db, reps)
+        extra = f"  ({db.clone_method})" if isinstance(db, SQLiteDatabase) else ""
+        say(f"{backend:10s} {copies:4d}x {ms(cold)} {ms(warm)} {statistics.median(cold) / statistics.median(warm):9.1f}x"
+            + extra)
+
+
+async def section_calls(dbs: dict[tuple[str, int], RolloutDatabase], calls: int, say: Callable[..., None]) -> None:
+    say()
+    say("## 2. per-call cost, ms p50 / p99 (open + SQL tool + commit + close, vs in-memory tool + state JSON)")
+    say(f"{'path':14s} {'data':>5s} {'read':>19s} {'write':>19s} {'read vs mem':>12s} {'write vs mem':>13s}")
+    for copies in (1, 10):
+        mem = await memory_call(copies, calls)
+        say(f"{'memory':14s} {copies:4d}x {ms(mem['memory read'])} {ms(mem['memory write'])} {'1.0x':>12s} {'1.0x':>13s}")
+        for backend in [b for (b, c) in dbs if c == copies]:
+            got = await per_call(dbs[(backend, copies)], copies, calls)
+            r = statistics.median(got["sql read"]) / statistics.median(mem["memory read"])
+            w = statistics.median(got["sql write"]) / statistics.median(mem["memory write"])
+            say(f"{backend:14s} {copies:4d}x {ms(got['sql read'])} {ms(got['sql write'])} {r:11.1f}x {w:12.1f}x")
+
+
+async def section_grade(dbs: dict[tuple[str, int], RolloutDatabase], reps: int, say: Callable[..., None]) -> None:
+    say()
+    say("## 3. grade: end state vs template (changes_of), ms p50 / p99")
+    for copies in (1, 10):
+        for backend in [b for (b, c) in dbs if c == copies]:
+            say(f"{backend:10s} {copies:4d}x {ms(await grade_cost(dbs[(backend, copies)], max(5, reps // 3)))}")
+
+
+async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: tuple[int, ...],
+                         say: Callable[..., None], modes: tuple[str, ...]) -> None:
+    say()
+    say("## 4. rollouts in flight: time to the first answer (database + one call), ms p50 / p99, retail 1x")
+    say("   cold: no pool; ahead: pool filled to the burst beforehand (the old path); adaptive: a trainer's second")
+    say("   step, the pool sized from the first step's arrivals and refilled in the background")
+    say(f"{'backend':16s} {'in flight':>9s} {'mode':>9s} {'p50 / p99 ms':>19s} {'wall s':>7s} {'client CPU s':>12s}  note")
+    for (backend, copies), db in dbs.items():
+        if copies != 1:
+            continue
+        for k in flights:
+            for mode in modes:
+                times, wall, cpu, note = await in_flight(db, k, mode)
+                say(f"{backend:16s} {k:9d} {mode:>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  {note}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 2 minutes)")
     parser.add_argument("--postgres-url", help="use this server instead of a throwaway one")
+    parser.add_argument("--in-flight", type=lambda t: tuple(int(x) for x in t.split(",")), default=(),
+                        help="comma-separated rollouts-in-flight levels of section 4 (e.g. 256,1024)")
+    parser.add_argument("--backends", type=lambda t: tuple(t.split(",")), default=BACKENDS,
+                        help=f"comma-separated, of {','.join(BACKENDS)}")
+    parser.add_argument("--modes", type=lambda t: tuple(t.split(",")), default=MODES,
+                        help=f"section 4's pool modes, of {','.join(MODES)}")
+    parser.add_argument("--sections", default="1,2,3,4", help="which sections to run (e.g. 4)")
     parser.add_argument("--out", type=Path, help="also write the table here")
     ns = parser.parse_args()
     text = asyncio.run(main(ns))

@@ -220,8 +220,9 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                             "may write to them late")
     serve.add_argument("--timeout-keep-alive", type=float, default=KEEP_ALIVE_S, metavar="S",
                        help=f"seconds an idle keep-alive connection stays open between requests (uvicorn's "
-                            f"timeout_keep_alive; default {KEEP_ALIVE_S:g}: a busy client that reuses a connection "
-                            "later than the server keeps it meets a closed socket, a retried transport error)")
+                            f"timeout_keep_alive; default {KEEP_ALIVE_S:g}, longer than clients keep idle pooled "
+                            "connections: a client that reuses a connection later than the server keeps it meets a "
+                            "closed socket, a retried transport error)")
     serve.add_argument("--redis-persistence", default=None, choices=list(PERSISTENCE_MODES),
                        help="a RedisStore on a Redis without an append-only file: refuse to start (require, the "
                             "default), warn, or off (sets $RFT_REDIS_PERSISTENCE; docs/reliability.md)")

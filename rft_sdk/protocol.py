@@ -76,8 +76,12 @@ BODY_TIMEOUT_S = 30.0
 #: sends a partial header and stops would hold its connection forever). ``rft serve --header-timeout-s``.
 HEADER_TIMEOUT_S = 10.0
 #: Seconds ``rft serve`` keeps an idle keep-alive connection open between requests (uvicorn's
-#: ``timeout_keep_alive``, whose own default is 5 s). ``rft serve --timeout-keep-alive``.
-KEEP_ALIVE_S = 5.0
+#: ``timeout_keep_alive``; ``rft serve --timeout-keep-alive``). Longer than clients keep an idle pooled
+#: connection (httpx 5 s, aiohttp 15 s), so the client, not the server, ends an idle connection: with
+#: uvicorn's own 5 s the two raced, and a starved client wrote into a connection the server had just closed
+#: (a retried ``ReadError``: 140 retries of a 1,036-rollout burst, 11 with 75 s; issue #40). 75 s is
+#: nginx's ``keepalive_timeout`` default; an idle connection costs one file descriptor.
+KEEP_ALIVE_S = 75.0
 #: Seconds a new connection may stay silent (no byte of its first request) before ``rft serve`` closes it
 #: (SDK choice; the header deadline then runs from the first byte). ``rft serve --first-byte-timeout-s``.
 FIRST_BYTE_TIMEOUT_S = 120.0

@@ -2,7 +2,9 @@
 
 One concept per module: ``_base`` (``RolloutDatabase``: lifecycle, bound,
 sweep, per-call transaction), ``_sqlite`` (``SQLiteDatabase``), ``_postgres``
-(``PostgresDatabase``), ``_connection`` (the connections tools get),
+(``PostgresDatabase``), ``_pgschema`` (``PostgresSchemaDatabase``: a schema
+per rollout), ``_pool`` (``PoolSizer``: the warm pool's size from the start
+rate), ``_connection`` (the connections tools get),
 ``_clone`` (file clone: reflink, copy_file_range, backup API), ``_diff``
 (row-level snapshots and diffs), ``_view`` (``GradingDatabase``, what a
 grader sees), ``_metrics`` (``/metrics`` figures), ``_sqlalchemy`` (optional
@@ -13,7 +15,9 @@ until a backend or helper that needs it is used. Guide: docs/database.md.
 
 from ._base import CALLS_TABLE, CallScope, DatabaseLimitError, RolloutDatabase, ToolRunner
 from ._diff import DatabaseDiff, RowChange, TableInfo
+from ._pgschema import PostgresSchemaDatabase
 from ._pgserver import postgres_server
+from ._pool import PoolSizer
 from ._postgres import PostgresDatabase
 from ._sqlalchemy import sqlalchemy_engine, sqlalchemy_session
 from ._sqlite import SQLiteDatabase
@@ -25,7 +29,9 @@ __all__ = [
     "DatabaseDiff",
     "DatabaseLimitError",
     "GradingDatabase",
+    "PoolSizer",
     "PostgresDatabase",
+    "PostgresSchemaDatabase",
     "RolloutDatabase",
     "RowChange",
     "SQLiteDatabase",

@@ -45,6 +45,7 @@ from .._wire._endpoint import EndpointError
 from ..exceptions import RFTError
 from ._diff import Changes, Snapshot, TableInfo, changes_between, read_snapshot
 from ._metrics import DatabaseMetrics
+from ._pool import PoolSizer
 
 __all__ = ["CALLS_TABLE", "CallScope", "DatabaseLimitError", "RolloutDatabase", "ToolRunner"]
 
@@ -185,7 +186,14 @@ class RolloutDatabase(abc.ABC):
         max_live: most per-rollout databases alive at once (all processes together).
         ttl_s: seconds a rollout's database lives after its last tool call; keep
             it at least the rollout store's TTL.
-        pool_size: clones kept ready so a rollout's first call does not pay the clone.
+        pool_size: the fewest clones kept ready so a rollout's first call does not pay the clone
+            (the floor of the warm pool).
+        max_pool: the most clones the warm pool may hold (its ceiling; default
+            ``max(pool_size, min(max_live, 256))``). Between the two, the pool's size follows the observed
+            start rate (:class:`~rft_sdk._db._pool.PoolSizer`: ``ceil(peak starts/s x lead time)``), and a
+            background thread refills it after each claim, ahead of the next batch.
+        pool_window_s: seconds within which arrivals count as one batch (default 5).
+        pool_half_life_s: seconds for the remembered peak start rate to halve once starts slow (default 300).
         sweep_interval_s: seconds between two sweeps of expired databases
             (default ``min(60, ttl_s / 4)``).
         admission_timeout_s: seconds a new rollout over ``max_live`` waits for a
@@ -206,7 +214,8 @@ class RolloutDatabase(abc.ABC):
 
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0,
-                 max_db_bytes: int = DEFAULT_MAX_DB_BYTES) -> None:
+                 max_db_bytes: int = DEFAULT_MAX_DB_BYTES, max_pool: int | None = None,
+                 pool_window_s: float = 5.0, pool_half_life_s: float = 300.0) -> None:
         if not _NAME_RE.fullmatch(name):
             raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', "
                              "starting with a letter")
@@ -216,7 +225,8 @@ class RolloutDatabase(abc.ABC):
         self.name = name
         self.max_live = int(max_live)
         self.ttl_s = float(ttl_s)
-        self.pool_size = int(pool_size)
+        ceiling = max(int(pool_size), min(self.max_live, 256)) if max_pool is None else int(max_pool)
+        self.sizer = PoolSizer(int(pool_size), ceiling, window_s=pool_window_s, half_life_s=pool_half_life_s)
         self.sweep_interval_s = float(sweep_interval_s if sweep_interval_s is not None else min(60.0, ttl_s / 4))
         self.admission_timeout_s = float(admission_timeout_s)
         self.metrics = DatabaseMetrics(self.backend)
@@ -227,6 +237,10 @@ class RolloutDatabase(abc.ABC):
         self._started = False
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self._sweep_now = threading.Event()
+        #: Set by the maintenance thread each time one of its passes (a refill, or a sweep and refill)
+        #: ends; tests and benchmarks clear it, wake the thread and wait on it instead of sleeping.
+        self.pool_filled = threading.Event()
         self._thread: threading.Thread | None = None
         self._template_snapshot: Snapshot | None = None
         self._tables: tuple[TableInfo, ...] | None = None
@@ -283,7 +297,8 @@ class RolloutDatabase(abc.ABC):
 
     @abc.abstractmethod
     def _fill_pool(self) -> int:
-        """Clone until ``pool_size`` are ready; the number cloned."""
+        """Clone until :meth:`pool_target` are ready (feeding each clone's seconds to
+        ``self.sizer.prepared``); the number cloned."""
 
     @abc.abstractmethod
     def _counts(self) -> dict[str, int]:
@@ -322,6 +337,43 @@ class RolloutDatabase(abc.ABC):
 
     def _close(self) -> None:  # noqa: B027 - optional hook
         """Release this process's connections and pools (default: nothing)."""
+
+    # -- the warm pool ---------------------------------------------------------------------
+    @property
+    def pool_size(self) -> int:
+        """The warm pool's floor (setting it above ``max_pool`` raises ``max_pool`` too)."""
+        return self.sizer.floor
+
+    @pool_size.setter
+    def pool_size(self, value: int) -> None:
+        if value < 0:
+            raise ValueError(f"pool_size must be >= 0, got {value}")
+        self.sizer.floor = int(value)
+        self.sizer.ceiling = max(self.sizer.ceiling, int(value))
+
+    @property
+    def max_pool(self) -> int:
+        """The warm pool's ceiling (setting it below ``pool_size`` lowers ``pool_size`` too)."""
+        return self.sizer.ceiling
+
+    @max_pool.setter
+    def max_pool(self, value: int) -> None:
+        if value < 0:
+            raise ValueError(f"max_pool must be >= 0, got {value}")
+        self.sizer.ceiling = int(value)
+        self.sizer.floor = min(self.sizer.floor, int(value))
+
+    def pool_target(self) -> int:
+        """Clones the warm pool should hold now (:class:`~rft_sdk._db._pool.PoolSizer`'s rule)."""
+        return self.sizer.target()
+
+    def refill_once(self) -> int:
+        """Clone until the pool holds :meth:`pool_target` (what the maintenance thread runs after each
+        claim); the number cloned. Blocking."""
+        with self._maintain_lock:
+            cloned = self._fill_pool() if self.pool_target() and not self._stop.is_set() else 0
+            self.metrics.set_counts(self._counts())
+            return cloned
 
     # -- lifecycle -------------------------------------------------------------------------
     def db_id_for(self, trace_id: str) -> str:
@@ -390,12 +442,21 @@ class RolloutDatabase(abc.ABC):
         await anyio.to_thread.run_sync(self.close)
 
     def _maintain(self) -> None:
+        """The maintenance thread: a sweep and refill every ``sweep_interval_s`` (or when admission asks
+        for one), and a refill alone whenever a claim woke it."""
+        next_sweep = 0.0
         while not self._stop.is_set():
             try:
-                self.maintain_once()
+                if time.monotonic() >= next_sweep or self._sweep_now.is_set():
+                    self._sweep_now.clear()
+                    next_sweep = time.monotonic() + self.sweep_interval_s
+                    self.maintain_once()
+                else:
+                    self.refill_once()
+                self.pool_filled.set()
             except Exception:  # a sweep that fails is retried at the next interval
                 logger.warning("rollout database maintenance of %r failed", self.name, exc_info=True)
-            self._wake.wait(self.sweep_interval_s)
+            self._wake.wait(max(0.0, next_sweep - time.monotonic()))
             self._wake.clear()
 
     def maintain_once(self) -> dict[str, int]:
@@ -408,7 +469,7 @@ class RolloutDatabase(abc.ABC):
         dropped = self._sweep()
         if dropped:
             self.metrics.event("dropped_expired", dropped)
-        cloned = self._fill_pool() if self.pool_size and not self._stop.is_set() else 0
+        cloned = self._fill_pool() if self.pool_target() and not self._stop.is_set() else 0
         counts = self._counts()
         self.metrics.set_counts(counts)
         return {"dropped": dropped, "cloned": cloned, **counts}
@@ -472,6 +533,7 @@ class RolloutDatabase(abc.ABC):
                              headers={"Retry-After": "1"})
 
     async def _admit(self, trace_id: str) -> str:
+        arrived = self.sizer.clock()  # the pool is sized by when rollouts asked, not when they were served
         deadline = time.monotonic() + self.admission_timeout_s
         delay = 0.05
         while True:
@@ -483,15 +545,16 @@ class RolloutDatabase(abc.ABC):
                     self.metrics.event("refused_limit")
                     raise EndpointError(503, "database_limit", f"{exc}; retry later", counter="database_limit",
                                         headers={"Retry-After": "1"}) from exc
-                self._wake.set()  # a sweep may free a slot
+                self._sweep_now.set()  # a sweep may free a slot
+                self._wake.set()
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
             if source is not None:
                 self.metrics.clone_latency.labels(source).observe(time.perf_counter() - t0)
                 self.metrics.event(f"created_{source}")
-                if source == "pool":
-                    self._wake.set()  # refill
+                self.sizer.started(at=arrived)
+                self._wake.set()  # refill in the background, to the target the start rate asks for
             return db_id
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:

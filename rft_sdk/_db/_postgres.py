@@ -89,8 +89,9 @@ class PostgresDatabase(RolloutDatabase):
             connection's ``connect_timeout``, a pooled one's wait) before its 503
             ``database_unavailable`` (default 5 s; a server in crash recovery refuses connections, and
             the pool would otherwise retry for 30 s).
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``sweep_interval_s``,
-            ``admission_timeout_s``, ``max_db_bytes`` of :class:`RolloutDatabase`.
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
+            ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes`` of
+            :class:`RolloutDatabase`.
 
     ``rollout.db`` is a ``psycopg.Connection`` (``async def`` tools: a
     ``psycopg.AsyncConnection``), not in autocommit mode.
@@ -101,6 +102,8 @@ class PostgresDatabase(RolloutDatabase):
     """
 
     backend = "postgres"
+    #: ``"database"`` (a database per rollout) or ``"schema"`` (:class:`PostgresSchemaDatabase`).
+    isolation = "database"
     supports_async = True
     calls_insert_sql = f"INSERT INTO {CALLS_TABLE} (call_id, output, record) VALUES (%s, %s, %s)"
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = %s"
@@ -133,6 +136,7 @@ class PostgresDatabase(RolloutDatabase):
         self.template_name = f"{self.name}_template"
         self.ref_name = f"{self.name}_ref"
         self._admin: Any = None
+        self._admin_errors_ok = 0  # the admin pool's failed connection attempts at its last good one
         self._idle: OrderedDict[str, Any] = OrderedDict()
         self._idle_lock = threading.Lock()
         self._touched: dict[str, float] = {}
@@ -148,13 +152,21 @@ class PostgresDatabase(RolloutDatabase):
         if self._admin is None:
             from psycopg_pool import ConnectionPool
             self._admin = ConnectionPool(self._admin_conninfo(), min_size=1, max_size=8,
-                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}")
-        # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool
-        # means the server stopped answering (its connections were lost, reconnects fail): a short wait, then 503.
+                                         kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}",
+                                         configure=self._admin_connected)
+        # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool,
+        # or one whose connection attempts failed since its last good one, means the server stopped answering
+        # (its connections were lost, reconnects fail): a short wait, then 503.
         stats = self._admin.get_stats()
-        wait = self.unavailable_timeout_s if stats.get("pool_size", 0) == 0 else _POOL_WAIT_S
+        down = stats.get("pool_size", 0) == 0 or stats.get("connections_errors", 0) > self._admin_errors_ok
+        wait = self.unavailable_timeout_s if down else _POOL_WAIT_S
         with self._admin.connection(timeout=wait) as conn:
             yield conn
+
+    def _admin_connected(self, conn: Any) -> None:
+        """The admin pool made a connection: the failed attempts so far are history."""
+        pool = self._admin
+        self._admin_errors_ok = pool.get_stats().get("connections_errors", 0) if pool is not None else 0
 
     def _admin_conninfo(self) -> str:
         from psycopg.conninfo import make_conninfo
@@ -174,6 +186,11 @@ class PostgresDatabase(RolloutDatabase):
     def _drop_db(self, conn: Any, name: str) -> None:
         from psycopg import sql
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(self._ident(name)))
+
+    def _rename(self, conn: Any, old: str, new: str) -> None:
+        """Rename a clone (a pool claim), inside the caller's transaction."""
+        from psycopg import sql
+        conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(old), self._ident(new)))
 
     def _db_exists(self, conn: Any, name: str) -> bool:
         return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
@@ -254,7 +271,11 @@ class PostgresDatabase(RolloutDatabase):
             if row is not None:  # another replica is creating it: wait for it
                 return self._wait_ready(conn, db_id), None
             with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-admit-{self.name}"),))
+                # admissions queue on this lock, one at a time: they must not wait for a WAL flush each
+                # (synchronous_commit off here only; safe: the rollout's first durable commit comes later in
+                # the WAL, so a crash that loses this claim also loses every call made after it)
+                conn.execute("SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%s)",
+                             (_lock_key(f"rft-admit-{self.name}"),))
                 (live,) = conn.execute(f"SELECT count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s "
                                        "AND kind IN ('rollout', 'creating')", (self.name,)).fetchone()
                 if live >= self.max_live:
@@ -263,9 +284,7 @@ class PostgresDatabase(RolloutDatabase):
                 pooled = conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool' "
                                       "ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED", (self.name,)).fetchone()
                 if pooled is not None:
-                    from psycopg import sql
-                    conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(pooled[0]),
-                                                                                  self._ident(db_id)))
+                    self._rename(conn, pooled[0], db_id)
                     conn.execute(f"UPDATE {REGISTRY_TABLE} SET name = %s, kind = 'rollout', trace_id = %s, "
                                  "expires_at = now() + %s::interval WHERE name = %s",
                                  (db_id, trace_id, ttl, pooled[0]))
@@ -377,12 +396,14 @@ class PostgresDatabase(RolloutDatabase):
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-pool-{self.name}"),))
                     (have,) = conn.execute(f"SELECT count(*) FROM {REGISTRY_TABLE} WHERE prefix = %s "
                                            "AND kind IN ('pool', 'pool_creating')", (self.name,)).fetchone()
-                    if have >= self.pool_size:
+                    if have >= self.pool_target():
                         break
                     conn.execute(f"INSERT INTO {REGISTRY_TABLE} (name, prefix, kind, expires_at) "
                                  "VALUES (%s, %s, 'pool_creating', now() + %s::interval)", (name, self.name, ttl))
                 try:
+                    t0 = time.perf_counter()
                     self._create(conn, name, self.template_name)
+                    self.sizer.prepared(time.perf_counter() - t0)
                 except BaseException:
                     conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (name,))
                     raise
@@ -408,17 +429,21 @@ class PostgresDatabase(RolloutDatabase):
     def _template_id(self) -> str:
         return self.ref_name
 
+    #: SQL naming the schema of the user's tables (a schema per rollout: ``current_schema()``).
+    user_schema_sql = "'public'"
+
     def table_info(self, conn: Any) -> list[TableInfo]:
+        schema = self.user_schema_sql
         rows = conn.execute(
             "SELECT c.table_name, c.column_name FROM information_schema.columns c "
             "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
-            "WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
+            f"WHERE c.table_schema = {schema} AND t.table_type = 'BASE TABLE' "
             "ORDER BY c.table_name, c.ordinal_position").fetchall()
         keys = conn.execute(
             "SELECT k.table_name, k.column_name FROM information_schema.table_constraints tc "
             "JOIN information_schema.key_column_usage k ON k.constraint_name = tc.constraint_name "
             "AND k.table_schema = tc.table_schema AND k.table_name = tc.table_name "
-            "WHERE tc.table_schema = 'public' AND tc.constraint_type = 'PRIMARY KEY' "
+            f"WHERE tc.table_schema = {schema} AND tc.constraint_type = 'PRIMARY KEY' "
             "ORDER BY k.table_name, k.ordinal_position").fetchall()
         if not conn.info.transaction_status == 0:  # read-only views: end the catalogue read
             conn.rollback()

@@ -22,6 +22,7 @@ import fcntl
 import os
 import sqlite3
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -51,8 +52,9 @@ class SQLiteDatabase(RolloutDatabase):
             ``<temp dir>/rft-db-<name>``); every worker of one host must use the same.
         rebuild: rebuild the private template even when one exists (after the
             seed changed).
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``,
-            ``sweep_interval_s``, ``admission_timeout_s`` of :class:`RolloutDatabase`.
+        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
+            ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes`` of
+            :class:`RolloutDatabase`.
 
     ``rollout.db`` is a ``sqlite3.Connection`` (``isolation_level=None``,
     ``check_same_thread=False``), also for ``async def`` tools (SQLite has no
@@ -87,6 +89,8 @@ class SQLiteDatabase(RolloutDatabase):
             dir = Path(base) / self.name if base else Path(tempfile.gettempdir()) / f"rft-db-{self.name}"
         self.dir = Path(dir)
         self.template_path = self.dir / "template.db"
+        self._thread_lock = threading.Lock()
+        self._lock_fd: int | None = None
 
     def ping(self) -> None:
         """The template answers a read, and its folder takes new files (a new rollout clones there).
@@ -112,12 +116,22 @@ class SQLiteDatabase(RolloutDatabase):
 
     @contextlib.contextmanager
     def _dir_lock(self) -> Iterator[None]:
-        with open(self.dir / ".lock", "a+b") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        """Exclusive across processes (``flock`` on ``.lock``) and across this process's threads (a
+        ``flock`` belongs to the open file, which the threads share: a thread lock comes first)."""
+        with self._thread_lock:
+            if self._lock_fd is None:
+                self._lock_fd = os.open(self.dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _listing(self) -> tuple[int, list[str]]:
+        """``(live rollout files, pool file names)``: one ``listdir`` (O(files), in C; no per-file stat)."""
+        names = os.listdir(self.dir)
+        live = sum(1 for n in names if n.startswith("r-") and n.endswith(".db"))
+        return live, [n for n in names if n.startswith("pool-") and n.endswith(".db")]
 
     def _prepare(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -175,13 +189,13 @@ class SQLiteDatabase(RolloutDatabase):
         with self._dir_lock():
             if path.exists():
                 return db_id, None
-            live = len(self._live_files())
+            live, pool = self._listing()
             if live >= self.max_live:
-                self.metrics.set_counts({"live": live, "pool": len(list(self.dir.glob("pool-*.db")))})
+                self.metrics.set_counts({"live": live, "pool": len(pool)})
                 raise DatabaseLimitError(f"{live} rollout databases are alive (max_live={self.max_live})")
-            for pooled in sorted(self.dir.glob("pool-*.db")):
+            for pooled in pool:
                 try:
-                    os.rename(pooled, path)  # claimed: no other process can rename it too
+                    os.rename(self.dir / pooled, path)  # claimed: no other process can rename it too
                 except FileNotFoundError:
                     continue
                 os.utime(path)
@@ -240,9 +254,11 @@ class SQLiteDatabase(RolloutDatabase):
                 os.utime(pooled, (now, now))
         while not self._stop.is_set():
             with self._dir_lock():  # every process fills the one pool: count and clone together
-                if len(list(self.dir.glob("pool-*.db"))) >= self.pool_size:
+                if len(self._listing()[1]) >= self.pool_target():
                     break
+                t0 = time.perf_counter()
                 self._clone_to(self.dir / f"pool-{uuid.uuid4().hex}.db")
+                self.sizer.prepared(time.perf_counter() - t0)
             cloned += 1
         return cloned
 
@@ -281,3 +297,9 @@ class SQLiteDatabase(RolloutDatabase):
                 elif path.name.startswith(".tmp-"):
                     path.unlink(missing_ok=True)
         return dropped
+
+    def _close(self) -> None:
+        with self._thread_lock:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None

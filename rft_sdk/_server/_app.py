@@ -52,6 +52,7 @@ from ..surfaces import HOSTED, SURFACES_ENV_VAR, Surface, SurfaceContext, availa
 from ._admission import Admission, client_key
 from ._auth import AUTH_ENV_VAR, GRADER_SECRET_ENV_VAR, AuthMiddleware, BearerAuth, check_grader_secret, is_loopback
 from ._calls import CallOutcome, execute_stateless_call, execute_tool_call, run_tool
+from ._deadlines import first_byte_timeout_s
 from ._export import ExportMixin
 from ._grade_call import GradeOutcome, execute_grade
 from ._metrics import Metrics
@@ -76,7 +77,9 @@ class ToolServer(ExportMixin):
         store: rollout store; default ``store_from_url($RFT_STORE_URL)`` (``memory://``,
             ``sqlite:///path``, ``redis://host:port/db``, ``rediss://``), else ``MemoryStore()``.
         body_limit: maximum request body, bytes (default ``protocol.MAX_BODY_BYTES``, the hosted 1 MB).
-        body_timeout_s: seconds a client has to send a whole request body (408 after).
+        body_timeout_s: seconds a request body may go without a byte (408 after; before its first
+            byte the first-byte deadline of ``rft serve``, 120 s, when longer; 600 s in all; ``None``:
+            no limit). See ``rft_sdk._wire._read.read_body``.
         grade_retention_s: seconds a rollout's state is kept after a
             successful grade (0 releases it at once; a retried identical grade
             request still gets the recorded score).
@@ -144,6 +147,8 @@ class ToolServer(ExportMixin):
         self.db = db
         self.body_limit = int(body_limit)
         self.body_timeout_s = body_timeout_s
+        # the wait for a body's first byte: the first-byte deadline in force (rft serve --first-byte-timeout-s)
+        self._body_start_s = first_byte_timeout_s()
         self.grade_retention_s = float(grade_retention_s)
         self.graded_tombstone_s = float(graded_tombstone_s)
         self.response_limit = int(response_limit)
@@ -387,7 +392,7 @@ class ToolServer(ExportMixin):
 
     async def _read_raw(self, request: Request) -> bytes:
         """The body's bytes (408/413 raised as ``EndpointError``)."""
-        return await read_body(request, self.body_limit, self.body_timeout_s)
+        return await read_body(request, self.body_limit, self.body_timeout_s, self._body_start_s)
 
     def _who(self, request: Request, raw: bytes) -> Callable[[], tuple[str, bool]]:
         """For :meth:`Admission.slot`: the request's client, and whether its rollout is in flight here

@@ -34,60 +34,25 @@ connections first and may write to them tens of seconds later on a busy
 machine (issue #40: with the 10 s deadline from connecting, 1,237 calls of a
 2,048-rollout burst met a closed socket; with the first-byte deadline, 0).
 A silent connection costs one file descriptor, and the connection limit is
-derived from the open-file limit.
+derived from the open-file limit. A request whose headers are complete waits
+as long for its body's first byte (``ToolServer`` passes the first-byte
+deadline in force to ``read_body``), then the body deadline measures progress.
+The variables are read by :mod:`rft_sdk._server._deadlines` (no uvicorn import).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, cast
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _H11Protocol
 
-from ..protocol import FIRST_BYTE_TIMEOUT_S, HEADER_TIMEOUT_S
+from ..protocol import HEADER_TIMEOUT_S
+from ._deadlines import FIRST_BYTE_TIMEOUT_ENV, HEADER_TIMEOUT_ENV, first_byte_timeout_s, header_timeout_s
 
 __all__ = ["FD_RESERVE", "FIRST_BYTE_TIMEOUT_ENV", "HEADER_TIMEOUT_ENV", "H11Protocol", "HeaderDeadline", "HttpToolsProtocol", "connection_limit",
            "first_byte_timeout_s", "header_timeout_s", "raise_open_file_limit",
            "http_protocol"]
-
-#: Environment variable with the header-read deadline, seconds (``0``: none).
-HEADER_TIMEOUT_ENV = "RFT_HEADER_TIMEOUT_S"
-#: Environment variable with the first-byte deadline of a new connection, seconds (``0``: none).
-FIRST_BYTE_TIMEOUT_ENV = "RFT_FIRST_BYTE_TIMEOUT_S"
-
-
-def _seconds_from_env(name: str, default: float) -> float:
-    """``$name`` as seconds >= 0, or ``default`` when unset or blank.
-
-    Raises:
-        ValueError: the variable is not a number >= 0.
-    """
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    value = float(text)
-    if not value >= 0:
-        raise ValueError(f"{name} must be a number of seconds >= 0, got {text!r}")
-    return value
-
-
-def header_timeout_s() -> float:
-    """The header-read deadline in force: ``$RFT_HEADER_TIMEOUT_S`` or ``HEADER_TIMEOUT_S`` (seconds).
-
-    Raises:
-        ValueError: the variable is not a number >= 0.
-    """
-    return _seconds_from_env(HEADER_TIMEOUT_ENV, HEADER_TIMEOUT_S)
-
-
-def first_byte_timeout_s() -> float:
-    """The first-byte deadline in force: ``$RFT_FIRST_BYTE_TIMEOUT_S`` or ``FIRST_BYTE_TIMEOUT_S`` (seconds).
-
-    Raises:
-        ValueError: the variable is not a number >= 0.
-    """
-    return _seconds_from_env(FIRST_BYTE_TIMEOUT_ENV, FIRST_BYTE_TIMEOUT_S)
 
 
 class HeaderDeadline:

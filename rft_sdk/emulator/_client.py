@@ -31,6 +31,7 @@ import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
 from tenacity.wait import wait_base
 
+from .._wire._redact import get_logger
 from ..protocol import (
     END_STATE_HEADER,
     GRADE_DETAILS_HEADER,
@@ -46,6 +47,8 @@ from ._ratelimit import RateLimiter
 from ._types import ToolCall
 
 __all__ = ["ClientSettings", "EndpointClient", "EndpointFailure", "GradeResult", "ToolCallResult"]
+
+log = get_logger("rft_sdk.emulator")
 
 @dataclass(frozen=True)
 class ClientSettings:
@@ -175,6 +178,16 @@ def retry_after_s(value: str | None) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+def _log_retry(state: RetryCallState) -> None:
+    """tenacity ``before_sleep``: one DEBUG line per retry, its reason in the record's ``retry_reason``
+    (``server_error``, ``transport_error``, ``timeout``, ``rate_limited``; ``bench_emulator.py --batch``
+    counts them)."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    reason = getattr(exc, "reason", type(exc).__name__)
+    log.debug("retrying after attempt %d: %s: %s", state.attempt_number, reason, getattr(exc, "detail", exc),
+              extra={"retry_reason": reason})
+
+
 class _RetryWait(wait_base):
     """tenacity wait: the server's ``Retry-After`` when it sent one (capped by ``retry_after_max_s``),
     else exponential backoff; plus a random jitter of up to ``jitter`` times that wait, so the
@@ -269,6 +282,7 @@ class EndpointClient:
             stop=stop_after_attempt(s.retries + 1),
             wait=_RetryWait(s),
             retry=retry_if_exception_type(_Retryable),
+            before_sleep=_log_retry,
             reraise=True,
         )
         try:

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # db_helpers, also for the replica subprocess
 
-from db_helpers import make_db
+from db_helpers import BACKENDS, make_db
 
 from rft_sdk._db import postgres_server
 from rft_sdk._db._pgserver import find_pg_bindir
@@ -31,9 +31,9 @@ def pg_url():
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 def backend(request):
-    """The backend under test: ``"sqlite"`` or ``"postgres"``."""
+    """The backend under test: ``"sqlite"``, ``"postgres"`` or ``"postgres-schema"``."""
     return request.param
 
 
@@ -41,7 +41,7 @@ def backend(request):
 def make(backend, tmp_path, request):
     """``make(**options)`` builds a backend of the kind under test; all are dropped after the test."""
     made = []
-    pg = request.getfixturevalue("pg_url") if backend == "postgres" else None
+    pg = request.getfixturevalue("pg_url") if backend.startswith("postgres") else None
 
     def factory(**options):
         db = make_db(backend, tmp_path=tmp_path, pg_url=pg, **options)

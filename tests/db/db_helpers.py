@@ -11,10 +11,11 @@ from typing import Any
 import httpx
 
 from rft_sdk import GradingContext, Rollout, ToolError
-from rft_sdk._db import PostgresDatabase, RolloutDatabase, SQLiteDatabase
+from rft_sdk._db import PostgresDatabase, PostgresSchemaDatabase, RolloutDatabase, SQLiteDatabase
 
 ROOT = Path(__file__).resolve().parents[2]
-BACKENDS = ("sqlite", "postgres")
+#: ``postgres-schema``: PostgreSQL with a schema per rollout (``PostgresSchemaDatabase``).
+BACKENDS = ("sqlite", "postgres", "postgres-schema")
 
 
 def placeholder(conn: Any) -> str:
@@ -44,6 +45,8 @@ def make_db(backend: str, *, tmp_path: Path | None = None, pg_url: str | None = 
         return SQLiteDatabase(setup=setup_sqlite, dir=tmp_path / name, name=name, **options)
     assert pg_url is not None
     options.setdefault("pool_size", 0)
+    if backend == "postgres-schema":
+        return PostgresSchemaDatabase(pg_url, setup=setup_postgres, name=name, **options)
     return PostgresDatabase(pg_url, setup=setup_postgres, name=name, **options)
 
 
@@ -118,5 +121,5 @@ def env_db() -> RolloutDatabase:
     if backend == "sqlite":
         return SQLiteDatabase(setup=setup_sqlite, dir=os.environ["RFT_TEST_DB_DIR"],
                               name=os.environ["RFT_TEST_DB_NAME"], **options)
-    return PostgresDatabase(os.environ["RFT_TEST_PG_URL"], setup=setup_postgres, name=os.environ["RFT_TEST_DB_NAME"],
-                            **options)
+    cls = PostgresSchemaDatabase if backend == "postgres-schema" else PostgresDatabase
+    return cls(os.environ["RFT_TEST_PG_URL"], setup=setup_postgres, name=os.environ["RFT_TEST_DB_NAME"], **options)

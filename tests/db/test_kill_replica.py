@@ -42,15 +42,16 @@ def leftovers(backend: str, survivor, pg_url: str | None) -> list[str]:
     if backend == "sqlite":
         return sorted(p.name for p in survivor.dir.iterdir() if p.name.startswith(("r-", "gold-", ".tmp-")))
     import psycopg
+    catalogue = "SELECT datname FROM pg_database WHERE datname LIKE %s" if backend == "postgres" else \
+        "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s"  # postgres-schema: a schema per rollout
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        names = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                            (survivor.name + "\\_%",)).fetchall()]
+        names = [r[0] for r in conn.execute(catalogue, (survivor.name + "\\_%",)).fetchall()]
         rows = conn.execute("SELECT name FROM rft_rollout_databases WHERE prefix = %s", (survivor.name,)).fetchall()
     return sorted({n for n in names if n not in (survivor.template_name, survivor.ref_name)} | {r[0] for r in rows})
 
 
 async def test_kill_9_of_a_replica_leaves_no_database_after_the_ttl_sweep(backend, tmp_path, request):
-    pg_url = request.getfixturevalue("pg_url") if backend == "postgres" else None
+    pg_url = request.getfixturevalue("pg_url") if backend.startswith("postgres") else None
     name = f"k{uuid.uuid4().hex[:10]}"
     ttl_s = 8.0  # generous: the first sweep must come within the TTL on a loaded machine
     env = {"RFT_TEST_DB_BACKEND": backend, "RFT_TEST_DB_NAME": name, "RFT_TEST_DB_DIR": str(tmp_path / name),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 
 import httpx
@@ -119,6 +120,20 @@ async def test_5xx_then_success_is_kept() -> None:
                                    samples_per_item=1, settings=FAST)
     assert tool.call_count == 3 and not res.discarded
     assert res.tool_calls[0].attempts == 3 and res.messages[-2]["content"] == "ok"
+
+
+async def test_each_retry_is_logged_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
+    """One DEBUG line per retry, its reason in ``retry_reason`` (bench_emulator.py --batch counts them)."""
+    with respx.mock(assert_all_called=False) as mock:
+        tool = mock.post(TOOL_URL.format(name="lookup"))
+        tool.side_effect = [httpx.Response(503), httpx.ReadError("closed"), httpx.Response(200, json={"output": "ok"})]
+        grader_ok(mock)
+        with caplog.at_level(logging.DEBUG, logger="rft_sdk.emulator"):
+            [res] = await run_rollouts([make_item()], one_call_then_answer(), make_job(["lookup"]),
+                                       samples_per_item=1, settings=FAST)
+    assert not res.discarded and res.tool_calls[0].attempts == 3
+    reasons = [getattr(r, "retry_reason", None) for r in caplog.records if r.name == "rft_sdk.emulator"]
+    assert reasons == ["server_error", "transport_error"]
 
 
 async def test_retry_count_is_configurable() -> None:

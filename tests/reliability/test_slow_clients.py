@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 from rel_helpers import body, closed_by_peer, connect, raw_request, read_response
 
-from rft_sdk.protocol import BODY_TIMEOUT_S, CONNECTION_LIMIT, HEADER_TIMEOUT_S
+from rft_sdk.protocol import BODY_TIMEOUT_S, CONNECTION_LIMIT, HEADER_TIMEOUT_S, KEEP_ALIVE_S
 from rft_sdk.testing import serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,5 +106,72 @@ def test_a_body_that_never_arrives_is_408_at_the_body_timeout_and_the_connection
             assert closed_by_peer(sock, 3.0)
         except (TimeoutError, ConnectionError) as exc:  # pragma: no cover - a failure message
             raise AssertionError(f"no 408: {exc}") from exc
+        finally:
+            sock.close()
+
+
+def test_a_starved_client_whose_body_follows_its_headers_late_is_served():
+    """Issue #40: a client starting thousands of rollouts writes a request's headers, and its body one round
+    of its event loop later (86 grades of a 4,096-rollout burst got 408 when that took over 30 s). Until the
+    body's first byte the server waits the first-byte deadline; a body that never starts gets 408 there.
+    Before: both answered 408 at the 1 s body timeout."""
+    payload = b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}"}'
+    request = raw_request("/tools/echo", payload)
+    head, _, _ = request.partition(b"\r\n\r\n")
+    with serve_process("tests.reliability.apps:short_body_timeout_app", "--first-byte-timeout-s", "6",
+                       cwd=ROOT) as url:
+        late, never = connect(url), connect(url)
+        try:
+            t0 = time.monotonic()
+            late.sendall(head + b"\r\n\r\n")
+            never.sendall(head + b"\r\n\r\n")
+            time.sleep(2.0)  # twice the body timeout, well within the first-byte deadline
+            late.sendall(payload)
+            status, _, answer = read_response(late)
+            assert status == 200, answer
+            status, headers, answer = read_response(never)
+            assert status == 408 and b"no byte of the request body within 6 s" in answer
+            assert time.monotonic() - t0 > 5.0 and headers.get("connection") == "close"
+        finally:
+            late.close()
+            never.close()
+
+
+def test_a_body_that_keeps_arriving_is_not_cut_by_the_body_timeout():
+    """The body deadline measures progress (nginx's client_body_timeout rule): a body sent in pieces half
+    a body timeout apart, longer in all than the timeout, is read; before, 408 at 1 s from the read's start."""
+    payload = b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}", "pad": "' + b"x" * 40 + b'"}'
+    request = raw_request("/tools/echo", payload)
+    head, _, _ = request.partition(b"\r\n\r\n")
+    with serve_process("tests.reliability.apps:short_body_timeout_app", cwd=ROOT) as url:
+        sock = connect(url)
+        try:
+            sock.sendall(head + b"\r\n\r\n" + payload[:10])
+            t0 = time.monotonic()
+            for start in range(10, len(payload), 20):
+                time.sleep(0.5)
+                sock.sendall(payload[start:start + 20])
+            assert time.monotonic() - t0 > 1.5  # longer in all than the 1 s body timeout
+            status, _, answer = read_response(sock)
+            assert status == 200, answer
+        finally:
+            sock.close()
+
+
+def test_an_idle_connection_outlives_the_clients_pool_expiry():
+    """The client, not the server, ends an idle keep-alive connection: ``rft serve`` keeps one longer than
+    httpx keeps an idle pooled connection (5 s). Before (uvicorn's 5 s) the two raced, and a starved
+    client wrote into a connection the server had just closed (retried ReadErrors, issue #40)."""
+    client_expiry_s = httpx.Limits().keepalive_expiry
+    assert client_expiry_s is not None and KEEP_ALIVE_S > client_expiry_s
+    with serve_process(APP, cwd=ROOT) as url:
+        sock = connect(url)
+        try:
+            sock.sendall(raw_request("/tools/echo", b'{"call_id": "c1", "trace_id": "t1", "arguments": "{}"}'))
+            assert read_response(sock)[0] == 200
+            assert not closed_by_peer(sock, client_expiry_s + 1.0)  # idle past the client's expiry: still open
+            sock.settimeout(30.0)  # the answer may be slow on a loaded machine
+            sock.sendall(raw_request("/tools/echo", b'{"call_id": "c2", "trace_id": "t1", "arguments": "{}"}'))
+            assert read_response(sock)[0] == 200
         finally:
             sock.close()
