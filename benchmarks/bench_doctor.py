@@ -1,8 +1,9 @@
 """``rft doctor`` benchmark: detection rate and false-alarm rate over the grader-twin corpus,
 and the retail example before and after its grader was rewritten.
 
-0. **Six task shapes** (``tests/doctor/shape_twins.py``: state, numeric, set, free text,
-   budgeted, code-ish; 6 honest graders and 13 hackable twins): detection, detection through a
+0. **Task shapes** (``tests/doctor/shape_twins.py``: state, numeric, set, free text,
+   budgeted, code-ish, booking, refund, meeting, a JSON answer with citations; 11 honest graders and
+   21 hackable twins): detection, detection through a
    probe the honest twin passes, false alarms (honest FAIL) and honest-WARN rate, before
    (``--shapes-baseline-ref``, the doctor before issue 37) and after; ``--only-shapes`` stops there.
 1. **Corpus** (``tests/doctor/grader_twins.py``: 5 honest graders of different shapes, 11

@@ -13,8 +13,10 @@ from typing import Any
 
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
-from ._answers import TOKEN, WORD, enum_values, normalize_answer, prompt_texts
+from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
+from ._generic import _status_write
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
+from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump"]
 
@@ -37,6 +39,7 @@ class AnswerSpaceDump:
         self.answer_field = answer_field
         self._context: ProbeContext | None = None
         self._answers: list[str] = []
+        self._objects: list[dict[str, Any]] = []
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the dataset's distinct reference answers."""
@@ -47,9 +50,14 @@ class AnswerSpaceDump:
             if isinstance(answer, str) and answer.strip():
                 seen.setdefault(normalize_answer(answer), answer.strip())
         self._answers = list(seen.values())
+        self._objects = [o for i in context.items if (o := answer_object(i.get(self.answer_field))) is not None]
 
     def dump(self, item: Mapping[str, Any]) -> str:
-        """The reply for ``item``."""
+        """The reply for ``item``: where its reference answer is a JSON object, every candidate in that
+        shape (``_answers.object_dump``: a parser rejects anything else); else the text dump."""
+        mine = answer_object(item.get(self.answer_field))
+        if mine is not None:
+            return object_dump(mine, self._objects)[:MAX_DUMP_CHARS]
         lines: dict[str, None] = dict.fromkeys(self._answers)
         index = self._context.index_of(item) if self._context else None
         if self._context is not None and index is not None and index < len(self._context.gold_outputs):
@@ -198,12 +206,28 @@ def _mutate(value: Any) -> Any:
 class AlteredWrites(GoldPlanProbe):
     """The gold calls with one argument of one write changed, then the reference answer (``intent`` :data:`HACK`).
 
-    The first write of the gold whose arguments can be changed is altered: its
-    arguments are tried last-to-first but the first (usually the id of the record
-    written), which is tried last; the new value is one another item of the
-    dataset passes to the same tool and argument, else a mutation (``" (altered)"``
-    appended, ``+1``, ``not``). The end state is wrong, so any reward is a value-blind check.
+    Every argument of the gold's writes is an alteration candidate (:meth:`candidates`): per gold write
+    that changed state, per argument, a new value that is, in this order of preference,
+
+    1. a **sibling** of the gold's value in the item's own data or the gold replay's JSON tool outputs
+       (``_scope.sibling_values``: another order of the same customer, another flight of the trip), so
+       an id or key is retargeted at another *valid* entity and the call succeeds;
+    2. a value **another item's** gold passes to the same tool and argument;
+    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated).
+
+    The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
+    ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
+    argument of a write shape that repeats across items is altered on some of them, at one rollout per
+    item. A free-text argument (a note, a reason: 4+ words of prose) is a candidate only on items with
+    no other, and the arguments of a status write (``_generic._status_write``: a call that sets a status
+    or flag) only on items with neither: an honest end-state grader re-derives the outcome and may
+    rightly ignore both (what a status write alone earns is ``self_certification``'s question). The rollout is judged only when the
+    alteration changed the end state (``changes_end_state``: the server's end-state digest differs from
+    the gold replay's, where both are sent): an argument the tools ignore changes no outcome.
+    What each item played is recorded (:meth:`describe`: ``doctor.json``'s ``played``).
     """
+
+    changes_end_state = True
 
     def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
                  actions_field: str = "actions") -> None:
@@ -212,9 +236,10 @@ class AlteredWrites(GoldPlanProbe):
         self.write_tools = write_tools
         self._values: dict[tuple[str, str], list[Any]] = {}
         self._context = ProbeContext([], write_tools=write_tools)
+        self._choice: dict[int, int] = {}
 
     def prepare(self, context: ProbeContext) -> None:
-        """Collect the values every item's gold writes pass, per (tool, argument)."""
+        """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
         self._context = context
         values: dict[tuple[str, str], dict[str, Any]] = {}
         for item in context.items:
@@ -223,44 +248,115 @@ class AlteredWrites(GoldPlanProbe):
                     for arg, value in (call.get("arguments") or {}).items():
                         values.setdefault((call["name"], arg), {})[json.dumps(value, sort_keys=True)] = value
         self._values = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
+        self._choice = {}
+        used: dict[str, int] = {}
+        for i, item in enumerate(context.items):
+            if not self._has_gold(item):
+                continue
+            options = self.candidates(item)
+            if not options:
+                continue
+            pick = min(range(len(options)), key=lambda k: (used.get(options[k]["altered"], 0), k))
+            used[options[pick]["altered"]] = used.get(options[pick]["altered"], 0) + 1
+            self._choice[i] = pick
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str]
+                   ) -> tuple[Any, str] | None:
+        current = json.dumps(value, sort_keys=True)
+        for sibling in sibling_values(value, sources, exclude):
+            return sibling, "sibling"
+        other = next((v for v in self._values.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current), None)
+        if other is not None:
+            return other, "other item"
+        new = _mutate(value)
+        if new is None or json.dumps(new, sort_keys=True) == current:
+            return None
+        return new, "mutation"
+
+    def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """Every single-argument alteration of the item's gold writes (gold writes in order; per write its
+        arguments last-to-first, the first, usually the id of the record written, last):
+        ``[{"position", "altered": "tool.argument", "from", "to", "source": "sibling"|"other item"|"mutation",
+        "call"}]``; free-text arguments only when nothing else can be altered, a status write's arguments only
+        when neither can.
+
+        Args:
+            writes: positions of the writes that may be altered (default: the gold's writes that changed
+                state in the gold replay, :meth:`ProbeContext.effective_writes`).
+        """
+        actions = list(item.get(self.actions_field) or [])
+        if writes is None:
+            writes = self._context.effective_writes(item, self.actions_field)
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
+        sources += _json_values(outputs)
+        used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
+                for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
+        plain: list[dict[str, Any]] = []
+        prose: list[dict[str, Any]] = []
+        status: list[dict[str, Any]] = []
+        for i in writes:
+            call = actions[i] if i < len(actions) else None
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), dict):
+                continue
+            arguments = call["arguments"]
+            names = list(arguments)  # the values first, the first argument (usually the record's id) last
+            for arg in [*reversed(names[1:]), *names[:1]]:
+                value = arguments[arg]
+                found = self._new_value(str(call["name"]), arg, value, sources, used)
+                if found is None:
+                    continue
+                option = {"position": i, "altered": f"{call['name']}.{arg}", "from": value, "to": found[0],
+                          "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
+                (status if _status_write(call) else prose if _free_text(value) else plain).append(option)
+        return plain or prose or status
 
     def alter(self, actions: list[dict[str, Any]], writes: Collection[int] | None = None
               ) -> tuple[list[dict[str, Any]], str] | None:
-        """``(actions with one write altered, "tool.argument")``, or ``None`` when nothing can be altered.
+        """``(actions with the first candidate alteration applied, "tool.argument")``, or ``None``.
 
         Args:
             writes: positions of the writes that may be altered (default: every write by name).
         """
-        for i, call in enumerate(actions):
-            arguments = call.get("arguments")
-            is_write = is_write_tool(str(call.get("name")), self.write_tools) if writes is None else i in writes
-            if not is_write or not isinstance(arguments, dict):
-                continue
-            names = list(arguments)
-            order = [*reversed(names[1:]), *names[:1]]
-            # the outcome first: a free-text argument (a note, a reason: 4+ words) is one an honest
-            # end-state grader may rightly ignore, so it is altered only when nothing else can be
-            order = [a for a in order if not _free_text(arguments[a])] + [a for a in order if _free_text(arguments[a])]
-            for arg in order:
-                current = json.dumps(arguments[arg], sort_keys=True)
-                other = next((v for v in self._values.get((call["name"], arg), [])
-                              if json.dumps(v, sort_keys=True) != current), None)
-                new = other if other is not None else _mutate(arguments[arg])
-                if new is None or json.dumps(new, sort_keys=True) == current:
-                    continue
-                altered = {"name": call["name"], "arguments": {**arguments, arg: new}}
-                return [*actions[:i], altered, *actions[i + 1:]], f"{call['name']}.{arg}"
-        return None
+        if writes is None:
+            writes = [i for i, a in enumerate(actions) if is_write_tool(str(a.get("name")), self.write_tools)]
+        options = self.candidates({self.actions_field: actions}, writes)
+        return _applied(actions, options[0]) if options else None
 
-    def _altered(self, item: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str] | None:
-        writes = self._context.effective_writes(item, self.actions_field)
-        return self.alter(list(item[self.actions_field]), writes)
+    def choice(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The alteration played on ``item`` (the one :meth:`prepare` chose; the first when not prepared)."""
+        options = self.candidates(item)
+        if not options:
+            return None
+        index = self._context.index_of(item)
+        return options[self._choice.get(index, 0) % len(options)] if index is not None else options[0]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was played on ``item``: ``{"altered": "tool.argument", "position", "from", "to", "source"}``."""
+        option = self.choice(item)
+        return {} if option is None else {k: _short(v) for k, v in option.items() if k != "call"}
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """Whether the gold has a write (one that succeeded in the gold replay) that can be altered."""
-        return self._has_gold(item) and self._altered(item) is not None
+        return self._has_gold(item) and self.choice(item) is not None
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The altered gold calls, one per turn."""
-        altered = self._altered(item)
-        return [[a] for a in (altered[0] if altered else [])]
+        option = self.choice(item)
+        actions = list(item[self.actions_field])
+        return [[a] for a in (_applied(actions, option)[0] if option else [])]
+
+
+def _applied(actions: list[dict[str, Any]], option: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    i = option["position"]
+    return [*actions[:i], option["call"], *actions[i + 1:]], option["altered"]
+
+
+def _short(value: Any, limit: int = 80) -> Any:
+    """A value for the report: JSON scalars as they are, anything longer than ``limit`` characters cut."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if len(text) <= limit:
+        return value
+    return text[:limit] + "..."

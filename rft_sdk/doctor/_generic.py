@@ -11,10 +11,12 @@ answer_control            a control, never judged: the gold's calls, then "OK." 
                           answer is not the outcome, and the ``adv_*`` probes skip the item
 wrong_answer              the gold's calls, then another item's reference answer (an
                           honest-but-wrong baseline; items whose gold changes nothing)
-self_certification        no work: each write tool that has a status- or flag-like
-                          argument is called with a success value (the gold's own value
-                          for it, else ``resolved``, ``passed``, ``True``...), the other
-                          arguments taken from the gold's calls; then the reference answer.
+self_certification        no work: the gold's own status writes alone (its writes that set
+                          a status or flag, whatever the word: the work writes left out),
+                          and each other write tool that has a status- or flag-like
+                          argument called with a success value (``resolved``, ``passed``,
+                          ``True``...), the other arguments taken from the gold's calls;
+                          then the reference answer.
                           Tools of unknown kind (neither declared nor called by the gold) are
                           tried too; a rollout none of whose calls changed state is not judged
 superset_end_state        the gold's calls plus another item's writes (the end state is
@@ -24,7 +26,8 @@ superset_end_state        the gold's calls plus another item's writes (the end s
 adv_special_numbers       the gold's calls, then ``nan`` / ``inf`` / ``-0`` / ``1e308``
 adv_interval              ... then ``0 ± 1000000``-like intervals and ranges
 adv_wildcard              ... then ``*``, ``.*``, ``%``, ``**/*`` and the reference's first
-                          character followed by ``*``
+                          character followed by ``*`` (a JSON-object reference: its own shape
+                          with every field ``"*"``, ``".*"`` or ``"%"``, every list ``["*"]``)
 adv_every_candidate       ... then "all of the above", or every reference answer of the
                           dataset as one regex alternation ``(a|b|c)``
 adv_invisible             ... then every candidate joined by zero-width joiners or
@@ -50,7 +53,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import WORD, normalize_answer, prompt_texts
+from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
@@ -60,9 +63,13 @@ __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer"
 ADVERSARIAL_ITEMS = 4
 #: Values a self-certification probe writes into a status- or flag-like string argument.
 SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "complete", "passed", "verified", "success", "succeeded",
-                  "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true")
+                  "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true", "scheduled",
+                  "received", "booked", "shipped", "submitted", "finished", "ready")
 _STATUS_NAME = re.compile(r"status|state|flag|done|verified|resolved|passed|complete|approved|success|fixed|ok$",
                           re.I)
+#: An argument of a gold write that sets a status or flag (never "state": a US state of an address).
+_OWN_STATUS = re.compile(r"status|flag|(?:^|_)(?:is_\w+|done|verified|resolved|passed|completed?|approved|success|"
+                         r"fixed|ok)$", re.I)
 ZWJ = "\u200d"
 ZWSP = "\u200b"
 
@@ -174,8 +181,30 @@ def _success_value(name: str, schema: Mapping[str, Any]) -> Any:
     return None
 
 
+def _status_write(call: Mapping[str, Any]) -> bool:
+    """Whether a gold call sets a status or flag: an argument named like one (:data:`_OWN_STATUS`) with a
+    string or boolean value, or any boolean argument."""
+    arguments = call.get("arguments")
+    return isinstance(arguments, Mapping) and any(
+        isinstance(v, bool) or (isinstance(v, str) and bool(_OWN_STATUS.search(str(k)))) for k, v in arguments.items())
+
+
 class SelfCertification(_ContextProbe):
-    """No work: write tools with a status- or flag-like argument set to a success value (see the module table)."""
+    """No work: the status or flag writes alone (see the module table).
+
+    The certifying calls (:meth:`calls`) are, in order:
+
+    1. the gold's **own status writes**, verbatim: its writes that changed state and set a status or
+       flag (:func:`_status_write`: ``status="scheduled"``, ``received``, ``is_done=True``; whatever the
+       value's word) — the gold with its work writes removed and its status writes kept;
+    2. for every other write tool (and every tool of unknown kind) with a status- or flag-like argument:
+       a call setting it to a success value (:data:`SUCCESS_VALUES` or ``True``), the other arguments
+       taken from the gold's calls.
+
+    Skipped (with the reason) when no such call exists, or when every write of the gold is among them
+    (setting the status is then the whole task, e.g. ``update_ticket(status="closed")``), or when the
+    status is an argument of the work write itself (there is no status write without the work).
+    """
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="no write tool has a status- or flag-like argument, or setting it "
@@ -183,17 +212,23 @@ class SelfCertification(_ContextProbe):
 
     def calls(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The certifying calls for ``item`` (``[]``: none possible)."""
-        gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
+        actions = item.get(self.actions_field) or []
+        gold = [a for a in actions if isinstance(a, Mapping)]
         known: dict[str, Any] = {}
         for a in gold:
             for k, v in (a.get("arguments") or {}).items():
                 known.setdefault(k, v)
-        out = []
+        out: list[dict[str, Any]] = []
+        for i in self.writes_of(item):
+            call = actions[i]
+            if _status_write(call) and call not in out:
+                out.append({"name": call["name"], "arguments": dict(call.get("arguments") or {})})
+        own_status = {c["name"] for c in out}
         for tool in item.get("tools") or []:
             name, props, required = _parameters(tool)
             # a known write tool, or one this run knows nothing of (no declaration, never called by the
             # gold: a status tool the gold has no need for); what the call changed decides (counterfactual)
-            if not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
+            if name in own_status or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
                 continue
             # the gold's own value for a flag of this tool is what "done" looks like here
             own = {k: v for a in gold if a.get("name") == name for k, v in (a.get("arguments") or {}).items()}
@@ -215,6 +250,11 @@ class SelfCertification(_ContextProbe):
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """Each certifying call in its own turn."""
         return [[c] for c in self.calls(item)]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"calls": ["tool(arg=value, ...)", ...]}``: the certifying calls played on ``item``."""
+        return {"calls": [f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})"[:160]
+                          for c in self.calls(item)]}
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether a certifying call took effect: it succeeded and the server says it changed the rollout's
@@ -346,6 +386,9 @@ def _reference(item: Mapping[str, Any], probe: AdversarialAnswer) -> str:
 
 
 def _wildcards(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+    mine = answer_object(_reference(item, probe))
+    if mine is not None:  # the answer's own JSON shape, every field a wildcard (a parser rejects bare text)
+        return object_wildcards(mine)
     ref = _reference(item, probe).strip()
     return ["*", ".*", f"{ref[:1]}*" if ref else "?*", "%", "**/*"]
 

@@ -150,6 +150,9 @@ class ProbeContext:
             (``protocol.END_STATE_HEADER``; ``None``: unknown).
         unknown_tools: tools whose kind (write or read) this run does not know: neither declared nor
             called successfully by the gold (``_unhackable.resolve_write_tools``).
+        lists_free: items whose JSON answer's list fields are not graded (``structured_control``: replacing
+            them kept the gold's score), filled before the other probes prepare.
+        lists_checked: items ``structured_control`` graded (``answer_superset`` plays only those, when it ran).
     """
 
     items: Sequence[Mapping[str, Any]]
@@ -161,6 +164,8 @@ class ProbeContext:
     answer_free: set[int] = field(default_factory=set)
     gold_end_states: Sequence[str | None] = ()
     unknown_tools: Collection[str] = ()
+    lists_free: set[int] = field(default_factory=set)
+    lists_checked: set[int] = field(default_factory=set)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
 
     def index_of(self, item: Mapping[str, Any]) -> int | None:

@@ -15,12 +15,17 @@ self_report             hack      a confident claim of success phrased from the 
 answer_space_dump       hack      one reply holding every distinct reference answer of the
                                   dataset, the tool outputs of the item's gold replay, and the
                                   ids, numbers and enum values of the prompt and tool schemas
+                                  (a JSON-object reference: the dump in its own shape, each list
+                                  field every element of the dataset's answers, each other field
+                                  their values joined)
 work_then_dump          hack      the gold calls, then that dump, on items whose gold changes
                                   nothing (the work done, but no committed answer)
 cross_item_replay       hack      another item's gold calls and reference answer, played
                                   against this item (pairs that could coincide are skipped)
-altered_writes          hack      the gold calls with one argument of one write changed (a value
-                                  another item writes, else a mutated one), then the reference answer
+altered_writes          hack      the gold calls with one argument of one write changed (a sibling
+                                  entity of the item's own, else a value another item writes, else a
+                                  mutated one; the items share the arguments out, so each argument
+                                  is altered on some), then the reference answer
 activity_no_answer      hack      the gold's read calls repeated to at least 12 calls, then an empty
                                   answer (no outcome: any credit for activity fails)
 copied_answer           hack      the reference answer without any tool call, on items whose gold
@@ -41,7 +46,9 @@ tool_spam               shortcut  every gold call repeated past the item's decla
 The generic counterfactual probes of ``_generic`` (``wrong_answer``, ``self_certification``,
 ``superset_end_state`` and the ``adv_*`` adversarial answers) are part of the suite too, and so is
 ``superset_in_scope`` of ``_scope`` (the gold plus one of its writes retargeted at a sibling entity of
-the item's own: another flight of the booking, another service of the config).
+the item's own: another flight of the booking, another service of the config), and ``answer_superset``
+with its control ``structured_control`` of ``_structured`` (a JSON-object answer whose list fields are
+padded with other items' elements).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -66,6 +73,7 @@ from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, Answer
 from ._generic import generic_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._scope import SupersetInScope
+from ._structured import structured_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -201,4 +209,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "tool_spam": ToolSpam(copies, **fields),
         **generic_probes(write_tools, **fields),
         "superset_in_scope": SupersetInScope(write_tools, **fields),
+        **structured_probes(write_tools, **fields),
     }

@@ -79,6 +79,9 @@ ADVICE = {
     "superset_in_scope": "a write the task did not ask for, on another entity of the item's own (another flight, "
                          "service or order of the same customer), goes unpunished: compare the whole end state "
                          "with the gold's, not only the record the task is about",
+    "answer_superset": "the right answer with extra elements in its list fields (citations, files, ids) earns the "
+                       "full score: grade each list by precision as well as recall (set F1 or exact set), so "
+                       "padding it lowers the score",
     "adv_special_numbers": "nan/inf/-0/1e308 earn reward: parse numbers strictly and refuse non-finite values "
                            "(math.isfinite) before comparing with a tolerance",
     "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between'",
@@ -225,6 +228,21 @@ def _add_baseline(baseline: dict[int, float], results: Sequence[RolloutResult], 
             baseline[item] = max(baseline.get(item, 0.0), float(r.score))
 
 
+def _played(probe: Any, items: Sequence[Mapping[str, Any]], index: Sequence[int], results: Sequence[RolloutResult],
+            kept: Sequence[RolloutResult]) -> dict[str, dict[str, Any]]:
+    """Per item a probe played, what it played (the probe's ``describe(item) -> dict``, e.g. which argument
+    ``altered_writes`` changed), its score and whether it was judged; ``{}`` for a probe without ``describe``."""
+    describe = getattr(probe, "describe", None)
+    if describe is None:
+        return {}
+    judged = {id(r) for r in kept}
+    out: dict[str, dict[str, Any]] = {}
+    for r in results:
+        i = index[r.item_index]
+        out[str(i)] = {**describe(items[i]), "score": None if r.discarded else r.score, "judged": id(r) in judged}
+    return out
+
+
 def took_effect(probe: Any, item: Mapping[str, Any], result: RolloutResult, gold_end_state: str | None) -> bool:
     """Whether a probe's rollout is a counterfactual of the gold (its one change took effect): the probe's
     ``counterfactual(item, tool_calls)`` when it defines one, and, for a probe that must change the end
@@ -304,10 +322,13 @@ async def check_unhackable(
         "budget", "gold_replayed", "probes": {name: {"intent", "verdict", "passed", "mean_score",
         "pass_rate", "rewarded_share", "items" (rewarded item indices), "rewarded": {item: best
         score}, "over_budget", "rollouts", "discarded", "discard_reasons", "skipped_items",
-        "skip_reasons": {reason: count}, "advice"}}, "failed_probes", "warned_probes",
+        "skip_reasons": {reason: count}, "advice", "played" (probes that say what they played: per item
+        index, e.g. ``{"altered": "tool.argument", "from", "to", "source", "score", "judged"}``)}},
+        "failed_probes", "warned_probes",
         "waived_probes", "write_tools", "write_tools_source", "unknown_kind_tools" (tools neither declared
         nor called by this run's gold: :func:`resolve_write_tools`), "controls" (controls run, never judged),
-        "answer_free_items" (items whose answer is not the graded outcome)}``. ``passed`` is ``None``
+        "answer_free_items" (items whose answer is not the graded outcome), "lists_free_items" (items whose
+        JSON answer's lists are not graded: ``structured_control``)}``. ``passed`` is ``None``
         when no probe applied to any item.
 
     Raises:
@@ -357,14 +378,19 @@ async def check_unhackable(
                 reasons[skip_reason(probe, item)] += 1
         results = await run_rollouts([dict(items[i]) for i in index], probe, job, samples_per_item=samples,
                                      max_concurrency=max_concurrency, settings=settings) if index else []
-        if getattr(probe, "control", False):  # never judged: it tells where the answer is the outcome
+        if getattr(probe, "control", False):  # never judged: it tells what the outcome is, per item
             controls.append(name)
-            context.answer_free |= {index[r.item_index] for r in results if not r.discarded and r.score is not None
-                                    and r.score > allowance(gold[index[r.item_index]], threshold, hack_share)}
+            scores = {index[r.item_index]: float(r.score) for r in results if not r.discarded and r.score is not None}
+            record = getattr(probe, "record", None)
+            if record is not None:  # e.g. structured_control: where a JSON answer's lists are not graded
+                record(context, scores, dict(enumerate(gold)))
+            else:  # answer_control: where the answer is not the outcome
+                context.answer_free |= {i for i, s in scores.items() if s > allowance(gold[i], threshold, hack_share)}
             continue
         # a rollout whose one change did not take effect is no counterfactual
         kept = [r for r in results if took_effect(probe, items[index[r.item_index]], r,
                                                   replay.end_states[index[r.item_index]])]
+        played = _played(probe, items, index, results, kept)
         if len(kept) < len(results):
             reasons["the change did not take effect (refused, or it left the end state as it was)"] += \
                 len(results) - len(kept)
@@ -381,6 +407,8 @@ async def check_unhackable(
                           baseline=None if is_baseline else baseline,
                           must_lower=getattr(probe, "must_lower", False))
         rows[name]["skip_reasons"] = dict(reasons)
+        if played:
+            rows[name]["played"] = played
         if is_baseline:
             _add_baseline(baseline, in_baseline, index, rows[name]["items"])
     rows = {n: rows[n] for n in run if n in rows}
@@ -395,6 +423,7 @@ async def check_unhackable(
                 "write_tools": sorted(write_tools) if write_tools is not None else None,
                 "write_tools_source": writes_source, "unknown_kind_tools": sorted(unknown_tools),
                 "controls": controls, "answer_free_items": answer_free,
+                "lists_free_items": sorted(context.lists_free),
                 "failed_probes": failed, "warned_probes": warned, "waived_probes": waived}
     checked = [r for r in rows.values() if r["verdict"] != "skipped"]
     if not checked:

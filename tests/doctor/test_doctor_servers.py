@@ -56,11 +56,11 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     assert set(result.evidence["failed_probes"]) == ran and len(ran) == 14
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
-    # tool_spam (no declared budget), self_certification (no status-like argument) and superset_in_scope
-    # (the items hold no sibling of what the gold writes)
+    # tool_spam (no declared budget), self_certification (no status-like argument), superset_in_scope (no
+    # sibling entity in the items' data) and answer_superset (no JSON answer with a list field)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
-                       "superset_in_scope", *(n for n in rows if n.startswith("adv_"))}
+                       "superset_in_scope", "answer_superset", *(n for n in rows if n.startswith("adv_"))}
 
 
 async def test_hack_threshold_is_configurable():

@@ -69,7 +69,9 @@ def test_every_hackable_grader_fails_through_a_probe_its_twin_survives(reports, 
     discriminating = [p for p in failed if twin_rows[p]["verdict"] == "pass" and twin_rows[p]["items"] == []]
     assert set(twin.caught_by) & set(discriminating), (failed, {p: twin_rows[p]["verdict"] for p in failed})
     row = report["principles"]["unhackable"]["probes"][twin.caught_by[0]]
-    assert row["intent"] == "hack" and row["rewarded_share"] > 0.5
+    # at least half the items: altered_writes shares a write's arguments out across items (the key on half,
+    # the value on the other half), so a grader blind to one argument is paid on about its share
+    assert row["intent"] == "hack" and row["rewarded_share"] >= 0.5
 
 
 def test_a_path_matching_grader_fails_gradeable_on_a_valid_alternative(reports):

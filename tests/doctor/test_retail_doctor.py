@@ -187,4 +187,4 @@ def test_make_doctor_passes_all_four_principles(tmp_path):
     assert report["principles"]["gradeable"]["alternatives_rejected_count"] == 0
     assert report["principles"]["gradeable"]["alternatives_checked"] == 132
     unhackable = report["principles"]["unhackable"]
-    assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and len(unhackable["probes"]) == 28
+    assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and len(unhackable["probes"]) == 29

@@ -1,4 +1,4 @@
-"""The seven task shapes beyond retail (``shape_twins``) through the doctor against one real server:
+"""The ten task shapes beyond retail (``shape_twins``) through the doctor against one real server:
 every honest grader passes every probe without a warning (a probe that fires on a correct
 grader is a defect), every hackable twin fails through a probe its honest twin passes."""
 
@@ -32,8 +32,9 @@ def verdicts():
 
 
 def test_the_shapes_cover_what_the_issue_asks_for():
-    assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code", "booking"}
-    assert sum(t.honest for t in SHAPES) == 7 and sum(not t.honest for t in SHAPES) >= 14
+    assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code", "booking", "refund",
+                                        "meeting", "cite"}
+    assert sum(t.honest for t in SHAPES) == 11 and sum(not t.honest for t in SHAPES) >= 21
     assert all(BY_NAME[t.twin].honest and BY_NAME[t.twin].task == t.task for t in SHAPES if not t.honest)
 
 
@@ -61,7 +62,10 @@ def test_each_flaw_is_caught_by_the_probe_family_named_for_it(verdicts):
               "text_prefix": "adv_answer_prefix", "review_no_budget": "tool_spam",
               "review_activity": "activity_no_answer", "code_ci_status": "self_certification",
               "config_per_step": "altered_writes", "code_contains": "altered_writes",
-              "booking_target_only": "superset_in_scope", "booking_trusts_status": "self_certification"}
+              "booking_target_only": "superset_in_scope", "booking_trusts_status": "self_certification",
+              "refund_order_blind": "altered_writes", "refund_trusts_status": "self_certification",
+              "meeting_working_hour": "altered_writes", "cite_recall": "answer_superset",
+              "cite_contains": "answer_space_dump", "cite_glob": "adv_wildcard"}
     missed = {g: p for g, p in expect.items() if p not in verdicts[g][1]["failed_probes"]}
     assert not missed, missed
 
@@ -71,3 +75,14 @@ def test_honest_partial_credit_is_not_a_hack(verdicts):
     # one of two issues (a prefix of the answer) earns 0.5 of the gold's 1.0: at the line, not above it
     assert rows["adv_answer_prefix"]["verdict"] == "pass"
     assert verdicts["config_end_state"][1]["probes"]["altered_writes"]["mean_score"] == 0.0
+
+
+def test_doctor_json_says_what_each_probe_played(verdicts):
+    played = verdicts["refund_order_blind"][1]["probes"]["altered_writes"]["played"]
+    assert {p["altered"] for p in played.values()} == {"refund.amount_cents", "refund.order_id"}
+    # the miss explained: the order-blind grader pays exactly where the order, not the amount, was altered
+    assert {p["altered"] for p in played.values() if p["score"] == 1.0} == {"refund.order_id"}
+    assert all(p["judged"] for p in played.values())
+    certified = verdicts["refund_trusts_status"][1]["probes"]["self_certification"]["played"]
+    assert all(len(p["calls"]) == 1 and p["calls"][0].startswith("set_case_status(order_id=")
+               and p["calls"][0].endswith("status='refunded')") for p in certified.values())
