@@ -22,6 +22,15 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "numpy", "matplotlib", "rich", "tqdm", "jsonschema", "triton")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_pythonpath():
+    """The fresh venv sees only its own install. A ``PYTHONPATH`` naming a checkout (how a worktree is tested)
+    would let pip count that checkout's ``rft_sdk.egg-info`` as rft-sdk already installed: no ``bin/rft``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONPATH", raising=False)
+        yield
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")

@@ -29,6 +29,13 @@ from rft_sdk.testing import run_server
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: How long the test's user code holds the CPU (wall seconds). A /healthz that waits on a held loop waits at least
+#: this long, whatever the machine's load; one served while the code runs off the loop waits far less. The bound
+#: below is half of it, so the verdict does not hang on how fast a loaded machine answers (#39 #1: was 0.3 s).
+HOLD_S = 1.5
+HELD = HOLD_S / 2
+
+
 def _spin(seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -36,26 +43,26 @@ def _spin(seconds: float) -> None:
 
 
 async def computes(ctx: GradingContext) -> float:
-    """CPU for 0.8 s without a single await (what the retail grader is)."""
-    _spin(0.8)
+    """CPU for HOLD_S without a single await (what the retail grader is)."""
+    _spin(HOLD_S)
     return 1.0
 
 
 async def holds(ctx: GradingContext) -> float:
-    """Awaits once, then holds the loop for 0.8 s."""
+    """Awaits once, then holds the loop for HOLD_S."""
     await asyncio.sleep(0)
-    _spin(0.8)
+    _spin(HOLD_S)
     return 0.5
 
 
 async def lookup(key: str, *, rollout: Rollout) -> str:
-    """Awaits, then holds the loop for 0.8 s.
+    """Awaits, then holds the loop for HOLD_S.
 
     Args:
         key: anything.
     """
     await asyncio.sleep(0)
-    _spin(0.8)
+    _spin(HOLD_S)
     return key
 
 
@@ -89,7 +96,7 @@ def test_an_async_grader_that_never_awaits_runs_off_the_loop_from_its_first_call
     server = ToolServer(graders=[computes], auth_env_var=None)
     with run_server(server) as url:
         status, slowest = _healthz_while(url, _grade(url, "computes", "t1"))
-    assert status == 200 and slowest < 0.3, slowest  # before: >= 0.8 s
+    assert status == 200 and slowest < HELD, slowest  # before: >= HOLD_S
 
 
 def test_a_grader_or_tool_holding_the_loop_is_named_and_moved_off_it(caplog):
@@ -103,7 +110,7 @@ def test_a_grader_or_tool_holding_the_loop_is_named_and_moved_off_it(caplog):
     assert any("grader 'holds'" in w for w in warnings) and any("tool 'lookup'" in w for w in warnings), warnings
     assert len(warnings) == 2  # once each
     for status, slowest in (moved_grade, moved_call):
-        assert status == 200 and slowest < 0.3, slowest
+        assert status == 200 and slowest < HELD, slowest  # held: >= HOLD_S
 
 
 def test_every_rft_sdk_logger_escapes_control_characters(caplog):
