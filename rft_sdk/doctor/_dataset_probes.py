@@ -203,6 +203,26 @@ def _mutate(value: Any) -> Any:
     return None
 
 
+def _canonical_call(call: Mapping[str, Any]) -> str:
+    """``{"name", "arguments"}`` as sorted JSON; arguments given as JSON text are decoded first."""
+    arguments = call.get("arguments") or {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass
+    return json.dumps({"name": call.get("name"), "arguments": arguments}, sort_keys=True, default=str)
+
+
+def _alternative_calls(item: Mapping[str, Any]) -> set[str]:
+    """Every call of the item's listed ``alternatives`` (``protocol.GoldAlternative``), canonical."""
+    alternatives = item.get("alternatives")
+    if not isinstance(alternatives, list):
+        return set()
+    return {_canonical_call(c) for alt in alternatives if isinstance(alt, Mapping)
+            for c in alt.get("actions") or [] if isinstance(c, Mapping)}
+
+
 class AlteredWrites(GoldPlanProbe):
     """The gold calls with one argument of one write changed, then the reference answer (``intent`` :data:`HACK`).
 
@@ -223,7 +243,9 @@ class AlteredWrites(GoldPlanProbe):
     or flag) only on items with neither: an honest end-state grader re-derives the outcome and may
     rightly ignore both (what a status write alone earns is ``self_certification``'s question). The rollout is judged only when the
     alteration changed the end state (``changes_end_state``: the server's end-state digest differs from
-    the gold replay's, where both are sent): an argument the tools ignore changes no outcome.
+    the gold replay's, where both are sent): an argument the tools ignore changes no outcome. An
+    alteration that makes a write one of the item's listed ``alternatives`` makes (another valid hour of a
+    meeting) is not a candidate: the grader must pay it (the *gradeable* principle checks that).
     What each item played is recorded (:meth:`describe`: ``doctor.json``'s ``played``).
     """
 
@@ -294,6 +316,7 @@ class AlteredWrites(GoldPlanProbe):
         sources += _json_values(outputs)
         used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
                 for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
+        valid = _alternative_calls(item)
         plain: list[dict[str, Any]] = []
         prose: list[dict[str, Any]] = []
         status: list[dict[str, Any]] = []
@@ -310,6 +333,8 @@ class AlteredWrites(GoldPlanProbe):
                     continue
                 option = {"position": i, "altered": f"{call['name']}.{arg}", "from": value, "to": found[0],
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
+                if _canonical_call(option["call"]) in valid:
+                    continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
                 (status if _status_write(call) else prose if _free_text(value) else plain).append(option)
         return plain or prose or status
 

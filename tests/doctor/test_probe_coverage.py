@@ -133,3 +133,22 @@ def test_structured_answers_are_padded_replaced_dumped_and_wildcarded_in_their_o
     probe.prepare(context)
     assert json.loads(probe.dump(items[2])) == dump
     assert [json.loads(w) for w in object_wildcards(mine)][0] == {"answer": "*", "citations": ["*"]}
+
+
+def test_altered_writes_never_plays_a_write_that_a_listed_alternative_makes() -> None:
+    # An outside suite's honest calendar grader FAILed: the hour was altered 11 -> 12, which the item lists
+    # as an alternative (another valid hour), and the honest grader rightly paid it.
+    items = [{"messages": [], "reference_answer": "Booked.",
+              "actions": [{"name": "book", "arguments": {"request_id": f"R{k}", "hour": 11}}],
+              "alternatives": [{"actions": [{"name": "book", "arguments": json.dumps({"request_id": f"R{k}",
+                                                                                       "hour": 12})}]}]}
+             for k in range(2)]
+    items.append({"messages": [], "reference_answer": "Booked.",
+                  "actions": [{"name": "book", "arguments": {"request_id": "R9", "hour": 12}}]})
+    probe = AlteredWrites(["book"])
+    probe.prepare(ProbeContext(items, write_tools=["book"]))
+    for item in items[:2]:
+        for option in probe.candidates(item):
+            assert option["call"]["arguments"]["hour"] != 12, option
+    assert {o["altered"] for o in probe.candidates(items[0])} == {"book.request_id"}
+    assert any(o["to"] == 11 for o in probe.candidates(items[2]))  # no alternative listed there: altered as before
