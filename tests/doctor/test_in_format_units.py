@@ -109,3 +109,24 @@ def test_whitespace_joins_use_newline_tab_and_no_break_space() -> None:
     assert [probe.describe(i)["join"] for i in items] == ["U+000A", "U+0009", "U+00A0"]
     assert all(" " not in a and len(a.split()) == 9 for a in answers)  # one "word" to split(" "), 9 to split()
     assert isinstance(FormatControl().control, bool)
+
+
+def test_a_slot_that_only_echoes_the_prompt_is_played_by_no_probe() -> None:
+    # An outside suite's honest currency grader FAILed adv_numbers_in_format: "nan EUR is 1,337.54 USD." paid
+    # 1.0. The grader refuses a *wrong* source amount (another item's: the control lowered the score) but
+    # rightly pays an answer with none; the removal control tells the echo from the outcome.
+    items = _items([f"{100 + k}.00 EUR is {200 + k}.50 USD." for k in range(4)])
+    context = ProbeContext(items, gold_scores=[1.0] * 4)
+    probes = in_format_probes()
+    control, removal, numbers = probes["format_control"], probes["format_removal"], probes["adv_numbers_in_format"]
+    control.prepare(context)
+    removal.prepare(context)
+    slots = [control.played(i)[0].name for i in items]
+    assert [removal.played(i)[0].name for i in items] == slots  # the same slot per item, left out
+    assert "200.50" not in removal.final_answer(items[0]) or "100.00" not in removal.final_answer(items[0])
+    echo, outcome = slots[0], slots[1]
+    control.record(context, {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.0}, dict.fromkeys(range(4), 1.0))  # both refused wrong
+    removal.record(context, {0: 1.0, 1: 0.0, 2: 1.0, 3: 0.0}, dict.fromkeys(range(4), 1.0))  # echo not needed
+    assert control.graded_slots == {echo, outcome} and removal.graded_slots == {outcome}
+    numbers.prepare(context)
+    assert {numbers.played(i)[0].name for i in items if numbers.played(i)} == {outcome}
