@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 
+from .._wire._json import loads_strict
 from ._client import EndpointClient, EndpointFailure, ToolCallResult
 from ._contract import Policy, PolicyError, check_step
 from ._job import ReinforcementJob
@@ -104,7 +105,8 @@ def build_sample(step: PolicyStep) -> dict[str, Any]:
     Shape: ``{"output_text": str, "output_json": dict|list|None,
     "output_tools": [chat tool calls], "choices": [{"index": 0, "message":
     {...}, "finish_reason": "stop"|"tool_calls"}]}``. ``output_json`` is the
-    parsed ``output_text`` when it is a JSON object or array, else ``None``.
+    parsed ``output_text`` when it is a strict JSON object or array (``_wire._json.loads_strict``: no
+    ``NaN``/``Infinity``, which no JSON body may carry), else ``None``.
     Dict tool calls are coerced as :func:`check_step` does.
 
     Raises:
@@ -113,9 +115,9 @@ def build_sample(step: PolicyStep) -> dict[str, Any]:
     text = step.content or ""
     output_json = None
     if text.lstrip().startswith(("{", "[")):
-        try:
-            output_json = json.loads(text)
-        except json.JSONDecodeError:
+        try:  # the server's one decoding rule: a NaN the stdlib accepts would make the grade body invalid JSON
+            output_json = loads_strict(text)
+        except ValueError:
             output_json = None
     tools = _chat_tool_calls(_checked_calls(check_step(step)))
     message: dict[str, Any] = {"role": "assistant", "content": step.content}
