@@ -127,7 +127,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed $(VERL)/.installed $(ART)/.installed redis-server postgresql sandbox-tools lint docs
+test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed $(VERL)/.installed $(VERL)/.reward-loop $(ART)/.installed redis-server postgresql sandbox-tools lint docs
 	# two workers (the 2-core CI machine), each test file on one worker: its module-scoped servers are shared
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
