@@ -299,14 +299,6 @@ class PostgresSchemaDatabase(PostgresDatabase):
             conn.close()
         super()._close_idle()
 
-    def drop_all(self) -> int:
-        self._close_idle()
-        dropped = 0
-        with self._admin_conn() as conn:
-            names = [r[0] for r in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s",
-                                                (self.name,)).fetchall()]
-            for name in [*names, self.template_name]:
-                self._drop_db(conn, name)
-                dropped += 1
-            conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE prefix = %s", (self.name,))
-        return dropped
+    def _own_objects(self) -> list[str]:
+        """The template schema (no reference database: the template is the reference)."""
+        return [self.template_name]

@@ -456,13 +456,17 @@ class PostgresDatabase(RolloutDatabase):
         return [TableInfo(t, tuple(cols), tuple(cols.index(c) for c in pks.get(t, ())))
                 for t, cols in sorted(columns.items()) if not t.startswith("_rft_")]
 
+    def _own_objects(self) -> list[str]:
+        """What this backend made besides the registered rollouts: the reference and template databases."""
+        return [self.ref_name, self.template_name]
+
     def drop_all(self) -> int:
         self._close_idle()
         dropped = 0
         with self._admin_conn() as conn:
             names = [r[0] for r in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s",
                                                 (self.name,)).fetchall()]
-            for name in [*names, self.ref_name, self.template_name]:
+            for name in [*names, *self._own_objects()]:
                 self._drop_db(conn, name)
                 dropped += 1
             conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE prefix = %s", (self.name,))
