@@ -111,6 +111,12 @@ def test_issue37_tricks_are_stopped_by_the_runtime_layer_alone_and_the_gold_keep
                 # the thread won the race and finished before the checksum: the work was timed, nothing forged
                 assert res.hacks == {} and res.t_new_s, (problem, name, res)
                 continue
+            if name == "deferred_thread" and not res.hacks:
+                # the thread had not written the output even when it was fetched (a loaded machine): the
+                # checksum and the bytes agree on an unfinished tensor, which is graded as a wrong output
+                assert not res.correct and res.speedup == 0.0 and (res.error or "").startswith("output"), (
+                    problem, name, res)
+                continue
             if name == "reference_op_native" and problem == "relu":
                 # torch._C._VariableFunctions.relu is read-only: not trappable; the static layer names it
                 assert res.correct and res.hacks == {}, (problem, name, res)
