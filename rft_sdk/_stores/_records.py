@@ -14,9 +14,11 @@ appended to) is rewritten in full.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from .._definitions._rollout import ToolCallRecord
@@ -24,7 +26,7 @@ from .._wire._json import json_object, orjson
 
 __all__ = ["Delta", "GradeRecord", "StoredRollout", "decode_record", "decode_response", "encode_record",
            "encode_record_bytes",
-           "encode_response", "json_object", "new_generation"]
+           "encode_response", "encode_response_bytes", "json_object", "new_generation"]
 
 
 def _dumps(value: Any) -> str:
@@ -74,6 +76,17 @@ def encode_response(call_id: str, response: list[Any]) -> str:
     return _dumps([call_id, *response])
 
 
+def encode_response_bytes(call_id: str, response: list[Any]) -> bytes:
+    """UTF-8 JSON ``[call_id, status, body_text]`` (orjson when installed and it can, else
+    :func:`encode_response`); read back by :func:`decode_response`."""
+    if orjson is not None:
+        try:
+            return bytes(orjson.dumps([call_id, *response]))
+        except TypeError:  # a lone surrogate in a call_id: the stdlib's text
+            pass
+    return encode_response(call_id, response).encode("utf-8")
+
+
 def decode_response(text: str | bytes) -> tuple[str, list[Any]]:
     """Inverse of :func:`encode_response`: ``(call_id, [status, body_text])``.
 
@@ -87,6 +100,16 @@ def decode_response(text: str | bytes) -> tuple[str, list[Any]]:
     if not (isinstance(data, list) and len(data) == 3 and isinstance(data[0], str)):
         raise ValueError("stored response must be a JSON array [call_id, status, body]")
     return data[0], [data[1], data[2]]
+
+
+def _last_keys(mapping: Mapping[str, Any], count: int) -> list[str]:
+    """The last ``count`` keys of ``mapping``, oldest first: read from the end of a ``dict`` (O(count), not
+    O(len(mapping)): a save of one call does not grow with the rollout's length)."""
+    if count <= 0:
+        return []
+    if isinstance(mapping, dict):
+        return list(itertools.islice(reversed(mapping), count))[::-1]
+    return list(mapping)[-count:]
 
 
 def new_generation() -> str:
@@ -233,8 +256,8 @@ class Delta:
         rewrite: the persisted copy cannot be extended (new object, or its
             persisted prefix changed): write everything under a new generation.
         generation: generation the write goes to.
-        records: JSON texts of the records to append, oldest first.
-        responses: ``(call_id, JSON text)`` of the responses to add.
+        records: JSON texts of the records to append, oldest first (UTF-8 bytes with ``binary``).
+        responses: ``(call_id, JSON text)`` of the responses to add (UTF-8 bytes with ``binary``).
         item_json: the item's JSON (UTF-8; written on rewrite or when changed).
         item_changed: ``item_json`` differs from the persisted one.
         nbytes: size of the rollout after the write: bytes of every record
@@ -243,48 +266,57 @@ class Delta:
 
     rewrite: bool
     generation: str
-    records: list[str]
-    responses: list[tuple[str, str]]
+    records: list[Any]  # str, or bytes (binary)
+    responses: list[tuple[str, Any]]
     item_json: bytes
     item_changed: bool
     nbytes: int
     calls_bytes: int = 0
 
     @classmethod
-    def of(cls, rollout: StoredRollout, full: bool = False) -> Delta:
+    def of(cls, rollout: StoredRollout, full: bool = False, *, binary: bool = False) -> Delta:
         """The writes that bring the persisted copy of ``rollout`` up to date. O(new data).
 
         ``full=True``: everything, under a new generation (the persisted copy is gone or another one).
+        ``binary=True``: records and responses as UTF-8 JSON bytes, encoded by orjson where it can
+        (:func:`encode_record_bytes`; a store that keeps bytes, e.g. Redis), else as ``str``.
         """
-        mark, trajectory = rollout._persisted, rollout.trajectory
-        keys = list(rollout.responses)
-        extendable = (
-            not full and mark is not None and mark.calls <= len(trajectory) and mark.responses <= len(keys)
-            and (mark.calls == 0 or trajectory[mark.calls - 1] is mark.last_record)
-            and (mark.responses == 0 or keys[mark.responses - 1] == mark.last_response))
+        record_json, response_json = (encode_record_bytes, encode_response_bytes) if binary else (
+            encode_record, encode_response)
+        mark, trajectory, answers = rollout._persisted, rollout.trajectory, rollout.responses
+        extendable = (not full and mark is not None and mark.calls <= len(trajectory)
+                      and mark.responses <= len(answers)
+                      and (mark.calls == 0 or trajectory[mark.calls - 1] is mark.last_record))
+        if mark is not None and extendable:  # the keys from the last persisted one on, read from the end
+            keys = _last_keys(answers, len(answers) - mark.responses + (mark.responses > 0))
+            if mark.responses > 0:
+                extendable, keys = keys[0] == mark.last_response, keys[1:]
         if mark is not None and extendable:
-            records = [encode_record(r) for r in trajectory[mark.calls:]]
-            responses = [(k, encode_response(k, rollout.responses[k])) for k in keys[mark.responses:]]
+            records: list[Any] = [record_json(r) for r in trajectory[mark.calls:]]
+            responses: list[tuple[str, Any]] = [(k, response_json(k, answers[k])) for k in keys]
             calls_bytes, generation = mark.calls_bytes, mark.generation
             same_item = rollout.item_token() is mark.item
             item_json = mark.item_json if same_item else rollout.item_json
             item_changed = not same_item and item_json != mark.item_json
         else:
-            records = [encode_record(r) for r in trajectory]
-            responses = [(k, encode_response(k, rollout.responses[k])) for k in keys]
+            records = [record_json(r) for r in trajectory]
+            responses = [(k, response_json(k, v)) for k, v in answers.items()]
             calls_bytes, generation = 0, new_generation()
             item_json, item_changed = rollout.item_json, True
-        calls_bytes += sum(len(t.encode()) for t in records) + sum(len(t.encode()) for _, t in responses)
+        if binary:
+            calls_bytes += sum(map(len, records)) + sum(len(t) for _, t in responses)
+        else:
+            calls_bytes += sum(len(t.encode()) for t in records) + sum(len(t.encode()) for _, t in responses)
         nbytes = calls_bytes + len(rollout.state_json.encode()) + len(item_json)
         return cls(not extendable, generation, records, responses, item_json, item_changed, nbytes, calls_bytes)
 
     def committed(self, rollout: StoredRollout) -> None:
         """Record on ``rollout`` that this delta is persisted (call after the write succeeded)."""
-        keys = list(rollout.responses)
+        last = _last_keys(rollout.responses, 1)
         rollout._persisted = _Persisted(
             generation=self.generation, calls=len(rollout.trajectory),
             last_record=rollout.trajectory[-1] if rollout.trajectory else None,
-            responses=len(keys), last_response=keys[-1] if keys else None,
+            responses=len(rollout.responses), last_response=last[0] if last else None,
             calls_bytes=self.calls_bytes, item=rollout.item_token(), item_json=self.item_json)
 
     @staticmethod
@@ -293,11 +325,11 @@ class Delta:
         ``item_json`` (decoded only when read)."""
         if rollout.held_item_json is not item_json:
             rollout.set_item_json(item_json)
-        keys = list(rollout.responses)
+        last = _last_keys(rollout.responses, 1)
         rollout._persisted = _Persisted(
             generation=generation, calls=len(rollout.trajectory),
             last_record=rollout.trajectory[-1] if rollout.trajectory else None,
-            responses=len(keys), last_response=keys[-1] if keys else None,
+            responses=len(rollout.responses), last_response=last[0] if last else None,
             calls_bytes=calls_bytes, item=item_json, item_json=item_json)
 
 

@@ -29,6 +29,7 @@ import dataclasses
 import json
 import logging
 import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar, cast
 
@@ -46,9 +47,15 @@ from ._errors import RolloutEvictedError, RolloutTooLargeError
 from ._leases import new_owner, owner_dead, wait_for_lock
 from ._locks import KeyedLocks
 from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_response, new_generation
+from ._redis_batch import ScriptBatcher
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "SOLO_HOLDOFF_S",
+__all__ = ["COMMAND_TIMEOUT_S", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV", "PERSISTENCE_MODES", "SOLO_HOLDOFF_S",
            "RedisStore"]
+
+if sys.version_info >= (3, 11):
+    from asyncio import timeout as _timeout
+else:  # pragma: no cover  (redis-py depends on async-timeout below Python 3.11.3)
+    from async_timeout import timeout as _timeout
 
 _T = TypeVar("_T")
 logger = logging.getLogger("rft_sdk")
@@ -60,6 +67,11 @@ DEFAULT_MAX_CONNECTIONS = 64
 DEFAULT_POOL_TIMEOUT_S = 10.0
 #: What ``RedisStore`` does on a Redis without an append-only file: refuse (``require``), log a warning
 #: (``warn``) or nothing (``off``); ``rft serve --redis-persistence`` sets this variable.
+#: Seconds one Redis command may take once it has a connection (redis-py's own ``socket_timeout``
+#: default), kept by this store around the whole command: the pool's connections get no ``socket_timeout``
+#: (unless the URL gives one), since redis-py keeps that one with a task per write and a timer per read, which
+#: doubled its CPU per command. Past the bound the call answers 503 ``store_unavailable`` (retried).
+COMMAND_TIMEOUT_S = 5.0
 PERSISTENCE_ENV = "RFT_REDIS_PERSISTENCE"
 PERSISTENCE_MODES = ("require", "warn", "off")
 #: Seconds a store object makes its tool calls in two round trips (the lock first) after it last saw another
@@ -176,12 +188,15 @@ class RedisStore(RolloutStore):
             retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=3)
             pool = redis.asyncio.BlockingConnectionPool.from_url(
                 url, decode_responses=True, max_connections=DEFAULT_MAX_CONNECTIONS, timeout=DEFAULT_POOL_TIMEOUT_S,
-                retry=retry)
-            client = redis.asyncio.Redis.from_pool(pool)  # the URL's max_connections / timeout win
+                retry=retry, socket_timeout=None, socket_connect_timeout=COMMAND_TIMEOUT_S)
+            client = redis.asyncio.Redis.from_pool(pool)  # the URL's max_connections / timeout / socket_timeout win
         self.client = client
+        # a command's bound: its wait for a pooled connection, then COMMAND_TIMEOUT_S for the answer
+        self._command_s = float(getattr(client.connection_pool, "timeout", None) or 0.0) + COMMAND_TIMEOUT_S
         self._scripts = {name: self.client.register_script(getattr(lua, name))
                          for name in ("SAVE", "LOAD", "LOCKLOAD", "RELEASE", "GRADE", "STATS", "LOCK", "UNLOCK",
                                       "RENEW")}
+        self._batcher = ScriptBatcher(self.client)  # the scripts of concurrent calls go to Redis together
         self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
         self._local = KeyedLocks()
         # this task's holds of rollout locks (inside ``async with lock``), by trace_id
@@ -245,10 +260,22 @@ class RedisStore(RolloutStore):
     async def _run(self, name: str, args: list[Any], keys: list[str] | None = None) -> Any:
         if not self._checked:
             await self._check_persistence()
+        return await self._command(self._batcher.run, self._scripts[name], keys or [], args)
+
+    async def _command(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``await method(*args, **kwargs)`` (a redis-py command) within the command bound (``COMMAND_TIMEOUT_S``
+        after the pool's wait).
+
+        Raises:
+            StoreError: Redis answered an error, could not be reached, or did not answer in time.
+        """
         try:
-            return await self._scripts[name](keys=keys or [], args=args)
+            async with _timeout(self._command_s):
+                return await method(*args, **kwargs)
         except self._redis_errors as exc:
             raise self._error(exc) from exc
+        except asyncio.TimeoutError as exc:
+            raise self._error(exc, f"no answer within {self._command_s:g} s: ") from exc
 
     def _keep(self, reply: list[Any]) -> str:
         """Cache the counters a write script answered; return its status."""
@@ -345,7 +372,7 @@ class RedisStore(RolloutStore):
         try:
             if hold.pending is not None:
                 rollout, hold.pending = hold.pending, None
-                kept = await self._write(rollout, Delta.of(rollout), hold, release=True)
+                kept = await self._write(rollout, Delta.of(rollout, binary=True), hold, release=True)
             else:
                 kept = bool(await self._run("UNLOCK", [hold.owner], [hold.key]))
         except StoreError:  # Redis unreachable: this process takes its own lock over next time
@@ -406,7 +433,7 @@ class RedisStore(RolloutStore):
             hold.prefetched = None
             if hold.pending is not None:
                 rollout, hold.pending = hold.pending, None
-                if not await self._write(rollout, Delta.of(rollout), hold, release=False):
+                if not await self._write(rollout, Delta.of(rollout, binary=True), hold, release=False):
                     raise StoreError(f"{self._label}: the lock of rollout {trace_id!r} was taken over after its "
                                      f"lease of {self.lease_s:g} s ended (raise lease_s); nothing was written")
 
@@ -490,7 +517,7 @@ class RedisStore(RolloutStore):
             StoreError: Redis failed, or (in a one-round-trip ``lock_for_call``) the stored copy changed since
                 it was read (nothing written).
         """
-        delta = Delta.of(rollout)
+        delta = Delta.of(rollout, binary=True)
         if delta.nbytes > self.bounds.max_rollout_bytes:
             raise RolloutTooLargeError(rollout.trace_id, delta.nbytes, self.bounds.max_rollout_bytes)
         hold = self._held(rollout.trace_id)
@@ -555,7 +582,7 @@ class RedisStore(RolloutStore):
                 return True
             if fast:  # REWRITE: the stored copy is another generation
                 return False
-            delta = Delta.of(rollout, full=True)  # the stored copy is gone or another one: write it all
+            delta = Delta.of(rollout, full=True, binary=True)  # the stored copy is gone or another one: write it all
         raise StoreError(f"{self._label}: rollout {rollout.trace_id!r} could not be written")  # pragma: no cover
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
@@ -570,30 +597,21 @@ class RedisStore(RolloutStore):
                                   self.max_rollouts, record.grader, record.to_json()])
 
     async def load_grades(self, trace_id: str) -> dict[str, GradeRecord]:
-        try:
-            deadline = await self.client.zscore(f"{self.prefix}gidx", trace_id)
-            if deadline is None or float(deadline) <= self.clock():
-                return {}
-            flat = cast("dict[str, str]", await self.client.hgetall(f"{self.prefix}g:{trace_id}"))
-        except self._redis_errors as exc:
-            raise self._error(exc) from exc
+        deadline = await self._command(self.client.zscore, f"{self.prefix}gidx", trace_id)
+        if deadline is None or float(deadline) <= self.clock():
+            return {}
+        flat = cast("dict[str, str]", await self._command(self.client.hgetall, f"{self.prefix}g:{trace_id}"))
         return self._decode(lambda: {name: GradeRecord.from_json(text) for name, text in flat.items()}, trace_id)
 
     async def mark_graded(self, trace_id: str, digest: str, retention_s: float) -> None:
         await self._flush(trace_id)
         self._cache.drop(trace_id)  # a late call reads the tombstone, under the lock
         deadline = self.clock() + retention_s
-        try:
-            await self.client.set(f"{self.prefix}t:{trace_id}", f"{digest}|{deadline!r}",
-                                  px=max(1, int((retention_s + 60) * 1000)))
-        except self._redis_errors as exc:
-            raise self._error(exc) from exc
+        await self._command(self.client.set, f"{self.prefix}t:{trace_id}", f"{digest}|{deadline!r}",
+                            px=max(1, int((retention_s + 60) * 1000)))
 
     async def graded_digest(self, trace_id: str) -> str | None:
-        try:
-            value = cast("str | None", await self.client.get(f"{self.prefix}t:{trace_id}"))
-        except self._redis_errors as exc:
-            raise self._error(exc) from exc
+        value = cast("str | None", await self._command(self.client.get, f"{self.prefix}t:{trace_id}"))
         return self._tombstone_digest(value or "")
 
     def _tombstone_digest(self, value: str) -> str | None:

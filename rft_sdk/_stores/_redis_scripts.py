@@ -95,7 +95,7 @@ local function ours()
   local v = redis.call('GET', lock)
   return v and string.sub(v, 1, #owner + 1) == owner .. '|'
 end
-local ver  -- the version this save wrote (HINCRBY below)
+local ver  -- the version this save wrote (below)
 local function done()
   local reply = counters('OK')
   reply[7] = ver or redis.call('HGET', meta, 'ver') or ''
@@ -134,19 +134,32 @@ if owner ~= '' and not ours() then
 end
 if ARG[9] == '1' then redis.call('DEL', calls, resp) end
 if expect == '' then redis.call('DEL', P .. 'e:' .. tid) end  -- (the stamp's copy is live: not evicted)
-for i = first, first - 1 + n, 500 do
-  redis.call('RPUSH', calls, unpack(ARGV, i, math.min(i + 499, first - 1 + n)))
+-- the garbage collector's expiry (PEXPIRE) is renewed on the three keys once half of it has passed (or on a
+-- rewrite), and set on a list this save creates: not three more writes to propagate on every call
+local renew = ARG[9] == '1' or redis.call('PTTL', meta) < tonumber(gc) / 2
+local function push(key, from, to)
+  local created = false
+  for i = from, to, 500 do
+    local pushed = math.min(i + 499, to) - i + 1
+    if redis.call('RPUSH', key, unpack(ARGV, i, i + pushed - 1)) == pushed and i == from then created = true end
+  end
+  if created and not renew then redis.call('PEXPIRE', key, gc) end
 end
-for i = first + n, #ARGV, 500 do
-  redis.call('RPUSH', resp, unpack(ARGV, i, math.min(i + 499, #ARGV)))
+push(calls, first, first - 1 + n)
+push(resp, first + n, #ARGV)
+ver = (tonumber(stored[2]) or 0) + 1  -- (read above, in this script: what HINCRBY would write)
+if ARG[10] ~= '' then
+  redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
+             'w', ARG[21], 'ver', ver, 'item', ARG[10], 'iv', ARG[16])
+else
+  redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
+             'w', ARG[21], 'ver', ver)
 end
-redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
-           'w', ARG[21])
-ver = redis.call('HINCRBY', meta, 'ver', 1)
-if ARG[10] ~= '' then redis.call('HSET', meta, 'item', ARG[10], 'iv', ARG[16]) end
-redis.call('PEXPIRE', meta, gc)
-redis.call('PEXPIRE', calls, gc)  -- a no-op (nothing written) on a list not there
-redis.call('PEXPIRE', resp, gc)
+if renew then
+  redis.call('PEXPIRE', meta, gc)
+  redis.call('PEXPIRE', calls, gc)  -- a no-op (nothing written) on a list not there
+  redis.call('PEXPIRE', resp, gc)
+end
 local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
 redis.call('HSET', P .. 'nb', tid, ARG[15])
 redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)
