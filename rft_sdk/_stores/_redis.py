@@ -213,6 +213,7 @@ class RedisStore(RolloutStore):
         return f"RedisStore({redact_url(self.url)!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
 
     async def aclose(self) -> None:
+        await self._batcher.aclose()
         await self.client.aclose()
 
     def _error(self, exc: BaseException, what: str = "") -> StoreError:
