@@ -179,6 +179,7 @@ class RedisStore(RolloutStore):
         if persistence not in PERSISTENCE_MODES:
             raise ValueError(f"persistence must be one of {PERSISTENCE_MODES}, got {persistence!r}")
         self.persistence, self._checked = persistence, persistence == "off"
+        self._check_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
         if client is None:
             from redis.asyncio.retry import Retry
@@ -231,9 +232,18 @@ class RedisStore(RolloutStore):
         await self._check_persistence()
 
     async def _check_persistence(self) -> None:
-        """``INFO persistence`` once: refuse / warn on ``aof_enabled:0`` as ``persistence`` says."""
+        """``INFO persistence`` once: refuse / warn on ``aof_enabled:0`` as ``persistence`` says (the first
+        calls of a burst wait for one check, not one each)."""
         if self._checked:
             return
+        loop = asyncio.get_running_loop()
+        if self._check_lock is None or self._check_lock[0] is not loop:
+            self._check_lock = (loop, asyncio.Lock())
+        async with self._check_lock[1]:
+            if not self._checked:  # (a failed check is tried again by the next call)
+                await self._check_persistence_now()
+
+    async def _check_persistence_now(self) -> None:
         try:
             info = await self.client.info("persistence")
         except self._redis_errors as exc:
