@@ -29,6 +29,7 @@ Usage::
     python3 benchmarks/bench_stores.py --only per-call      # section 0 alone (or: throughput, growth, memory)
     python3 benchmarks/bench_stores.py --only per-call --appendfsync everysec   # Redis fsyncing once a second
     python3 benchmarks/bench_stores.py --only per-call --concurrency 16  # 16 rollouts in flight (fsyncs shared)
+    python3 benchmarks/bench_stores.py --only per-call --redis-baseline ../main   # old RedisStore side by side
 
 Needs ``redis-server`` on PATH, and ``wrk`` for section 1. Runtime: about 3 minutes on 2 cores.
 """
@@ -178,15 +179,42 @@ async def _client(app, name: str, bodies: list[bytes], rollouts: int, concurrenc
                 raise RuntimeError(f"{name}: status {status}")
 
 
+def baseline_redis_store(checkout: Path) -> type:
+    """``RedisStore`` of another checkout: its ``rft_sdk/_stores/_redis*.py`` and ``_records.py`` loaded under
+    other module names, on this checkout's pipeline and helpers (so old and new code run side by side, in one
+    process, against one Redis)."""
+    import types
+
+    import rft_sdk._stores as package
+
+    names = ("_records", "_redis_scripts", "_redis_batch", "_redis")
+    for name in names:
+        path = checkout / "rft_sdk" / "_stores" / f"{name}.py"
+        if not path.exists():
+            continue  # (a checkout before the module existed)
+        source = path.read_text()
+        for dep in names[:-1]:
+            source = source.replace(f"from .{dep} import", f"from .{dep}_baseline import")
+            source = source.replace(f"from . import {dep} as", f"from . import {dep}_baseline as")
+        module = types.ModuleType(f"rft_sdk._stores.{name}_baseline")
+        module.__package__, module.__file__ = "rft_sdk._stores", str(path)
+        sys.modules[module.__name__] = module
+        setattr(package, f"{name}_baseline", module)
+        exec(compile(source, str(path), "exec"), module.__dict__)
+    return sys.modules["rft_sdk._stores._redis_baseline"].RedisStore
+
+
 async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, rollouts: int = 64,
                    calls: int = 8, loop: str = "asyncio", appendfsync: str = "always",
-                   concurrency: int = 1) -> list[str]:
+                   concurrency: int = 1, baseline: Path | None = None) -> list[str]:
     """Per-call cost of each store with ``item`` in every call (see the module docstring, section 0)."""
     import redis
 
     probe = redis.Redis.from_url(redis_url)
     stores = {"memory": MemoryStore(), "sqlite": SQLiteStore(tmp / "per_call.db"),
               "redis": RedisStore(redis_url, prefix="percall:")}
+    if baseline is not None:
+        stores["redis-base"] = baseline_redis_store(baseline)(redis_url, prefix="percall-base:")
     servers = {}
     for name, store in stores.items():
         server = ToolServer(auth_env_var=None, store=store)
@@ -200,10 +228,11 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
         servers[name] = server
     wall: dict[str, list[float]] = {name: [] for name in stores}
     cpu: dict[str, list[float]] = {name: [] for name in stores}
-    redis_cpu, commands = [], []
+    redis_cpu: dict[str, list[float]] = {name: [] for name in stores}
+    commands: dict[str, list[float]] = {name: [] for name in stores}
     n = rollouts * calls
     for r in range(-1, rounds):  # round -1 warms every store up
-        order = list(stores)[r % 3:] + list(stores)[:r % 3]
+        order = list(stores)[r % len(stores):] + list(stores)[:r % len(stores)]
         for name in order:
             app = servers[name]
             bodies = [(b'{"type":"function_call","call_id":"c%d-%d","trace_id":"%s-r%d-t%d","name":"add",'
@@ -218,10 +247,10 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
                 continue
             wall[name].append((time.perf_counter() - t0) / n * 1e6)
             cpu[name].append((time.process_time() - c0) / n * 1e6)
-            if name == "redis":
+            if name.startswith("redis"):
                 after = _redis_counts(probe)
-                commands.append((after[0] - before[0]) / n)
-                redis_cpu.append((after[1] - before[1]) / n * 1e6)
+                commands[name].append((after[0] - before[0]) / n)
+                redis_cpu[name].append((after[1] - before[1]) / n * 1e6)
     for store in stores.values():
         await store.aclose()
     probe.close()
@@ -229,20 +258,24 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
     base_wall, base_cpu = med(wall["memory"]), med(cpu["memory"])
     rows = []
     for name in stores:
-        extra = med(redis_cpu) if name == "redis" else 0.0
-        rows.append(f"{name:<8} {med(wall[name]):>10.0f} {med(cpu[name]):>10.0f} {extra:>10.0f} "
-                    f"{(f'{med(commands):.2f}' if name == 'redis' else '-'):>11} {med(wall[name]) / base_wall:>9.2f} "
-                    f"{(med(cpu[name]) + extra) / base_cpu:>9.2f}")
-    ratio = (med(cpu["redis"]) + med(redis_cpu)) / base_cpu
+        extra = med(redis_cpu[name]) if redis_cpu[name] else 0.0
+        trips = f"{med(commands[name]):.2f}" if commands[name] else "-"
+        rows.append(f"{name:<10} {med(wall[name]):>10.0f} {med(cpu[name]):>10.0f} {extra:>10.0f} "
+                    f"{trips:>11} {med(wall[name]) / base_wall:>9.2f} {(med(cpu[name]) + extra) / base_cpu:>9.2f}")
+    ratio = (med(cpu["redis"]) + med(redis_cpu["redis"])) / base_cpu
+    also = ""
+    if baseline is not None:
+        also = (f"; the baseline's ({baseline}): "
+                f"{(med(cpu['redis-base']) + med(redis_cpu['redis-base'])) / base_cpu:.2f}x")
     return [f"per-call cost with a {len(item):,}-byte item (in-process ToolServer, async tool, {loop} loop, {calls} calls "
             f"per rollout over {rollouts} rollouts, {concurrency} in flight, {rounds} rounds x {n} calls, medians; "
             f"Redis appendfsync "
             f"{appendfsync}, redis-py {redis.__version__}, hiredis {'yes' if _hiredis() else 'no'})",
-            f"{'store':<8} {'wall µs':>10} {'CPU µs':>10} {'Redis µs':>10} {'round trips':>11} {'x memory':>9} "
+            f"{'store':<10} {'wall µs':>10} {'CPU µs':>10} {'Redis µs':>10} {'round trips':>11} {'x memory':>9} "
             f"{'x mem CPU':>9}", *rows,
             "(CPU µs: this process, worker threads included; Redis µs: redis-server's CPU per call; x mem CPU: "
             "the two summed, over memory's; round trips: scripts run per call)",
-            f"Redis per call: {ratio:.2f}x memory (CPU of this process plus redis-server; issue 40 asks <= 3x)"]
+            f"Redis per call: {ratio:.2f}x memory (CPU of this process plus redis-server; issue 40 asks <= 3x){also}"]
 
 
 def _hiredis() -> bool:
@@ -357,6 +390,9 @@ def main() -> int:
                         help="per-call: the event loop (default uvloop, what rft serve --loop auto picks)")
     parser.add_argument("--concurrency", type=int, default=1, choices=[1, 2, 4, 8, 16, 32, 64],
                         help="per-call: rollouts in flight at once (default 1: one call at a time)")
+    parser.add_argument("--redis-baseline", type=Path, default=None, metavar="CHECKOUT",
+                        help="per-call: also measure the RedisStore of another checkout (e.g. a git worktree of "
+                             "main), side by side in the same rounds (row redis-base)")
     parser.add_argument("--appendfsync", choices=["always", "everysec"], default="always",
                         help="Redis's fsync policy (default always, what production must run: docs/reliability.md)")
     args = parser.parse_args()
@@ -382,7 +418,8 @@ def main() -> int:
                 factory = uvloop.new_event_loop
             with asyncio.Runner(loop_factory=factory) as runner:
                 lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop,
-                                              appendfsync=args.appendfsync, concurrency=args.concurrency)) + [""]
+                                              appendfsync=args.appendfsync, concurrency=args.concurrency,
+                                              baseline=args.redis_baseline)) + [""]
         if args.only in (None, "throughput"):
             lines += throughput(redis_url, args.seconds, tmp, item) + [""]
         if args.only in (None, "growth"):

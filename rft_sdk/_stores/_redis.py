@@ -12,7 +12,8 @@ Locks live in Redis's memory only (not in its append-only file: no fsync per
 lock; every write under a lock checks it is still held, so one lost with a
 restart writes nothing). A tool call (``lock_for_call``) on a rollout this
 process wrote last is one round trip: no lock, its save checks the stored copy
-is still the one it read (``_redis_scripts.SAVE``'s stamp); else two.
+is still the one it read (``_redis_scripts.SAVE``'s stamp); else two. The
+scripts of concurrent calls travel to Redis together (``_redis_batch``).
 
 Needs one Redis primary (Redis >= 6.2 or a managed equivalent; not Redis
 Cluster: the scripts touch keys of several slots). Hosts must keep their
@@ -138,12 +139,19 @@ class RedisStore(RolloutStore):
             ``"warn"``: log a loud warning and go on; ``"off"``: no check (a
             managed Redis whose durability is configured elsewhere).
 
-    Connections: a ``redis.asyncio.BlockingConnectionPool`` of
-    ``max_connections`` (default 64 per process) where a command waits up to
-    ``timeout`` seconds (default 10) for a free connection, then raises (503,
-    retried): both are redis-py URL parameters, e.g.
-    ``redis://host:6379/0?max_connections=128&timeout=5``. Every script is safe
-    to run twice (redis-py retries commands across a broken connection).
+    Connections: the scripts (every command of the tool path) go over one
+    connection of the store object's own, those that concurrent calls start
+    while one is in flight together as the next batch (``_redis_batch``); the
+    other commands (grade reads, tombstones, the start-up check) use a
+    ``redis.asyncio.BlockingConnectionPool`` of ``max_connections`` (default
+    64 per process) where a command waits up to ``timeout`` seconds (default
+    10) for a free connection, then raises (503, retried): both are redis-py
+    URL parameters, e.g. ``redis://host:6379/0?max_connections=128&timeout=5``,
+    and the scripts' connection is made by that pool (same address,
+    credentials, TLS and database). A command that has not answered within
+    the pool's ``timeout`` plus ``COMMAND_TIMEOUT_S`` (5 s) raises (503,
+    retried). Every script is safe to run twice (a batch whose connection
+    broke is sent again on a new one, as the pool's ``retry`` says).
     The URL's password never appears in an error, a log line or ``repr``.
 
     Requires the ``redis`` package (``pip install "rft-sdk[redis]"``).
