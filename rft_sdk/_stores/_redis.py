@@ -139,15 +139,15 @@ class RedisStore(RolloutStore):
             ``"warn"``: log a loud warning and go on; ``"off"``: no check (a
             managed Redis whose durability is configured elsewhere).
 
-    Connections: the scripts (every command of the tool path) go over one
-    connection of the store object's own, those that concurrent calls start
-    while one is in flight together as the next batch (``_redis_batch``); the
+    Connections: the scripts (every command of the tool path) go over two
+    connections of the store object's own, those that concurrent calls start
+    while both are busy together as the next batch (``_redis_batch``); the
     other commands (grade reads, tombstones, the start-up check) use a
     ``redis.asyncio.BlockingConnectionPool`` of ``max_connections`` (default
     64 per process) where a command waits up to ``timeout`` seconds (default
     10) for a free connection, then raises (503, retried): both are redis-py
     URL parameters, e.g. ``redis://host:6379/0?max_connections=128&timeout=5``,
-    and the scripts' connection is made by that pool (same address,
+    and the scripts' connections are made by that pool (same address,
     credentials, TLS and database). A command that has not answered within
     the pool's ``timeout`` plus ``COMMAND_TIMEOUT_S`` (5 s) raises (503,
     retried). Every script is safe to run twice (a batch whose connection

@@ -1,4 +1,4 @@
-"""``RedisStore``'s scripts travel over one connection of its own, those of concurrent calls as one batch
+"""``RedisStore``'s scripts travel over two connections of its own, those of concurrent calls as batches
 (``rft_sdk._stores._redis_batch``): every call still recorded exactly once, a script Redis forgot (its
 script cache emptied by a restart) loaded again, a caller that gave up before its batch left never sent;
 and the garbage collector's expiry of a rollout's keys kept although ``SAVE`` no longer renews it on every
@@ -54,9 +54,9 @@ async def test_concurrent_calls_share_one_connection_and_each_is_recorded_once(r
     probe = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
         await _calls_in_flight(_bump_server(store), rollouts=16, calls=4, tag="a")
-        # the scripts' connection, and one pooled connection for the start-up persistence check; one
+        # the scripts' two connections, and one pooled connection for the start-up persistence check; one
         # connection per call in flight before (16 here)
-        assert _named_clients(probe, name) <= 2
+        assert _named_clients(probe, name) <= 3
         fresh = RedisStore(redis_url, prefix=store.prefix)  # what another process reads back
         for r in range(16):
             loaded = await fresh.load(f"a-t{r}")
@@ -91,13 +91,13 @@ async def test_a_script_whose_caller_gave_up_before_its_batch_left_is_never_sent
         "repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] - s > 100000 return redis.call('INCR', KEYS[1])")
     incr = store.client.register_script("return redis.call('INCR', KEYS[1])")
     try:
-        in_flight = asyncio.create_task(store._batcher.run(slow, [key], []))
-        await asyncio.sleep(0)  # its script is written
+        in_flight = [asyncio.create_task(store._batcher.run(slow, [key], [])) for _ in range(2)]  # both lanes
+        await asyncio.sleep(0)  # their scripts are written
         queued = asyncio.create_task(store._batcher.run(incr, [key], []))
         await asyncio.sleep(0)  # in the queue for the next batch
         queued.cancel()  # e.g. the store's command bound ran out
-        assert await in_flight == 1
-        assert await store._batcher.run(incr, [key], []) == 2  # the cancelled INCR never ran
+        assert sorted(await asyncio.gather(*in_flight)) == [1, 2]
+        assert await store._batcher.run(incr, [key], []) == 3  # the cancelled INCR never ran
         assert queued.cancelled()
     finally:
         await store.client.delete(key)
