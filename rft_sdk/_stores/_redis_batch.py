@@ -57,6 +57,7 @@ class ScriptBatcher:
         self._idle = list(self._lanes)  # lanes with nothing in flight
         self._queue: list[tuple[Any, list[Any], list[Any], asyncio.Future[Any]]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._hiredis_packer: Any = None  # (None: not looked up yet; False: not installed)
 
     async def aclose(self) -> None:
         """Close the connections (a later script opens new ones)."""
@@ -147,6 +148,21 @@ class ScriptBatcher:
                 replies[i] = reply
         return replies
 
+    def _packer(self, conn: Any) -> Any:
+        """redis-py's hiredis command packer (the sync client's, in C) when hiredis is installed and the
+        connection encodes text as UTF-8 (what it packs text as), else ``None``: the asyncio connection's own
+        packer, in Python, costs ~20 µs of CPU per script of the tool path."""
+        if self._hiredis_packer is None:
+            from redis.utils import HIREDIS_AVAILABLE
+
+            self._hiredis_packer = False
+            if HIREDIS_AVAILABLE:
+                from redis.connection import HiredisRespSerializer
+
+                self._hiredis_packer = HiredisRespSerializer()
+        utf8 = str(getattr(conn.encoder, "encoding", "")).lower().replace("_", "-") in ("utf-8", "utf8")
+        return self._hiredis_packer if self._hiredis_packer and utf8 else None
+
     async def _round_trip(self, lane: _Lane, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Write ``commands`` at once on ``lane``'s connection and read one reply each (a ``ResponseError`` is
         a reply); a broken connection is reopened and all of them sent again, as the connection's ``retry``
@@ -157,8 +173,12 @@ class ScriptBatcher:
             lane.conn = self.client.connection_pool.make_connection()
         conn = lane.conn
 
+        packer = self._packer(conn)
+
         async def attempt() -> list[Any]:
-            await conn.send_packed_command(conn.pack_commands(commands), check_health=False)
+            packed = ([chunk for command in commands for chunk in packer.pack(*command)] if packer is not None
+                      else conn.pack_commands(commands))
+            await conn.send_packed_command(packed, check_health=False)
             replies: list[Any] = []
             for _ in commands:
                 try:
