@@ -134,3 +134,16 @@ async def test_a_rollouts_keys_keep_their_garbage_collection_expiry(redis_url):
     finally:
         probe.close()
         await store.aclose()
+
+
+async def test_without_hiredis_the_scripts_are_packed_by_redis_py(redis_url):
+    """hiredis is optional (the ``redis`` extra installs it): without it the asyncio connection's own packer
+    writes the same commands."""
+    store = RedisStore(redis_url, prefix=f"nohiredis{uuid.uuid4().hex[:8]}:")
+    store._batcher._hiredis_packer = False  # as when hiredis is not installed
+    try:
+        await _calls_in_flight(_bump_server(store), rollouts=4, calls=3, tag="p")  # alone, then in batches
+        loaded = await RedisStore(redis_url, prefix=store.prefix).load("p-t3")
+        assert loaded is not None and [c.call_id for c in loaded.trajectory] == ["p-c0", "p-c1", "p-c2"]
+    finally:
+        await store.aclose()
