@@ -23,13 +23,15 @@ def _portability(python, base_url: str, *args: str) -> subprocess.CompletedProce
 
 def test_five_surfaces_score_the_gold_trajectories_identically(eco_python, recorded_server):
     base_url, _ = recorded_server
-    done = _portability(eco_python, base_url, "--limit", "10", "--surfaces", "hosted,mcp_legacy,trl,openenv,verifiers")
+    done = _portability(eco_python, base_url, "--limit", "10", "--surfaces", "hosted,mcp_legacy,trl,openenv,verifiers",
+                        f"--client-python=trl={sys.executable}")  # TRL's GRPOTrainer: the main venv has trl
     assert done.returncode == 0, done.stderr[-2000:]
     header, *rows, summary, clients = done.stdout.strip().splitlines()
     assert header.split()[:6] == ["item", "hosted", "mcp_legacy", "trl", "openenv", "verifiers"]
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
     assert summary == "10/10 items scored identically on 5 surfaces (gold)"
     assert clients.startswith("clients: hosted=rft-sdk ") and "verifiers=verifiers 0.1." in clients
+    assert "trl=trl 1." in clients
 
 
 def test_a_surface_whose_client_is_missing_names_the_extra(recorded_server):
@@ -69,7 +71,7 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
                                "--limit", "10", "--surfaces",
                                "hosted,mcp_legacy,trl,openenv,verifiers,nemo_gym,eval_protocol",
                                "--client-python", f"nemo_gym={eco2}",
-                               "--client-python", f"eval_protocol={eco2}"],
+                               "--client-python", f"eval_protocol={eco2}", "--client-python", f"trl={sys.executable}"],
                               cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV})
     assert done.returncode == 0, done.stderr[-3000:]
     header, *rows, summary, clients = done.stdout.strip().splitlines()

@@ -4,7 +4,7 @@ the model's text, calls ``ToolServerEnvironment``'s methods and computes the rew
 the model is scripted (it writes the item's gold calls, or all but the last, then the reference answer).
 
 Every reward TRL recorded equals the server's recorded grade and the hosted wire's score of the same trajectory
-(its calls re-sent under a fresh trace_id); the calls TRL parsed are the ones the server recorded under the
+(the calls TRL parsed re-sent under a fresh trace_id, graded with the last turn TRL parsed); the calls TRL parsed are the ones the server recorded under the
 rollout's own trace_id, and the tool results TRL showed the model are what the server answered that rollout; the 4
 rollouts of an item have distinct trace_ids and saw the same answers (no shared state: the items end with a
 return, exchange, cancel or modify that a second rollout sharing state would see fail). The checker is shown to
@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("trl")
@@ -24,7 +25,9 @@ from rft_sdk.portability import with_variant
 from rft_sdk.portability._target import replay_actions
 from rft_sdk.portability._trl_loop import trl_trainer_rollouts
 
-from .conftest import ITEMS, TOKEN, hosted_replay_score, stored
+from rft_sdk.surfaces import HostedClient, new_trace_id
+
+from .conftest import ITEMS, TOKEN, stored
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
 
@@ -34,6 +37,17 @@ GRADER, N_ITEMS, ROLLOUTS = "retail", 10, 4
 def mixed_items() -> list[dict[str, Any]]:
     """The first 10 test items: 5 with their gold calls, 5 with all but the last (``gold-minus-last``)."""
     return [*ITEMS[:5], *with_variant(ITEMS[5:N_ITEMS], "gold-minus-last")]
+
+
+def hosted_score(base_url: str, item: dict[str, Any], calls: list[tuple[str, Any]], answer: str) -> float:
+    """The hosted wire's score of a trajectory: ``calls`` sent under a fresh trace_id, then graded with ``answer``."""
+    async def replay() -> float:
+        async with HostedClient.over_http(base_url, token=TOKEN) as client:
+            trace_id = new_trace_id()
+            for name, arguments in calls:
+                await client.call_tool(trace_id, name, arguments, item)
+            return (await client.grade(trace_id, answer, item, GRADER)).score
+    return anyio.run(replay)
 
 
 def problems(base_url: str, store: Any, items: list[dict[str, Any]], rollouts: list[dict[str, Any]]) -> list[str]:
@@ -62,8 +76,7 @@ def problems(base_url: str, store: Any, items: list[dict[str, Any]], rollouts: l
             found.append(f"{where}: the last turn is not the reference answer")
         if GRADER not in grades or r["reward"] != grades[GRADER].score:
             found.append(f"{where}: TRL's reward {r['reward']} is not the server's recorded grade")
-        if recorded is not None and r["reward"] != hosted_replay_score(base_url, recorded, item["reference_answer"],
-                                                                       GRADER):
+        if r["reward"] != hosted_score(base_url, item, parsed, assistant[-1]["content"]):
             found.append(f"{where}: TRL's reward {r['reward']} is not the hosted wire's score of the trajectory")
         if GRADER in grades and r["metrics"] != grades[GRADER].details["subscores"]:
             found.append(f"{where}: sub-scores differ from the grader's")
