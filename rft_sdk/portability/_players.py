@@ -154,8 +154,11 @@ async def play_trl(target: Target, items: list[dict[str, Any]]) -> list[float]:
     scores: list[float] = []
     for start in range(0, len(items), TRL_ITEMS_PER_RUN):
         chunk = items[start:start + TRL_ITEMS_PER_RUN]
-        out = await anyio.to_thread.run_sync(lambda chunk=chunk: trl_trainer_rollouts(
-            target.base_url, target.token, target.grader, chunk, generations=2))
+
+        def run(chunk: list[dict[str, Any]] = chunk) -> dict[str, Any]:
+            return trl_trainer_rollouts(target.base_url, target.token, target.grader, chunk, generations=2)
+
+        out = await anyio.to_thread.run_sync(run)
         rewards: list[list[float]] = [[] for _ in chunk]
         for rollout in out["rollouts"]:
             rewards[rollout["index"]].append(float(rollout["reward"]))

@@ -13,7 +13,7 @@ result as TRL renders tool turns (``_get_tool_suffix_ids``) and generates again 
 ``grader_reward`` with the rollouts' environments, computes the group advantages, and takes the optimizer step
 through the fused LM-head loss it patches into the model.
 
-What is scripted: the model, and only the model. :class:`ScriptedPolicy` is a ``transformers`` causal LM
+What is scripted: the model, and only the model. :func:`scripted_policy` is a ``transformers`` causal LM
 (``PreTrainedModel`` + ``GenerationMixin``) whose backbone, instead of attention layers, reads the token ids it is
 given and puts, at every position, the *script's* next token into its hidden state (a one-hot vector of the
 vocabulary, times :data:`SCRIPT_SCALE`); its LM head is a trainable ``vocab x vocab`` linear layer initialised to
@@ -36,7 +36,7 @@ from typing import Any
 
 from ._target import replay_actions
 
-__all__ = ["SCRIPT_SCALE", "ScriptedPolicy", "byte_tokenizer", "trl_trainer_rollouts"]
+__all__ = ["SCRIPT_SCALE", "byte_tokenizer", "scripted_policy", "trl_trainer_rollouts"]
 
 #: the scripted next token's logit (every other token's is 0 before the trainable head's update)
 SCRIPT_SCALE = 64.0
@@ -69,7 +69,7 @@ def _user(messages: list[dict[str, Any]]) -> str:
 
 
 def _policy_classes() -> tuple[type, type]:
-    """``(ScriptedPolicyConfig, ScriptedPolicy)``: built on first use (``torch``/``transformers`` are imported
+    """``(ScriptedLMConfig, ScriptedLM)``: built on first use (``torch``/``transformers`` are imported
     only by a caller that plays TRL)."""
     import numpy as np
     import torch
@@ -77,7 +77,7 @@ def _policy_classes() -> tuple[type, type]:
     from transformers import GenerationMixin, PretrainedConfig, PreTrainedModel
     from transformers.modeling_outputs import BaseModelOutput, CausalLMOutput
 
-    class ScriptedPolicyConfig(PretrainedConfig):
+    class ScriptedLMConfig(PretrainedConfig):  # type: ignore[no-untyped-call]
         model_type = "rft_scripted_policy"
 
         def __init__(self, vocab_size: int = 258, max_position_embeddings: int = 1 << 20, **kwargs: Any) -> None:
@@ -133,10 +133,10 @@ def _policy_classes() -> tuple[type, type]:
             hidden.scatter_(-1, picked.unsqueeze(-1).to(input_ids.device), SCRIPT_SCALE)
             return BaseModelOutput(last_hidden_state=hidden)
 
-    class ScriptedPolicy(PreTrainedModel, GenerationMixin):
+    class ScriptedLM(PreTrainedModel, GenerationMixin):  # type: ignore[no-untyped-call]
         """See the module docstring: the script as backbone, a trainable identity-initialised LM head."""
 
-        config_class = ScriptedPolicyConfig
+        config_class = ScriptedLMConfig
         base_model_prefix = "model"
         main_input_name = "input_ids"
 
@@ -144,7 +144,7 @@ def _policy_classes() -> tuple[type, type]:
             super().__init__(config)
             self.model = Script(tokenizer, items)
             self.lm_head = nn.Linear(config.vocab_size, config.vocab_size, bias=False)
-            self.post_init()
+            self.post_init()  # type: ignore[no-untyped-call]
             with torch.no_grad():
                 self.lm_head.weight.copy_(torch.eye(config.vocab_size))
 
@@ -160,10 +160,10 @@ def _policy_classes() -> tuple[type, type]:
                                 logits_to_keep=logits_to_keep).last_hidden_state
             return CausalLMOutput(logits=self.lm_head(hidden))
 
-    return ScriptedPolicyConfig, ScriptedPolicy
+    return ScriptedLMConfig, ScriptedLM
 
 
-def ScriptedPolicy(tokenizer: Any, items: list[dict[str, Any]]) -> Any:  # noqa: N802 - a class factory
+def scripted_policy(tokenizer: Any, items: list[dict[str, Any]]) -> Any:
     """The scripted policy for ``items`` (see the module docstring), float32 on CPU."""
     config_class, policy_class = _policy_classes()
     config = config_class(vocab_size=len(tokenizer), eos_token_id=tokenizer.eos_token_id,
@@ -171,8 +171,8 @@ def ScriptedPolicy(tokenizer: Any, items: list[dict[str, Any]]) -> Any:  # noqa:
     model = policy_class(config, tokenizer, items)
     from transformers import GenerationConfig
 
-    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
-                                               pad_token_id=tokenizer.pad_token_id, use_cache=False)
+    model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, use_cache=False)
     return model
 
 
@@ -199,7 +199,7 @@ def trl_trainer_rollouts(base_url: str, token: str | None, grader: str | None, i
     """
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig, GRPOTrainer  # type: ignore[attr-defined]  # trl's lazy module
 
     from ..integrations.trl import ToolServerEnvironment, hosted_dataset
 
@@ -207,7 +207,7 @@ def trl_trainer_rollouts(base_url: str, token: str | None, grader: str | None, i
     if own:
         environment = ToolServerEnvironment(base_url, token=token, grader=grader, timeout_s=120.0)
     tokenizer = byte_tokenizer()
-    model = ScriptedPolicy(tokenizer, items)
+    model = scripted_policy(tokenizer, items)
     count = len(items) * generations
     micro = next(b for b in (8, 4, 2, 1) if count % b == 0)  # the training forward in micro-batches (memory)
     longest = max(len(replay_actions(item)) for item in items)
@@ -231,7 +231,7 @@ def trl_trainer_rollouts(base_url: str, token: str | None, grader: str | None, i
             if own:
                 environment.close()
         seconds = time.perf_counter() - start
-    logs = trainer._logs  # TRL's per-rollout record of the batch (prompt, completion, rewards, logged extras)
+    logs: Any = trainer._logs  # TRL's per-rollout record of the batch (prompt, completion, rewards, logged extras)
     rewards = list(logs["rewards"]["grader_reward"])
     trace_ids = list(logs["extra"]["trace_id"])
     completions = list(logs["completion"])

@@ -6,8 +6,8 @@ the model is scripted (it writes the item's gold calls, or all but the last, the
 Every reward TRL recorded equals the server's recorded grade and the hosted wire's score of the same trajectory
 (the calls TRL parsed re-sent under a fresh trace_id, graded with the last turn TRL parsed); the calls TRL parsed are the ones the server recorded under the
 rollout's own trace_id, and the tool results TRL showed the model are what the server answered that rollout; the 4
-rollouts of an item have distinct trace_ids and saw the same answers (no shared state: the items end with a
-return, exchange, cancel or modify that a second rollout sharing state would see fail). The checker is shown to
+rollouts of an item have distinct trace_ids and saw the same answers (no shared state: 6 of the 10 items return,
+exchange or cancel, which a second rollout sharing the first one's state would see refused). The checker is shown to
 flag a leaking environment and a wrong reward (:func:`test_the_checker_flags_shared_state_and_a_wrong_reward`).
 """
 
@@ -24,7 +24,6 @@ pytest.importorskip("trl")
 from rft_sdk.portability import with_variant
 from rft_sdk.portability._target import replay_actions
 from rft_sdk.portability._trl_loop import trl_trainer_rollouts
-
 from rft_sdk.surfaces import HostedClient, new_trace_id
 
 from .conftest import ITEMS, TOKEN, stored
