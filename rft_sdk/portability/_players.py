@@ -158,7 +158,10 @@ async def play_trl(target: Target, items: list[dict[str, Any]]) -> list[float]:
         def run(chunk: list[dict[str, Any]] = chunk) -> dict[str, Any]:
             return trl_trainer_rollouts(target.base_url, target.token, target.grader, chunk, generations=2)
 
-        out = await anyio.to_thread.run_sync(run)
+        try:
+            out = await anyio.to_thread.run_sync(run)
+        except ValueError as exc:
+            raise RuntimeError(f"the trl player cannot play items {start}-{start + len(chunk) - 1}: {exc}") from exc
         rewards: list[list[float]] = [[] for _ in chunk]
         for rollout in out["rollouts"]:
             rewards[rollout["index"]].append(float(rollout["reward"]))

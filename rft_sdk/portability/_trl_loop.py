@@ -195,14 +195,19 @@ def trl_trainer_rollouts(base_url: str, token: str | None, grader: str | None, i
 
     Raises:
         RuntimeError: TRL did not record one reward per rollout.
-        ValueError: ``generations`` < 2 (GRPO's group), or a prompt matching no item or several.
+        ValueError: ``generations`` < 2 (GRPO's group), or two items with the same user message.
     """
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch
+    from transformers.trainer_callback import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer  # type: ignore[attr-defined]  # trl's lazy module
 
     from ..integrations.trl import ToolServerEnvironment, hosted_dataset
 
+    users = [_user(item["messages"]) for item in items]
+    if len(set(users)) != len(users):
+        raise ValueError("items with the same user message cannot be told apart by a policy that sees only the "
+                         "prompt; play them in separate runs")
     own = environment is None
     if own:
         environment = ToolServerEnvironment(base_url, token=token, grader=grader, timeout_s=120.0)
@@ -221,6 +226,7 @@ def trl_trainer_rollouts(base_url: str, token: str | None, grader: str | None, i
         trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args,
                               train_dataset=hosted_dataset(items), environment_factory=environment,
                               reward_funcs=[environment.grader_reward])
+        trainer.remove_callback(PrinterCallback)  # it prints every log dict to stdout (the caller's table)
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # the policy's tensors are rows x 258: a thread pool only adds contention
         start = time.perf_counter()

@@ -137,3 +137,28 @@ def test_the_checker_flags_shared_state_and_a_wrong_reward(trained, recorded_ser
     found = problems(base_url, store, leaky_items, leaked["rollouts"])
     assert found[0] == "2 rollouts share a trace_id with another"
     assert any("saw different tool results" in p for p in found)
+
+
+def test_items_a_prompt_cannot_tell_apart_are_refused_before_any_request():
+    """The policy sees only the prompt: two items with one user message are refused, naming why (the URL is never
+    called: port 9 has no server)."""
+    twin = {**ITEMS[0], "task_id": "twin", "actions": ITEMS[0]["actions"][:1]}
+    with pytest.raises(ValueError, match="same user message cannot be told apart"):
+        trl_trainer_rollouts("http://127.0.0.1:9", TOKEN, GRADER, [ITEMS[0], twin], generations=2)
+
+
+def test_rft_portability_trl_column_is_the_trainer_loop_and_keeps_stdout_a_table(recorded_server, monkeypatch,
+                                                                                   capsys):
+    """``rft portability --surfaces hosted,trl`` in this process: TRL's trainer prints nothing into the table."""
+    from rft_sdk.cli import main
+
+    from .conftest import DATASET
+
+    base_url, _ = recorded_server
+    monkeypatch.setenv("RFT_T", TOKEN)
+    assert main(["portability", "--dataset", str(DATASET), "--url", base_url, "--token-env", "RFT_T", "--grader",
+                 GRADER, "--limit", "2", "--surfaces", "hosted,trl", "--variant", "gold-minus-last"]) == 0
+    header, *rows, summary, clients = capsys.readouterr().out.strip().splitlines()
+    assert header.split() == ["item", "hosted", "trl", "identical"] and len(rows) == 2
+    assert summary == "2/2 items scored identically on 2 surfaces (gold-minus-last)"
+    assert "trl=trl 1." in clients
