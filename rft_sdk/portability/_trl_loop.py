@@ -211,32 +211,32 @@ def trl_trainer_rollouts(base_url: str, token: str | None, grader: str | None, i
     own = environment is None
     if own:
         environment = ToolServerEnvironment(base_url, token=token, grader=grader, timeout_s=120.0)
-    tokenizer = byte_tokenizer()
-    model = scripted_policy(tokenizer, items)
     count = len(items) * generations
     micro = next(b for b in (8, 4, 2, 1) if count % b == 0)  # the training forward in micro-batches (memory)
     longest = max(len(replay_actions(item)) for item in items)
-    with tempfile.TemporaryDirectory(prefix="rft-trl-loop-") as out:
-        args = GRPOConfig(
-            output_dir=out, max_steps=1, per_device_train_batch_size=micro, gradient_accumulation_steps=count // micro,
-            num_generations=generations, max_completion_length=1 << 16, max_tool_calling_iterations=longest + 1,
-            learning_rate=1e-6, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, bf16=False,
-            seed=seed, dataloader_num_workers=0, disable_tqdm=True, generation_kwargs={"use_cache": False},
-            activation_checkpointing=False)  # no layers to checkpoint (TRL turns it on by default)
-        trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args,
-                              train_dataset=hosted_dataset(items), environment_factory=environment,
-                              reward_funcs=[environment.grader_reward])
-        trainer.remove_callback(PrinterCallback)  # it prints every log dict to stdout (the caller's table)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # the policy's tensors are rows x 258: a thread pool only adds contention
-        start = time.perf_counter()
-        try:
+    threads = torch.get_num_threads()
+    try:
+        with tempfile.TemporaryDirectory(prefix="rft-trl-loop-") as out:
+            args = GRPOConfig(
+                output_dir=out, max_steps=1, per_device_train_batch_size=micro,
+                gradient_accumulation_steps=count // micro, num_generations=generations,
+                max_completion_length=1 << 16, max_tool_calling_iterations=longest + 1, learning_rate=1e-6,
+                logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, bf16=False, seed=seed,
+                dataloader_num_workers=0, disable_tqdm=True, generation_kwargs={"use_cache": False},
+                activation_checkpointing=False)  # no layers to checkpoint (TRL turns it on by default)
+            tokenizer = byte_tokenizer()
+            trainer = GRPOTrainer(model=scripted_policy(tokenizer, items), processing_class=tokenizer, args=args,
+                                  train_dataset=hosted_dataset(items), environment_factory=environment,
+                                  reward_funcs=[environment.grader_reward])
+            trainer.remove_callback(PrinterCallback)  # it prints every log dict to stdout (the caller's table)
+            torch.set_num_threads(1)  # the policy's tensors are rows x 258: a thread pool only adds contention
+            start = time.perf_counter()
             trainer.train()
-        finally:
-            torch.set_num_threads(threads)
-            if own:
-                environment.close()
-        seconds = time.perf_counter() - start
+            seconds = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+        if own:
+            environment.close()
     logs: Any = trainer._logs  # TRL's per-rollout record of the batch (prompt, completion, rewards, logged extras)
     rewards = list(logs["rewards"]["grader_reward"])
     trace_ids = list(logs["extra"]["trace_id"])
