@@ -5,8 +5,8 @@ train_dataset=hosted_dataset(items), environment_factory=ToolServerEnvironment(.
 reward_funcs=[environment.grader_reward])`` and ``trainer.train()`` for one optimizer step. In that step TRL's
 ``RepeatSampler`` draws ``num_generations`` rollouts of every item; the trainer draws one
 :class:`~rft_sdk.integrations.trl.RolloutEnvironment` per rollout from its pool and calls ``reset(**row)``; it
-renders every prompt with the environment's tool methods as the tool schema (its Qwen2.5 chat template, swapped for
-its prefix-preserving training variant); generates with ``transformers``' ``generate`` (sampling at TRL's default
+renders every prompt with the environment's tool methods as the tool schema (TRL's Qwen2.5 chat template, which TRL
+finds prefix-preserving and so keeps); generates with ``transformers``' ``generate`` (sampling at TRL's default
 temperature 1.0); parses each turn with ``trl.chat_template_utils.parse_response`` (TRL's Qwen response template,
 set by ``add_response_schema``); calls the tool methods the model named with the arguments it wrote; appends each
 result as TRL renders tool turns (``_get_tool_suffix_ids``) and generates again until a turn has no tool call; calls
