@@ -5,9 +5,10 @@ A script started while a lane is idle goes at once, as its own command; one
 started while both have a script or a batch in flight waits, and all that
 waited go together as the next batch on the first lane that returns: one
 write and one read of this process, and for Redis one read and one reply
-write for all of them, where each would have cost its own (with 16 calls in
-flight, about 30 µs of this process's CPU and 10 µs of Redis's per command,
-and no connection-pool checkout per command: ``benchmarks/bench_stores.py``).
+write for all of them, where each would have cost its own (16 callers of a
+bare script: ~10 µs of this process's CPU and ~3 µs of Redis's per script,
+against ~33 µs and ~13 µs sent apart through redis-py's pool; the tool path:
+``benchmarks/bench_stores.py --concurrency 16``, docs/performance.md).
 Redis runs a batch's scripts one after the other, each atomically, exactly as
 if they had come on separate connections: nothing about what a script sees or
 writes changes, only how the bytes travel. Two lanes, not one: while Redis
@@ -100,6 +101,8 @@ class ScriptBatcher:
 
     def _next(self, lane: _Lane) -> None:
         """``lane``'s command returned: it sends what waited, as one batch, or goes idle."""
+        if lane not in self._lanes:  # a lane of an event loop this batcher has left
+            return
         if not self._queue:
             lane.task = None
             self._idle.append(lane)
