@@ -2,8 +2,10 @@
 
 A store object keeps two connections of its own for its scripts ("lanes").
 A script started while a lane is idle goes at once, as its own command; one
-started while both have a script or a batch in flight waits, and all that
-waited go together as the next batch on the first lane that returns: one
+started while both have a script or a batch in flight waits, and those that
+waited go together as the next batch on the first lane that returns (up to
+``BATCH_BYTES``; more lanes open, up to ``MAX_LANES``, while more than that
+waits, e.g. a burst of first calls, each carrying its item): one
 write and one read of this process, and for Redis one read and one reply
 write for all of them, where each would have cost its own (16 callers of a
 bare script: ~10 µs of this process's CPU and ~3 µs of Redis's per script,
@@ -24,10 +26,17 @@ and run again.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, cast
 
-__all__ = ["ScriptBatcher"]
+__all__ = ["BATCH_BYTES", "MAX_LANES", "ScriptBatcher"]
+
+#: Bytes of scripts one batch carries at most (one script at least): Redis reads each connection 16 KiB at a
+#: time per turn of its event loop (``PROTO_IOBUF_LEN``) and, with ``appendfsync always``, fsyncs at the end of
+#: every turn that wrote; a larger batch on one connection would take several turns, and fsyncs, to read.
+BATCH_BYTES = 16 * 1024
+#: Lanes (connections) one batcher opens at most: past its two, one more each time the scripts waiting exceed
+#: ``BATCH_BYTES`` (a burst of first calls, each carrying its dataset item), so Redis reads them in parallel.
+MAX_LANES = 16
 
 
 class _Lane:
@@ -48,15 +57,18 @@ class ScriptBatcher:
     Args:
         client: the store's ``redis.asyncio.Redis`` (its pool makes the connections, with the pool's
             settings: address, credentials, TLS, database, ``retry``).
-        lanes: connections (default 2: while Redis runs or fsyncs one batch, the next is already in its
-            socket buffer, so it is never idle waiting for this process; one lane would make it so).
+        lanes: connections to start with (default 2: while Redis runs or fsyncs one batch, the next is
+            already in its socket buffer, so it is never idle waiting for this process; one lane would make it
+            so); more open, up to ``max_lanes``, while the scripts waiting exceed ``BATCH_BYTES``.
     """
 
-    def __init__(self, client: Any, lanes: int = 2) -> None:
+    def __init__(self, client: Any, lanes: int = 2, max_lanes: int = MAX_LANES) -> None:
         self.client = client
+        self._first_lanes, self._max_lanes = lanes, max(lanes, max_lanes)
         self._lanes = [_Lane() for _ in range(lanes)]
         self._idle = list(self._lanes)  # lanes with nothing in flight
-        self._queue: list[tuple[Any, list[Any], list[Any], asyncio.Future[Any]]] = []
+        self._queue: list[tuple[Any, list[Any], list[Any], asyncio.Future[Any], int]] = []
+        self._queued_bytes = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._hiredis_packer: Any = None  # (None: not looked up yet; False: not installed)
 
@@ -76,8 +88,8 @@ class ScriptBatcher:
         """
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # a new event loop (e.g. a test's): nothing of the last one is in flight
-            self._loop, self._queue = loop, []
-            self._lanes = [_Lane() for _ in self._lanes]
+            self._loop, self._queue, self._queued_bytes = loop, [], 0
+            self._lanes = [_Lane() for _ in range(self._first_lanes)]
             self._idle = list(self._lanes)
         if self._idle:
             lane = self._idle.pop()
@@ -87,13 +99,20 @@ class ScriptBatcher:
                 self._next(lane)
         else:
             future: asyncio.Future[Any] = loop.create_future()
-            entry = (script, keys, args, future)
+            size = sum(len(a) if isinstance(a, (bytes, str)) else 8 for a in (*keys, *args))
+            entry = (script, keys, args, future, size)
             self._queue.append(entry)
+            self._queued_bytes += size
+            if self._queued_bytes > BATCH_BYTES and len(self._lanes) < self._max_lanes:
+                lane = _Lane()  # more waits than one batch carries: one more connection
+                self._lanes.append(lane)
+                self._start(lane)
             try:
                 reply = await future
             except asyncio.CancelledError:  # (a timeout) not sent yet: it never will be
-                with contextlib.suppress(ValueError):
+                if entry in self._queue:
                     self._queue.remove(entry)
+                    self._queued_bytes -= size
                 raise
         if isinstance(reply, Exception):
             raise reply
@@ -107,23 +126,33 @@ class ScriptBatcher:
             lane.task = None
             self._idle.append(lane)
             return
-        batch, self._queue = self._queue, []
+        self._start(lane)
+
+    def _start(self, lane: _Lane) -> None:
+        """Send the oldest waiting scripts, up to ``BATCH_BYTES`` (one at least), as one batch on ``lane``."""
+        taken, size = 0, 0
+        while taken < len(self._queue) and (taken == 0 or size + self._queue[taken][4] <= BATCH_BYTES):
+            size += self._queue[taken][4]
+            taken += 1
+        batch, self._queue = self._queue[:taken], self._queue[taken:]
+        self._queued_bytes -= size
         lane.task = asyncio.get_running_loop().create_task(self._send_batch(lane, batch))
 
     async def _send_batch(self, lane: _Lane,
-                          batch: list[tuple[Any, list[Any], list[Any], asyncio.Future[Any]]]) -> None:
+                          batch: list[tuple[Any, list[Any], list[Any], asyncio.Future[Any], int]]) -> None:
         """Send ``batch`` on ``lane`` and hand each caller its reply (or the error that ended the batch)."""
         try:
             replies = await self._send(lane, [entry[:3] for entry in batch])
         except asyncio.CancelledError:  # the loop is shutting down: so are its callers
-            for *_, future in batch:
-                future.cancel()
+            for entry in batch:
+                entry[3].cancel()
             raise
         except Exception as exc:  # each caller raises it (Redis unreachable, ...)
             replies = [exc] * len(batch)
         finally:
             self._next(lane)
-        for (*_, future), reply in zip(batch, replies):
+        for entry, reply in zip(batch, replies):
+            future = entry[3]
             if not future.done():  # (done: its caller gave up, a timeout; the reply is dropped)
                 future.set_result(reply)
 
