@@ -57,9 +57,10 @@ class ScriptBatcher:
     Args:
         client: the store's ``redis.asyncio.Redis`` (its pool makes the connections, with the pool's
             settings: address, credentials, TLS, database, ``retry``).
-        lanes: connections to start with (default 2: while Redis runs or fsyncs one batch, the next is
-            already in its socket buffer, so it is never idle waiting for this process; one lane would make it
-            so); more open, up to ``max_lanes``, while the scripts waiting exceed ``BATCH_BYTES``.
+        lanes: connections in flight for scripts as they come (default 2: while Redis runs or fsyncs one
+            batch, the next is already in its socket buffer, so it is never idle waiting for this process; one
+            lane would make it so); more, up to ``max_lanes``, carry the batches beyond ``BATCH_BYTES`` while
+            the scripts waiting exceed it.
     """
 
     def __init__(self, client: Any, lanes: int = 2, max_lanes: int = MAX_LANES) -> None:
@@ -91,7 +92,7 @@ class ScriptBatcher:
             self._loop, self._queue, self._queued_bytes = loop, [], 0
             self._lanes = [_Lane() for _ in range(self._first_lanes)]
             self._idle = list(self._lanes)
-        if self._idle:
+        if self._idle and len(self._lanes) - len(self._idle) < self._first_lanes:
             lane = self._idle.pop()
             try:
                 reply = (await self._send(lane, [(script, keys, args)]))[0]
@@ -103,10 +104,12 @@ class ScriptBatcher:
             entry = (script, keys, args, future, size)
             self._queue.append(entry)
             self._queued_bytes += size
-            if self._queued_bytes > BATCH_BYTES and len(self._lanes) < self._max_lanes:
-                lane = _Lane()  # more waits than one batch carries: one more connection
-                self._lanes.append(lane)
-                self._start(lane)
+            if self._queued_bytes > BATCH_BYTES:  # more waits than one batch carries: on one more connection
+                if self._idle:
+                    self._start(self._idle.pop())
+                elif len(self._lanes) < self._max_lanes:
+                    self._lanes.append(_Lane())
+                    self._start(self._lanes[-1])
             try:
                 reply = await future
             except asyncio.CancelledError:  # (a timeout) not sent yet: it never will be
@@ -119,14 +122,16 @@ class ScriptBatcher:
         return reply
 
     def _next(self, lane: _Lane) -> None:
-        """``lane``'s command returned: it sends what waited, as one batch, or goes idle."""
+        """``lane``'s command returned: it sends what waited, as one batch, or goes idle (when others keep the
+        first lanes' worth in flight and less than a batch waits: one of them sends it, as a larger batch)."""
         if lane not in self._lanes:  # a lane of an event loop this batcher has left
             return
-        if not self._queue:
-            lane.task = None
-            self._idle.append(lane)
+        others_busy = len(self._lanes) - len(self._idle) - 1
+        if self._queue and (others_busy < self._first_lanes or self._queued_bytes > BATCH_BYTES):
+            self._start(lane)
             return
-        self._start(lane)
+        lane.task = None
+        self._idle.append(lane)
 
     def _start(self, lane: _Lane) -> None:
         """Send the oldest waiting scripts, up to ``BATCH_BYTES`` (one at least), as one batch on ``lane``."""

@@ -147,3 +147,26 @@ async def test_without_hiredis_the_scripts_are_packed_by_redis_py(redis_url):
         assert loaded is not None and [c.call_id for c in loaded.trajectory] == ["p-c0", "p-c1", "p-c2"]
     finally:
         await store.aclose()
+
+
+async def test_scripts_waiting_beyond_one_batch_open_more_connections(redis_url):
+    """A batch carries at most ``BATCH_BYTES`` (Redis reads a connection 16 KiB per turn and, with ``appendfsync
+    always``, fsyncs per turn): while more waits, more lanes open, up to ``MAX_LANES``."""
+    from rft_sdk._stores._redis_batch import BATCH_BYTES, MAX_LANES
+
+    store = RedisStore(redis_url, prefix=f"lanes{uuid.uuid4().hex[:8]}:")
+    slow = store.client.register_script(  # holds a lane ~100 ms
+        "local t = redis.call('TIME') local s = t[1] * 1e6 + t[2] "
+        "repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] - s > 100000 return 0")
+    length = store.client.register_script("return #ARGV[1]")
+    big = "x" * (BATCH_BYTES // 2 - 200)
+    try:
+        busy = [asyncio.create_task(store._batcher.run(slow, [], [])) for _ in range(2)]  # both first lanes
+        await asyncio.sleep(0)
+        waiting = [asyncio.create_task(store._batcher.run(length, [], [big])) for _ in range(6)]
+        await asyncio.sleep(0)  # queued: 6 x 8 KB, over one batch
+        assert 2 < len(store._batcher._lanes) <= MAX_LANES  # sent on new lanes, not held for the first two
+        assert await asyncio.gather(*waiting) == [len(big)] * 6
+        await asyncio.gather(*busy)
+    finally:
+        await store.aclose()
