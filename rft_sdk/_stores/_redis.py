@@ -140,8 +140,9 @@ class RedisStore(RolloutStore):
             managed Redis whose durability is configured elsewhere).
 
     Connections: the scripts (every command of the tool path) go over two
-    connections of the store object's own, those that concurrent calls start
-    while both are busy together as the next batch (``_redis_batch``); the
+    connections of the store object's own (up to 16 in a burst), those that
+    concurrent calls start while both are busy together as the next batch
+    (``_redis_batch``); the
     other commands (grade reads, tombstones, the start-up check) use a
     ``redis.asyncio.BlockingConnectionPool`` of ``max_connections`` (default
     64 per process) where a command waits up to ``timeout`` seconds (default
