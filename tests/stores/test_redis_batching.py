@@ -151,7 +151,7 @@ async def test_without_hiredis_the_scripts_are_packed_by_redis_py(redis_url):
 
 async def test_scripts_waiting_beyond_one_batch_open_more_connections(redis_url):
     """A batch carries at most ``BATCH_BYTES`` (Redis reads a connection 16 KiB per turn and, with ``appendfsync
-    always``, fsyncs per turn): while more waits, more lanes open, up to ``MAX_LANES``."""
+    always``, fsyncs per turn): while more waits, more lanes open, up to the pool's ``max_connections``."""
     from rft_sdk._stores._redis_batch import BATCH_BYTES, MAX_LANES
 
     store = RedisStore(redis_url, prefix=f"lanes{uuid.uuid4().hex[:8]}:")
