@@ -140,7 +140,7 @@ class RedisStore(RolloutStore):
             managed Redis whose durability is configured elsewhere).
 
     Connections: the scripts (every command of the tool path) go over two
-    connections of the store object's own (up to 16 in a burst), those that
+    connections of the store object's own (up to ``max_connections`` in a burst), those that
     concurrent calls start while both are busy together as the next batch
     (``_redis_batch``); the
     other commands (grade reads, tombstones, the start-up check) use a
