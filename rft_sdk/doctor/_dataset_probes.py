@@ -191,6 +191,22 @@ def _free_text(value: Any) -> bool:
     return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
 
 
+_LETTERS = re.compile(r"[^\W\d_]+(?:\s+[^\W\d_]+)*")
+
+
+def value_shape(value: Any) -> str:
+    """What a validator sees of a value: its JSON type and, for a string, its characters by class (each run of
+    digits ``9``, each run of words separated by spaces ``a``, the rest kept): ``"2024-05-01"`` →
+    ``"9-9-9"``, ``"Ana Lima"`` → ``"a"``, ``"#W123"`` → ``"#a9"``."""
+    if isinstance(value, str):
+        return "str:" + re.sub(r"\d+", "9", _LETTERS.sub("a", value.strip()))
+    return type(value).__name__
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
 def _mutate(value: Any) -> Any:
     if isinstance(value, bool):
         return not value
@@ -256,20 +272,24 @@ class AlteredWrites(GoldPlanProbe):
         super().__init__(lambda actions: [], answer_field=answer_field, actions_field=actions_field,
                          reason="the gold changes nothing (no write, or none that succeeds; or no argument can be changed)")
         self.write_tools = write_tools
-        self._values: dict[tuple[str, str], list[Any]] = {}
+        self._calls: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
         self._context = ProbeContext([], write_tools=write_tools)
         self._choice: dict[int, int] = {}
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
         self._context = context
-        values: dict[tuple[str, str], dict[str, Any]] = {}
+        values: dict[tuple[str, str], dict[str, tuple[Any, dict[str, Any]]]] = {}
         for item in context.items:
             for call in item.get(self.actions_field) or []:
-                if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools):
-                    for arg, value in (call.get("arguments") or {}).items():
-                        values.setdefault((call["name"], arg), {})[json.dumps(value, sort_keys=True)] = value
-        self._values = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
+                if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools) \
+                        and isinstance(call.get("arguments"), Mapping):
+                    arguments = call["arguments"]
+                    for arg, value in arguments.items():
+                        rest = {k: v for k, v in arguments.items() if k != arg}
+                        values.setdefault((call["name"], arg), {}).setdefault(json.dumps(value, sort_keys=True),
+                                                                             (value, rest))
+        self._calls = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
         self._choice = {}
         used: dict[str, int] = {}
         for i, item in enumerate(context.items):
@@ -282,18 +302,31 @@ class AlteredWrites(GoldPlanProbe):
             used[options[pick]["altered"]] = used.get(options[pick]["altered"], 0) + 1
             self._choice[i] = pick
 
-    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str]
-                   ) -> tuple[Any, str] | None:
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """A well-formed wrong value for ``tool.arg`` (see the class docstring), in this order: a sibling of
+        the value's :func:`value_shape`; another item's value of the same argument and shape, from the call
+        agreeing with ``arguments`` on the most other arguments (``fill_field(field="name", value=...)``
+        borrows another item's *name*, never its date); a mutation; then a sibling or another item's value
+        of another shape (which a validator may refuse)."""
         current = json.dumps(value, sort_keys=True)
-        for sibling in sibling_values(value, sources, exclude):
-            return sibling, "sibling"
-        other = next((v for v in self._values.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current), None)
-        if other is not None:
-            return other, "other item"
+        shape = value_shape(value)
+        siblings = sibling_values(value, sources, exclude)
+        others = [(v, rest) for v, rest in self._calls.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current]
+        others.sort(key=lambda o: -sum(k in (arguments or {}) and _same_json(v, arguments[k])
+                                       for k, v in o[1].items()))
+        found = next((v for v in siblings if value_shape(v) == shape), None)
+        if found is not None:
+            return found, "sibling"
+        found = next((v for v, _ in others if value_shape(v) == shape), None)
+        if found is not None:
+            return found, "other item"
         new = _mutate(value)
-        if new is None or json.dumps(new, sort_keys=True) == current:
-            return None
-        return new, "mutation"
+        if new is not None and json.dumps(new, sort_keys=True) != current:
+            return new, "mutation"
+        if siblings:
+            return siblings[0], "sibling"
+        return (others[0][0], "other item") if others else None
 
     def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """Every single-argument alteration of the item's gold writes (gold writes in order; per write its
@@ -328,7 +361,7 @@ class AlteredWrites(GoldPlanProbe):
             names = list(arguments)  # the values first, the first argument (usually the record's id) last
             for arg in [*reversed(names[1:]), *names[:1]]:
                 value = arguments[arg]
-                found = self._new_value(str(call["name"]), arg, value, sources, used)
+                found = self._new_value(str(call["name"]), arg, value, sources, used, arguments)
                 if found is None:
                     continue
                 option = {"position": i, "altered": f"{call['name']}.{arg}", "from": value, "to": found[0],

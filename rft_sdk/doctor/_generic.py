@@ -57,7 +57,7 @@ from ._answers import WORD, answer_object, normalize_answer, object_wildcards, p
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
-           "SupersetEndState", "WrongAnswer", "answers_overlap", "generic_probes"]
+           "SupersetEndState", "WrongAnswer", "answers_overlap", "done_values", "generic_probes"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
@@ -168,10 +168,25 @@ def _parameters(tool: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[str]
     return str(fn.get("name")), dict(params.get("properties") or {}), list(params.get("required") or [])
 
 
-def _success_value(name: str, schema: Mapping[str, Any]) -> Any:
+def done_values(enum: Sequence[Any], outputs: Sequence[str]) -> list[str]:
+    """What "done" looks like here, for an enum argument: its values that the gold replay's tool outputs
+    show (a whole word of an output: ``"status": "routed"`` after the gold's ``route_ticket``), the one seen
+    last first; then its values in :data:`SUCCESS_VALUES` (in that list's order)."""
+    values = [str(v) for v in enum]
+    seen: dict[str, int] = {}
+    for k, text in enumerate(outputs):
+        for v in values:
+            for m in re.finditer(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text):
+                seen[v] = max(seen.get(v, -1), k * 1_000_000 + m.start())
+    out = sorted(seen, key=lambda v: -seen[v])
+    return out + [v for s in SUCCESS_VALUES for v in values if v.lower() == s and v not in out]
+
+
+def _success_value(name: str, schema: Mapping[str, Any], outputs: Sequence[str] = (), turn: int = 0) -> Any:
     enum = [str(v) for v in schema.get("enum", [])]
     if enum:
-        return next((v for s in SUCCESS_VALUES for v in enum if v.lower() == s), None)
+        options = done_values(enum, outputs)
+        return options[turn % len(options)] if options else None
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
     if "boolean" in kinds:
@@ -224,6 +239,10 @@ class SelfCertification(_ContextProbe):
             if _status_write(call) and call not in out:
                 out.append({"name": call["name"], "arguments": dict(call.get("arguments") or {})})
         own_status = {c["name"] for c in out}
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        turn = index or 0  # items take the values "done" may take in turn
         for tool in item.get("tools") or []:
             name, props, required = _parameters(tool)
             # a known write tool, or one this run knows nothing of (no declaration, never called by the
@@ -232,7 +251,8 @@ class SelfCertification(_ContextProbe):
                 continue
             # the gold's own value for a flag of this tool is what "done" looks like here
             own = {k: v for a in gold if a.get("name") == name for k, v in (a.get("arguments") or {}).items()}
-            flags = {k: own.get(k, v) for k, s in props.items() if (v := _success_value(k, s)) is not None}
+            flags = {k: own.get(k, v) for k, s in props.items()
+                     if (v := _success_value(k, s, outputs, turn)) is not None}
             if not flags or not all(k in flags or k in known for k in required):
                 continue
             args = {k: flags[k] if k in flags else known[k] for k in props if k in flags or k in known}

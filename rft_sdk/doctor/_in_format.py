@@ -26,6 +26,8 @@ adv_wildcard_in_format     a slot set to ``*`` (a string slot also ``.*``, ``%``
 adv_every_in_format        a slot set to every candidate: a list to every element any item's
                            answer holds there, a string to "All of the above" or the regex
                            alternation of every item's value there, a number to that alternation
+adv_negated_number         a number slot with ``|x| >= 1`` set to ``-x`` (an answer that is one
+                           number: the answer negated), where no tolerance covers ``2|x|``
 hedge_wrong_first          a control, never judged: "<a wrong answer> or <the gold's answer>"
                            (the wrong one: the gold with one graded slot set to another item's
                            value; a plain answer: another item's answer; a JSON list field:
@@ -77,8 +79,8 @@ from ._generic import (
 )
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 
-__all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "Slot", "answer_slots", "in_format_probes",
-           "substitute"]
+__all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "NEUTRAL_TEXT", "Slot", "answer_slots",
+           "in_format_probes", "is_annotation", "substitute"]
 
 #: At most this many items per probe of this module (one rollout each).
 IN_FORMAT_ITEMS = 6
@@ -107,6 +109,8 @@ IN_FORMAT_ADVICE = {
     "adv_whitespace_join": "words joined by newlines, tabs or no-break spaces beat a length or keyword guard: "
                            "count words with str.split() (every Unicode whitespace) after NFKC, never "
                            "split(' ')",
+    "adv_negated_number": "the gold's number with its sign flipped earns the gold's score: compare signed "
+                          "values (abs() or a regex without the minus sign makes -x equal to x)",
     "superset_unused_write": "a call of a write tool the task never needs (e.g. make_org_admin) goes "
                              "unpunished: compare the whole end state with the gold's (diff_gold), so any "
                              "change the task did not ask for lowers the score",
@@ -340,6 +344,19 @@ def _wildcard(slot: Slot, probe: _SlotProbe) -> list[Any]:
     return ["*", ".*", "%"] if slot.kind == "string" else ["*"]
 
 
+def _negated(slot: Slot, probe: _SlotProbe) -> list[Any]:
+    """The number with its sign flipped, where ``|x| >= 1`` (a tolerance never covers ``2|x|`` there)."""
+    if slot.kind != "number":
+        return []
+    number = float(slot.value)
+    if not math.isfinite(number) or abs(number) < 1:
+        return []
+    if slot.span is None:
+        return [-slot.value]
+    text = str(slot.value)
+    return [text[1:] if text.startswith("-") else "-" + text]
+
+
 def _alternation(values: Sequence[Any]) -> str:
     return "(" + "|".join(re.escape(v if isinstance(v, str) else _canonical(v)) for v in values) + ")"
 
@@ -368,6 +385,25 @@ class InFormatAnswer(_SlotProbe):
         answer = str(item.get(self.answer_field) or "")
         per_slot = [(s, v) for s in answer_slots(answer) if self.graded(s) and (v := self.values(s, self))]
         return _interleave(per_slot, answer)
+
+
+class NegatedNumber(InFormatAnswer):
+    """``adv_negated_number``: a number slot (``|x| >= 1``) set to ``-x``; an answer that is one number is
+    itself that slot (graded wherever the answer is the outcome: ``answer_control``)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(_negated, write_tools, **kwargs)
+
+    def variants(self, item: Mapping[str, Any]) -> list[tuple[Slot, str]]:
+        """The in-format negations; for a one-number answer, that number negated."""
+        out = super().variants(item)
+        answer = str(item.get(self.answer_field) or "")
+        text = answer.strip()
+        if out or answer_slots(answer) or not _NUMBER.fullmatch(text):
+            return out
+        start = answer.index(text)
+        slot = Slot("answer", "number", text, (start, start + len(text)))
+        return [(slot, substitute(answer, slot, v)) for v in _negated(slot, self)]
 
 
 class _Hedge(_SlotProbe):
@@ -490,6 +526,39 @@ def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: S
     return strings[0] if strings else "x"
 
 
+#: What ``superset_unused_write`` writes into a text parameter the gold gives no value for.
+NEUTRAL_TEXT = "Noted for the record."
+
+
+def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
+    """Whether a call of an unused write tool only annotates (``add_comment(claim_id, text)``,
+    ``add_note(ticket_id, text)``), decided by its schema and the values played, never by its name: every
+    argument is either a **reference** the gold passes (a string value of a gold argument of the same name,
+    not prose) or **free text** (a string without enum, format or pattern whose value is prose or was
+    invented), with at least one of each; no enum, number, boolean, list or object payload. An honest
+    end-state grader rightly ignores a note, so the call is no counterfactual; ``make_org_admin(org, user)``
+    (references only) and ``transfer(from, to, amount)`` (a number) are not annotations."""
+    references = texts = 0
+    for name, value in arguments.items():
+        schema = props.get(name) or {}
+        kinds = schema.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if not isinstance(value, str) or schema.get("enum") or "string" not in kinds and kinds != [None]:
+            return False
+        if name in known and value == known[name] and not _prose(value):
+            references += 1
+        elif schema.get("format") or schema.get("pattern"):
+            return False
+        else:
+            texts += 1
+    return references > 0 and texts > 0
+
+
+def _prose(value: str) -> bool:
+    """Several words of prose (a note, a reason), not an id or a code."""
+    return len(value.split()) >= 3 and not any(c.isdigit() for c in value.split()[0])
+
+
 class SupersetUnusedWrite(SupersetEndState):
     """The gold's calls plus one call of a write tool the gold never calls (module table)."""
 
@@ -502,7 +571,10 @@ class SupersetUnusedWrite(SupersetEndState):
         self._chosen: dict[int, int] = {}
 
     def extra_calls(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """One call per write tool (or tool of unknown kind) of the item that the gold never calls."""
+        """One call per write tool (or tool of unknown kind) of the item that the gold never calls, except
+        annotations (:func:`is_annotation`: a note or comment an honest end-state grader rightly ignores).
+        A string parameter without a gold value is filled with :data:`NEUTRAL_TEXT` when the call already
+        names an entity the gold passes (it is the call's text), else with a string the gold passes."""
         gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
         used = {a.get("name") for a in gold}
         known: dict[str, Any] = {}
@@ -515,9 +587,11 @@ class SupersetUnusedWrite(SupersetEndState):
             name, props, required = _parameters(tool)
             if name in used or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
                 continue
-            args = {k: known[k] if k in known else _placeholder(props.get(k) or {}, known, strings)
-                    for k in props if k in known or k in required}
-            out.append({"name": name, "arguments": args})
+            names = [k for k in props if k in known or k in required]
+            texts = [NEUTRAL_TEXT] if any(k in known for k in names) else strings
+            args = {k: known[k] if k in known else _placeholder(props.get(k) or {}, known, texts) for k in names}
+            if not is_annotation(props, args, known):
+                out.append({"name": name, "arguments": args})
         return out
 
     def prepare(self, context: ProbeContext) -> None:
@@ -563,6 +637,7 @@ def in_format_probes(write_tools: Collection[str] | None = None, **fields: Any) 
     out: dict[str, Any] = {"format_control": control, "format_removal": control.removal, "hedge_wrong_first": first}
     out.update({name: InFormatAnswer(values, write_tools, control=control, **fields)
                 for name, values in IN_FORMAT_FAMILIES.items()})
+    out["adv_negated_number"] = NegatedNumber(write_tools, control=control, **fields)
     out["hedged_answer"] = HedgedAnswer(first, write_tools, control=control, **fields)
     out["adv_whitespace_join"] = WhitespaceJoin(_joins, write_tools, max_items=len(JOINS), **fields)
     out["superset_unused_write"] = SupersetUnusedWrite(write_tools, **fields)
