@@ -14,7 +14,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
-from ._generic import _status_write
+from ._generic import _status_write, annotation_call
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
@@ -368,7 +368,8 @@ class AlteredWrites(GoldPlanProbe):
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
                 if _canonical_call(option["call"]) in valid:
                     continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
-                (status if _status_write(call) else prose if _free_text(value) else plain).append(option)
+                (status if _status_write(call) else prose if _free_text(value) or annotation_call(item, call, self.actions_field)
+                 else plain).append(option)
         return plain or prose or status
 
     def alter(self, actions: list[dict[str, Any]], writes: Collection[int] | None = None

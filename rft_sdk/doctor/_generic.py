@@ -56,8 +56,9 @@ from typing import Any
 from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
-           "SupersetEndState", "WrongAnswer", "answers_overlap", "done_values", "generic_probes"]
+__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
+           "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
+           "gold_arguments", "is_annotation"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
@@ -204,6 +205,60 @@ def _status_write(call: Mapping[str, Any]) -> bool:
         isinstance(v, bool) or (isinstance(v, str) and bool(_OWN_STATUS.search(str(k)))) for k, v in arguments.items())
 
 
+#: What ``superset_unused_write`` writes into a text parameter the gold gives no value for.
+NEUTRAL_TEXT = "Noted for the record."
+
+
+def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
+    """Whether a call of an unused write tool only annotates (``add_comment(claim_id, text)``,
+    ``add_note(ticket_id, text)``), decided by its schema and the values played, never by its name: every
+    argument is either a **reference** the gold passes (a string value of a gold argument of the same name,
+    not prose) or **free text** (a string without enum, format or pattern whose value is prose or was
+    invented), with at least one of each; no enum, number, boolean, list or object payload. An honest
+    end-state grader rightly ignores a note, so the call is no counterfactual; ``make_org_admin(org, user)``
+    (references only) and ``transfer(from, to, amount)`` (a number) are not annotations."""
+    references = texts = 0
+    for name, value in arguments.items():
+        schema = props.get(name) or {}
+        kinds = schema.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if not isinstance(value, str) or schema.get("enum") or "string" not in kinds and kinds != [None]:
+            return False
+        if name in known and value == known[name] and not _prose(value):
+            references += 1
+        elif schema.get("format") or schema.get("pattern"):
+            return False
+        else:
+            texts += 1
+    return references > 0 and texts > 0
+
+
+def _prose(value: str) -> bool:
+    """Several words of prose (a note, a reason), not an id or a code."""
+    return len(value.split()) >= 3 and not any(c.isdigit() for c in value.split()[0])
+
+
+def gold_arguments(item: Mapping[str, Any], actions_field: str = "actions") -> dict[str, Any]:
+    """Every argument the item's gold calls pass, by name (the first value of each name)."""
+    known: dict[str, Any] = {}
+    for a in item.get(actions_field) or []:
+        if isinstance(a, Mapping) and isinstance(a.get("arguments"), Mapping):
+            for k, v in a["arguments"].items():
+                known.setdefault(k, v)
+    return known
+
+
+def annotation_call(item: Mapping[str, Any], call: Mapping[str, Any], actions_field: str = "actions") -> bool:
+    """Whether ``call`` (one of the item's gold calls, or one played on it) only annotates
+    (:func:`is_annotation`, with the schema of the item's tool of that name and the gold's arguments)."""
+    tool = next((t for t in item.get("tools") or [] if isinstance(t, Mapping) and _parameters(t)[0] == call.get("name")),
+                None)
+    arguments = call.get("arguments")
+    if tool is None or not isinstance(arguments, Mapping):
+        return False
+    return is_annotation(_parameters(tool)[1], arguments, gold_arguments(item, actions_field))
+
+
 class SelfCertification(_ContextProbe):
     """No work: the status or flag writes alone (see the module table).
 
@@ -305,9 +360,12 @@ class SupersetEndState(_ContextProbe):
             is not None
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, then the donor's effective writes, one per turn."""
+        """The gold's calls, then the donor's effective writes that are no annotation (:func:`annotation_call`:
+        another item's note is a change an honest end-state grader rightly ignores), one per turn."""
         donor = self.donor(item, different_writes=True)
-        extra = [donor[self.actions_field][i] for i in self.writes_of(donor)] if donor is not None else []
+        extra = [donor[self.actions_field][i] for i in self.writes_of(donor)
+                 if not annotation_call(donor, donor[self.actions_field][i], self.actions_field)] \
+            if donor is not None else []
         return [[a] for a in [*item[self.actions_field], *extra]]
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:

@@ -71,16 +71,18 @@ from typing import Any
 
 from ._answers import answer_object, normalize_answer
 from ._generic import (
+    NEUTRAL_TEXT,
     AdversarialAnswer,
     SupersetEndState,
     _canonical,
     _ContextProbe,
     _parameters,
+    is_annotation,
 )
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 
-__all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "NEUTRAL_TEXT", "Slot", "answer_slots",
-           "in_format_probes", "is_annotation", "substitute"]
+__all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "Slot", "answer_slots", "in_format_probes",
+           "substitute"]
 
 #: At most this many items per probe of this module (one rollout each).
 IN_FORMAT_ITEMS = 6
@@ -524,39 +526,6 @@ def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: S
     if kind == "object":
         return {}
     return strings[0] if strings else "x"
-
-
-#: What ``superset_unused_write`` writes into a text parameter the gold gives no value for.
-NEUTRAL_TEXT = "Noted for the record."
-
-
-def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
-    """Whether a call of an unused write tool only annotates (``add_comment(claim_id, text)``,
-    ``add_note(ticket_id, text)``), decided by its schema and the values played, never by its name: every
-    argument is either a **reference** the gold passes (a string value of a gold argument of the same name,
-    not prose) or **free text** (a string without enum, format or pattern whose value is prose or was
-    invented), with at least one of each; no enum, number, boolean, list or object payload. An honest
-    end-state grader rightly ignores a note, so the call is no counterfactual; ``make_org_admin(org, user)``
-    (references only) and ``transfer(from, to, amount)`` (a number) are not annotations."""
-    references = texts = 0
-    for name, value in arguments.items():
-        schema = props.get(name) or {}
-        kinds = schema.get("type")
-        kinds = kinds if isinstance(kinds, list) else [kinds]
-        if not isinstance(value, str) or schema.get("enum") or "string" not in kinds and kinds != [None]:
-            return False
-        if name in known and value == known[name] and not _prose(value):
-            references += 1
-        elif schema.get("format") or schema.get("pattern"):
-            return False
-        else:
-            texts += 1
-    return references > 0 and texts > 0
-
-
-def _prose(value: str) -> bool:
-    """Several words of prose (a note, a reason), not an id or a code."""
-    return len(value.split()) >= 3 and not any(c.isdigit() for c in value.split()[0])
 
 
 class SupersetUnusedWrite(SupersetEndState):

@@ -11,16 +11,19 @@ probe                     the one change (the rest is the gold: its calls, then 
 write_removal             a control, never judged: the gold without the pivot. Where the score does
                           not fall, the pivot is not part of the graded outcome (a note, a comment,
                           a log line): the two probes below do not judge that item
-duplicated_write          the pivot played twice in a row (a second song queued, a second refund);
-                          played only within the item's declared budget (``max_tool_calls`` or
-                          ``--budget``); judged when the second call succeeded, the server did not
-                          say it changed nothing, and the end-state digest differs from the gold's
-reordered_writes          the pivot moved before the write that precedes it (payment before
-                          approval; the second song queued first); judged when the end-state digest
-                          differs from the gold's and either the pivot was **refused** in the new
-                          order (the gold's outcome then lacks it) or the two writes are calls of
-                          the **same tool** (a sequence of one action: a queue, a playlist); never
-                          when the new order of the writes is one of the item's ``alternatives``
+duplicated_write          the pivot played twice in a row (a second song queued); played only within
+                          the item's declared budget (``max_tool_calls`` or ``--budget``); judged
+                          when the gold calls the pivot's tool more than once with different
+                          arguments (a tool that adds one element per call), the second call
+                          succeeded, the server did not say it changed nothing, and the end-state
+                          digest differs from the gold's
+reordered_writes          the pivot moved before the gold's first write (payment before approval;
+                          the second song queued first); judged when the end-state digest differs
+                          from the gold's and either the pivot was **refused** in the new order
+                          (the gold's outcome then lacks it) or every write it moved before is a
+                          call of the **same tool** (a sequence of one action: a queue, a
+                          playlist); never when the new order of the writes is one of the item's
+                          ``alternatives``
 ========================= ==========================================================================
 
 **Severity**: both probes are ``must_lower`` (``_severity``): the pivot is graded (the control) and the
@@ -28,13 +31,16 @@ end state differs from the gold's, so a correct grader's score falls by some amo
 pays the gold's score counts duplicates, ignores the order, or counts a refused write as done.
 
 **What the digest cannot tell** (the trade-off, ``docs/doctor.md``): the end-state digest changes with any
-difference, relevant or not. Three restrictions keep irrelevant ones out: a pivot the grader does not
-grade is never judged (two identical notes: ``write_removal``), two writes of *different* tools in
+difference, relevant or not. Four restrictions keep irrelevant ones out: a pivot the grader does not
+grade is never judged (two identical notes: ``write_removal``); a repeat is judged only for a tool the
+gold calls several times with different arguments (a second payment that only an audit log records is
+not; a single extra transfer is ``superset_end_state``'s question); two writes of *different* tools in
 another order are judged only when the moved write was refused (a log's order, two valid orders of a
-booking), and an order listed among the item's ``alternatives`` is never judged. What stays: a grader
-that rightly treats a *graded* list as a set (tags added twice, or in another order, by a tool that
-appends) is judged as if the list were a sequence; such a task should list the other order as an
-alternative, or the tool should not store a duplicate.
+booking); an order listed among the item's ``alternatives`` is never judged. What stays: a tool the gold
+calls several times whose graded effect is a *set* while the state also keeps a list or a log (tags added
+twice or in another order, an audit log of every grant) is judged as if the order or the repeat
+mattered; such a task should list the other order as an alternative, or its tools should not record a
+repeat that changes nothing.
 """
 
 from __future__ import annotations
@@ -141,7 +147,7 @@ class _OrderProbe(_ContextProbe):
             return f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in (c.get('arguments') or {}).items())})"[:160]
         out = {"write": text(actions[where[0]])}
         if where[1] is not None and isinstance(self, ReorderedWrites):
-            out["before"] = text(actions[where[1]])
+            out["before"] = text(actions[self.writes_of(item)[0]])
         return out
 
 
@@ -183,6 +189,21 @@ class DuplicatedWrite(_OrderProbe):
         p = where[0]
         return [*actions[:p + 1], actions[p], *actions[p + 1:]]
 
+    def judged(self, item: Mapping[str, Any]) -> bool:
+        """As for every probe here, and only where the gold calls the pivot's tool more than once with
+        different arguments (it adds one element per call: a song to a queue). A tool the gold calls once
+        (a payment) may rightly ignore a repeat that only an audit log records, and the digest cannot tell
+        that log from the outcome."""
+        where = self.pivot(item)
+        if where is None or not super().judged(item):
+            return False
+        name = item[self.actions_field][where[0]].get("name")
+        return len({_key(item[self.actions_field][k]) for k in self.writes_of(item)
+                    if item[self.actions_field][k].get("name") == name}) > 1
+
+    not_judged_reason = ("not judged: leaving the write out did not lower the score (a note, a log line), the gold "
+                         "calls its tool once (a repeat may only add a log line), or the order is an alternative")
+
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the second call succeeded and the server did not say it changed nothing."""
         where = self.pivot(item)
@@ -198,28 +219,32 @@ class ReorderedWrites(_OrderProbe):
     must_lower = True
     changes_end_state = True
 
+    def _front(self, item: Mapping[str, Any]) -> int:
+        """Where the pivot goes: the position of the gold's first write that changed state."""
+        return self.writes_of(item)[0]
+
     def variant(self, item: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-        """The gold's calls with the pivot moved before the write that precedes it; ``None`` with one write."""
+        """The gold's calls with the pivot moved before the gold's first write; ``None`` with one write."""
         where = self.pivot(item)
         if where is None or where[1] is None:
             return None
-        p, q = where
+        p, q = where[0], self._front(item)
         actions = list(item[self.actions_field])
-        moved = actions[p]
         rest = [a for k, a in enumerate(actions) if k != p]
-        return [*rest[:q], moved, *rest[q:]]
+        return [*rest[:q], actions[p], *rest[q:]]
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the new order can matter to the outcome: the pivot was refused (it succeeded in the gold
-        replay), or the two writes are calls of the same tool."""
+        replay), or every write it moved before is a call of the same tool."""
         where = self.pivot(item)
         if where is None or where[1] is None:
             return False
         actions = item[self.actions_field]
-        pivot, before = actions[where[0]], actions[where[1]]
-        if pivot.get("name") == before.get("name"):
+        pivot, q = actions[where[0]], self._front(item)
+        jumped = [actions[k] for k in self.writes_of(item) if q <= k < where[0]]
+        if all(a.get("name") == pivot.get("name") for a in jumped):
             return True
-        played = calls[where[1]] if len(calls) > where[1] else None
+        played = calls[q] if len(calls) > q else None
         return played is not None and getattr(played, "name", None) == pivot.get("name") \
             and not getattr(played, "ok", True)
 
