@@ -248,14 +248,18 @@ class AlteredWrites(GoldPlanProbe):
     1. a **sibling** of the gold's value in the item's own data or the gold replay's JSON tool outputs
        (``_scope.sibling_values``: another order of the same customer, another flight of the trip), so
        an id or key is retargeted at another *valid* entity and the call succeeds;
-    2. a value **another item's** gold passes to the same tool and argument;
-    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated).
+    2. a value **another item's** gold passes to the same tool and argument, from the call agreeing with
+       this one on the most other arguments (the same ``field`` of a generic ``fill_field``);
+    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated);
+
+    1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
+    refuses), then a sibling or another item's value of another shape.
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
     ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
     argument of a write shape that repeats across items is altered on some of them, at one rollout per
-    item. A free-text argument (a note, a reason: 4+ words of prose) is a candidate only on items with
-    no other, and the arguments of a status write (``_generic._status_write``: a call that sets a status
+    item. A free-text argument (a note, a reason: 4+ words of prose) and the arguments of an annotation
+    (``_generic.annotation_call``: a comment) are candidates only on items with no other, and the arguments of a status write (``_generic._status_write``: a call that sets a status
     or flag) only on items with neither: an honest end-state grader re-derives the outcome and may
     rightly ignore both (what a status write alone earns is ``self_certification``'s question). The rollout is judged only when the
     alteration changed the end state (``changes_end_state``: the server's end-state digest differs from
@@ -313,8 +317,8 @@ class AlteredWrites(GoldPlanProbe):
         shape = value_shape(value)
         siblings = sibling_values(value, sources, exclude)
         others = [(v, rest) for v, rest in self._calls.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current]
-        others.sort(key=lambda o: -sum(k in (arguments or {}) and _same_json(v, arguments[k])
-                                       for k, v in o[1].items()))
+        given = dict(arguments or {})
+        others.sort(key=lambda o: -sum(k in given and _same_json(v, given[k]) for k, v in o[1].items()))
         found = next((v for v in siblings if value_shape(v) == shape), None)
         if found is not None:
             return found, "sibling"

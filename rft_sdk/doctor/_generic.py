@@ -14,9 +14,11 @@ wrong_answer              the gold's calls, then another item's reference answer
 self_certification        no work: the gold's own status writes alone (its writes that set
                           a status or flag, whatever the word: the work writes left out),
                           and each other write tool that has a status- or flag-like
-                          argument called with a success value (``resolved``, ``passed``,
-                          ``True``...), the other arguments taken from the gold's calls;
-                          then the reference answer.
+                          argument called with what "done" looks like here (an enum's values
+                          the gold replay's outputs show, last seen first: ``routed``; then
+                          ``resolved``, ``passed``, ``True``...; items take them in turn),
+                          the other arguments taken from the gold's calls; then the
+                          reference answer.
                           Tools of unknown kind (neither declared nor called by the gold) are
                           tried too; a rollout none of whose calls changed state is not judged
 superset_end_state        the gold's calls plus another item's writes (the end state is

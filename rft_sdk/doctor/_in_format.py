@@ -42,7 +42,9 @@ adv_whitespace_join        (the invisible family) every candidate's words joined
 superset_unused_write      (the superset family) the gold's calls plus one call of a write tool
                            the gold never calls (declared ``@tool(writes=True)``, learnt, or of
                            unknown kind), its arguments from the tool's schema and the values the
-                           gold's calls pass; items take the unused tools in turn
+                           gold's calls pass; items take the unused tools in turn. Annotations
+                           (``_generic.is_annotation``: references plus free text, a comment)
+                           are never played: an honest end-state grader ignores a note
 ========================== ==========================================================================
 
 **Severity** (``_severity``): every judged probe here is ``must_lower``. The in-format answers and the

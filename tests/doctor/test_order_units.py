@@ -10,8 +10,8 @@ of ``shape_twins``.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rft_sdk.doctor import ProbeContext, default_probes
