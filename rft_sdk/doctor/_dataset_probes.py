@@ -14,7 +14,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
-from ._generic import _status_write, annotation_call
+from ._generic import _free_text, _status_write, annotation_call
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
@@ -183,12 +183,6 @@ class CrossItemReplay(GoldPlanProbe):
         return str(donor[self.answer_field])
 
 
-_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:-]*")
-
-
-def _free_text(value: Any) -> bool:
-    """Prose (a note, a reason): 4+ words of letters and punctuation on one line; code, ids and numbers are not."""
-    return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
 
 
 _LETTERS = re.compile(r"[^\W\d_]+(?:\s+[^\W\d_]+)*")

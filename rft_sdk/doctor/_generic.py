@@ -226,7 +226,7 @@ def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known:
         kinds = kinds if isinstance(kinds, list) else [kinds]
         if not isinstance(value, str) or schema.get("enum") or "string" not in kinds and kinds != [None]:
             return False
-        if name in known and value == known[name] and not _prose(value):
+        if name in known and value == known[name] and not _free_text(value):
             references += 1
         elif schema.get("format") or schema.get("pattern"):
             return False
@@ -235,9 +235,12 @@ def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known:
     return references > 0 and texts > 0
 
 
-def _prose(value: str) -> bool:
-    """Several words of prose (a note, a reason), not an id or a code."""
-    return len(value.split()) >= 3 and not any(c.isdigit() for c in value.split()[0])
+_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:-]*")
+
+
+def _free_text(value: Any) -> bool:
+    """Prose (a note, a reason): 4+ words of letters and punctuation on one line; code, ids and numbers are not."""
+    return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
 
 
 def gold_arguments(item: Mapping[str, Any], actions_field: str = "actions") -> dict[str, Any]:

@@ -34,7 +34,7 @@ def verdicts():
 def test_the_shapes_cover_what_the_issue_asks_for():
     assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code", "booking", "refund",
                                         "meeting", "cite", "ticket", "playlist", "invoice", "form"}
-    assert sum(t.honest for t in SHAPES) == 15 and sum(not t.honest for t in SHAPES) >= 29
+    assert sum(t.honest for t in SHAPES) == 15 and sum(not t.honest for t in SHAPES) >= 28
     assert all(BY_NAME[t.twin].honest and BY_NAME[t.twin].task == t.task for t in SHAPES if not t.honest)
 
 
