@@ -513,8 +513,10 @@ class WhitespaceJoin(AdversarialAnswer):
         return {"join": f"U+{ord(join):04X}" if join else "", "answer": text[:300]}
 
 
-def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: Sequence[str]) -> Any:
-    """A plausible value for a parameter without a gold value: an enum's first value, else by type."""
+def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: Sequence[str],
+                 text: str | None = None) -> Any:
+    """A plausible value for a parameter without a gold value: an enum's first value, else by type (a string:
+    ``text`` when given, else the first string the gold passes; a list: that string)."""
     if schema.get("enum"):
         return schema["enum"][0]
     kinds = schema.get("type")
@@ -527,7 +529,7 @@ def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: S
         return [strings[0]] if strings else []
     if kind == "object":
         return {}
-    return strings[0] if strings else "x"
+    return text if text is not None else strings[0] if strings else "x"
 
 
 class SupersetUnusedWrite(SupersetEndState):
@@ -559,8 +561,9 @@ class SupersetUnusedWrite(SupersetEndState):
             if name in used or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
                 continue
             names = [k for k in props if k in known or k in required]
-            texts = [NEUTRAL_TEXT] if any(k in known for k in names) else strings
-            args = {k: known[k] if k in known else _placeholder(props.get(k) or {}, known, texts) for k in names}
+            text = NEUTRAL_TEXT if any(k in known for k in names) else None
+            args = {k: known[k] if k in known else _placeholder(props.get(k) or {}, known, strings, text)
+                    for k in names}
             if not is_annotation(props, args, known):
                 out.append({"name": name, "arguments": args})
         return out

@@ -3,7 +3,9 @@ writes, or to a write the tools refused). Counterfactuals of the gold judged on 
 
 Each item gets one **pivot**: one of the gold's writes that changed state in the gold replay
 (:meth:`~._probes.ProbeContext.effective_writes`); with two or more, the second to the last in turn
-(item ``k`` of the probes' items takes write ``1 + k mod (n - 1)``), so that it has a write before it.
+(item ``i`` of the dataset takes write ``1 + i mod (n - 1)``), so that it has a write before it. Each
+probe plays the first :data:`ORDER_ITEMS` items it is defined on (``reordered_writes``: two writes or
+more); the control plays the items of both.
 
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
@@ -82,25 +84,34 @@ class _OrderProbe(_ContextProbe):
         self.max_items, self.removal = max_items, removal
         self._chosen: dict[int, int] = {}
 
+    #: Items need at least this many gold writes that changed state.
+    min_writes = 1
+
+    def select(self, min_writes: int) -> set[int]:
+        """The first ``max_items`` items with at least ``min_writes`` gold writes that changed state."""
+        out: list[int] = []
+        for i, item in enumerate(self._context.items):
+            if len(out) < self.max_items and self._has_gold(item) and len(self.writes_of(item)) >= min_writes:
+                out.append(i)
+        return set(out)
+
     def prepare(self, context: ProbeContext) -> None:
-        """Choose the first ``max_items`` items with a gold write that changed state."""
+        """Choose the items (:meth:`select` with :attr:`min_writes`)."""
         super().prepare(context)
-        self._chosen = {}
-        for i, item in enumerate(context.items):
-            if len(self._chosen) < self.max_items and self._has_gold(item) and self.writes_of(item):
-                self._chosen[i] = len(self._chosen)
+        self._chosen = dict.fromkeys(self.select(self.min_writes), 0)
 
     def pivot(self, item: Mapping[str, Any]) -> tuple[int, int | None] | None:
-        """``(position of the pivot, position of the write before it or None)`` in the gold's calls."""
+        """``(position of the pivot, position of the write before it or None)`` in the gold's calls; item
+        number ``i`` of the dataset with ``n >= 2`` writes takes write ``1 + i mod (n - 1)``."""
         index = self._context.index_of(item)
-        if index not in self._chosen:
+        if index is None or index not in self._chosen:
             return None
         writes = self.writes_of(item)
         if not writes:
             return None
         if len(writes) == 1:
             return writes[0], None
-        k = 1 + self._chosen[index] % (len(writes) - 1)
+        k = 1 + index % (len(writes) - 1)
         return writes[k], writes[k - 1]
 
     def variant(self, item: Mapping[str, Any]) -> list[dict[str, Any]] | None:  # pragma: no cover - abstract
@@ -161,6 +172,12 @@ class WriteRemoval(_OrderProbe):
         super().__init__(write_tools, **kwargs)
         self.lowered: set[int] = set()
 
+    def prepare(self, context: ProbeContext) -> None:
+        """The items of both probes: those ``duplicated_write`` plays and those ``reordered_writes`` plays."""
+        _ContextProbe.prepare(self, context)
+        self._chosen = dict.fromkeys(self.select(DuplicatedWrite.min_writes) | self.select(ReorderedWrites.min_writes),
+                                     0)
+
     def variant(self, item: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         """The gold's calls without the pivot."""
         where = self.pivot(item)
@@ -215,6 +232,8 @@ class DuplicatedWrite(_OrderProbe):
 
 class ReorderedWrites(_OrderProbe):
     """``reordered_writes`` (module table)."""
+
+    min_writes = 2
 
     must_lower = True
     changes_end_state = True
