@@ -187,7 +187,9 @@ def done_values(enum: Sequence[Any], outputs: Sequence[str]) -> list[str]:
 
 def _success_value(name: str, schema: Mapping[str, Any], outputs: Sequence[str] = (), turn: int = 0) -> Any:
     enum = [str(v) for v in schema.get("enum", [])]
-    if enum:
+    if enum:  # a status: named like one, or an enum holding a success word (a team or a priority is no status)
+        if not _STATUS_NAME.search(name) and not any(v.lower() in SUCCESS_VALUES for v in enum):
+            return None
         options = done_values(enum, outputs)
         return options[turn % len(options)] if options else None
     kinds = schema.get("type")

@@ -68,6 +68,11 @@ def test_done_is_learnt_from_the_golds_outputs_last_seen_first_then_success_word
                                write_tools={"route_ticket", "set_ticket_status"}))
     played = [probe.calls(i)[0]["arguments"]["status"] for i in items]
     assert played == ["routed", "open", "closed"]  # before: 'closed' on every item, never 'routed'
+    team = _tool("set_team", ticket=STR, team={"type": "string", "enum": ["finance", "identity"]})
+    other = [{**i, "tools": [tools[0], team]} for i in items]
+    probe.prepare(ProbeContext(other, gold_outputs=[outputs] * 3, gold_ok=[[True]] * 3,
+                               write_tools={"route_ticket", "set_team"}))
+    assert probe.calls(other[0]) == []  # 'finance' in the outputs, but a team is no status: maybe the work itself
 
 
 def test_a_number_is_negated_in_its_format_and_alone() -> None:
