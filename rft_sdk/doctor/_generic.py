@@ -216,19 +216,20 @@ NEUTRAL_TEXT = "Noted for the record."
 def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
     """Whether a call of an unused write tool only annotates (``add_comment(claim_id, text)``,
     ``add_note(ticket_id, text)``), decided by its schema and the values played, never by its name: every
-    argument is either a **reference** the gold passes (a string value of a gold argument of the same name,
-    not prose) or **free text** (a string without enum, format or pattern whose value is prose or was
+    argument is either a **reference** the gold passes (a string value of one of the gold's arguments, by any
+    name, not prose) or **free text** (a string without enum, format or pattern whose value is prose or was
     invented), with at least one of each; no enum, number, boolean, list or object payload. An honest
     end-state grader rightly ignores a note, so the call is no counterfactual; ``make_org_admin(org, user)``
     (references only) and ``transfer(from, to, amount)`` (a number) are not annotations."""
     references = texts = 0
+    passed = {v for v in known.values() if isinstance(v, str)}
     for name, value in arguments.items():
         schema = props.get(name) or {}
         kinds = schema.get("type")
         kinds = kinds if isinstance(kinds, list) else [kinds]
         if not isinstance(value, str) or schema.get("enum") or "string" not in kinds and kinds != [None]:
             return False
-        if name in known and value == known[name] and not _free_text(value):
+        if value in passed and not _free_text(value):
             references += 1
         elif schema.get("format") or schema.get("pattern"):
             return False

@@ -547,7 +547,9 @@ class SupersetUnusedWrite(SupersetEndState):
         """One call per write tool (or tool of unknown kind) of the item that the gold never calls, except
         annotations (:func:`is_annotation`: a note or comment an honest end-state grader rightly ignores).
         A string parameter without a gold value is filled with :data:`NEUTRAL_TEXT` when the call already
-        names an entity the gold passes (it is the call's text), else with a string the gold passes."""
+        names an entity the gold passes (it is the call's text), else with the first string the gold passes
+        (the entity: ``add_note(ticket_id='T-201', text='Noted for the record.')`` where the gold says
+        ``ticket``)."""
         gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
         used = {a.get("name") for a in gold}
         known: dict[str, Any] = {}
@@ -561,9 +563,11 @@ class SupersetUnusedWrite(SupersetEndState):
             if name in used or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
                 continue
             names = [k for k in props if k in known or k in required]
-            text = NEUTRAL_TEXT if any(k in known for k in names) else None
-            args = {k: known[k] if k in known else _placeholder(props.get(k) or {}, known, strings, text)
-                    for k in names}
+            args: dict[str, Any] = {}
+            for k in names:  # a string without a gold value: the entity when none is named yet, else the text
+                text = NEUTRAL_TEXT if any(v in strings for v in args.values()) or any(
+                    n in known for n in names) else None
+                args[k] = known[k] if k in known else _placeholder(props.get(k) or {}, known, strings, text)
             if not is_annotation(props, args, known):
                 out.append({"name": name, "arguments": args})
         return out

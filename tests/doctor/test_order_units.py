@@ -40,6 +40,7 @@ def test_an_annotation_is_references_plus_free_text_and_nothing_else() -> None:
     assert not is_annotation({"claim_id": STR, "status": {"type": "string", "enum": ["open", "closed"]}},
                              {"claim_id": "C1", "status": "closed"}, known)
     assert not is_annotation({"text": STR}, {"text": NEUTRAL_TEXT}, known)  # no entity named: a guess, played
+    assert is_annotation({"ticket_id": STR, "text": STR}, {"ticket_id": "C1", "text": NEUTRAL_TEXT}, known)
 
 
 def test_superset_unused_write_plays_no_annotation_and_fills_free_text_with_a_neutral_sentence() -> None:
@@ -52,6 +53,9 @@ def test_superset_unused_write_plays_no_annotation_and_fills_free_text_with_a_ne
     # before: add_comment(claim_id='C1', text='C1') was played on top of the gold, and an honest grader FAILed
     assert probe.extra_calls(item) == [{"name": "grant", "arguments": {"claim_id": "C1", "level": 1,
                                                                        "reason": NEUTRAL_TEXT}}]
+    renamed = {**item, "tools": [tools[0], _tool("add_note", ticket_id=STR, text=STR)]}  # the gold says claim_id
+    probe.prepare(ProbeContext([renamed], gold_ok=[[True]], write_tools={"route", "add_note"}))
+    assert probe.extra_calls(renamed) == []
 
 
 def test_done_is_learnt_from_the_golds_outputs_last_seen_first_then_success_words() -> None:
