@@ -59,7 +59,8 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
                                "--limit", "10", "--surfaces",
                                "hosted,mcp_legacy,trl,openenv,verifiers,nemo_gym,eval_protocol",
                                "--client-python", f"nemo_gym={eco2}",
-                               "--client-python", f"eval_protocol={eco2}"],
+                               "--client-python", f"eval_protocol={eco2}",
+                               "--client-python", f"trl={sys.executable}"],  # TRL's trainer: the main venv
                               cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **ENV})
     assert done.returncode == 0, done.stderr[-3000:]
     header, *rows, summary, clients = done.stdout.strip().splitlines()
@@ -68,6 +69,7 @@ def test_seven_surfaces_score_the_gold_trajectories_identically(eco_python, tmp_
     assert len(rows) == 10 and all(row.split()[-1] == "yes" for row in rows)
     assert summary == "10/10 items scored identically on 7 surfaces (gold)"
     assert clients.startswith("clients: hosted=rft-sdk ") and "verifiers=verifiers 0.1." in clients
+    assert "trl=trl 1." in clients  # TRL's GRPOTrainer loop, in the main venv (.venv-eco has no trl)
 
 
 def test_an_unset_token_variable_is_refused_before_any_rollout(monkeypatch, capsys):
