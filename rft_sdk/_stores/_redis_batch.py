@@ -34,7 +34,7 @@ __all__ = ["BATCH_BYTES", "MAX_LANES", "ScriptBatcher"]
 #: time per turn of its event loop (``PROTO_IOBUF_LEN``) and, with ``appendfsync always``, fsyncs at the end of
 #: every turn that wrote; a larger batch on one connection would take several turns, and fsyncs, to read.
 BATCH_BYTES = 16 * 1024
-#: Lanes (connections) one batcher opens at most, unless its client's pool says ``max_connections``: past its
+#: Lanes (connections) one batcher opens at most (fewer when its client's pool's ``max_connections`` is): past its
 #: two, one more each time the scripts waiting exceed ``BATCH_BYTES`` (a burst of first calls, each carrying its
 #: dataset item), so Redis reads them in parallel, as many at a turn as the pool's connections used to carry.
 MAX_LANES = 64
@@ -61,14 +61,14 @@ class ScriptBatcher:
         lanes: connections in flight for scripts as they come (default 2: while Redis runs or fsyncs one
             batch, the next is already in its socket buffer, so it is never idle waiting for this process; one
             lane would make it so); more, up to ``max_lanes`` (default: the client's pool's
-            ``max_connections``, else ``MAX_LANES``), carry the batches beyond ``BATCH_BYTES`` while the
+            ``max_connections``, at most ``MAX_LANES``), carry the batches beyond ``BATCH_BYTES`` while the
             scripts waiting exceed it.
     """
 
     def __init__(self, client: Any, lanes: int = 2, max_lanes: int | None = None) -> None:
         self.client = client
-        if max_lanes is None:
-            max_lanes = int(getattr(client.connection_pool, "max_connections", None) or MAX_LANES)
+        if max_lanes is None:  # (redis-py's plain pool allows 2**31: bounded here)
+            max_lanes = min(int(getattr(client.connection_pool, "max_connections", None) or MAX_LANES), MAX_LANES)
         self._first_lanes, self._max_lanes = lanes, max(lanes, max_lanes)
         self._lanes = [_Lane() for _ in range(lanes)]
         self._idle = list(self._lanes)  # lanes with nothing in flight
