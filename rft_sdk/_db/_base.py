@@ -127,7 +127,8 @@ class CallScope:
         return int(self.connection.execute(size_sql).fetchone()[0])
 
     async def commit(self) -> None:
-        """Commit the call's transaction (after :meth:`stage`).
+        """Commit the call's transaction (after :meth:`stage`); a sync connection is handed back with it
+        (:meth:`close` then has nothing left to do).
 
         Raises:
             EndpointError: 400 ``tool_error`` when the database refused the commit (e.g. the tool left the
@@ -136,11 +137,17 @@ class CallScope:
         try:
             if self.is_async:
                 await self.connection.rft_end(True)
-            else:
-                await anyio.to_thread.run_sync(self.connection.rft_end, True)
+            else:  # committed and handed back in one worker-thread hop
+                await anyio.to_thread.run_sync(self._commit_sync)
+                self._open, self.connection = False, None
+                return
         except Exception as exc:
             await self._failed(exc)
         self._open = False
+
+    def _commit_sync(self) -> None:
+        self.connection.rft_end(True)
+        self.owner.checkin(self.db_id, self.connection)
 
     async def _failed(self, exc: Exception) -> NoReturn:
         await self.rollback()
@@ -242,6 +249,8 @@ class RolloutDatabase(abc.ABC):
         #: ends; tests and benchmarks clear it, wake the thread and wait on it instead of sleeping.
         self.pool_filled = threading.Event()
         self._thread: threading.Thread | None = None
+        self._last_start = float("-inf")  # time.monotonic(): when the last new rollout got its database
+        self._refill_asked = float("-inf")  # time.monotonic(): when a claim first asked for the pending refill
         self._template_snapshot: Snapshot | None = None
         self._tables: tuple[TableInfo, ...] | None = None
         self._gold: dict[str, tuple[Changes, list[str | None]]] = {}
@@ -367,12 +376,30 @@ class RolloutDatabase(abc.ABC):
         """Clones the warm pool should hold now (:class:`~rft_sdk._db._pool.PoolSizer`'s rule)."""
         return self.sizer.target()
 
+    #: Seconds without a new rollout before the background refill clones (a batch's first answers come
+    #: first: clones made during a burst take the CPU and the admission lock from the rollouts waiting).
+    REFILL_QUIET_S = 0.1
+
+    def refill_may_run(self, now: float | None = None) -> bool:
+        """Whether the background refill may clone now (``now``: ``time.monotonic()``): when no new rollout got
+        its database for :attr:`REFILL_QUIET_S` seconds, or when the refill was asked for at least
+        ``pool_window_s`` seconds ago (a steady stream of starts still gets its pool refilled). Always
+        ``True`` outside the maintenance thread (an explicit :meth:`refill_once` or :meth:`sweep` fills now)."""
+        if now is None and threading.current_thread() is not self._thread:
+            return True
+        now = time.monotonic() if now is None else now
+        return now - self._last_start >= self.REFILL_QUIET_S or now - self._refill_asked >= self.sizer.window_s
+
     def refill_once(self) -> int:
         """Clone until the pool holds :meth:`pool_target` (what the maintenance thread runs after each
         claim); the number cloned. Blocking."""
         with self._maintain_lock:
+            self._refill_asked = float("inf")
             cloned = self._fill_pool() if self.pool_target() and not self._stop.is_set() else 0
-            self.metrics.set_counts(self._counts())
+            counts = self._counts()
+            self.metrics.set_counts(counts)
+            if counts["pool"] < self.pool_target():  # paused by new starts: still asked for
+                self._refill_asked = time.monotonic()
             return cloned
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -443,7 +470,8 @@ class RolloutDatabase(abc.ABC):
 
     def _maintain(self) -> None:
         """The maintenance thread: a sweep and refill every ``sweep_interval_s`` (or when admission asks
-        for one), and a refill alone whenever a claim woke it."""
+        for one), and a refill alone whenever a claim woke it, once new rollouts pause
+        (:meth:`refill_may_run`)."""
         next_sweep = 0.0
         while not self._stop.is_set():
             try:
@@ -452,10 +480,15 @@ class RolloutDatabase(abc.ABC):
                     next_sweep = time.monotonic() + self.sweep_interval_s
                     self.maintain_once()
                 else:
+                    while not self._stop.is_set() and not self.refill_may_run():
+                        self._stop.wait(self.REFILL_QUIET_S)  # the burst's first answers first
                     self.refill_once()
                 self.pool_filled.set()
             except Exception:  # a sweep that fails is retried at the next interval
                 logger.warning("rollout database maintenance of %r failed", self.name, exc_info=True)
+            if (self.pool_target() > self.metrics.counts.get("pool", 0) and not self.refill_may_run()
+                    and not self._stop.is_set()):
+                continue  # a refill paused by new starts: resume once they pause
             self._wake.wait(max(0.0, next_sweep - time.monotonic()))
             self._wake.clear()
 
@@ -488,9 +521,9 @@ class RolloutDatabase(abc.ABC):
         t0 = time.perf_counter()
         try:
             await self.astart()
-            db_id = await self._admit(trace_id)
             use_async = is_async and self.supports_async
             if use_async:
+                db_id, _ = await self._admit(trace_id)
                 conn = await self.aconnect(db_id)
                 try:
                     await conn.rft_begin()
@@ -500,8 +533,10 @@ class RolloutDatabase(abc.ABC):
                     await conn.rft_end(False)
                     await self.acheckin(db_id, conn)
                     raise
-            else:
-                conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
+            else:  # the admission and the open in one worker-thread hop
+                db_id, opened = await self._admit(trace_id, call_id)
+                assert opened is not None
+                conn, row = opened
         except self.unavailable_errors as exc:
             raise self.unavailable(exc) from exc
         replay = (row[0], json.loads(row[1])) if row is not None else None
@@ -523,6 +558,15 @@ class RolloutDatabase(abc.ABC):
             raise
         return conn, row
 
+    def _ensure_and_open(self, trace_id: str, call_id: str | None
+                         ) -> tuple[str, str | None, float, tuple[Any, Any] | None]:
+        """:meth:`_ensure`, then (with ``call_id``) :meth:`_open_sync`: ``(db_id, source, seconds the
+        ensure took, (connection, replay row) or None)``."""
+        t0 = time.perf_counter()
+        db_id, source = self._ensure(trace_id)
+        took = time.perf_counter() - t0
+        return db_id, source, took, (self._open_sync(db_id, call_id) if call_id is not None else None)
+
     def unavailable(self, exc: BaseException) -> EndpointError:
         """The retryable 503 ``database_unavailable`` answering a driver error of :attr:`unavailable_errors`
         (its first line only: the type and what failed, never the connection string)."""
@@ -532,14 +576,16 @@ class RolloutDatabase(abc.ABC):
                              f"{type(exc).__name__}: {detail}; retry later", counter="database_unavailable",
                              headers={"Retry-After": "1"})
 
-    async def _admit(self, trace_id: str) -> str:
+    async def _admit(self, trace_id: str, call_id: str | None = None) -> tuple[str, tuple[Any, Any] | None]:
+        """The rollout's database (created when missing, waiting up to ``admission_timeout_s`` at
+        ``max_live``); with ``call_id`` also opened for that call in the same worker-thread hop:
+        ``(db_id, (connection, replay row) or None)``."""
         arrived = self.sizer.clock()  # the pool is sized by when rollouts asked, not when they were served
         deadline = time.monotonic() + self.admission_timeout_s
         delay = 0.05
         while True:
-            t0 = time.perf_counter()
             try:
-                db_id, source = await anyio.to_thread.run_sync(self._ensure, trace_id)
+                db_id, source, took, opened = await anyio.to_thread.run_sync(self._ensure_and_open, trace_id, call_id)
             except DatabaseLimitError as exc:
                 if time.monotonic() + delay > deadline:
                     self.metrics.event("refused_limit")
@@ -551,11 +597,13 @@ class RolloutDatabase(abc.ABC):
                 delay = min(delay * 2, 1.0)
                 continue
             if source is not None:
-                self.metrics.clone_latency.labels(source).observe(time.perf_counter() - t0)
+                self.metrics.clone_latency.labels(source).observe(took)
                 self.metrics.event(f"created_{source}")
                 self.sizer.started(at=arrived)
-                self._wake.set()  # refill in the background, to the target the start rate asks for
-            return db_id
+                self._last_start = time.monotonic()
+                self._refill_asked = min(self._refill_asked, self._last_start)
+                self._wake.set()  # refill in the background (once starts pause), to the target the start rate asks
+            return db_id, opened
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         """Drop ``trace_id``'s database now (``after_s <= 0``) or let it expire ``after_s`` seconds

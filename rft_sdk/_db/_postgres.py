@@ -390,7 +390,7 @@ class PostgresDatabase(RolloutDatabase):
         with self._admin_conn() as conn:
             conn.execute(f"UPDATE {REGISTRY_TABLE} SET expires_at = now() + %s::interval "
                          "WHERE prefix = %s AND kind = 'pool'", (ttl, self.name))  # still wanted
-            while not self._stop.is_set():
+            while not self._stop.is_set() and self.refill_may_run():
                 name = f"{self.name}_p_{uuid.uuid4().hex[:24]}"
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-pool-{self.name}"),))
