@@ -203,7 +203,11 @@ async def grade_cost(db: RolloutDatabase, n: int) -> list[float]:
 
 async def burst(db: RolloutDatabase, k: int) -> tuple[list[float], float, float]:
     """``k`` new rollouts at once, each getting its database and making one call:
-    ``(seconds to each first answer, wall seconds, this process's CPU seconds)``; released after (not timed)."""
+    ``(seconds to each first answer, wall seconds, this process's CPU seconds)``; released after (not timed).
+
+    Every call is awaited before anything else happens, failed or not (a failure is raised after): a
+    release while calls are still in their transactions waits for their locks (``DROP SCHEMA``).
+    """
     tag = uuid.uuid4().hex[:8]
 
     async def one(i: int) -> float:
@@ -212,11 +216,14 @@ async def burst(db: RolloutDatabase, k: int) -> tuple[list[float], float, float]
         return time.perf_counter() - t0
 
     c0, w0 = time.process_time(), time.perf_counter()
-    times = await asyncio.gather(*(one(i) for i in range(k)))
+    results = await asyncio.gather(*(one(i) for i in range(k)), return_exceptions=True)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     for i in range(k):
         await db.release(f"flight-{tag}-{i}")
-    return list(times), wall, cpu
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {k} first calls failed; the first: {failed[0]!r}") from failed[0]
+    return [float(r) for r in results], wall, cpu  # type: ignore[arg-type]
 
 
 async def refilled(db: RolloutDatabase, timeout_s: float = 900.0) -> tuple[int, float]:
