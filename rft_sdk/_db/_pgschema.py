@@ -73,9 +73,9 @@ SELECT 'sequence ' || c.relname || ' (owned by no column)' FROM pg_class c
 class PostgresSchemaDatabase(PostgresDatabase):
     """A schema per rollout in the database of ``url`` (see the module docstring).
 
-    Experimental: tested up to 256 rollouts starting together; one run at 1,024 in flight hung on
-    the first ``DROP SCHEMA`` (an open issue, ``docs/database.md``). Above 256 in flight use
-    :class:`PostgresDatabase` (a database per rollout), the default.
+    Measured up to 1,024 rollouts starting together (``benchmarks/bench_rollout_db.py``). A release
+    waits at most ``unavailable_timeout_s`` for connections still in a transaction on the schema,
+    then leaves it to the sweep.
 
     Args:
         url: libpq URL of the server and database that holds the registry table and every

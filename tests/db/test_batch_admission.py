@@ -86,12 +86,14 @@ async def test_sqlite_two_processes_worth_of_pool_names_never_claim_one_clone_tw
         await a.astart()
         await b.astart()
         await asyncio.to_thread(a.refill_once)
-        await asyncio.to_thread(b.refill_once)  # b lists the same 6 names
+        await asyncio.to_thread(b.refill_once)  # b lists the same names
         a.max_pool = b.max_pool = 0
+        pooled = (await a.counts())["pool"]  # 6, or 7-8: two fillers at once may each add one past the target
+        assert 6 <= pooled <= 8
         await asyncio.gather(*(_call(db, f"{tag}{i}") for i in range(5) for tag, db in (("a", a), ("b", b))))
         claimed = a.metrics.events["created_pool"] + b.metrics.events["created_pool"]
         cold = a.metrics.events["created_cold"] + b.metrics.events["created_cold"]
-        assert (claimed, cold) == (6, 4)
+        assert (claimed, cold) == (pooled, 10 - pooled)  # every clone claimed once, by one of the two
         assert len([n for n in os.listdir(a.dir) if n.startswith("r-") and n.endswith(".db")]) == 10
         assert _lock_counts(a) == (10, 0)
     finally:
