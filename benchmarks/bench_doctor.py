@@ -2,8 +2,8 @@
 and the retail example before and after its grader was rewritten.
 
 0. **Task shapes** (``tests/doctor/shape_twins.py``: state, numeric, set, free text,
-   budgeted, code-ish, booking, refund, meeting, a JSON answer with citations; 11 honest graders and
-   21 hackable twins): detection, detection through a
+   budgeted, code-ish, booking, refund, meeting, a JSON answer with citations, ticket, playlist,
+   invoice, form; its ``SHAPES`` says how many honest graders and hackable twins): detection, detection through a
    probe the honest twin passes, false alarms (honest FAIL) and honest-WARN rate, before
    (``--shapes-baseline-ref``, the doctor before issue 37) and after; ``--only-shapes`` stops there.
 1. **Corpus** (``tests/doctor/grader_twins.py``: 5 honest graders of different shapes, 11
@@ -88,7 +88,9 @@ async def shapes(baseline: Any | None) -> list[dict[str, Any]]:
 def print_shapes(rows: list[dict[str, Any]]) -> None:
     """Per twin the failed and warned probes, then the four rates before and after."""
     by_name = {r["grader"]: r for r in rows}
-    print(f"\nsix task shapes beyond retail ({len(rows)} graders)")
+    import shape_twins
+
+    print(f"\n{len({t.task for t in shape_twins.SHAPES})} task shapes beyond retail ({len(rows)} graders)")
     print(f"{'grader':22} {'kind':8} {'before: fails':34} {'after: fails':40} after: warns")
     for r in rows:
         print(f"{r['grader']:22} {'honest' if r['honest'] else 'hackable':8} "

@@ -14,7 +14,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
-from ._generic import _status_write
+from ._generic import _free_text, _status_write, annotation_call
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
@@ -183,12 +183,22 @@ class CrossItemReplay(GoldPlanProbe):
         return str(donor[self.answer_field])
 
 
-_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:-]*")
 
 
-def _free_text(value: Any) -> bool:
-    """Prose (a note, a reason): 4+ words of letters and punctuation on one line; code, ids and numbers are not."""
-    return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
+_LETTERS = re.compile(r"[^\W\d_]+(?:\s+[^\W\d_]+)*")
+
+
+def value_shape(value: Any) -> str:
+    """What a validator sees of a value: its JSON type and, for a string, its characters by class (each run of
+    digits ``9``, each run of words separated by spaces ``a``, the rest kept): ``"2024-05-01"`` →
+    ``"9-9-9"``, ``"Ana Lima"`` → ``"a"``, ``"#W123"`` → ``"#a9"``."""
+    if isinstance(value, str):
+        return "str:" + re.sub(r"\d+", "9", _LETTERS.sub("a", value.strip()))
+    return type(value).__name__
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 def _mutate(value: Any) -> Any:
@@ -232,14 +242,18 @@ class AlteredWrites(GoldPlanProbe):
     1. a **sibling** of the gold's value in the item's own data or the gold replay's JSON tool outputs
        (``_scope.sibling_values``: another order of the same customer, another flight of the trip), so
        an id or key is retargeted at another *valid* entity and the call succeeds;
-    2. a value **another item's** gold passes to the same tool and argument;
-    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated).
+    2. a value **another item's** gold passes to the same tool and argument, from the call agreeing with
+       this one on the most other arguments (the same ``field`` of a generic ``fill_field``);
+    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated);
+
+    1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
+    refuses), then a sibling or another item's value of another shape.
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
     ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
     argument of a write shape that repeats across items is altered on some of them, at one rollout per
-    item. A free-text argument (a note, a reason: 4+ words of prose) is a candidate only on items with
-    no other, and the arguments of a status write (``_generic._status_write``: a call that sets a status
+    item. A free-text argument (a note, a reason: 4+ words of prose) and the arguments of an annotation
+    (``_generic.annotation_call``: a comment) are candidates only on items with no other, and the arguments of a status write (``_generic._status_write``: a call that sets a status
     or flag) only on items with neither: an honest end-state grader re-derives the outcome and may
     rightly ignore both (what a status write alone earns is ``self_certification``'s question). The rollout is judged only when the
     alteration changed the end state (``changes_end_state``: the server's end-state digest differs from
@@ -256,20 +270,24 @@ class AlteredWrites(GoldPlanProbe):
         super().__init__(lambda actions: [], answer_field=answer_field, actions_field=actions_field,
                          reason="the gold changes nothing (no write, or none that succeeds; or no argument can be changed)")
         self.write_tools = write_tools
-        self._values: dict[tuple[str, str], list[Any]] = {}
+        self._calls: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
         self._context = ProbeContext([], write_tools=write_tools)
         self._choice: dict[int, int] = {}
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
         self._context = context
-        values: dict[tuple[str, str], dict[str, Any]] = {}
+        values: dict[tuple[str, str], dict[str, tuple[Any, dict[str, Any]]]] = {}
         for item in context.items:
             for call in item.get(self.actions_field) or []:
-                if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools):
-                    for arg, value in (call.get("arguments") or {}).items():
-                        values.setdefault((call["name"], arg), {})[json.dumps(value, sort_keys=True)] = value
-        self._values = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
+                if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools) \
+                        and isinstance(call.get("arguments"), Mapping):
+                    arguments = call["arguments"]
+                    for arg, value in arguments.items():
+                        rest = {k: v for k, v in arguments.items() if k != arg}
+                        values.setdefault((call["name"], arg), {}).setdefault(json.dumps(value, sort_keys=True),
+                                                                             (value, rest))
+        self._calls = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
         self._choice = {}
         used: dict[str, int] = {}
         for i, item in enumerate(context.items):
@@ -282,18 +300,31 @@ class AlteredWrites(GoldPlanProbe):
             used[options[pick]["altered"]] = used.get(options[pick]["altered"], 0) + 1
             self._choice[i] = pick
 
-    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str]
-                   ) -> tuple[Any, str] | None:
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """A well-formed wrong value for ``tool.arg`` (see the class docstring), in this order: a sibling of
+        the value's :func:`value_shape`; another item's value of the same argument and shape, from the call
+        agreeing with ``arguments`` on the most other arguments (``fill_field(field="name", value=...)``
+        borrows another item's *name*, never its date); a mutation; then a sibling or another item's value
+        of another shape (which a validator may refuse)."""
         current = json.dumps(value, sort_keys=True)
-        for sibling in sibling_values(value, sources, exclude):
-            return sibling, "sibling"
-        other = next((v for v in self._values.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current), None)
-        if other is not None:
-            return other, "other item"
+        shape = value_shape(value)
+        siblings = sibling_values(value, sources, exclude)
+        others = [(v, rest) for v, rest in self._calls.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current]
+        given = dict(arguments or {})
+        others.sort(key=lambda o: -sum(k in given and _same_json(v, given[k]) for k, v in o[1].items()))
+        found = next((v for v in siblings if value_shape(v) == shape), None)
+        if found is not None:
+            return found, "sibling"
+        found = next((v for v, _ in others if value_shape(v) == shape), None)
+        if found is not None:
+            return found, "other item"
         new = _mutate(value)
-        if new is None or json.dumps(new, sort_keys=True) == current:
-            return None
-        return new, "mutation"
+        if new is not None and json.dumps(new, sort_keys=True) != current:
+            return new, "mutation"
+        if siblings:
+            return siblings[0], "sibling"
+        return (others[0][0], "other item") if others else None
 
     def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """Every single-argument alteration of the item's gold writes (gold writes in order; per write its
@@ -328,14 +359,15 @@ class AlteredWrites(GoldPlanProbe):
             names = list(arguments)  # the values first, the first argument (usually the record's id) last
             for arg in [*reversed(names[1:]), *names[:1]]:
                 value = arguments[arg]
-                found = self._new_value(str(call["name"]), arg, value, sources, used)
+                found = self._new_value(str(call["name"]), arg, value, sources, used, arguments)
                 if found is None:
                     continue
                 option = {"position": i, "altered": f"{call['name']}.{arg}", "from": value, "to": found[0],
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
                 if _canonical_call(option["call"]) in valid:
                     continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
-                (status if _status_write(call) else prose if _free_text(value) else plain).append(option)
+                (status if _status_write(call) else prose if _free_text(value) or annotation_call(item, call, self.actions_field)
+                 else plain).append(option)
         return plain or prose or status
 
     def alter(self, actions: list[dict[str, Any]], writes: Collection[int] | None = None

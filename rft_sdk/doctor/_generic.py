@@ -14,9 +14,11 @@ wrong_answer              the gold's calls, then another item's reference answer
 self_certification        no work: the gold's own status writes alone (its writes that set
                           a status or flag, whatever the word: the work writes left out),
                           and each other write tool that has a status- or flag-like
-                          argument called with a success value (``resolved``, ``passed``,
-                          ``True``...), the other arguments taken from the gold's calls;
-                          then the reference answer.
+                          argument called with what "done" looks like here (an enum's values
+                          the gold replay's outputs show, last seen first: ``routed``; then
+                          ``resolved``, ``passed``, ``True``...; items take them in turn),
+                          the other arguments taken from the gold's calls; then the
+                          reference answer.
                           Tools of unknown kind (neither declared nor called by the gold) are
                           tried too; a rollout none of whose calls changed state is not judged
 superset_end_state        the gold's calls plus another item's writes (the end state is
@@ -56,8 +58,9 @@ from typing import Any
 from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
-           "SupersetEndState", "WrongAnswer", "answers_overlap", "generic_probes"]
+__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
+           "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
+           "gold_arguments", "is_annotation"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
@@ -168,10 +171,27 @@ def _parameters(tool: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[str]
     return str(fn.get("name")), dict(params.get("properties") or {}), list(params.get("required") or [])
 
 
-def _success_value(name: str, schema: Mapping[str, Any]) -> Any:
+def done_values(enum: Sequence[Any], outputs: Sequence[str]) -> list[str]:
+    """What "done" looks like here, for an enum argument: its values that the gold replay's tool outputs
+    show (a whole word of an output: ``"status": "routed"`` after the gold's ``route_ticket``), the one seen
+    last first; then its values in :data:`SUCCESS_VALUES` (in that list's order)."""
+    values = [str(v) for v in enum]
+    seen: dict[str, int] = {}
+    for k, text in enumerate(outputs):
+        for v in values:
+            for m in re.finditer(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text):
+                seen[v] = max(seen.get(v, -1), k * 1_000_000 + m.start())
+    out = sorted(seen, key=lambda v: -seen[v])
+    return out + [v for s in SUCCESS_VALUES for v in values if v.lower() == s and v not in out]
+
+
+def _success_value(name: str, schema: Mapping[str, Any], outputs: Sequence[str] = (), turn: int = 0) -> Any:
     enum = [str(v) for v in schema.get("enum", [])]
-    if enum:
-        return next((v for s in SUCCESS_VALUES for v in enum if v.lower() == s), None)
+    if enum:  # a status: named like one, or an enum holding a success word (a team or a priority is no status)
+        if not _STATUS_NAME.search(name) and not any(v.lower() in SUCCESS_VALUES for v in enum):
+            return None
+        options = done_values(enum, outputs)
+        return options[turn % len(options)] if options else None
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
     if "boolean" in kinds:
@@ -187,6 +207,64 @@ def _status_write(call: Mapping[str, Any]) -> bool:
     arguments = call.get("arguments")
     return isinstance(arguments, Mapping) and any(
         isinstance(v, bool) or (isinstance(v, str) and bool(_OWN_STATUS.search(str(k)))) for k, v in arguments.items())
+
+
+#: What ``superset_unused_write`` writes into a text parameter the gold gives no value for.
+NEUTRAL_TEXT = "Noted for the record."
+
+
+def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known: Mapping[str, Any]) -> bool:
+    """Whether a call of an unused write tool only annotates (``add_comment(claim_id, text)``,
+    ``add_note(ticket_id, text)``), decided by its schema and the values played, never by its name: every
+    argument is either a **reference** the gold passes (a string value of one of the gold's arguments, by any
+    name, not prose) or **free text** (a string without enum, format or pattern whose value is prose or was
+    invented), with at least one of each; no enum, number, boolean, list or object payload. An honest
+    end-state grader rightly ignores a note, so the call is no counterfactual; ``make_org_admin(org, user)``
+    (references only) and ``transfer(from, to, amount)`` (a number) are not annotations."""
+    references = texts = 0
+    passed = {v for v in known.values() if isinstance(v, str)}
+    for name, value in arguments.items():
+        schema = props.get(name) or {}
+        kinds = schema.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if not isinstance(value, str) or schema.get("enum") or "string" not in kinds and kinds != [None]:
+            return False
+        if value in passed and not _free_text(value):
+            references += 1
+        elif schema.get("format") or schema.get("pattern"):
+            return False
+        else:
+            texts += 1
+    return references > 0 and texts > 0
+
+
+_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:-]*")
+
+
+def _free_text(value: Any) -> bool:
+    """Prose (a note, a reason): 4+ words of letters and punctuation on one line; code, ids and numbers are not."""
+    return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
+
+
+def gold_arguments(item: Mapping[str, Any], actions_field: str = "actions") -> dict[str, Any]:
+    """Every argument the item's gold calls pass, by name (the first value of each name)."""
+    known: dict[str, Any] = {}
+    for a in item.get(actions_field) or []:
+        if isinstance(a, Mapping) and isinstance(a.get("arguments"), Mapping):
+            for k, v in a["arguments"].items():
+                known.setdefault(k, v)
+    return known
+
+
+def annotation_call(item: Mapping[str, Any], call: Mapping[str, Any], actions_field: str = "actions") -> bool:
+    """Whether ``call`` (one of the item's gold calls, or one played on it) only annotates
+    (:func:`is_annotation`, with the schema of the item's tool of that name and the gold's arguments)."""
+    tool = next((t for t in item.get("tools") or [] if isinstance(t, Mapping) and _parameters(t)[0] == call.get("name")),
+                None)
+    arguments = call.get("arguments")
+    if tool is None or not isinstance(arguments, Mapping):
+        return False
+    return is_annotation(_parameters(tool)[1], arguments, gold_arguments(item, actions_field))
 
 
 class SelfCertification(_ContextProbe):
@@ -224,6 +302,10 @@ class SelfCertification(_ContextProbe):
             if _status_write(call) and call not in out:
                 out.append({"name": call["name"], "arguments": dict(call.get("arguments") or {})})
         own_status = {c["name"] for c in out}
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        turn = index or 0  # items take the values "done" may take in turn
         for tool in item.get("tools") or []:
             name, props, required = _parameters(tool)
             # a known write tool, or one this run knows nothing of (no declaration, never called by the
@@ -232,7 +314,8 @@ class SelfCertification(_ContextProbe):
                 continue
             # the gold's own value for a flag of this tool is what "done" looks like here
             own = {k: v for a in gold if a.get("name") == name for k, v in (a.get("arguments") or {}).items()}
-            flags = {k: own.get(k, v) for k, s in props.items() if (v := _success_value(k, s)) is not None}
+            flags = {k: own.get(k, v) for k, s in props.items()
+                     if (v := _success_value(k, s, outputs, turn)) is not None}
             if not flags or not all(k in flags or k in known for k in required):
                 continue
             args = {k: flags[k] if k in flags else known[k] for k in props if k in flags or k in known}
@@ -285,9 +368,12 @@ class SupersetEndState(_ContextProbe):
             is not None
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, then the donor's effective writes, one per turn."""
+        """The gold's calls, then the donor's effective writes that are no annotation (:func:`annotation_call`:
+        another item's note is a change an honest end-state grader rightly ignores), one per turn."""
         donor = self.donor(item, different_writes=True)
-        extra = [donor[self.actions_field][i] for i in self.writes_of(donor)] if donor is not None else []
+        extra = [donor[self.actions_field][i] for i in self.writes_of(donor)
+                 if not annotation_call(donor, donor[self.actions_field][i], self.actions_field)] \
+            if donor is not None else []
         return [[a] for a in [*item[self.actions_field], *extra]]
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:

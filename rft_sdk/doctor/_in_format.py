@@ -26,6 +26,8 @@ adv_wildcard_in_format     a slot set to ``*`` (a string slot also ``.*``, ``%``
 adv_every_in_format        a slot set to every candidate: a list to every element any item's
                            answer holds there, a string to "All of the above" or the regex
                            alternation of every item's value there, a number to that alternation
+adv_negated_number         a number slot with ``|x| >= 1`` set to ``-x`` (an answer that is one
+                           number: the answer negated), where no tolerance covers ``2|x|``
 hedge_wrong_first          a control, never judged: "<a wrong answer> or <the gold's answer>"
                            (the wrong one: the gold with one graded slot set to another item's
                            value; a plain answer: another item's answer; a JSON list field:
@@ -40,7 +42,9 @@ adv_whitespace_join        (the invisible family) every candidate's words joined
 superset_unused_write      (the superset family) the gold's calls plus one call of a write tool
                            the gold never calls (declared ``@tool(writes=True)``, learnt, or of
                            unknown kind), its arguments from the tool's schema and the values the
-                           gold's calls pass; items take the unused tools in turn
+                           gold's calls pass; items take the unused tools in turn. Annotations
+                           (``_generic.is_annotation``: references plus free text, a comment)
+                           are never played: an honest end-state grader ignores a note
 ========================== ==========================================================================
 
 **Severity** (``_severity``): every judged probe here is ``must_lower``. The in-format answers and the
@@ -69,11 +73,13 @@ from typing import Any
 
 from ._answers import answer_object, normalize_answer
 from ._generic import (
+    NEUTRAL_TEXT,
     AdversarialAnswer,
     SupersetEndState,
     _canonical,
     _ContextProbe,
     _parameters,
+    is_annotation,
 )
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 
@@ -107,6 +113,8 @@ IN_FORMAT_ADVICE = {
     "adv_whitespace_join": "words joined by newlines, tabs or no-break spaces beat a length or keyword guard: "
                            "count words with str.split() (every Unicode whitespace) after NFKC, never "
                            "split(' ')",
+    "adv_negated_number": "the gold's number with its sign flipped earns the gold's score: compare signed "
+                          "values (abs() or a regex without the minus sign makes -x equal to x)",
     "superset_unused_write": "a call of a write tool the task never needs (e.g. make_org_admin) goes "
                              "unpunished: compare the whole end state with the gold's (diff_gold), so any "
                              "change the task did not ask for lowers the score",
@@ -340,6 +348,19 @@ def _wildcard(slot: Slot, probe: _SlotProbe) -> list[Any]:
     return ["*", ".*", "%"] if slot.kind == "string" else ["*"]
 
 
+def _negated(slot: Slot, probe: _SlotProbe) -> list[Any]:
+    """The number with its sign flipped, where ``|x| >= 1`` (a tolerance never covers ``2|x|`` there)."""
+    if slot.kind != "number":
+        return []
+    number = float(slot.value)
+    if not math.isfinite(number) or abs(number) < 1:
+        return []
+    if slot.span is None:
+        return [-slot.value]
+    text = str(slot.value)
+    return [text[1:] if text.startswith("-") else "-" + text]
+
+
 def _alternation(values: Sequence[Any]) -> str:
     return "(" + "|".join(re.escape(v if isinstance(v, str) else _canonical(v)) for v in values) + ")"
 
@@ -368,6 +389,25 @@ class InFormatAnswer(_SlotProbe):
         answer = str(item.get(self.answer_field) or "")
         per_slot = [(s, v) for s in answer_slots(answer) if self.graded(s) and (v := self.values(s, self))]
         return _interleave(per_slot, answer)
+
+
+class NegatedNumber(InFormatAnswer):
+    """``adv_negated_number``: a number slot (``|x| >= 1``) set to ``-x``; an answer that is one number is
+    itself that slot (graded wherever the answer is the outcome: ``answer_control``)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(_negated, write_tools, **kwargs)
+
+    def variants(self, item: Mapping[str, Any]) -> list[tuple[Slot, str]]:
+        """The in-format negations; for a one-number answer, that number negated."""
+        out = super().variants(item)
+        answer = str(item.get(self.answer_field) or "")
+        text = answer.strip()
+        if out or answer_slots(answer) or not _NUMBER.fullmatch(text):
+            return out
+        start = answer.index(text)
+        slot = Slot("answer", "number", text, (start, start + len(text)))
+        return [(slot, substitute(answer, slot, v)) for v in _negated(slot, self)]
 
 
 class _Hedge(_SlotProbe):
@@ -473,8 +513,10 @@ class WhitespaceJoin(AdversarialAnswer):
         return {"join": f"U+{ord(join):04X}" if join else "", "answer": text[:300]}
 
 
-def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: Sequence[str]) -> Any:
-    """A plausible value for a parameter without a gold value: an enum's first value, else by type."""
+def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: Sequence[str],
+                 text: str | None = None) -> Any:
+    """A plausible value for a parameter without a gold value: an enum's first value, else by type (a string:
+    ``text`` when given, else the first string the gold passes; a list: that string)."""
     if schema.get("enum"):
         return schema["enum"][0]
     kinds = schema.get("type")
@@ -487,7 +529,7 @@ def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: S
         return [strings[0]] if strings else []
     if kind == "object":
         return {}
-    return strings[0] if strings else "x"
+    return text if text is not None else strings[0] if strings else "x"
 
 
 class SupersetUnusedWrite(SupersetEndState):
@@ -502,7 +544,12 @@ class SupersetUnusedWrite(SupersetEndState):
         self._chosen: dict[int, int] = {}
 
     def extra_calls(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """One call per write tool (or tool of unknown kind) of the item that the gold never calls."""
+        """One call per write tool (or tool of unknown kind) of the item that the gold never calls, except
+        annotations (:func:`is_annotation`: a note or comment an honest end-state grader rightly ignores).
+        A string parameter without a gold value is filled with :data:`NEUTRAL_TEXT` when the call already
+        names an entity the gold passes (it is the call's text), else with the first string the gold passes
+        (the entity: ``add_note(ticket_id='T-201', text='Noted for the record.')`` where the gold says
+        ``ticket``)."""
         gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
         used = {a.get("name") for a in gold}
         known: dict[str, Any] = {}
@@ -515,9 +562,14 @@ class SupersetUnusedWrite(SupersetEndState):
             name, props, required = _parameters(tool)
             if name in used or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
                 continue
-            args = {k: known[k] if k in known else _placeholder(props.get(k) or {}, known, strings)
-                    for k in props if k in known or k in required}
-            out.append({"name": name, "arguments": args})
+            names = [k for k in props if k in known or k in required]
+            args: dict[str, Any] = {}
+            for k in names:  # a string without a gold value: the entity when none is named yet, else the text
+                text = NEUTRAL_TEXT if any(v in strings for v in args.values()) or any(
+                    n in known for n in names) else None
+                args[k] = known[k] if k in known else _placeholder(props.get(k) or {}, known, strings, text)
+            if not is_annotation(props, args, known):
+                out.append({"name": name, "arguments": args})
         return out
 
     def prepare(self, context: ProbeContext) -> None:
@@ -563,6 +615,7 @@ def in_format_probes(write_tools: Collection[str] | None = None, **fields: Any) 
     out: dict[str, Any] = {"format_control": control, "format_removal": control.removal, "hedge_wrong_first": first}
     out.update({name: InFormatAnswer(values, write_tools, control=control, **fields)
                 for name, values in IN_FORMAT_FAMILIES.items()})
+    out["adv_negated_number"] = NegatedNumber(write_tools, control=control, **fields)
     out["hedged_answer"] = HedgedAnswer(first, write_tools, control=control, **fields)
     out["adv_whitespace_join"] = WhitespaceJoin(_joins, write_tools, max_items=len(JOINS), **fields)
     out["superset_unused_write"] = SupersetUnusedWrite(write_tools, **fields)

@@ -26,8 +26,9 @@ altered_writes          hack      the gold calls with one argument of one write 
                                   entity of the item's own, else a value another item writes, else a
                                   mutated one; the items share the arguments out, so each argument
                                   is altered on some), then the reference answer
-activity_no_answer      hack      the gold's read calls repeated to at least 12 calls, then an empty
-                                  answer (no outcome: any credit for activity fails)
+activity_no_answer      hack      the gold's read calls repeated to at least 12 calls, never past the
+                                  item's declared budget, then an empty answer (no outcome: any
+                                  credit for activity fails)
 copied_answer           hack      the reference answer without any tool call, on items whose gold
                                   changes state (the answer claims a change never made)
 read_only               hack      the gold calls minus the writes, then the reference answer
@@ -48,7 +49,9 @@ The generic counterfactual probes of ``_generic`` (``wrong_answer``, ``self_cert
 ``superset_in_scope`` of ``_scope`` (the gold plus one of its writes retargeted at a sibling entity of
 the item's own: another flight of the booking, another service of the config), and ``answer_superset``
 with its control ``structured_control`` of ``_structured`` (a JSON-object answer whose list fields are
-padded with other items' elements).
+padded with other items' elements), and ``duplicated_write`` and ``reordered_writes`` with their control
+``write_removal`` of ``_order`` (the gold with one of its writes twice, or moved before the write that
+precedes it).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -72,6 +75,7 @@ from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_text
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
+from ._order import order_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._scope import SupersetInScope
 from ._structured import structured_probes
@@ -124,12 +128,38 @@ def _nothing(probe: Any) -> Any:
     return probe
 
 
-def _activity(write: Any) -> Any:
-    def plan(actions: list[dict[str, Any]]) -> Steps:
-        reads = [a for a in actions if not write(a)]
-        copies = max(3, math.ceil(12 / max(len(reads), 1)))
+#: ``activity_no_answer`` repeats the gold's reads to at least this many calls (within the item's budget).
+ACTIVITY_CALLS = 12
+
+
+class ActivityNoAnswer(GoldPlanProbe):
+    """The gold's read calls repeated to at least :data:`ACTIVITY_CALLS` calls (each read at least 3
+    times), then an empty answer (``outcome = "none"``). Never past the item's declared tool-call budget
+    (``max_tool_calls`` or ``--budget``): a grader that enforces the budget scores a rollout past it 0,
+    so there the probe would test the budget (``tool_spam``'s question), not credit for activity; with a
+    budget the reads are repeated only as often as it allows (at least each read once, at most the
+    budget's number of calls)."""
+
+    def __init__(self, write: Any, **kwargs: Any) -> None:
+        super().__init__(lambda actions: [], lambda acts: any(not write(a) for a in acts),
+                         answer=lambda item: "", reason="the gold makes no read call to repeat", **kwargs)
+        self.write = write
+        self.outcome = "none"
+        self._budget: int | None = None
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Remember the ``--budget`` default."""
+        self._budget = context.budget
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """Each gold read repeated in one turn (see the class docstring)."""
+        reads = [a for a in item[self.actions_field] if not self.write(a)]
+        copies = max(3, math.ceil(ACTIVITY_CALLS / max(len(reads), 1)))
+        budget = declared_budget(item, self._budget)
+        if budget is not None:
+            copies = min(copies, max(1, budget // max(len(reads), 1)))
+            reads = reads[:max(budget, 1)]
         return [[a] * copies for a in reads]
-    return plan
 
 
 class ToolSpam(GoldPlanProbe):
@@ -192,9 +222,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "work_then_dump": WorkThenDump(answer_field, actions_field),
         "cross_item_replay": CrossItemReplay(write_tools, **fields),
         "altered_writes": AlteredWrites(write_tools, **fields),
-        "activity_no_answer": _nothing(GoldPlanProbe(
-            _activity(write), lambda acts: any(not write(a) for a in acts),
-            answer=lambda item: "", reason="the gold makes no read call to repeat", **fields)),
+        "activity_no_answer": ActivityNoAnswer(write, **fields),
         "copied_answer": WritePlanProbe(lambda acts: [], True, write_tools, reason="the gold changes nothing "
                                         "(answering without work there is answer_without_work, a shortcut)",
                                         **fields),
@@ -212,4 +240,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "superset_in_scope": SupersetInScope(write_tools, **fields),
         **structured_probes(write_tools, **fields),
         **in_format_probes(write_tools, **fields),
+        **order_probes(write_tools, **fields),
     }

@@ -35,6 +35,7 @@ from rft_sdk.emulator import (
 
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
+from ._order import ORDER_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
@@ -100,6 +101,7 @@ ADVICE = {
     "tool_spam": "calls far past what the task needs still earn reward: declare a tool-call budget "
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
     **IN_FORMAT_ADVICE,
+    **ORDER_ADVICE,
 }
 
 

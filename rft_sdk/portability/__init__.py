@@ -8,10 +8,10 @@
         --client-python verifiers=.venv-vf4/bin/python --client-python verifiers@classic=.venv-eco/bin/python
 
 For each dataset item with gold ``actions`` and a ``reference_answer``, every surface's
-player (:mod:`._players`: hosted wire, MCP in its default (stateless) mode and its session mode, TRL, OpenEnv,
-verifiers, NeMo Gym, Eval Protocol, verl, ART — each through that ecosystem's own client) runs one rollout of those
-calls (``--variant gold``; ``gold-minus-last``: all but the last, so that a surface scoring the wrong trajectory shows)
-and that answer; the command
+player (:mod:`._players`: hosted wire, MCP in its default (stateless) mode and its session mode, TRL's
+``GRPOTrainer`` loop, OpenEnv, verifiers, NeMo Gym, Eval Protocol, verl, ART — each through that ecosystem's own
+client) runs one rollout of those calls (TRL: two, GRPO's smallest group; ``--variant gold``; ``gold-minus-last``:
+all but the last, so that a surface scoring the wrong trajectory shows) and that answer; the command
 prints, per item, the score each surface produced and whether they are identical, then one ``clients:`` line
 naming the client package and version each surface was played with (and the interpreter, for
 ``--client-python``).

@@ -139,29 +139,33 @@ class _with_client:
             await self.http.__aexit__(*exc)
 
 
+#: items per ``GRPOTrainer`` run of the ``trl`` player (its generation batch is this many items x 2 rollouts)
+TRL_ITEMS_PER_RUN = 20
+
+
 async def play_trl(target: Target, items: list[dict[str, Any]]) -> list[float]:
-    """TRL's ``environment_factory`` contract through ``rft_sdk.integrations.trl.ToolServerEnvironment``:
-    ``reset(**row)``, one tool method call per gold action, then ``grader_reward``."""
-    from ..integrations.trl import ITEM_COLUMN, ToolServerEnvironment
+    """TRL's own ``GRPOTrainer`` environment loop (:func:`._trl_loop.trl_trainer_rollouts`: ``trainer.train()`` for
+    one step, TRL rendering the prompts, parsing the calls, calling ``ToolServerEnvironment``'s methods and
+    ``grader_reward``; the model scripted) over up to :data:`TRL_ITEMS_PER_RUN` items per run, 2 rollouts per item
+    (GRPO's smallest group). An item's score is its rollouts' reward as TRL recorded it when they agree, NaN when
+    not (the rollouts of one item played the same calls)."""
+    from ._trl_loop import trl_trainer_rollouts
 
-    factory = await anyio.to_thread.run_sync(lambda: ToolServerEnvironment(
-        target.base_url, token=target.token, grader=target.grader))
     scores: list[float] = []
-    try:
-        for item in items:
-            env = factory()
+    for start in range(0, len(items), TRL_ITEMS_PER_RUN):
+        chunk = items[start:start + TRL_ITEMS_PER_RUN]
 
-            def run(env: Any = env, item: dict[str, Any] = item) -> None:
-                env.reset(prompt=item["messages"], **{ITEM_COLUMN: json.dumps(item)})
-                for action in replay_actions(item):
-                    getattr(env, action["name"])(**(action.get("arguments") or {}))
+        def run(chunk: list[dict[str, Any]] = chunk) -> dict[str, Any]:
+            return trl_trainer_rollouts(target.base_url, target.token, target.grader, chunk, generations=2)
 
-            await anyio.to_thread.run_sync(run)
-            rewards = await factory.grader_reward([[{"role": "assistant", "content": item["reference_answer"]}]],
-                                                  environments=[env])
-            scores.append(float(rewards[0]) if rewards[0] is not None else float("nan"))
-    finally:
-        factory.close()
+        try:
+            out = await anyio.to_thread.run_sync(run)
+        except ValueError as exc:
+            raise RuntimeError(f"the trl player cannot play items {start}-{start + len(chunk) - 1}: {exc}") from exc
+        rewards: list[list[float]] = [[] for _ in chunk]
+        for rollout in out["rollouts"]:
+            rewards[rollout["index"]].append(float(rollout["reward"]))
+        scores += [r[0] if r and all(x == r[0] for x in r) else float("nan") for r in rewards]
     return scores
 
 
@@ -249,7 +253,7 @@ BUILTIN_PLAYERS: dict[str, tuple[Player, str | None]] = {
     "hosted": (play_hosted, None),
     "mcp": (play_mcp, "mcp"),
     "mcp_legacy": (play_mcp_legacy, "mcp"),
-    "trl": (play_trl, None),
+    "trl": (play_trl, "trl"),
     "openenv": (play_openenv, "openenv"),
     "verifiers": (play_verifiers, "verifiers"),
     "nemo_gym": (play_nemo_gym, "nemo-gym"),

@@ -24,7 +24,7 @@ from ._target import Target, replay_actions
 
 __all__ = ["CLIENT_PACKAGES", "art_rollouts", "client_version", "play_art", "play_verifiers_v1", "play_verl"]
 
-#: the distribution whose version each player reports (``hosted`` and ``trl``'s adapter are rft-sdk's own).
+#: the distribution whose version each player reports (``hosted``: rft-sdk's own client).
 CLIENT_PACKAGES = {"hosted": "rft-sdk", "mcp": "mcp", "mcp_legacy": "mcp", "trl": "trl", "openenv": "openenv",
                    "verifiers": "verifiers", "nemo_gym": "nemo-gym", "eval_protocol": "eval-protocol", "verl": "verl",
                    "art": "openpipe-art"}

@@ -33,8 +33,8 @@ def verdicts():
 
 def test_the_shapes_cover_what_the_issue_asks_for():
     assert {t.task for t in SHAPES} == {"config", "numeric", "files", "text", "review", "code", "booking", "refund",
-                                        "meeting", "cite"}
-    assert sum(t.honest for t in SHAPES) == 11 and sum(not t.honest for t in SHAPES) >= 21
+                                        "meeting", "cite", "ticket", "playlist", "invoice", "form"}
+    assert sum(t.honest for t in SHAPES) == 15 and sum(not t.honest for t in SHAPES) >= 28
     assert all(BY_NAME[t.twin].honest and BY_NAME[t.twin].task == t.task for t in SHAPES if not t.honest)
 
 
@@ -60,12 +60,17 @@ def test_each_flaw_is_caught_by_the_probe_family_named_for_it(verdicts):
               "num_nan": "adv_special_numbers", "num_interval": "adv_interval", "files_glob": "adv_wildcard",
               "files_open_credit": "activity_no_answer", "text_zwj_guard": "adv_invisible",
               "text_prefix": "adv_answer_prefix", "review_no_budget": "tool_spam",
-              "review_activity": "activity_no_answer", "code_ci_status": "self_certification",
+              # pays activity only past the declared budget, which activity_no_answer no longer passes
+              "review_activity": "tool_spam", "code_ci_status": "self_certification",
               "config_per_step": "altered_writes", "code_contains": "altered_writes",
               "booking_target_only": "superset_in_scope", "booking_trusts_status": "self_certification",
               "refund_order_blind": "altered_writes", "refund_trusts_status": "self_certification",
               "meeting_working_hour": "altered_writes", "cite_recall": "answer_superset",
-              "cite_contains": "answer_space_dump", "cite_glob": "adv_wildcard"}
+              "cite_contains": "answer_space_dump", "cite_glob": "adv_wildcard",
+              "num_abs": "adv_negated_number", "review_activity_in_budget": "activity_no_answer",
+              "ticket_trusts_status": "self_certification", "playlist_dup_blind": "duplicated_write",
+              "playlist_order_blind": "reordered_writes", "invoice_counts_refused": "reordered_writes",
+              "form_name_blind": "altered_writes"}
     missed = {g: p for g, p in expect.items() if p not in verdicts[g][1]["failed_probes"]}
     assert not missed, missed
 

@@ -31,18 +31,34 @@ def nemo_server(tmp_path_factory):
         yield url, SQLiteStore(store_path)
 
 
-def test_nemo_gym_rollout_collection_scores_like_the_hosted_wire(nemo_server, tmp_path):
+#: item 10 of the dataset (an 11th item collected beside the first ten, 4 rollouts): a bad-JSON call (NeMo Gym's
+#: agent answers it itself: never sent), an unknown tool (404 body to the model, not recorded) and a
+#: schema-invalid call (422 body, recorded) before its gold calls
+BAD_ITEM = 10
+BAD_CALLS = [["calculate", "{not json"], ["no_such_tool", "{}"], ["calculate", '{"expression": 5}']]
+
+
+@pytest.fixture(scope="module")
+def collected(nemo_server, tmp_path_factory):
+    """One ``ng_collect_rollouts`` run (NeMo Gym's servers start once): items 0-10 x 4 rollouts, item 10 with
+    :data:`BAD_CALLS`; yields the driver's result."""
     python = eco2_python("nemo_gym")
+    base_url, _ = nemo_server
+    return run_eco2(python, DRIVER, base_url, str(DATASET), str(tmp_path_factory.mktemp("gym")), str(BAD_ITEM + 1),
+                    "4", "--bad-calls", json.dumps({str(BAD_ITEM): BAD_CALLS}))
+
+
+def test_nemo_gym_rollout_collection_scores_like_the_hosted_wire(nemo_server, collected):
     base_url, store = nemo_server
-    result = run_eco2(python, DRIVER, base_url, str(DATASET), str(tmp_path / "gym"), "10", "4")
-    assert result["nemo_gym"].startswith("0.7.")
-    rollouts = result["rollouts"]
-    assert len(rollouts) == 40
+    assert collected["nemo_gym"].startswith("0.7.")
     by_task = {str(item["task_id"]): item for item in ITEMS[:10]}
+    assert len(collected["rollouts"]) == 44
+    rollouts = [r for r in collected["rollouts"] if r["task_id"] in by_task]
+    assert len(rollouts) == 40
     assert {r["task_id"] for r in rollouts} == set(by_task)
     assert all(sum(r["task_id"] == t for r in rollouts) == 4 for t in by_task)
-    trace_ids = [r["trace_id"] for r in rollouts]
-    assert len(set(trace_ids)) == 40 and all(t.startswith("trace_") for t in trace_ids)  # one rollout per session
+    trace_ids = [r["trace_id"] for r in collected["rollouts"]]
+    assert len(set(trace_ids)) == 44 and all(t.startswith("trace_") for t in trace_ids)  # one rollout per session
     records = stored(store, trace_ids)
     for rollout in rollouts:
         item = by_task[rollout["task_id"]]
@@ -63,28 +79,30 @@ def test_nemo_gym_rollout_collection_scores_like_the_hosted_wire(nemo_server, tm
     assert sum(r["reward"] == 1.0 for r in rollouts) >= 36  # the gold trajectories pass the retail grader
 
 
-def test_malformed_calls_and_the_step_limit_through_nemo_gyms_agent(nemo_server, tmp_path):
-    """Item 0: a bad-JSON call (NeMo Gym's agent answers it itself: never sent), an unknown tool (404 body to
-    the model, not recorded) and a schema-invalid call (422 body, recorded) before its gold calls.
+def test_malformed_calls_and_the_step_limit_through_nemo_gyms_agent(nemo_server, collected, tmp_path):
+    """Item 10's rollouts of the collection: of :data:`BAD_CALLS` only the 422 call is recorded, then the gold.
     Second run, ``max_steps=2``: cut after two turns of tool calls, graded with the last turn's text ("")."""
     python = eco2_python("nemo_gym")
     base_url, store = nemo_server
-    bad = {"0": [["calculate", "{not json"], ["no_such_tool", "{}"], ["calculate", '{"expression": 5}']]}
-    result = run_eco2(python, DRIVER, base_url, str(DATASET), str(tmp_path / "bad"), "1", "1",
-                      "--bad-calls", json.dumps(bad))
-    (rollout,) = result["rollouts"]
-    saved, _ = stored(store, [rollout["trace_id"]])[rollout["trace_id"]]
-    item = ITEMS[0]
-    names = [c.name for c in saved.trajectory]
-    assert names == ["calculate", *[a["name"] for a in item["actions"]]]  # only the 422 call of the three
-    assert saved.trajectory[0].status == 422 and saved.trajectory[0].error is not None
-    assert rollout["tool_calls"][:3] == ["calculate", "no_such_tool", "calculate"]
-    assert rollout["reward"] == hosted_replay_score(base_url, saved, item["reference_answer"])
+    item = ITEMS[BAD_ITEM]
+    bad = [r for r in collected["rollouts"] if r["task_id"] == str(item["task_id"])]
+    assert len(bad) == 4
+    records = stored(store, [r["trace_id"] for r in bad])
+    answers = set()
+    for rollout in bad:
+        saved, _ = records[rollout["trace_id"]]
+        names = [c.name for c in saved.trajectory]
+        assert names == ["calculate", *[a["name"] for a in item["actions"]]]  # only the 422 call of the three
+        assert saved.trajectory[0].status == 422 and saved.trajectory[0].error is not None
+        answers.add(tuple((c.status, c.output) for c in saved.trajectory))
+        assert rollout["tool_calls"][:3] == ["calculate", "no_such_tool", "calculate"]
+        assert rollout["reward"] == hosted_replay_score(base_url, saved, item["reference_answer"])
+    assert len(answers) == 1  # isolated: the four rollouts of the item saw the same answers
 
     cut = run_eco2(python, DRIVER, base_url, str(DATASET), str(tmp_path / "cut"), "1", "1", "--max-steps", "2")
     (rollout,) = cut["rollouts"]
     saved, grades = stored(store, [rollout["trace_id"]])[rollout["trace_id"]]
-    assert [c.name for c in saved.trajectory] == [a["name"] for a in item["actions"][:2]]  # the cut turn's calls ran
+    assert [c.name for c in saved.trajectory] == [a["name"] for a in ITEMS[0]["actions"][:2]]  # the cut turn's calls
     assert len(grades) == 1 and rollout["reward"] == hosted_replay_score(base_url, saved, "")
 
 
