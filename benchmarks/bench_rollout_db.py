@@ -30,6 +30,7 @@ Usage::
 
     python benchmarks/bench_rollout_db.py [--quick] [--postgres-url URL] [--out FILE]
     python benchmarks/bench_rollout_db.py --sections 4 --in-flight 256,1024 --backends sqlite,postgres-schema
+    python benchmarks/bench_rollout_db.py --sections 4 --in-flight 1024 --backends sqlite --modes ahead --workers 2
 
 Without ``--postgres-url`` a throwaway PostgreSQL (durable settings: fsync on) is
 started (``rft_sdk.testing.postgres_server``). ``--quick``: fewer repetitions and
@@ -203,7 +204,11 @@ async def grade_cost(db: RolloutDatabase, n: int) -> list[float]:
 
 async def burst(db: RolloutDatabase, k: int) -> tuple[list[float], float, float]:
     """``k`` new rollouts at once, each getting its database and making one call:
-    ``(seconds to each first answer, wall seconds, this process's CPU seconds)``; released after (not timed)."""
+    ``(seconds to each first answer, wall seconds, this process's CPU seconds)``; released after (not timed).
+
+    Every call is awaited before anything else happens, failed or not (a failure is raised after): a
+    release while calls are still in their transactions waits for their locks (``DROP SCHEMA``).
+    """
     tag = uuid.uuid4().hex[:8]
 
     async def one(i: int) -> float:
@@ -212,11 +217,62 @@ async def burst(db: RolloutDatabase, k: int) -> tuple[list[float], float, float]
         return time.perf_counter() - t0
 
     c0, w0 = time.process_time(), time.perf_counter()
-    times = await asyncio.gather(*(one(i) for i in range(k)))
+    results = await asyncio.gather(*(one(i) for i in range(k)), return_exceptions=True)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     for i in range(k):
         await db.release(f"flight-{tag}-{i}")
-    return list(times), wall, cpu
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {k} first calls failed; the first: {failed[0]!r}") from failed[0]
+    return [float(r) for r in results], wall, cpu  # type: ignore[arg-type]
+
+
+def _worker_burst(template: str, folder: str, name: str, share: int, tag: str, barrier: Any, out: Any) -> None:
+    """One worker process of ``--workers N`` (SQLite): the same folder and name as the benchmark's database,
+    ``share`` first calls once every worker is ready; puts ``(seconds to each first answer, wall s, CPU s)``."""
+    async def run() -> None:
+        db = SQLiteDatabase(template, dir=folder, name=name, pool_size=0, max_pool=0, max_live=4096,
+                            sweep_interval_s=3600, admission_timeout_s=60)
+        await db.astart()
+        try:
+            await asyncio.to_thread(barrier.wait)
+
+            async def one(i: int) -> float:
+                t0 = time.perf_counter()
+                await sql_call(db, f"flight-{tag}-{i}", "get_order_details", {"order_id": ORDER})
+                return time.perf_counter() - t0
+
+            c0, w0 = time.process_time(), time.perf_counter()
+            times = await asyncio.gather(*(one(i) for i in range(share)))
+            out.put((list(times), time.perf_counter() - w0, time.process_time() - c0))
+        finally:
+            db.close()
+
+    asyncio.run(run())
+
+
+async def burst_workers(db: SQLiteDatabase, k: int, workers: int) -> tuple[list[float], float, float]:
+    """:func:`burst` split over ``workers`` processes sharing the folder (as ``rft serve --workers N`` with
+    one ``RFT_DB_DIR``): started together (a barrier after each built its backend); the CPU is all workers'."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(workers), ctx.Queue()
+    shares = [k // workers + (1 if w < k % workers else 0) for w in range(workers)]
+    tags = [f"w{w}-{uuid.uuid4().hex[:6]}" for w in range(workers)]
+    procs = [ctx.Process(target=_worker_burst, args=(str(db.template_path), str(db.dir), db.name, share, tag,
+                                                        barrier, out))
+             for tag, share in zip(tags, shares, strict=True)]
+    for proc in procs:
+        proc.start()
+    results = [await asyncio.to_thread(out.get, True, 600) for _ in procs]
+    for proc in procs:
+        await asyncio.to_thread(proc.join)
+        if proc.exitcode:
+            raise RuntimeError(f"a benchmark worker exited with {proc.exitcode}")
+    for tag, share in zip(tags, shares, strict=True):
+        for i in range(share):
+            await db.release(f"flight-{tag}-{i}")
+    return ([t for r in results for t in r[0]], max(r[1] for r in results), sum(r[2] for r in results))
 
 
 async def refilled(db: RolloutDatabase, timeout_s: float = 900.0) -> tuple[int, float]:
@@ -231,7 +287,7 @@ async def refilled(db: RolloutDatabase, timeout_s: float = 900.0) -> tuple[int, 
     return db.pool_target(), time.perf_counter() - t0
 
 
-async def in_flight(db: RolloutDatabase, k: int, mode: str) -> tuple[list[float], float, float, str]:
+async def in_flight(db: RolloutDatabase, k: int, mode: str, workers: int = 1) -> tuple[list[float], float, float, str]:
     """One burst of ``k`` in ``mode``: ``cold`` (no pool), ``ahead`` (the pool filled to ``k`` beforehand,
     no refill during the burst: the old path), ``adaptive`` (a trainer's second step: the first burst's
     arrivals size the pool, the maintenance thread refills it in the background, the second burst is timed)."""
@@ -242,10 +298,17 @@ async def in_flight(db: RolloutDatabase, k: int, mode: str) -> tuple[list[float]
         await asyncio.to_thread(db.refill_once)
         db.max_pool = 0
     elif mode == "adaptive":
+        if workers > 1:
+            raise SystemExit("--workers: the modes cold and ahead only (each worker's sizer sees its share)")
         await burst(db, k)  # step 1: cold, seen by the sizer
         target, took = await refilled(db)
         note = f"target {target}, refilled in {took:.1f} s"
-    times, wall, cpu = await burst(db, k)
+    if workers > 1:
+        assert isinstance(db, SQLiteDatabase)
+        times, wall, cpu = await burst_workers(db, k, workers)
+        note = f"{workers} worker processes"
+    else:
+        times, wall, cpu = await burst(db, k)
     db.sizer = PoolSizer(0, 0)
     return times, wall, cpu, note
 
@@ -286,7 +349,7 @@ async def main(args: argparse.Namespace) -> str:
         if "3" in sections:
             await section_grade(dbs, reps, say)
         if "4" in sections:
-            await section_flight(dbs, flights, say, args.modes)
+            await section_flight(dbs, flights, say, args.modes, args.workers)
     return "\n".join(lines) + "\n"
 
 
@@ -324,7 +387,7 @@ async def section_grade(dbs: dict[tuple[str, int], RolloutDatabase], reps: int, 
 
 
 async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: tuple[int, ...],
-                         say: Callable[..., None], modes: tuple[str, ...]) -> None:
+                         say: Callable[..., None], modes: tuple[str, ...], workers: int = 1) -> None:
     say()
     say("## 4. rollouts in flight: time to the first answer (database + one call), ms p50 / p99, retail 1x")
     say("   cold: no pool; ahead: pool filled to the burst beforehand (the old path); adaptive: a trainer's second")
@@ -335,7 +398,7 @@ async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: t
             continue
         for k in flights:
             for mode in modes:
-                times, wall, cpu, note = await in_flight(db, k, mode)
+                times, wall, cpu, note = await in_flight(db, k, mode, workers if backend == "sqlite" else 1)
                 say(f"{backend:16s} {k:9d} {mode:>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  {note}")
 
 
@@ -350,6 +413,9 @@ if __name__ == "__main__":
     parser.add_argument("--modes", type=lambda t: tuple(t.split(",")), default=MODES,
                         help=f"section 4's pool modes, of {','.join(MODES)}")
     parser.add_argument("--sections", default="1,2,3,4", help="which sections to run (e.g. 4)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="section 4, SQLite: split each burst over this many processes sharing the folder "
+                             "(modes cold and ahead)")
     parser.add_argument("--out", type=Path, help="also write the table here")
     ns = parser.parse_args()
     text = asyncio.run(main(ns))

@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from .._wire._endpoint import EndpointError
@@ -86,10 +87,11 @@ class CallScope:
     """
 
     def __init__(self, owner: RolloutDatabase, db_id: str, connection: Any, is_async: bool,
-                 replay: tuple[str, dict[str, Any]] | None) -> None:
+                 replay: tuple[str, dict[str, Any]] | None, slot: anyio.Semaphore | None = None) -> None:
         self.owner, self.db_id, self.connection, self.is_async = owner, db_id, connection, is_async
         self.replay = replay
         self._open = True
+        self._slot = slot  # the process's connection slot this call holds (PostgreSQL), released by close()
 
     async def stage(self, call_id: str, output: str, record: Mapping[str, Any]) -> None:
         """Record ``call_id`` in the call's open transaction and check the database's byte budget
@@ -127,7 +129,8 @@ class CallScope:
         return int(self.connection.execute(size_sql).fetchone()[0])
 
     async def commit(self) -> None:
-        """Commit the call's transaction (after :meth:`stage`).
+        """Commit the call's transaction (after :meth:`stage`); a sync connection is handed back with it
+        (:meth:`close` then has nothing left to do).
 
         Raises:
             EndpointError: 400 ``tool_error`` when the database refused the commit (e.g. the tool left the
@@ -136,11 +139,17 @@ class CallScope:
         try:
             if self.is_async:
                 await self.connection.rft_end(True)
-            else:
-                await anyio.to_thread.run_sync(self.connection.rft_end, True)
+            else:  # committed and handed back in one worker-thread hop
+                await anyio.to_thread.run_sync(self._commit_sync)
+                self._open, self.connection = False, None
+                return
         except Exception as exc:
             await self._failed(exc)
         self._open = False
+
+    def _commit_sync(self) -> None:
+        self.connection.rft_end(True)
+        self.owner.checkin(self.db_id, self.connection)
 
     async def _failed(self, exc: Exception) -> NoReturn:
         await self.rollback()
@@ -165,15 +174,20 @@ class CallScope:
             self.connection = None
 
     async def close(self) -> None:
-        """Roll back anything still open and hand the connection back."""
-        await self.rollback()
-        conn, self.connection = self.connection, None
-        if conn is None:
-            return
-        if self.is_async:
-            await self.owner.acheckin(self.db_id, conn)
-        else:
-            await anyio.to_thread.run_sync(self.owner.checkin, self.db_id, conn)
+        """Roll back anything still open, hand the connection back and free the call's connection slot."""
+        try:
+            await self.rollback()
+            conn, self.connection = self.connection, None
+            if conn is None:
+                return
+            if self.is_async:
+                await self.owner.acheckin(self.db_id, conn)
+            else:
+                await anyio.to_thread.run_sync(self.owner.checkin, self.db_id, conn)
+        finally:
+            slot, self._slot = self._slot, None
+            if slot is not None:
+                self.owner._release_slot(slot)
 
 
 class RolloutDatabase(abc.ABC):
@@ -211,6 +225,19 @@ class RolloutDatabase(abc.ABC):
     #: The driver's errors that mean the database does not answer (server down, file locked or
     #: unreadable): a tool call opening its database answers 503 ``database_unavailable`` (retried).
     unavailable_errors: tuple[type[Exception], ...] = ()
+    #: Tool connections this process may hold at once (``None``: no bound; the PostgreSQL backends set
+    #: their ``max_connections``): a call beyond it waits, first come first served, for one to be handed
+    #: back, at most :attr:`connection_wait_s` seconds, then answers the retryable 503 ``database_unavailable``.
+    #: Without the bound a batch of 1,024 new rollouts opened 1,024 server connections at once and ran
+    #: the server out of them (``too many clients``), admission included.
+    connection_slots: int | None = None
+    #: Seconds a call waits for a connection slot (psycopg_pool's own default wait).
+    connection_wait_s = 30.0
+    #: Worker threads admissions of new rollouts may occupy at once (``None``: anyio's default limiter,
+    #: shared with every other hop). The PostgreSQL backends admit through their admin pool and give
+    #: admissions that many threads of their own, so that a batch of new rollouts waiting for a clone
+    #: never takes the threads the calls already admitted need to finish (tool, stage, commit).
+    admission_threads: int | None = None
 
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0,
@@ -242,6 +269,11 @@ class RolloutDatabase(abc.ABC):
         #: ends; tests and benchmarks clear it, wake the thread and wait on it instead of sleeping.
         self.pool_filled = threading.Event()
         self._thread: threading.Thread | None = None
+        self._slots_var: anyio.lowlevel.RunVar[anyio.Semaphore] = anyio.lowlevel.RunVar(f"rft-db-slots-{name}")
+        self._admit_var: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar(f"rft-db-admit-{name}")
+        self.slots_held = 0  # connection slots held by calls now (this process, every event loop)
+        self._last_start = float("-inf")  # time.monotonic(): when the last new rollout got its database
+        self._refill_asked = float("-inf")  # time.monotonic(): when a claim first asked for the pending refill
         self._template_snapshot: Snapshot | None = None
         self._tables: tuple[TableInfo, ...] | None = None
         self._gold: dict[str, tuple[Changes, list[str | None]]] = {}
@@ -367,12 +399,30 @@ class RolloutDatabase(abc.ABC):
         """Clones the warm pool should hold now (:class:`~rft_sdk._db._pool.PoolSizer`'s rule)."""
         return self.sizer.target()
 
+    #: Seconds without a new rollout before the background refill clones (a batch's first answers come
+    #: first: clones made during a burst take the CPU and the admission lock from the rollouts waiting).
+    REFILL_QUIET_S = 0.1
+
+    def refill_may_run(self, now: float | None = None) -> bool:
+        """Whether the background refill may clone now (``now``: ``time.monotonic()``): when no new rollout got
+        its database for :attr:`REFILL_QUIET_S` seconds, or when the refill was asked for at least
+        ``pool_window_s`` seconds ago (a steady stream of starts still gets its pool refilled). Always
+        ``True`` outside the maintenance thread (an explicit :meth:`refill_once` or :meth:`sweep` fills now)."""
+        if now is None and threading.current_thread() is not self._thread:
+            return True
+        now = time.monotonic() if now is None else now
+        return now - self._last_start >= self.REFILL_QUIET_S or now - self._refill_asked >= self.sizer.window_s
+
     def refill_once(self) -> int:
         """Clone until the pool holds :meth:`pool_target` (what the maintenance thread runs after each
         claim); the number cloned. Blocking."""
         with self._maintain_lock:
+            self._refill_asked = float("inf")
             cloned = self._fill_pool() if self.pool_target() and not self._stop.is_set() else 0
-            self.metrics.set_counts(self._counts())
+            counts = self._counts()
+            self.metrics.set_counts(counts)
+            if counts["pool"] < self.pool_target():  # paused by new starts: still asked for
+                self._refill_asked = time.monotonic()
             return cloned
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -443,7 +493,8 @@ class RolloutDatabase(abc.ABC):
 
     def _maintain(self) -> None:
         """The maintenance thread: a sweep and refill every ``sweep_interval_s`` (or when admission asks
-        for one), and a refill alone whenever a claim woke it."""
+        for one), and a refill alone whenever a claim woke it, once new rollouts pause
+        (:meth:`refill_may_run`)."""
         next_sweep = 0.0
         while not self._stop.is_set():
             try:
@@ -452,10 +503,15 @@ class RolloutDatabase(abc.ABC):
                     next_sweep = time.monotonic() + self.sweep_interval_s
                     self.maintain_once()
                 else:
+                    while not self._stop.is_set() and not self.refill_may_run():
+                        self._stop.wait(self.REFILL_QUIET_S)  # the burst's first answers first
                     self.refill_once()
                 self.pool_filled.set()
             except Exception:  # a sweep that fails is retried at the next interval
                 logger.warning("rollout database maintenance of %r failed", self.name, exc_info=True)
+            if (self.pool_target() > self.metrics.counts.get("pool", 0) and not self.refill_may_run()
+                    and not self._stop.is_set()):
+                continue  # a refill paused by new starts: resume once they pause
             self._wake.wait(max(0.0, next_sweep - time.monotonic()))
             self._wake.clear()
 
@@ -486,29 +542,80 @@ class RolloutDatabase(abc.ABC):
                 created or recorded).
         """
         t0 = time.perf_counter()
+        scope = await self._open_call(trace_id, call_id, is_async)
+        self.metrics.open_latency.observe(time.perf_counter() - t0)
+        return scope
+
+    async def _acquire_slot(self) -> anyio.Semaphore | None:
+        """One of :attr:`connection_slots` for this event loop (``None`` when unbounded).
+
+        Raises:
+            EndpointError: 503 ``database_unavailable`` after :attr:`connection_wait_s` seconds without one.
+        """
+        if self.connection_slots is None:
+            return None
+        slot = self._slots_var.get(None)
+        if slot is None:
+            slot = anyio.Semaphore(self.connection_slots)
+            self._slots_var.set(slot)
+        with anyio.move_on_after(self.connection_wait_s):
+            await slot.acquire()
+            self.slots_held += 1
+            return slot
+        self.metrics.event("unavailable")
+        raise EndpointError(503, "database_unavailable", f"all {self.connection_slots} connections of this process "
+                            f"to the rollout databases ({self.backend}) stayed in use for {self.connection_wait_s:g} s "
+                            "(max_connections); retry later", counter="database_unavailable",
+                            headers={"Retry-After": "1"})
+
+    def _admission_limiter(self) -> anyio.CapacityLimiter | None:
+        """This event loop's limiter of :attr:`admission_threads` (``None``: anyio's default)."""
+        if self.admission_threads is None:
+            return None
+        limiter = self._admit_var.get(None)
+        if limiter is None:
+            limiter = anyio.CapacityLimiter(self.admission_threads)
+            self._admit_var.set(limiter)
+        return limiter
+
+    def _release_slot(self, slot: anyio.Semaphore) -> None:
+        self.slots_held -= 1
+        slot.release()
+
+    async def _open_call(self, trace_id: str, call_id: str, is_async: bool) -> CallScope:
+        slot: anyio.Semaphore | None = None
         try:
             await self.astart()
-            db_id = await self._admit(trace_id)
             use_async = is_async and self.supports_async
-            if use_async:
-                conn = await self.aconnect(db_id)
-                try:
-                    await conn.rft_begin()
-                    cur = await conn.execute(self.calls_select_sql, (call_id,))
-                    row = await cur.fetchone()
-                except BaseException:
-                    await conn.rft_end(False)
-                    await self.acheckin(db_id, conn)
-                    raise
-            else:
-                conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
-        except self.unavailable_errors as exc:
-            raise self.unavailable(exc) from exc
+            if self.connection_slots is None and not use_async:  # admission and open in one worker-thread hop
+                db_id, opened = await self._admit(trace_id, call_id)
+                assert opened is not None
+                conn, row = opened
+            else:  # admitted first (its own connections), then a tool connection once a slot is free
+                db_id, _ = await self._admit(trace_id)
+                slot = await self._acquire_slot()
+                if use_async:
+                    conn = await self.aconnect(db_id)
+                    try:
+                        await conn.rft_begin()
+                        cur = await conn.execute(self.calls_select_sql, (call_id,))
+                        row = await cur.fetchone()
+                    except BaseException:
+                        await conn.rft_end(False)
+                        await self.acheckin(db_id, conn)
+                        raise
+                else:
+                    conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
+        except BaseException as exc:
+            if slot is not None:
+                self._release_slot(slot)
+            if isinstance(exc, self.unavailable_errors):
+                raise self.unavailable(exc) from exc
+            raise
         replay = (row[0], json.loads(row[1])) if row is not None else None
         if replay is not None:
             self.metrics.event("replayed_from_database")
-        self.metrics.open_latency.observe(time.perf_counter() - t0)
-        return CallScope(self, db_id, conn, use_async, replay)
+        return CallScope(self, db_id, conn, use_async, replay, slot)
 
     def _open_sync(self, db_id: str, call_id: str) -> tuple[Any, Any]:
         conn = self.connect(db_id)
@@ -523,6 +630,15 @@ class RolloutDatabase(abc.ABC):
             raise
         return conn, row
 
+    def _ensure_and_open(self, trace_id: str, call_id: str | None
+                         ) -> tuple[str, str | None, float, tuple[Any, Any] | None]:
+        """:meth:`_ensure`, then (with ``call_id``) :meth:`_open_sync`: ``(db_id, source, seconds the
+        ensure took, (connection, replay row) or None)``."""
+        t0 = time.perf_counter()
+        db_id, source = self._ensure(trace_id)
+        took = time.perf_counter() - t0
+        return db_id, source, took, (self._open_sync(db_id, call_id) if call_id is not None else None)
+
     def unavailable(self, exc: BaseException) -> EndpointError:
         """The retryable 503 ``database_unavailable`` answering a driver error of :attr:`unavailable_errors`
         (its first line only: the type and what failed, never the connection string)."""
@@ -532,14 +648,17 @@ class RolloutDatabase(abc.ABC):
                              f"{type(exc).__name__}: {detail}; retry later", counter="database_unavailable",
                              headers={"Retry-After": "1"})
 
-    async def _admit(self, trace_id: str) -> str:
+    async def _admit(self, trace_id: str, call_id: str | None = None) -> tuple[str, tuple[Any, Any] | None]:
+        """The rollout's database (created when missing, waiting up to ``admission_timeout_s`` at
+        ``max_live``); with ``call_id`` also opened for that call in the same worker-thread hop:
+        ``(db_id, (connection, replay row) or None)``."""
         arrived = self.sizer.clock()  # the pool is sized by when rollouts asked, not when they were served
         deadline = time.monotonic() + self.admission_timeout_s
         delay = 0.05
         while True:
-            t0 = time.perf_counter()
             try:
-                db_id, source = await anyio.to_thread.run_sync(self._ensure, trace_id)
+                db_id, source, took, opened = await anyio.to_thread.run_sync(
+                    self._ensure_and_open, trace_id, call_id, limiter=self._admission_limiter())
             except DatabaseLimitError as exc:
                 if time.monotonic() + delay > deadline:
                     self.metrics.event("refused_limit")
@@ -551,11 +670,13 @@ class RolloutDatabase(abc.ABC):
                 delay = min(delay * 2, 1.0)
                 continue
             if source is not None:
-                self.metrics.clone_latency.labels(source).observe(time.perf_counter() - t0)
+                self.metrics.clone_latency.labels(source).observe(took)
                 self.metrics.event(f"created_{source}")
                 self.sizer.started(at=arrived)
-                self._wake.set()  # refill in the background, to the target the start rate asks for
-            return db_id
+                self._last_start = time.monotonic()
+                self._refill_asked = min(self._refill_asked, self._last_start)
+                self._wake.set()  # refill in the background (once starts pause), to the target the start rate asks
+            return db_id, opened
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         """Drop ``trace_id``'s database now (``after_s <= 0``) or let it expire ``after_s`` seconds

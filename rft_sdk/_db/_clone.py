@@ -8,9 +8,10 @@
 3. SQLite's online backup API (``sqlite3.Connection.backup``): page by page,
    always works, also for a source that is open elsewhere.
 
-The copy is written to ``dst`` + a unique suffix and renamed into place, so a
-reader never sees a half-written file and a crash leaves only a temporary file
-that the sweep removes.
+The copy is written to a temporary file next to ``dst`` and renamed (or
+linked, when ``dst`` must not be replaced) into place, so a reader never sees a
+half-written file and a crash leaves only a temporary file that the sweep
+removes.
 """
 
 from __future__ import annotations
@@ -52,14 +53,21 @@ def _copy_range(src: int, dst: int, size: int) -> bool:
     return done == size
 
 
-def clone_file(src: Path, dst: Path, *, tmp_prefix: str = ".tmp-") -> str:
+def clone_file(src: Path, dst: Path, *, tmp_prefix: str = ".tmp-", tmp: Path | None = None,
+               replace: bool = True) -> str:
     """Copy ``src`` to ``dst`` atomically; returns the method used: ``"reflink"``,
     ``"copy_file_range"`` or ``"backup"``.
 
+    Args:
+        tmp: the temporary file to write (it may exist already, e.g. created as a reservation); default
+            ``<tmp_prefix><uuid>-<dst name>`` next to ``dst``. Removed when the copy fails.
+        replace: ``False``: never replace an existing ``dst`` (``os.link``, then the temporary file is removed).
+
     Raises:
+        FileExistsError: ``replace=False`` and ``dst`` exists (the temporary file is removed).
         OSError / sqlite3.Error: the copy failed by every method.
     """
-    tmp = dst.with_name(f"{tmp_prefix}{uuid.uuid4().hex}-{dst.name}")
+    tmp = tmp if tmp is not None else dst.with_name(f"{tmp_prefix}{uuid.uuid4().hex}-{dst.name}")
     method = "backup"
     try:
         with open(src, "rb") as fsrc, open(tmp, "wb") as fdst:
@@ -77,7 +85,11 @@ def clone_file(src: Path, dst: Path, *, tmp_prefix: str = ".tmp-") -> str:
             finally:
                 target.close()
                 source.close()
-        os.replace(tmp, dst)
+        if replace:
+            os.replace(tmp, dst)
+        else:
+            os.link(tmp, dst)
+            tmp.unlink()
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

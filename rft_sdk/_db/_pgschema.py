@@ -31,6 +31,7 @@ partitioned tables: refused when the template is built, with the list).
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -42,6 +43,8 @@ from ._connection import pg_classes
 from ._postgres import _REGISTRY_DDL, REGISTRY_TABLE, PostgresDatabase, _lock_key
 
 __all__ = ["PostgresSchemaDatabase"]
+
+logger = logging.getLogger("rft_sdk")
 
 #: Objects of a template schema that ``CREATE TABLE ... LIKE`` does not carry into a copy.
 _UNSUPPORTED_SQL = """
@@ -70,16 +73,17 @@ SELECT 'sequence ' || c.relname || ' (owned by no column)' FROM pg_class c
 class PostgresSchemaDatabase(PostgresDatabase):
     """A schema per rollout in the database of ``url`` (see the module docstring).
 
-    Experimental: tested up to 256 rollouts starting together; one run at 1,024 in flight hung on
-    the first ``DROP SCHEMA`` (an open issue, ``docs/database.md``). Above 256 in flight use
-    :class:`PostgresDatabase` (a database per rollout), the default.
+    Measured up to 1,024 rollouts starting together (``benchmarks/bench_rollout_db.py``). A release
+    waits at most ``unavailable_timeout_s`` for connections still in a transaction on the schema,
+    then leaves it to the sweep.
 
     Args:
         url: libpq URL of the server and database that holds the registry table and every
             rollout's schema. The role needs ``CREATE`` on that database.
         setup: ``setup(conn: psycopg.Connection)`` creating the tables and seed rows with
             unqualified names (``search_path`` is the template schema), run once (the SDK commits).
-        max_connections: idle tool connections this process keeps (shared by every rollout).
+        max_connections: tool connections (shared by every rollout) this process has open: at most this
+            many calls hold one at once, a call beyond waits for one (as :class:`PostgresDatabase`).
         rebuild: rebuild the template schema even when it exists.
         unavailable_timeout_s: as :class:`PostgresDatabase`.
         **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
@@ -126,8 +130,30 @@ class PostgresSchemaDatabase(PostgresDatabase):
         conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(self._ident(old), self._ident(new)))
 
     def _drop_db(self, conn: Any, name: str) -> None:
+        """``DROP SCHEMA ... CASCADE``, waiting at most ``unavailable_timeout_s`` for the locks of
+        connections still in a transaction on it (unlike a database, a schema cannot end them).
+
+        Raises:
+            psycopg.errors.LockNotAvailable: the wait ran out; nothing dropped.
+        """
         from psycopg import sql
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(self._ident(name)))
+        with conn.transaction():
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{int(self.unavailable_timeout_s * 1000)}ms",))
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(self._ident(name)))
+
+    def _lock_busy_errors(self) -> tuple[type[Exception], ...]:
+        import psycopg.errors
+        return (psycopg.errors.LockNotAvailable,)
+
+    def _drop(self, db_id: str) -> bool:
+        """Drop the rollout's schema now; when a connection still holds locks on it past the wait (a call
+        of another replica in flight), let it expire now instead: the next sweep drops it."""
+        try:
+            return super()._drop(db_id)
+        except self._lock_busy_errors() as exc:
+            logger.warning("rollout schema %s is still in use (%s); the next sweep drops it", db_id, exc)
+            self._expire_later(db_id, 0.0)
+            return True
 
     def _db_exists(self, conn: Any, name: str) -> bool:
         return conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (name,)).fetchone() is not None
@@ -267,7 +293,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
         if conn.closed or conn.broken:
             return
         with self._pooled_lock:
-            if len(self._pooled) < self.max_connections:
+            if len(self._pooled) < self._idle_room():
                 self._pooled.append(conn)
                 return
         conn.close()

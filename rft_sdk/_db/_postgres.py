@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import math
 import threading
 import time
@@ -43,6 +44,8 @@ from ._connection import pg_classes
 from ._diff import TableInfo
 
 __all__ = ["REGISTRY_TABLE", "PostgresDatabase"]
+
+logger = logging.getLogger("rft_sdk")
 
 #: The registry table, in the database of the server URL.
 REGISTRY_TABLE = "rft_rollout_databases"
@@ -61,6 +64,8 @@ CREATE INDEX IF NOT EXISTS {REGISTRY_TABLE}_prefix_kind ON {REGISTRY_TABLE} (pre
 
 #: Seconds a call waits for a connection of a busy admin pool (psycopg_pool's own default).
 _POOL_WAIT_S = 30.0
+#: Connections of the admin pool (registry, admission, clones, drops) per process.
+_ADMIN_CONNECTIONS = 8
 
 
 def _lock_key(text: str) -> int:
@@ -82,8 +87,11 @@ class PostgresDatabase(RolloutDatabase):
             in an empty database, run once (the SDK commits).
         strategy: ``CREATE DATABASE ... STRATEGY`` (``"wal_log"``, the default of
             PostgreSQL 15+, or ``"file_copy"``); ``None``: the server's default.
-        max_connections: connections this process keeps open to rollout databases
-            (least recently used closed first).
+        max_connections: connections this process has open to rollout databases: at most this many
+            calls hold one at once (a call beyond waits for one, first come first served, up to
+            ``connection_wait_s`` = 30 s, then 503 ``database_unavailable``), and idle ones are kept only
+            while in-use plus idle stay within it (least recently used closed first). Keep the sum over
+            every replica under the server's ``max_connections``.
         rebuild: rebuild the private template even when it exists.
         unavailable_timeout_s: the longest a call, grade or release waits for the server (a new
             connection's ``connect_timeout``, a pooled one's wait) before its 503
@@ -132,6 +140,10 @@ class PostgresDatabase(RolloutDatabase):
         self.unavailable_timeout_s = float(unavailable_timeout_s)
         self.source, self.setup, self.strategy = template, setup, strategy
         self.max_connections = int(max_connections)
+        if self.max_connections < 1:
+            raise ValueError(f"max_connections must be >= 1, got {max_connections!r}")
+        self.connection_slots = self.max_connections
+        self.admission_threads = _ADMIN_CONNECTIONS  # more would only wait for an admin connection
         self.rebuild = rebuild
         self.template_name = f"{self.name}_template"
         self.ref_name = f"{self.name}_ref"
@@ -151,7 +163,7 @@ class PostgresDatabase(RolloutDatabase):
     def _admin_conn(self) -> Iterator[Any]:
         if self._admin is None:
             from psycopg_pool import ConnectionPool
-            self._admin = ConnectionPool(self._admin_conninfo(), min_size=1, max_size=8,
+            self._admin = ConnectionPool(self._admin_conninfo(), min_size=1, max_size=_ADMIN_CONNECTIONS,
                                          kwargs={"autocommit": True}, open=True, name=f"rft-db-{self.name}",
                                          configure=self._admin_connected)
         # A pool with connections is busy, not down: its queue keeps psycopg_pool's 30 s wait. An empty pool,
@@ -342,7 +354,7 @@ class PostgresDatabase(RolloutDatabase):
             if old is not None:
                 evicted.append(old)
             self._idle[db_id] = conn
-            while len(self._idle) > self.max_connections:
+            while len(self._idle) > self._idle_room():
                 evicted.append(self._idle.popitem(last=False)[1])
         for extra in evicted:
             extra.close()
@@ -350,6 +362,11 @@ class PostgresDatabase(RolloutDatabase):
     async def aconnect(self, db_id: str) -> Any:
         _, async_cls = pg_classes()
         return await async_cls.connect(self._conninfo(db_id))
+
+    def _idle_room(self) -> int:
+        """Idle connections this process may keep now: ``max_connections`` less those in use (the calls
+        holding a slot; the one handing its connection back still counts, so one more)."""
+        return max(0, self.max_connections - self.slots_held + 1)
 
     def _forget(self, db_id: str) -> None:
         self._touched.pop(db_id, None)
@@ -379,10 +396,19 @@ class PostgresDatabase(RolloutDatabase):
                                 (self.name,)).fetchall()
             for name, kind in rows:
                 self._forget(name)
-                self._drop_db(conn, name)
+                try:
+                    self._drop_db(conn, name)
+                except self._lock_busy_errors() as exc:  # a straggler's open transaction: next sweep
+                    logger.warning("rollout database %s is still in use (%s); the next sweep drops it", name, exc)
+                    continue
                 conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s AND expires_at < now()", (name,))
                 dropped += int(kind in ("rollout", "creating"))
         return dropped
+
+    def _lock_busy_errors(self) -> tuple[type[Exception], ...]:
+        """The errors of a drop that waited ``lock_timeout`` for another connection's locks (none for a
+        database: ``DROP DATABASE ... WITH (FORCE)`` ends the other connections)."""
+        return ()
 
     def _fill_pool(self) -> int:
         ttl = f"{self.ttl_s} seconds"
@@ -390,7 +416,7 @@ class PostgresDatabase(RolloutDatabase):
         with self._admin_conn() as conn:
             conn.execute(f"UPDATE {REGISTRY_TABLE} SET expires_at = now() + %s::interval "
                          "WHERE prefix = %s AND kind = 'pool'", (ttl, self.name))  # still wanted
-            while not self._stop.is_set():
+            while not self._stop.is_set() and self.refill_may_run():
                 name = f"{self.name}_p_{uuid.uuid4().hex[:24]}"
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-pool-{self.name}"),))
