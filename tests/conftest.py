@@ -5,8 +5,23 @@ before any test module imports ``triton``: on a machine without a GPU the
 Triton kernels then run on CPU tensors through Triton's interpreter and are
 compared against the pure-torch references. Set ``TRITON_INTERPRET=0`` in the
 environment to test the compiled path on a GPU.
+
+Order: the files holding a ``slow`` test are collected first. ``make test``
+runs ``pytest -n 2 --dist loadfile --no-loadscope-reorder``: each file goes
+whole to one worker, in collection order, so the long files (NeMo Gym's
+servers, the doctor's twin suites, the trainers) start at once and the short
+ones fill in behind them; pytest-xdist's default order (most tests first)
+started them last and ended the run on one worker.
 """
 
 import os
 
+import pytest
+
 os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files with a ``slow`` test first, each file's tests and the files' order otherwise kept."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)

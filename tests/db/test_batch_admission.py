@@ -17,6 +17,8 @@ from db_helpers import make_db
 from rft_sdk._db import SQLiteDatabase
 from rft_sdk._wire._endpoint import EndpointError
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 
 async def _call(db, trace: str, hold: asyncio.Event | None = None) -> None:
     scope = await db.open_call(trace, f"call_{uuid.uuid4().hex}", is_async=False)

@@ -13,9 +13,12 @@ import time
 import uuid
 
 import httpx
+import pytest
 from db_helpers import ROOT, Client, make_db
 
 from rft_sdk.testing import free_port
+
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
 
 def start_replica(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:

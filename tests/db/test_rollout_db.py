@@ -15,6 +15,8 @@ from rft_sdk._db._pgserver import find_pg_bindir
 from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 
 def serve(db, **options):
     return run_server(ToolServer(tools=TOOLS, graders=[end_state], db=db, **options))

@@ -12,6 +12,8 @@ from format_twins import TWINS, job_for, make_items, make_server
 from rft_sdk.doctor import check_unhackable
 from rft_sdk.testing import run_server
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 BY_NAME = {t.grader: t for t in TWINS}
 
 

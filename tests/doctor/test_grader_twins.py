@@ -11,6 +11,8 @@ from grader_twins import CORPUS, GROUPS, job_for, judge_server, make_items, make
 from rft_sdk.doctor import cli
 from rft_sdk.testing import run_server
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 BY_NAME = {t.grader: t for t in CORPUS}
 
 

@@ -10,6 +10,8 @@ from shape_twins import SHAPES, job_for, make_items, make_server
 from rft_sdk.doctor import check_gradeable, check_unhackable
 from rft_sdk.testing import run_server
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 BY_NAME = {t.grader: t for t in SHAPES}
 
 

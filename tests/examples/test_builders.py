@@ -17,6 +17,8 @@ import pytest
 
 from examples._repos import bare_repo
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -22,7 +22,7 @@ from examples.retail.train_trl import main, train
 from rft_sdk import SQLiteStore
 from rft_sdk.testing import serve_process
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
 
 TOKEN = "trl-test-token"
 STEPS, PROMPTS, GENERATIONS = 2, 2, 2

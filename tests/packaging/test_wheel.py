@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "numpy", "matplotlib", "rich", "tqdm", "jsonschema", "triton")
 

@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from rel_helpers import body, closed_by_peer, connect, raw_request, read_response
 
 from rft_sdk.protocol import BODY_TIMEOUT_S, CONNECTION_LIMIT, HEADER_TIMEOUT_S, KEEP_ALIVE_S
 from rft_sdk.testing import serve_process
+
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "tests.reliability.apps:slow_app"

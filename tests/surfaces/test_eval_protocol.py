@@ -20,6 +20,8 @@ from rft_sdk.testing import run_server, serve_process
 from ._eco2 import ENV, ROOT, eco2_python, run_eco2
 from .conftest import DATASET, ITEMS, TOKEN, hosted_replay_score, stored
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 EVAL_FILE = "tests/surfaces/eval_protocol/ep_retail_eval.py"
 
 

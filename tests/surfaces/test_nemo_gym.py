@@ -18,6 +18,8 @@ from rft_sdk.testing import serve_process
 from ._eco2 import eco2_python, run_eco2
 from .conftest import DATASET, ITEMS, hosted_replay_score, stored
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 DRIVER = "rft_sdk.portability._nemo_gym_driver"
 
 

@@ -16,6 +16,8 @@ from rft_sdk.testing import serve_process
 
 from .conftest import DATASET, ITEMS, TOKEN, hosted_replay_score, run_eco, stored
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 N_ITEMS, GENERATIONS = 10, 4
 
 

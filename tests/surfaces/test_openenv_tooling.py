@@ -10,10 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rft_sdk.cli import main
 from rft_sdk.testing import free_port, serve_process
 
 from .conftest import DATASET, ITEMS, ROOT, run_eco
+
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
 
 def _openenv(eco_python: Path, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:

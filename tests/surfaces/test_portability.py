@@ -15,6 +15,8 @@ from rft_sdk.testing import serve_process
 
 from .conftest import DATASET, ROOT, TOKEN
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 
 def _portability(python, base_url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), "-m", "rft_sdk", "portability", "--dataset", str(DATASET), "--url", base_url,

@@ -28,7 +28,7 @@ from rft_sdk.surfaces import HostedClient, new_trace_id
 
 from .conftest import ITEMS, TOKEN, stored
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")]
 
 GRADER, N_ITEMS, ROLLOUTS = "retail", 10, 4
 

@@ -20,6 +20,8 @@ import pytest
 from ._eco_checks import N_ITEMS, ROLLOUTS, check_rollouts, run_script
 from .conftest import DATASET, ITEMS, ROOT, TOKEN
 
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+
 VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
 
 

@@ -9,10 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from examples.retail.app import server as retail_server
 from examples.retail.order_status_task import build_items
 from rft_sdk import ToolServer, grader
 from rft_sdk.testing import free_port, run_server
+
+pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = dict(n_layer=1, n_embd=32, n_head=2, block_size=192, sft_batch_size=8, items_per_step=2, group_size=2,
@@ -61,14 +65,15 @@ def test_max_train_s_covers_sft_and_grpo_and_says_how_it_split(tmp_path: Path) -
     items, _ = build_items(seed=0)
     with run_server(retail_server) as tools_url, run_server(ToolServer(graders=[exact])) as grader_url:
         proc = rft_train(tmp_path, _job(tools_url, grader_url), items[:8],
-                         {**TINY, "sft_steps": 100000, "steps": 100000, "max_train_s": 20, "sft_budget_share": 0.25})
+                         {**TINY, "sft_steps": 100000, "steps": 100000, "max_train_s": 40, "sft_budget_share": 0.25})
     assert proc.returncode == 0, proc.stderr
     split = json.loads((tmp_path / "out" / "summary.json").read_text())["budget_split"]
-    assert split["max_train_s"] == 20 and split["sft_cap_s"] == 5.0
-    # SFT stopped at its share of the budget (past it only by the step running then; on a loaded machine
-    # the model and the demonstrations alone may take longer), and GRPO got the rest
-    assert 0 < split["sft_steps_done"] < 100000 and split["sft_s"] < 30
-    assert split["grpo_steps_done"] >= 1 and split["grpo_s"] > 0
-    assert split["total_s"] < 20 + 15  # SFT + GRPO kept to the budget (+ the last step, checkpoint and plot)
-    assert (f"rft train: budget 20 s: SFT {split['sft_s']:g} s ({split['sft_steps_done']}/100000 steps, capped at "
-            f"5 s), GRPO {split['grpo_s']:g} s ({split['grpo_steps_done']}/100000 steps)") in proc.stderr
+    assert split["max_train_s"] == 40 and split["sft_cap_s"] == 10.0
+    # SFT stopped at its share of the budget, not at its step count (past the share only by the step running
+    # then; on a loaded CI machine the model and the demonstrations alone took 32 s once, so no absolute bound
+    # on it), and GRPO got the rest: it stopped at the budget too
+    assert 0 < split["sft_steps_done"] < 100000 and split["sft_s"] < split["max_train_s"]
+    assert 1 <= split["grpo_steps_done"] < 100000 and split["grpo_s"] > 0
+    assert split["total_s"] < 40 + 20  # SFT + GRPO kept to the budget (+ the last step, checkpoint and plot)
+    assert (f"rft train: budget 40 s: SFT {split['sft_s']:g} s ({split['sft_steps_done']}/100000 steps, capped at "
+            f"10 s), GRPO {split['grpo_s']:g} s ({split['grpo_steps_done']}/100000 steps)") in proc.stderr
