@@ -12,6 +12,13 @@ whole to one worker, in collection order, so the long files (NeMo Gym's
 servers, the doctor's twin suites, the trainers) start at once and the short
 ones fill in behind them; pytest-xdist's default order (most tests first)
 started them last and ended the run on one worker.
+
+Threads: ``OMP_NUM_THREADS`` defaults to 1 here, before any test imports
+torch (subprocesses inherit it). Two workers on two cores, each with a torch
+thread pool of two, oversubscribe the cores: the policy and model tensors of
+these tests are small, and a pool only adds contention (the TRL trainer loop
+took 57 s with the default pool and 26-30 s with one thread). Set it in the
+environment to test another value.
 """
 
 import os
@@ -19,6 +26,7 @@ import os
 import pytest
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
