@@ -14,7 +14,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
-from ._generic import _free_text, _status_write, annotation_call
+from ._generic import _canonical, _free_text, _status_write, annotation_call
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
@@ -214,14 +214,8 @@ def _mutate(value: Any) -> Any:
 
 
 def _canonical_call(call: Mapping[str, Any]) -> str:
-    """``{"name", "arguments"}`` as sorted JSON; arguments given as JSON text are decoded first."""
-    arguments = call.get("arguments") or {}
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            pass
-    return json.dumps({"name": call.get("name"), "arguments": arguments}, sort_keys=True, default=str)
+    """The call's name and its canonical arguments (``_generic._canonical``), as one comparable text."""
+    return json.dumps([call.get("name"), _canonical(call.get("arguments") or {})])
 
 
 def _alternative_calls(item: Mapping[str, Any]) -> set[str]:
