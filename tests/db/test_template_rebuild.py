@@ -102,6 +102,35 @@ def test_a_refill_clone_of_the_old_template_published_after_the_rebuild_is_disca
         b.drop_all()
 
 
+def test_a_rebuild_cut_short_or_an_older_lock_file_is_repaired_at_the_next_start(tmp_path, monkeypatch):
+    """A ``.lock`` without a generation (a rebuild killed between blanking it and writing the new one, or an
+    older SDK's file, whose clones are named ``pool-<uuid>.db``): the next start computes the template's
+    generation, removes every clone not of it and keeps the ones that are."""
+    from rft_sdk._db._sqlite import _COUNTS_BYTES, SQLiteDatabase, template_generation
+
+    monkeypatch.setenv("RFT_TEST_SEED", "0")
+    folder = tmp_path / "db"
+    first = SQLiteDatabase(setup=app.setup, dir=folder, name="repair", pool_size=2, ttl_s=600)
+    first.start()
+    first.refill_once()
+    first.close()
+    kept = sorted(folder.glob("pool-*.db"))
+    assert len(kept) == 2
+    legacy = folder / "pool-0123456789abcdef0123456789abcdef.db"  # an older SDK's name: no generation
+    legacy.write_bytes(kept[0].read_bytes())
+    with open(folder / ".lock", "r+b") as f:
+        f.seek(_COUNTS_BYTES)
+        f.write(b" " * 16)  # the generation blanked, as a rebuild does before it replaces the template
+    second = SQLiteDatabase(setup=app.setup, dir=folder, name="repair", pool_size=2, ttl_s=600)
+    second.start()
+    try:
+        assert second._gen == template_generation(folder / "template.db")
+        assert not legacy.exists() and sorted(folder.glob("pool-*.db")) == kept
+        assert second._ensure("t")[1] == "pool"
+    finally:
+        second.close()
+
+
 # -- PostgreSQL: a database (or a schema) per rollout -----------------------------------------------------------
 def _pg_setup(seed: dict[str, int]):
     def setup(conn) -> None:
