@@ -251,6 +251,8 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
                 after = _redis_counts(probe)
                 commands[name].append((after[0] - before[0]) / n)
                 redis_cpu[name].append((after[1] - before[1]) / n * 1e6)
+    lanes = [lane.conn for lane in stores["redis"]._batcher._lanes if lane.conn is not None]
+    parser = type(lanes[0]._parser).__name__ if lanes else "-"  # what reads the store's replies
     for store in stores.values():
         await store.aclose()
     probe.close()
@@ -266,16 +268,25 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
     also = ""
     if baseline is not None:
         also = (f"; the baseline's ({baseline}): "
-                f"{(med(cpu['redis-base']) + med(redis_cpu['redis-base'])) / base_cpu:.2f}x")
+                f"{(med(cpu['redis-base']) + med(redis_cpu['redis-base'])) / base_cpu:.2f}x CPU, "
+                f"{med(wall['redis-base']) / base_wall:.2f}x wall")
+    setting = {"always": "the setting the SDK's deployment templates ship (docs/reliability.md)",
+               "everysec": "Redis's own fsync policy once its AOF is on (its default is no AOF at all); a host "
+                           "crash may lose the last second of writes"}[appendfsync]
     return [f"per-call cost with a {len(item):,}-byte item (in-process ToolServer, async tool, {loop} loop, {calls} calls "
             f"per rollout over {rollouts} rollouts, {concurrency} in flight, {rounds} rounds x {n} calls, medians; "
             f"Redis appendfsync "
-            f"{appendfsync}, redis-py {redis.__version__}, hiredis {'yes' if _hiredis() else 'no'})",
+            f"{appendfsync}, redis-py {redis.__version__}, hiredis {'yes' if _hiredis() else 'no'}, the store's "
+            f"replies read by {parser})",
             f"{'store':<10} {'wall µs':>10} {'CPU µs':>10} {'Redis µs':>10} {'round trips':>11} {'x memory':>9} "
             f"{'x mem CPU':>9}", *rows,
-            "(CPU µs: this process, worker threads included; Redis µs: redis-server's CPU per call; x mem CPU: "
-            "the two summed, over memory's; round trips: scripts run per call)",
-            f"Redis per call: {ratio:.2f}x memory (CPU of this process plus redis-server; issue 40 asks <= 3x){also}"]
+            "(wall µs: time per call, waits included (Redis's fsync with appendfsync always); CPU µs: this "
+            "process, worker threads and kernel time included; Redis µs: redis-server's CPU per call (INFO cpu: "
+            "user + sys of all its threads; time blocked on the disk is not CPU); x memory: wall over memory's; "
+            "x mem CPU: the two CPUs summed, over memory's; round trips: scripts run per call)",
+            f"Redis per call: {ratio:.2f}x memory in CPU (this process plus redis-server; issue 40 asks <= 3x), "
+            f"{med(wall['redis']) / base_wall:.2f}x in wall time, {concurrency} in flight, appendfsync "
+            f"{appendfsync}: {setting}{also}"]
 
 
 def _hiredis() -> bool:
@@ -306,6 +317,11 @@ def throughput(redis_url: str, seconds: int, tmp: Path, item: bytes) -> list[str
 
 
 async def growth(redis_url: str, tmp: Path) -> list[str]:
+    """Latency and CPU per call early and late in one rollout of 1,000 calls, on each store."""
+    import redis
+
+    probe = redis.Redis.from_url(redis_url)
+    early, late = range(1, 21), range(980, 1000)  # calls 2-21 (call 1 creates the rollout) and 981-1000
     stores = {"memory": MemoryStore(), "sqlite": SQLiteStore(tmp / "growth.db"),
               "redis": RedisStore(redis_url, prefix="growth:")}
     rows = []
@@ -317,20 +333,32 @@ async def growth(redis_url: str, tmp: Path) -> list[str]:
             """Return a 1 KB page."""
             return f"page {page}: " + "x" * 1000
 
-        times = []
+        times, cpu, redis_cpu = [], [], {}
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as client:
             for i in range(1000):
                 body = {"type": "function_call", "id": f"fc_{i}", "call_id": f"c{i}", "name": "fetch",
                         "arguments": json.dumps({"page": i}), "trace_id": f"growth-{name}", "item": {}}
-                t0 = time.perf_counter()
+                if name == "redis" and i in (early[0], late[0]):
+                    redis_cpu[i] = _redis_counts(probe)[1]
+                t0, c0 = time.perf_counter(), time.process_time()
                 response = await client.post("/tools/fetch", json=body)
                 times.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+                if name == "redis" and i in (early[-1], late[-1]):
+                    first = early[0] if i == early[-1] else late[0]
+                    redis_cpu[first] = (_redis_counts(probe)[1] - redis_cpu[first]) / len(early) * 1e6
                 assert response.status_code == 200, response.text
         first, last = statistics.median(times[:10]) * 1000, statistics.median(times[-10:]) * 1000
-        rows.append(f"{name:<8} {times[0] * 1000:>10.2f} {first:>12.2f} {last:>14.2f} {last / first:>8.2f}")
+        cpu_early = statistics.mean(cpu[early[0]:early[-1] + 1]) * 1e6 + redis_cpu.get(early[0], 0.0)
+        cpu_late = statistics.mean(cpu[late[0]:late[-1] + 1]) * 1e6 + redis_cpu.get(late[0], 0.0)
+        rows.append(f"{name:<8} {times[0] * 1000:>10.2f} {first:>12.2f} {last:>14.2f} {last / first:>8.2f} "
+                    f"{cpu_early:>12.0f} {cpu_late:>14.0f} {cpu_late / cpu_early:>8.2f}")
         await store.aclose()
-    return ["per-call latency in one rollout (1 KB outputs; in-process ToolServer, ms)",
-            f"{'store':<8} {'1st call':>10} {'calls 1-10':>12} {'calls 991-1000':>14} {'ratio':>8}", *rows]
+    probe.close()
+    return ["per call in one rollout of 1,000 calls (1 KB outputs; in-process ToolServer): latency in ms, and CPU "
+            "µs per call (this process plus, for Redis, redis-server's, from INFO around each block of 20 calls)",
+            f"{'store':<8} {'1st call':>10} {'calls 1-10':>12} {'calls 991-1000':>14} {'ratio':>8} "
+            f"{'CPU 2-21':>12} {'CPU 981-1000':>14} {'ratio':>8}", *rows]
 
 
 def _rss_mb() -> float:
