@@ -345,7 +345,8 @@ class RedisStore(RolloutStore):
         async with self._local.hold(trace_id):
             cached = self._cache.get(trace_id)
             if (cached is None or not cached.stamp or cached.state_json is None or cached.item_json is None
-                    or self.clock() < self._alone_from or self.clock() >= cached.expires_at - 1.0):
+                    or not cached.intact() or self.clock() < self._alone_from
+                    or self.clock() >= cached.expires_at - 1.0):
                 async with self._redis_lock(trace_id):
                     yield
                 return
@@ -475,8 +476,12 @@ class RedisStore(RolloutStore):
     def _load_args(self, trace_id: str) -> tuple[list[Any], CachedCalls | None]:
         """``LOAD``'s ARGV for ``trace_id`` given this process's cache, and the cache entry they name."""
         cached = self._cache.get(trace_id)
+        if cached is not None and not cached.intact():  # a call changed its shared lists and did not save
+            self._cache.drop(trace_id)
+            cached = None
         if cached is None:
             return [self.prefix, trace_id, self.clock(), "", 0, 0, ""], None
+        cached = cached.snapshot()  # (a one-round-trip call of this rollout may append while the read awaits)
         return [self.prefix, trace_id, self.clock(), cached.generation, len(cached.records), len(cached.responses),
                 cached.item_version if cached.item_json is not None else ""], cached
 
@@ -522,9 +527,11 @@ class RedisStore(RolloutStore):
         return rollout, tombstone
 
     def _from_cache(self, hold: Hold, cached: CachedCalls) -> StoredRollout:
-        """The rollout as this process last wrote or read it (a one-round-trip call's read: no I/O)."""
+        """The rollout as this process last wrote or read it (a one-round-trip call's read: no I/O, and O(1):
+        the rollout gets the cached list and dict themselves, which its save hands back to the cache; one
+        changed and not saved is no longer ``intact``, so no later call or load uses it)."""
         rollout = StoredRollout(trace_id=hold.trace_id, state_json=cast("str", cached.state_json),
-                                trajectory=list(cached.records), responses=dict(cached.responses),
+                                trajectory=cached.records, responses=cached.responses,
                                 created_at=cached.created_at)
         item_json = cast("bytes", cached.item_json)
         rollout.set_item_json(item_json)  # checked when it was first read or written
@@ -603,7 +610,8 @@ class RedisStore(RolloutStore):
                 stamp = f"{delta.generation}|{reply[6]}|{len(rollout.trajectory)}"
                 self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
                                 delta.calls_bytes, delta.item_json, version, state_json=rollout.state_json,
-                                created_at=rollout.created_at, expires_at=now + self.ttl_s, stamp=stamp)
+                                created_at=rollout.created_at, expires_at=now + self.ttl_s, stamp=stamp,
+                                share=fast)  # (a one-round-trip call's lists came from the cache: back to it)
                 if hold is not None and fast:
                     hold.expect = stamp  # a second save in the block writes onto this one
                 return True
