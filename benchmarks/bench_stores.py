@@ -230,27 +230,39 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
     cpu: dict[str, list[float]] = {name: [] for name in stores}
     redis_cpu: dict[str, list[float]] = {name: [] for name in stores}
     commands: dict[str, list[float]] = {name: [] for name in stores}
+    # CPU µs (this process + redis-server) per call at each position in the rollout, one list per round
+    by_call: dict[str, list[list[float]]] = {name: [] for name in stores}
     n = rollouts * calls
     for r in range(-1, rounds):  # round -1 warms every store up
         order = list(stores)[r % len(stores):] + list(stores)[:r % len(stores)]
-        for name in order:
-            app = servers[name]
-            bodies = [(b'{"type":"function_call","call_id":"c%d-%d","trace_id":"%s-r%d-t%d","name":"add",'
-                       b'"arguments":"{\\"qty\\": 1}","item":' % (r, i, name.encode(), r, i % rollouts)) + item + b"}"
-                      for i in range(n)]
-            before = _redis_counts(probe)
-            t0, c0 = time.perf_counter(), time.process_time()
-
-            await asyncio.gather(*(_client(app, name, bodies, rollouts, concurrency, first)
-                                   for first in range(concurrency)))
-            if r < 0:
-                continue
-            wall[name].append((time.perf_counter() - t0) / n * 1e6)
-            cpu[name].append((time.process_time() - c0) / n * 1e6)
+        bodies = {name: [(b'{"type":"function_call","call_id":"c%d-%d","trace_id":"%s-r%d-t%d","name":"add",'
+                          b'"arguments":"{\\"qty\\": 1}","item":' % (r, i, name.encode(), r, i % rollouts)) + item
+                         + b"}" for i in range(n)] for name in stores}
+        totals = {name: [0.0, 0.0, 0.0, 0.0] for name in stores}  # wall, CPU, Redis CPU, round trips
+        positions: dict[str, list[float]] = {name: [] for name in stores}
+        for position in range(calls):  # the stores take turns every call of each rollout (load hits all alike)
+            block = slice(position * rollouts, (position + 1) * rollouts)
+            for name in order:
+                before = _redis_counts(probe)
+                t0, c0 = time.perf_counter(), time.process_time()
+                await asyncio.gather(*(_client(servers[name], name, bodies[name][block], rollouts, concurrency, first)
+                                       for first in range(concurrency)))
+                spent = (time.perf_counter() - t0, time.process_time() - c0)
+                after = _redis_counts(probe) if name.startswith("redis") else before
+                totals[name][0] += spent[0]
+                totals[name][1] += spent[1]
+                totals[name][2] += after[1] - before[1]
+                totals[name][3] += after[0] - before[0]
+                positions[name].append((spent[1] + after[1] - before[1]) / rollouts * 1e6)
+        if r < 0:
+            continue
+        for name in stores:
+            wall[name].append(totals[name][0] / n * 1e6)
+            cpu[name].append(totals[name][1] / n * 1e6)
+            by_call[name].append(positions[name])
             if name.startswith("redis"):
-                after = _redis_counts(probe)
-                commands[name].append((after[0] - before[0]) / n)
-                redis_cpu[name].append((after[1] - before[1]) / n * 1e6)
+                redis_cpu[name].append(totals[name][2] / n * 1e6)
+                commands[name].append(totals[name][3] / n)
     lanes = [lane.conn for lane in stores["redis"]._batcher._lanes if lane.conn is not None]
     parser = type(lanes[0]._parser).__name__ if lanes else "-"  # what reads the store's replies
     for store in stores.values():
@@ -286,7 +298,12 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
             "x mem CPU: the two CPUs summed, over memory's; round trips: scripts run per call)",
             f"Redis per call: {ratio:.2f}x memory in CPU (this process plus redis-server; issue 40 asks <= 3x), "
             f"{med(wall['redis']) / base_wall:.2f}x in wall time, {concurrency} in flight, appendfsync "
-            f"{appendfsync}: {setting}{also}"]
+            f"{appendfsync}: {setting}{also}",
+            "CPU µs per call (this process + redis-server) by the call's place in its rollout, medians of the "
+            "rounds: " + "; ".join(
+                f"{name} " + ", ".join(f"#{k + 1} {med(rnd[k] for rnd in by_call[name]):.0f}"
+                                       for k in sorted({0, 1, calls // 2, calls - 1}))
+                for name in stores)]
 
 
 def _hiredis() -> bool:
@@ -416,6 +433,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="per-call: interleaved rounds (default 3)")
     parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop",
                         help="per-call: the event loop (default uvloop, what rft serve --loop auto picks)")
+    parser.add_argument("--calls", type=int, default=8,
+                        help="per-call: calls per rollout (default 8; 64 rollouts), e.g. 20 to see call 1 vs call 20")
     parser.add_argument("--concurrency", type=int, default=1, choices=[1, 2, 4, 8, 16, 32, 64],
                         help="per-call: rollouts in flight at once (default 1: one call at a time)")
     parser.add_argument("--redis-baseline", type=Path, default=None, metavar="CHECKOUT",
@@ -445,7 +464,7 @@ def main() -> int:
                 import uvloop
                 factory = uvloop.new_event_loop
             with asyncio.Runner(loop_factory=factory) as runner:
-                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop,
+                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop, calls=args.calls,
                                               appendfsync=args.appendfsync, concurrency=args.concurrency,
                                               baseline=args.redis_baseline)) + [""]
         if args.only in (None, "throughput"):
