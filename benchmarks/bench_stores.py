@@ -170,6 +170,14 @@ def _redis_counts(client) -> tuple[int, float]:
     return trips, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
+def _redis_work(client) -> tuple[int, int, int]:
+    """(commands run, bytes received, bytes sent) by the Redis server so far; ``INFO`` commands are not
+    counted (the probe's own), their bytes are (``growth`` subtracts them, measured with no call between)."""
+    stats, commands = client.info("stats"), client.info("commandstats")
+    run = sum(int(v["calls"]) for k, v in commands.items() if not k.startswith("cmdstat_info"))
+    return run, int(stats["total_net_input_bytes"]), int(stats["total_net_output_bytes"])
+
+
 async def _client(app, name: str, bodies: list[bytes], rollouts: int, concurrency: int, first: int) -> None:
     """Post the calls of rollouts ``first``, ``first + concurrency``, ... in order (each rollout's one at a time)."""
     for i, body in enumerate(bodies):
@@ -341,7 +349,8 @@ async def growth(redis_url: str, tmp: Path) -> list[str]:
     early, late = range(1, 21), range(980, 1000)  # calls 2-21 (call 1 creates the rollout) and 981-1000
     stores = {"memory": MemoryStore(), "sqlite": SQLiteStore(tmp / "growth.db"),
               "redis": RedisStore(redis_url, prefix="growth:")}
-    rows = []
+    rows: list[str] = []
+    notes: list[str] = []
     for name, store in stores.items():
         server = ToolServer(auth_env_var=None, store=store)
 
@@ -351,12 +360,17 @@ async def growth(redis_url: str, tmp: Path) -> list[str]:
             return f"page {page}: " + "x" * 1000
 
         times, cpu, redis_cpu = [], [], {}
+        sent: dict[int, tuple[float, ...]] = {}
+        calibrate = _redis_work(probe)  # the probe's own bytes over one block's readings, no call between
+        _redis_counts(probe)
+        probe_bytes = tuple(b - a for a, b in zip(calibrate, _redis_work(probe)))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as client:
             for i in range(1000):
                 body = {"type": "function_call", "id": f"fc_{i}", "call_id": f"c{i}", "name": "fetch",
                         "arguments": json.dumps({"page": i}), "trace_id": f"growth-{name}", "item": {}}
                 if name == "redis" and i in (early[0], late[0]):
                     redis_cpu[i] = _redis_counts(probe)[1]
+                    sent[i] = _redis_work(probe)
                 t0, c0 = time.perf_counter(), time.process_time()
                 response = await client.post("/tools/fetch", json=body)
                 times.append(time.perf_counter() - t0)
@@ -364,18 +378,25 @@ async def growth(redis_url: str, tmp: Path) -> list[str]:
                 if name == "redis" and i in (early[-1], late[-1]):
                     first = early[0] if i == early[-1] else late[0]
                     redis_cpu[first] = (_redis_counts(probe)[1] - redis_cpu[first]) / len(early) * 1e6
+                    sent[first] = tuple((b - a - o) / len(early)
+                                        for a, b, o in zip(sent[first], _redis_work(probe), (0, *probe_bytes[1:])))
                 assert response.status_code == 200, response.text
         first, last = statistics.median(times[:10]) * 1000, statistics.median(times[-10:]) * 1000
         cpu_early = statistics.mean(cpu[early[0]:early[-1] + 1]) * 1e6 + redis_cpu.get(early[0], 0.0)
         cpu_late = statistics.mean(cpu[late[0]:late[-1] + 1]) * 1e6 + redis_cpu.get(late[0], 0.0)
         rows.append(f"{name:<8} {times[0] * 1000:>10.2f} {first:>12.2f} {last:>14.2f} {last / first:>8.2f} "
                     f"{cpu_early:>12.0f} {cpu_late:>14.0f} {cpu_late / cpu_early:>8.2f}")
+        if sent:
+            work = [f"{label} {sent[k][0]:.2f} commands, {sent[k][1]:.0f} bytes in, {sent[k][2]:.0f} bytes out"
+                    for label, k in (("calls 2-21:", early[0]), ("calls 981-1000:", late[0]))]
+            notes.append(f"{name} per call (INFO commandstats and stats; the probe's own INFO excluded): "
+                         + "; ".join(work))
         await store.aclose()
     probe.close()
     return ["per call in one rollout of 1,000 calls (1 KB outputs; in-process ToolServer): latency in ms, and CPU "
             "µs per call (this process plus, for Redis, redis-server's, from INFO around each block of 20 calls)",
             f"{'store':<8} {'1st call':>10} {'calls 1-10':>12} {'calls 991-1000':>14} {'ratio':>8} "
-            f"{'CPU 2-21':>12} {'CPU 981-1000':>14} {'ratio':>8}", *rows]
+            f"{'CPU 2-21':>12} {'CPU 981-1000':>14} {'ratio':>8}", *rows, *notes]
 
 
 def _rss_mb() -> float:
