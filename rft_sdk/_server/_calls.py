@@ -226,8 +226,6 @@ class _ToolCall:
                  adopt: bytes | None) -> None:
         self.definition, self.request, self.store, self.outcome = definition, request, store, outcome
         self.response_limit, self.stored, self.sent, self.adopt = response_limit, stored, sent, adopt
-        #: a sync tool that runs in a worker thread without a timeout: it may run in the database's own hop
-        self.in_thread = not definition.on_loop and definition.timeout_s is None
         self.started_at, self.t0 = time.time(), time.perf_counter()
         self.arguments: dict[str, Any] = {"_raw": request.arguments}
         self.output: str | None = None
@@ -235,6 +233,11 @@ class _ToolCall:
         self.error: EndpointError | None = None  # a model-visible error answer (4xx)
         self.replayed = False
         self.record: ToolCallRecord | None = None
+
+    @property
+    def in_thread(self) -> bool:
+        """A sync tool that runs in a worker thread without a timeout: it may run in the database's own hop."""
+        return not self.definition.on_loop and self.definition.timeout_s is None
 
     def _rollout(self, connection: Any) -> CallRollout:
         self.arguments = decode_arguments(self.request.arguments)
