@@ -110,7 +110,7 @@ class CallScope:
         try:
             if self.is_async:
                 await self.connection.execute(insert, params)
-                size = (await (await self.connection.execute(size_sql)).fetchone())[0]
+                size = (await (await self.connection.execute(size_sql)).fetchone())[0] * self.owner.size_unit
             else:
                 size = await anyio.to_thread.run_sync(self._stage_sync, insert, params, size_sql)
         except Exception as exc:
@@ -131,7 +131,7 @@ class CallScope:
 
     def _stage_sync(self, insert: str, params: tuple[str, str, str], size_sql: str) -> int:
         self.connection.execute(insert, params)
-        return int(self.connection.execute(size_sql).fetchone()[0])
+        return int(self.connection.execute(size_sql).fetchone()[0]) * self.owner.size_unit
 
     def stage_sync(self, call_id: str, output: str, record: Mapping[str, Any]) -> EndpointError | None:
         """:meth:`stage` for a sync connection, in the worker thread that holds it (``rft_sdk._db._call``):
@@ -338,6 +338,8 @@ class RolloutDatabase(abc.ABC):
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = ?"
     #: The size of the connection's database in bytes, as the open transaction sees it.
     size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+    #: Bytes per unit :attr:`size_sql` answers in (SQLite: its page size, so that the query is one pragma).
+    size_unit = 1
 
     def reclaim(self, db_id: str) -> None:
         """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;
@@ -671,11 +673,13 @@ class RolloutDatabase(abc.ABC):
             self.metrics.event("replayed_from_database")
         return CallScope(self, db_id, conn, use_async, replay, slot)
 
-    def _open_sync(self, db_id: str, call_id: str) -> tuple[Any, Any]:
+    def _open_sync(self, db_id: str, call_id: str, fresh: bool = False) -> tuple[Any, Any]:
+        """A connection to ``db_id`` in the call's transaction and the replay row of ``call_id`` (``None``
+        without a lookup when the database was ``fresh``ly made for this call: it holds no call yet)."""
         conn = self.connect(db_id)
         try:
             conn.rft_begin()
-            row = conn.execute(self.calls_select_sql, (call_id,)).fetchone()
+            row = None if fresh else conn.execute(self.calls_select_sql, (call_id,)).fetchone()
         except BaseException:
             try:
                 conn.rft_end(False)
@@ -692,7 +696,7 @@ class RolloutDatabase(abc.ABC):
         t0 = time.perf_counter()
         db_id, source = self._ensure(trace_id)
         took = time.perf_counter() - t0
-        opened = self._open_sync(db_id, call_id) if call_id is not None else None
+        opened = self._open_sync(db_id, call_id, fresh=source is not None) if call_id is not None else None
         if then is not None and opened is not None:
             return db_id, source, took, then(db_id, *opened)
         return db_id, source, took, opened

@@ -49,14 +49,13 @@ Staged = tuple[str, Mapping[str, Any]]
 
 
 class CallWork(Protocol):
-    """The steps of one tool call that are not the database's, as the request path hands them over.
+    """The steps of one tool call that are not the database's, as the request path hands them over."""
 
-    Attributes:
-        in_thread: ``run_sync`` may run in the worker thread that opens the database (a sync tool that runs
-            in a worker thread anyway and has no ``timeout_s``).
-    """
-
-    in_thread: bool
+    @property
+    def in_thread(self) -> bool:
+        """``run_sync`` may run in the worker thread that opens the database (a sync tool that runs in a
+        worker thread anyway and has no ``timeout_s``)."""
+        ...
 
     def in_worker(self, fn: Callable[[], T]) -> Awaitable[T]:
         """Run ``fn`` in a worker thread under the tool's own thread slot (its ``max_concurrency``
