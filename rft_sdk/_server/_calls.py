@@ -553,7 +553,9 @@ async def _in_tool_thread(definition: ToolDefinition, fn: Callable[[], T]) -> T:
         result: T = await call_limited(fn, {}, is_async=False, in_thread=True, limiter=definition.limiter,
                                        timeout_s=None, queue_timeout_s=definition.queue_timeout_s)
     except NoSlotError as exc:
-        raise _tool_failed(definition, None, exc) from None
+        error = _tool_failed(definition, None, exc)
+        error.also_count("tool_retryable_errors")  # as run_tool's 503 is counted by the call
+        raise error from None
     return result
 
 

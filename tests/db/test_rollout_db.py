@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 
 import pytest
 from db_helpers import TOOLS, Client, end_state, make_db
@@ -359,3 +360,37 @@ async def test_a_database_server_that_stops_answers_a_retryable_503_not_a_500():
         assert answer.status_code == 503, answer.text
         assert answer.json()["error"]["code"] == "database_unavailable" and answer.headers["retry-after"] == "1"
     assert db.metrics.events["unavailable"] == 4
+
+
+async def test_a_sync_tool_without_a_free_slot_answers_tool_busy_and_its_retry_runs_once(make):
+    """The tool's own thread slot bounds its database hop too (a sync tool runs in the thread that opened
+    its rollout's database): past ``queue_timeout_s`` the call is a retryable 503 ``tool_busy``, nothing ran,
+    nothing was recorded or committed, and the hosted retry with the same call_id runs it once."""
+    db = make()
+    server = ToolServer(tools=TOOLS, db=db)
+    gate, started = threading.Event(), threading.Event()
+
+    @server.tool(max_concurrency=1, queue_timeout_s=0.3)
+    def narrow(*, rollout: Rollout) -> str:
+        """Takes the tool's one slot until released; appends one row to ``log``."""
+        started.set()
+        gate.wait(30)
+        rollout.db.execute("INSERT INTO log VALUES (1)")
+        return str(rollout.db.execute("SELECT count(*) FROM log").fetchone()[0])
+
+    with run_server(server) as url:
+        client = Client(url)
+        holder = asyncio.ensure_future(client.call("holder", "narrow", {}))
+        assert await asyncio.to_thread(started.wait, 30)  # the first call holds the slot
+        waiting = await client.call("waiter", "narrow", {}, call_id="call_w")
+        gate.set()
+        held = await holder
+        retry = await client.call("waiter", "narrow", {}, call_id="call_w")
+        again = await client.call("waiter", "narrow", {}, call_id="call_w")  # a replay: not run a second time
+        await client.aclose()
+    assert held.status_code == 200 and held.json()["output"] == "1"
+    assert waiting.status_code == 503 and waiting.json()["error"]["code"] == "tool_busy"
+    assert retry.status_code == 200 and retry.json()["output"] == "1"  # the 503 left no row behind
+    assert again.json() == retry.json()
+    counters = server.metrics["counters"]
+    assert counters["tool_queue_timeouts"] == 1 and counters["tool_retryable_errors"] == 1
