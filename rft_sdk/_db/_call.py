@@ -15,9 +15,13 @@ one visit, in this order:
 
 Thread hops (measured, issue 40: at 1,024 rollouts starting together the hand-offs between the event
 loop and worker threads were most of a first answer's CPU): a sync tool of a backend without connection
-slots (SQLite) runs in the worker thread that admitted and opened its database, staged there too, under
-the tool's own thread slot (``CallWork.in_worker``, the tool's ``max_concurrency`` limiter): steps 1-2 in
-**one hop**, step 4 in a second. Async tools, ``blocking=False`` tools, tools with a ``timeout_s`` and the
+slots (SQLite) runs in the worker thread that admitted and opened its database, staged there too: steps
+1-2 in **one hop**, step 4 in a second. That hop runs on the database's ``admission_threads`` (SQLite: 4)
+while the call holds a slot of the tool's own limiter (``CallWork.in_worker``: its ``max_concurrency``
+and ``queue_timeout_s`` hold as before): measured at 1,024 first calls on 2 cores, the same hop on the
+tool's 40 threads cost 20-40 % more CPU per first answer and twice the p99 (the threads queue for the
+GIL). A tool that holds that hop longer than :data:`SHARED_HOP_S` (a tool waiting on I/O) takes the
+general path from its next call on, with its own threads. Async tools, ``blocking=False`` tools, tools with a ``timeout_s`` and the
 PostgreSQL backends (a connection slot is awaited between admission and open) take the general path:
 admission and open, the tool where it always runs, the stage, the commit: each its own hop where the
 driver is sync.
@@ -31,17 +35,24 @@ after ``withdraw``.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+import anyio
+
 from .._wire._endpoint import EndpointError
 from ._base import CallScope, RolloutDatabase
 
-__all__ = ["CallWork", "Replay", "Staged", "run_call"]
+__all__ = ["SHARED_HOP_S", "CallWork", "Replay", "Staged", "run_call"]
 
 T = TypeVar("T")
+#: Seconds a sync tool may run in the database's shared admission threads (the one-hop path) before its
+#: later calls take the general path (the tool on threads of its own): those few threads are for
+#: millisecond work, a tool waiting on I/O there would hold every new rollout's admission behind it.
+SHARED_HOP_S = 0.05
 #: ``(output, record fields)`` of a call committed in the database before (answered, not run again).
 Replay = tuple[str, dict[str, Any]]
 #: ``(output, record fields)`` a tool call stages in its transaction (``CallScope.stage``).
@@ -57,15 +68,17 @@ class CallWork(Protocol):
         worker thread anyway and has no ``timeout_s``)."""
         ...
 
-    def in_worker(self, fn: Callable[[], T]) -> Awaitable[T]:
-        """Run ``fn`` in a worker thread under the tool's own thread slot (its ``max_concurrency``
-        limiter; raises the tool's 503 ``tool_busy`` when no slot frees within ``queue_timeout_s``)."""
+    def in_worker(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> Awaitable[T]:
+        """Run ``fn`` in a worker thread of ``limiter`` (``None``: anyio's default) while holding a slot of the
+        tool's own limiter (its ``max_concurrency``; raises the tool's 503 ``tool_busy`` when no slot frees
+        within ``queue_timeout_s``)."""
         ...
 
     def run_sync(self, connection: Any, replay: Replay | None) -> Staged | None:
         """In the worker thread: run the tool on ``connection`` (or answer ``replay``); return what to stage,
         or ``None`` when nothing is to be committed (a replay, or an error answer the call keeps for
-        ``finish``). Raises only what must not be answered (a retryable 503): rolled back, re-raised."""
+        ``finish``). Raises only what must not be answered (a retryable 503): rolled back, re-raised.
+        A tool that ran longer than :data:`SHARED_HOP_S` here should stop asking for :attr:`in_thread`."""
         ...
 
     async def run(self, connection: Any, replay: Replay | None) -> Staged | None:
@@ -152,6 +165,7 @@ async def _one_hop(db: RolloutDatabase, trace_id: str, call_id: str, work: CallW
         return scope, error
 
     try:
-        return await db.admit_and_run(trace_id, call_id, then, work.in_worker)
+        return await db.admit_and_run(trace_id, call_id, then,
+                                      functools.partial(work.in_worker, limiter=db._admission_limiter()))
     except db.unavailable_errors as exc:
         raise db.unavailable(exc) from exc

@@ -40,11 +40,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
+import anyio
+import anyio.to_thread
 import pydantic
 import pydantic_core
 
 from .._db import RolloutDatabase
-from .._db._call import run_call
+from .._db._call import SHARED_HOP_S, run_call
 from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited, invoke_guarded
 from .._definitions._rollout import Rollout, ToolCallRecord
 from .._definitions._tool import ToolDefinition
@@ -236,8 +238,10 @@ class _ToolCall:
 
     @property
     def in_thread(self) -> bool:
-        """A sync tool that runs in a worker thread without a timeout: it may run in the database's own hop."""
-        return not self.definition.on_loop and self.definition.timeout_s is None
+        """A sync tool that runs in a worker thread without a timeout and has not held the database's shared
+        hop past ``SHARED_HOP_S``: it may run in the thread that opens its database."""
+        definition = self.definition
+        return not definition.on_loop and definition.timeout_s is None and not definition.runtime.own_threads
 
     def _rollout(self, connection: Any) -> CallRollout:
         self.arguments = decode_arguments(self.request.arguments)
@@ -275,9 +279,9 @@ class _ToolCall:
             raise exc
         self.error = exc
 
-    def in_worker(self, fn: Callable[[], T]) -> Awaitable[T]:
-        """``fn`` in a worker thread under the tool's own thread slot (``rft_sdk._db.CallWork``)."""
-        return _in_tool_thread(self.definition, fn)
+    def in_worker(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> Awaitable[T]:
+        """``fn`` in a worker thread of ``limiter`` holding a slot of the tool's own (``rft_sdk._db.CallWork``)."""
+        return _in_tool_thread(self.definition, fn, limiter)
 
     def run_sync(self, connection: Any, replay: tuple[str, dict[str, Any]] | None) -> tuple[str, Any] | None:
         """The tool, in the worker thread that opened ``connection`` (``rft_sdk._db.CallWork``)."""
@@ -286,8 +290,11 @@ class _ToolCall:
             if replay is not None:
                 self._replay(rollout, replay)
                 return None
-            before = _changes(connection)
-            output = run_tool_sync(self.definition, self.arguments, rollout)
+            before, t0 = _changes(connection), time.perf_counter()
+            try:
+                output = run_tool_sync(self.definition, self.arguments, rollout)
+            finally:
+                _held_shared_hop(self.definition, time.perf_counter() - t0)
             return self._ran(rollout, output, before is not None and _changes(connection) != before)
         except EndpointError as exc:
             self._refused(exc)
@@ -542,15 +549,29 @@ def run_tool_sync(definition: ToolDefinition, arguments: dict[str, Any], rollout
         raise _tool_failed(definition, rollout.call_id, exc)  # noqa: B904 - its cause is set
 
 
-async def _in_tool_thread(definition: ToolDefinition, fn: Callable[[], T]) -> T:
-    """``fn()`` in a worker thread under a slot of the tool's own limiter (as ``run_tool`` runs a sync tool).
+def _held_shared_hop(definition: ToolDefinition, seconds: float) -> None:
+    """A tool that ran ``seconds`` in the database's shared hop past ``SHARED_HOP_S`` gets threads of its own
+    from its next call on (``rft_sdk._db._call``), said once."""
+    if seconds > SHARED_HOP_S and not definition.runtime.own_threads:
+        definition.runtime.own_threads = True
+        logger.info("tool %s ran %.3f s in the rollout database's admission threads (over %g s): its later calls "
+                    "run on threads of its own", definition.name, seconds, SHARED_HOP_S)
+
+
+async def _in_tool_thread(definition: ToolDefinition, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> T:
+    """``fn()`` in a worker thread of ``limiter`` (``None``: anyio's default) while holding a slot of the
+    tool's own limiter (its ``max_concurrency``, as ``run_tool`` runs a sync tool).
 
     Raises:
         EndpointError: 503 ``tool_busy`` (no slot within ``queue_timeout_s``; ``fn`` did not run); what ``fn``
             raises.
     """
+    async def hop() -> T:
+        ran: T = await anyio.to_thread.run_sync(fn, limiter=limiter)
+        return ran
+
     try:
-        result: T = await call_limited(fn, {}, is_async=False, in_thread=True, limiter=definition.limiter,
+        result: T = await call_limited(hop, {}, is_async=True, in_thread=False, limiter=definition.limiter,
                                        timeout_s=None, queue_timeout_s=definition.queue_timeout_s)
     except NoSlotError as exc:
         error = _tool_failed(definition, None, exc)

@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 
 import pytest
 from db_helpers import TOOLS, Client, end_state, make_db
 
 from rft_sdk import MemoryStore, Rollout, ToolServer
 from rft_sdk._db import postgres_server
+from rft_sdk._db._call import SHARED_HOP_S
 from rft_sdk._db._pgserver import find_pg_bindir
 from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
@@ -394,3 +396,36 @@ async def test_a_sync_tool_without_a_free_slot_answers_tool_busy_and_its_retry_r
     assert again.json() == retry.json()
     counters = server.metrics["counters"]
     assert counters["tool_queue_timeouts"] == 1 and counters["tool_retryable_errors"] == 1
+
+
+async def test_a_slow_sync_tool_leaves_the_shared_database_hop_and_keeps_its_concurrency(tmp_path):
+    """A sync tool runs in the thread that opened its SQLite database, on the database's few admission
+    threads; one that held it past ``SHARED_HOP_S`` runs on its own threads from then on: six calls can
+    then wait for each other at once (on the 4 admission threads the barrier would break)."""
+    db = make_db("sqlite", tmp_path=tmp_path)
+    assert db.admission_threads is not None and db.admission_threads < 6
+    server = ToolServer(tools=TOOLS, db=db)
+    barrier = threading.Barrier(6, timeout=30)
+
+    @server.tool
+    def waits(slow: bool = False, *, rollout: Rollout) -> str:
+        """Sleeps past SHARED_HOP_S when ``slow``; otherwise waits for five other calls; writes one row."""
+        if slow:
+            time.sleep(2 * SHARED_HOP_S)
+        else:
+            barrier.wait()
+        rollout.db.execute("INSERT INTO log VALUES (1)")
+        return "ok"
+
+    try:
+        with run_server(server) as url:
+            client = Client(url)
+            first = await client.call("slow", "waits", {"slow": True})
+            together = await asyncio.gather(*(client.call(f"r{i}", "waits", {}) for i in range(6)))
+            await client.aclose()
+    finally:
+        db.close()
+        db.drop_all()
+    assert first.status_code == 200
+    assert server.tools["waits"].runtime.own_threads
+    assert [r.status_code for r in together] == [200] * 6, [r.text for r in together]
