@@ -112,6 +112,9 @@ class SQLiteDatabase(RolloutDatabase):
     #: rollouts starting together (warm pool, load 8-11): p50 of the first answer 0.85-1.2 s instead of
     #: 1.8-2.2 s, p99 unchanged (the batch's CPU bounds it).
     admission_threads = 4
+    #: The byte budget's query: the page count (one pragma; times :attr:`size_unit`, the template's page size,
+    #: which every clone shares).
+    size_sql = "PRAGMA page_count"
     unavailable_errors = (sqlite3.OperationalError, OSError)  # locked, unreadable, disk full
 
     def is_statement_error(self, exc: BaseException) -> bool:
@@ -240,40 +243,50 @@ class SQLiteDatabase(RolloutDatabase):
                     self._write_gen(template_generation(self.template_path))
                     self._drop_stale_pool()
                     self._recount()
-                return
-            tmp = self.dir / f".tmp-{uuid.uuid4().hex}-template.db"
+            else:
+                self._build_template()
+        conn = sqlite3.connect(f"file:{self.template_path}?mode=ro", uri=True)
+        try:
+            self.size_unit = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        finally:
+            conn.close()
+
+    def _build_template(self) -> None:
+        """Write ``template.db`` from ``template`` or ``setup`` and publish its generation (the folder's lock
+        held); the pool's clones of an older template are removed."""
+        tmp = self.dir / f".tmp-{uuid.uuid4().hex}-template.db"
+        try:
+            conn = sqlite3.connect(tmp, isolation_level=None)
             try:
-                conn = sqlite3.connect(tmp, isolation_level=None)
-                try:
-                    if self.source is not None:
-                        if not self.source.exists():
-                            raise RFTError(f"SQLite template {str(self.source)!r} does not exist")
-                        source = sqlite3.connect(f"file:{self.source}?mode=ro", uri=True)
-                        try:
-                            source.backup(conn)
-                        finally:
-                            source.close()
-                    else:
-                        assert self.setup is not None
-                        conn.execute("BEGIN")
-                        self.setup(conn)
-                        if conn.in_transaction:
-                            conn.execute("COMMIT")
-                    conn.execute("PRAGMA journal_mode=DELETE")
-                    conn.execute(CALLS_DDL)
-                    conn.execute("VACUUM")
-                finally:
-                    conn.close()
-                gen = template_generation(tmp)
-                self._write_gen("")  # no clone is claimed or published while the template is replaced
-                os.replace(tmp, self.template_path)
-                self._write_gen(gen)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-            self._drop_stale_pool()  # cloned from the old template: never handed out
-            self._recount()
-            self.rebuild = False
+                if self.source is not None:
+                    if not self.source.exists():
+                        raise RFTError(f"SQLite template {str(self.source)!r} does not exist")
+                    source = sqlite3.connect(f"file:{self.source}?mode=ro", uri=True)
+                    try:
+                        source.backup(conn)
+                    finally:
+                        source.close()
+                else:
+                    assert self.setup is not None
+                    conn.execute("BEGIN")
+                    self.setup(conn)
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+                conn.execute("PRAGMA journal_mode=DELETE")
+                conn.execute(CALLS_DDL)
+                conn.execute("VACUUM")
+            finally:
+                conn.close()
+            gen = template_generation(tmp)
+            self._write_gen("")  # no clone is claimed or published while the template is replaced
+            os.replace(tmp, self.template_path)
+            self._write_gen(gen)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        self._drop_stale_pool()  # cloned from the old template: never handed out
+        self._recount()
+        self.rebuild = False
 
     def _clone_to(self, path: Path, tmp: Path | None = None, *, replace: bool = True) -> str:
         method = clone_file(self.template_path, path, tmp=tmp, replace=replace)
