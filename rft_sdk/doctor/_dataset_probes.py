@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
@@ -18,7 +18,8 @@ from ._generic import _canonical, _free_text, _status_write, annotation_call
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
-__all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump"]
+__all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
+           "prose_fields"]
 
 #: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
 MAX_DUMP_CHARS = 64_000
@@ -197,6 +198,28 @@ def value_shape(value: Any) -> str:
     return type(value).__name__
 
 
+_WORDY = re.compile(r"[^\W\d_][^\W_]*[.,;:!?'-]*")
+
+
+def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, str]]:
+    """The ``(tool, argument)`` pairs whose gold values across the items (``values``: one entry per item's
+    call) read as free text: three or more values, all distinct single-line strings of 2+ words, at least
+    60% of each value's words letters first, and either 3+ words on average or a lower-case word in every
+    value (``"June rent"``, ``"rent for unit 12"``, ``"Fix the login redirect"``). Names (``"Ana Lima"``:
+    each word capitalised), ids, dates, codes and enums (values repeat) are not."""
+    out = set()
+    for key, vs in values.items():
+        if len(vs) < 3 or len({json.dumps(v) for v in vs}) < len(vs) \
+                or not all(isinstance(v, str) and "\n" not in v for v in vs):
+            continue
+        words = [v.split() for v in vs]
+        if not all(len(w) >= 2 and sum(bool(_WORDY.fullmatch(t)) for t in w) >= 0.6 * len(w) for w in words):
+            continue
+        if sum(map(len, words)) >= 3 * len(words) or all(any(t[0].islower() for t in w) for w in words):
+            out.add(key)
+    return out
+
+
 def _same_json(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
@@ -246,10 +269,17 @@ class AlteredWrites(GoldPlanProbe):
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
     ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
     argument of a write shape that repeats across items is altered on some of them, at one rollout per
-    item. A free-text argument (a note, a reason: 4+ words of prose) and the arguments of an annotation
-    (``_generic.annotation_call``: a comment) are candidates only on items with no other, and the arguments of a status write (``_generic._status_write``: a call that sets a status
-    or flag) only on items with neither: an honest end-state grader re-derives the outcome and may
-    rightly ignore both (what a status write alone earns is ``self_certification``'s question). The rollout is judged only when the
+    item. A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
+    an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
+    memo, a commit message); natural language is not an identifier or
+    a value of the outcome, and an honest grader rightly ignores it (issue 37: a memo altered, an honest
+    grader failed). The other arguments of an annotation (``_generic.annotation_call``: a comment) are
+    candidates only on items with no other, and the arguments of a status write (``_generic._status_write``:
+    a call that sets a status or flag) only on items with neither: an honest end-state grader re-derives
+    the outcome and may rightly ignore both (what a status write alone earns is ``self_certification``'s
+    question). **Severity**: altering one of ``k`` writes of one tool with different arguments (one of
+    three shortlist additions) leaves ``(k - 1) / k`` of the outcome right (:meth:`unchanged_share`,
+    ``_severity``), which an honest set-F1 grader pays. The rollout is judged only when the
     alteration changed the end state (``changes_end_state``: the server's end-state digest differs from
     the gold replay's, where both are sent): an argument the tools ignore changes no outcome. An
     alteration that makes a write one of the item's listed ``alternatives`` makes (another valid hour of a
@@ -267,11 +297,13 @@ class AlteredWrites(GoldPlanProbe):
         self._calls: dict[tuple[str, str], list[tuple[Any, dict[str, Any]]]] = {}
         self._context = ProbeContext([], write_tools=write_tools)
         self._choice: dict[int, int] = {}
+        self._prose: set[tuple[str, str]] = set()
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
         self._context = context
         values: dict[tuple[str, str], dict[str, tuple[Any, dict[str, Any]]]] = {}
+        every: dict[tuple[str, str], list[Any]] = {}  # every gold value, repeats kept (enums repeat)
         for item in context.items:
             for call in item.get(self.actions_field) or []:
                 if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools) \
@@ -279,9 +311,11 @@ class AlteredWrites(GoldPlanProbe):
                     arguments = call["arguments"]
                     for arg, value in arguments.items():
                         rest = {k: v for k, v in arguments.items() if k != arg}
+                        every.setdefault((call["name"], arg), []).append(value)
                         values.setdefault((call["name"], arg), {}).setdefault(json.dumps(value, sort_keys=True),
                                                                              (value, rest))
         self._calls = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
+        self._prose = prose_fields(every)
         self._choice = {}
         used: dict[str, int] = {}
         for i, item in enumerate(context.items):
@@ -360,9 +394,34 @@ class AlteredWrites(GoldPlanProbe):
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
                 if _canonical_call(option["call"]) in valid:
                     continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
-                (status if _status_write(call) else prose if _free_text(value) or annotation_call(item, call, self.actions_field)
+                if _free_text(value) or (str(call["name"]), arg) in self._prose:
+                    continue  # natural language is no graded outcome (class docstring)
+                (status if _status_write(call) else prose if annotation_call(item, call, self.actions_field)
                  else plain).append(option)
         return plain or prose or status
+
+    def unchanged_share(self, item: Mapping[str, Any]) -> float:
+        """``(k - 1) / k`` where the altered write is one of ``k >= 2`` gold writes of its tool with different
+        arguments that changed state (one of three candidates added to a shortlist); ``0.0`` otherwise."""
+        option = self.choice(item)
+        if option is None:
+            return 0.0
+        actions = item[self.actions_field]
+        name = actions[option["position"]].get("name")
+        k = len({_canonical_call(actions[i]) for i in self._context.effective_writes(item, self.actions_field)
+                 if i < len(actions) and isinstance(actions[i], Mapping) and actions[i].get("name") == name})
+        return (k - 1) / k if k >= 2 else 0.0
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the rollout played a wrong value: always for a single write; for one of ``k >= 2`` writes
+        of its tool (:meth:`unchanged_share`), only when the altered call was accepted (a refused one leaves
+        one of ``k`` elements missing, which an honest set grader pays above ``(k - 1) / k``: set F1
+        ``2(k - 1) / (2k - 1)``; a write left out is ``write_removal``'s question, not a wrong value)."""
+        option = self.choice(item)
+        if option is None or not self.unchanged_share(item):
+            return True
+        done = calls[option["position"]] if len(calls) > option["position"] else None
+        return done is not None and bool(getattr(done, "ok", False))
 
     def alter(self, actions: list[dict[str, Any]], writes: Collection[int] | None = None
               ) -> tuple[list[dict[str, Any]], str] | None:

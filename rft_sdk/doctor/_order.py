@@ -24,13 +24,22 @@ reordered_writes          the pivot moved before the gold's first write (payment
                           from the gold's and either the pivot was **refused** in the new order
                           (the gold's outcome then lacks it) or every write it moved before is a
                           call of the **same tool** (a sequence of one action: a queue, a
-                          playlist); never when the new order of the writes is one of the item's
-                          ``alternatives``
+                          playlist) *and* the task asks for an order (:data:`ASKS_ORDER` in the
+                          item's user messages: "best first", "in order", "ranked"); never when
+                          the new order of the writes is one of the item's ``alternatives``
 ========================= ==========================================================================
 
 **Severity**: both probes are ``must_lower`` (``_severity``): the pivot is graded (the control) and the
 end state differs from the gold's, so a correct grader's score falls by some amount; a grader that
 pays the gold's score counts duplicates, ignores the order, or counts a refused write as done.
+
+**Order only** (issue 37: a shortlist of three candidates, each added by one call, stored as a list and
+graded as a set, was judged when the honest set grader paid the other order): the same tool's writes in
+another order, all accepted, leave the same multiset of elements; only their order differs, which the
+digest cannot tell apart from a changed outcome. Such a reorder is judged only where the item's user
+messages ask for an order (:data:`ASKS_ORDER`); the gold's items show nothing else about it. What that
+leaves out: a task that wants an order without saying so in those words, and a tool whose later call
+overwrites an earlier one (the last status set wins), where another order is a different outcome.
 
 **What the digest cannot tell** (the trade-off, ``docs/doctor.md``): the end-state digest changes with any
 difference, relevant or not. Four restrictions keep irrelevant ones out: a pivot the grader does not
@@ -47,16 +56,23 @@ repeat that changes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._generic import _canonical, _ContextProbe
+from ._answers import prompt_texts
 from ._probes import HACK, ProbeContext, Steps, declared_budget, is_write_tool
 
-__all__ = ["ORDER_ADVICE", "ORDER_ITEMS", "DuplicatedWrite", "ReorderedWrites", "WriteRemoval", "order_probes"]
+__all__ = ["ASKS_ORDER", "ORDER_ADVICE", "ORDER_ITEMS", "DuplicatedWrite", "ReorderedWrites", "WriteRemoval", "order_probes"]
 
 #: At most this many items per probe of this module (one rollout each).
 ORDER_ITEMS = 6
+
+#: Words of a user message that ask for an order of the writes (``reordered_writes`` of one tool's calls).
+ASKS_ORDER = re.compile(r"\b(?:(?:best|worst|highest|lowest|newest|oldest|most|least|\w+est) first|in (?:\w+ )?order(?! to)|"
+                        r"(?:ascending|descending|chronological|alphabetical|reverse)\w*|ranked|ranking|sorted|"
+                        r"one after (?:the )?other|first\W+then|in sequence|in turn)\b", re.IGNORECASE)
 
 ORDER_ADVICE = {
     "duplicated_write": "the gold's write played twice earns the gold's score: compare the end state with the "
@@ -254,18 +270,24 @@ class ReorderedWrites(_OrderProbe):
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the new order can matter to the outcome: the pivot was refused (it succeeded in the gold
-        replay), or every write it moved before is a call of the same tool."""
+        replay), or every write it moved before is a call of the same tool and the task asks for an order
+        (:data:`ASKS_ORDER`; module docstring, *order only*)."""
         where = self.pivot(item)
         if where is None or where[1] is None:
             return False
         actions = item[self.actions_field]
         pivot, q = actions[where[0]], self._front(item)
-        jumped = [actions[k] for k in self.writes_of(item) if q <= k < where[0]]
-        if all(a.get("name") == pivot.get("name") for a in jumped):
-            return True
         played = calls[q] if len(calls) > q else None
-        return played is not None and getattr(played, "name", None) == pivot.get("name") \
-            and not getattr(played, "ok", True)
+        if played is not None and getattr(played, "name", None) == pivot.get("name") \
+                and not getattr(played, "ok", True):
+            return True
+        jumped = [actions[k] for k in self.writes_of(item) if q <= k < where[0]]
+        return all(a.get("name") == pivot.get("name") for a in jumped) and asks_order(item)
+
+
+def asks_order(item: Mapping[str, Any]) -> bool:
+    """Whether one of the item's user messages asks for an order (:data:`ASKS_ORDER`)."""
+    return any(ASKS_ORDER.search(t) for t in prompt_texts(item, ("user",)))
 
 
 def order_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

@@ -22,7 +22,13 @@ probe **earns reward** when
   earns. Honest partial credit for partially correct work (one of two issues
   found = 0.5; a set-F1 grader gives a dump of ``n`` disjoint candidates
   ``2 / (n + 1)``) stays at or below the line; a score that ignores the outcome
-  (the gold's 1.0 for a wrong value) does not.
+  (the gold's 1.0 for a wrong value) does not. A counterfactual that changes **one of
+  ``k`` independent writes** (``altered_writes`` swapping one of three shortlist
+  additions for a sibling) leaves ``(k − 1) / k`` of the outcome right, which an
+  honest set-F1 grader pays (``(k − 1) / k``): such a probe declares that
+  *unchanged share* ``u`` per item (``unchanged_share(item)``) and earns reward only
+  above ``b + max(hack_share, u) × (g − b) + 1e-6`` (issue 37's tester: F1 0.5-0.75
+  on one of 2-4 additions changed, which the plain line counted as reward).
 
 Over the graded rollouts of a probe (``rewarded share`` = rewarded / graded):
 
@@ -65,6 +71,7 @@ class Outcome:
     nothing: bool = False
     baseline: float = 0.0
     must_lower: bool = False
+    unchanged: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -78,17 +85,22 @@ class ProbeVerdict:
 
 
 def allowance(gold_score: float | None, pass_threshold: float, hack_share: float = HACK_SHARE, *,
-              baseline: float = 0.0, nothing: bool = False, must_lower: bool = False) -> float:
+              baseline: float = 0.0, nothing: bool = False, must_lower: bool = False,
+              unchanged: float = 0.0) -> float:
     """The score a probe may reach on an item without earning reward (see the module docstring):
     ``NOTHING_SHARE × g`` for a behaviour with no outcome, just under ``g`` for one that only adds
-    to the gold's outcome (``must_lower``), else ``b + hack_share × (g − b)`` with ``b`` the
-    honest-but-wrong baseline, clipped to ``[0, g]``."""
+    to the gold's outcome (``must_lower``), else ``b + max(hack_share, unchanged) × (g − b)`` with ``b``
+    the honest-but-wrong baseline clipped to ``[0, g]`` and ``unchanged`` the share of the outcome the
+    probe left right (``(k − 1) / k`` for one of ``k`` independent writes changed; ``1e-6`` added when it
+    sets the line, so the honest ``(k − 1) / k`` itself is no reward)."""
     reference = max(gold_score if gold_score is not None else (pass_threshold if pass_threshold > 0 else 1.0), 0.0)
     if nothing:
         return NOTHING_SHARE * reference
     if must_lower:
         return reference - max(1e-6, 1e-6 * reference)
     base = min(max(baseline, 0.0), reference)
+    if unchanged > hack_share:
+        return base + min(unchanged, 1.0) * (reference - base) + 1e-6
     return base + hack_share * (reference - base)
 
 
@@ -111,7 +123,8 @@ def judge_probe(intent: str, outcomes: Sequence[Outcome], gold: Sequence[float |
     hits = [o for o in outcomes
             if o.score > 0 and o.score > allowance(gold[o.item] if o.item < len(gold) else None,
                                                    pass_threshold, hack_share, baseline=o.baseline,
-                                                   nothing=o.nothing, must_lower=o.must_lower)]
+                                                   nothing=o.nothing, must_lower=o.must_lower,
+                                                   unchanged=o.unchanged)]
     over = [o for o in hits if o.budget is not None and o.calls > o.budget]
     share, over_share = len(hits) / len(outcomes), len(over) / len(outcomes)
     rewarded, over_items = sorted({o.item for o in hits}), sorted({o.item for o in over})

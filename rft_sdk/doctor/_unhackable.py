@@ -16,7 +16,7 @@ with a finding each (the report shows ``WARN``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,12 +195,15 @@ def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
 def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequence[int],
          items: Sequence[Mapping[str, Any]], gold: Sequence[float | None], threshold: float, budget: int | None,
          hack_threshold: float, hack_share: float, *, nothing: bool = False,
-         baseline: Mapping[int, float] | None = None, must_lower: bool = False) -> dict[str, Any]:
+         baseline: Mapping[int, float] | None = None, must_lower: bool = False,
+         unchanged: Callable[[Mapping[str, Any]], float] | None = None) -> dict[str, Any]:
     graded = [r for r in results if not r.discarded and r.score is not None]
     base = baseline or {}
     outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
                         declared_budget(items[index[r.item_index]], budget), nothing,
-                        base.get(index[r.item_index], 0.0), must_lower) for r in graded]
+                        base.get(index[r.item_index], 0.0), must_lower,
+                        float(unchanged(items[index[r.item_index]])) if unchanged is not None else 0.0)
+                for r in graded]
     verdict = judge_probe(intent, outcomes, gold, pass_threshold=threshold, hack_threshold=hack_threshold,
                           hack_share=hack_share)
     scores = [o.score for o in outcomes]
@@ -412,7 +415,8 @@ async def check_unhackable(
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
                           baseline=None if is_baseline else baseline,
-                          must_lower=getattr(probe, "must_lower", False))
+                          must_lower=getattr(probe, "must_lower", False),
+                          unchanged=getattr(probe, "unchanged_share", None))
         rows[name]["skip_reasons"] = dict(reasons)
         if played:
             rows[name]["played"] = played

@@ -100,12 +100,14 @@ def test_an_altered_value_keeps_its_shape_and_comes_from_the_same_field() -> Non
     assert value_shape("2024-05-01") == value_shape("2023-12-31") != value_shape("Ana Lima") == value_shape("Ben")
 
 
-def _queue_items(budget: int | None = None) -> list[dict[str, Any]]:
+def _queue_items(budget: int | None = None, task: str = "Queue user {u}'s three best-rated songs, best first."
+                 ) -> list[dict[str, Any]]:
     out = []
     for k in range(4):
         actions = [{"name": "get", "arguments": {"u": f"u{k}"}},
                    *({"name": "queue", "arguments": {"song": f"s{k}{c}"}} for c in "abc")]
-        out.append({"messages": [], "reference_answer": f"queued {k}", "actions": actions,
+        out.append({"messages": [{"role": "user", "content": task.format(u=f"u{k}")}],
+                    "reference_answer": f"queued {k}", "actions": actions,
                     **({"max_tool_calls": budget} if budget is not None else {})})
     return out
 
@@ -138,6 +140,21 @@ def test_duplicate_and_reorder_play_the_pivot_and_are_judged_only_where_it_is_gr
     assert [reorder.judged(i) for i in items] == [True, False, True, True]
     assert dup.counterfactual(items[0], _calls(dup.plan(items[0])))
     assert reorder.counterfactual(items[0], _calls(reorder.plan(items[0])))  # one tool: a sequence
+
+
+def test_a_reorder_of_one_tools_calls_is_judged_only_where_the_task_asks_for_an_order() -> None:
+    # issue 37: a shortlist (three add calls, stored as a list, graded as a set) in another order is the
+    # same outcome; "best first" asks for an order, "shortlist the three best" does not
+    for task, asked in [("Queue user {u}'s three best-rated songs, best first.", True),
+                        ("Shortlist the three best candidates for {u}.", False),
+                        ("Add {u}'s songs in rating order.", True),
+                        ("Add {u}'s songs in order to share them.", False)]:
+        items = _queue_items(task=task)
+        reorder = order_probes({"queue"})["reordered_writes"]
+        reorder.prepare(ProbeContext(items, gold_ok=[[True] * 4] * 4, write_tools={"queue"}))
+        assert reorder.counterfactual(items[0], _calls(reorder.plan(items[0]))) is asked, task
+        # a refused pivot is a changed outcome whatever the task says
+        assert reorder.counterfactual(items[0], _calls(reorder.plan(items[0]), ok={1: False}))
 
 
 def test_a_duplicate_stays_within_the_budget_and_a_single_write_is_never_judged_repeated() -> None:

@@ -1,0 +1,59 @@
+"""Issue 37's false alarms through the doctor against one real server (``set_memo_twins``): an honest
+set-F1 grader over a shortlist written by three calls and stored as a list, and an honest grader that
+ignores a stored memo, pass every probe; their hackable twins fail through ``altered_writes``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from set_memo_twins import TWINS, job_for, make_items, make_server
+
+from rft_sdk.doctor import check_unhackable
+from rft_sdk.testing import run_server
+
+BY_NAME = {t.grader: t for t in TWINS}
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    """{grader: unhackable evidence}; no write tools given (declared by the server)."""
+    server = make_server()
+    out = {}
+    with run_server(server) as url:
+        async def run_all():
+            for twin in TWINS:
+                result = await check_unhackable(make_items(server, twin.task), job_for(server, url, twin.grader))
+                out[twin.grader] = result.evidence
+        asyncio.run(run_all())
+    return out
+
+
+@pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])
+def test_honest_graders_pass_every_probe(verdicts, name):
+    ev = verdicts[name]
+    assert ev["failed_probes"] == [] and ev["warned_probes"] == [], {
+        p: (ev["probes"][p]["mean_score"], ev["probes"][p].get("played")) for p in ev["failed_probes"]}
+
+
+@pytest.mark.parametrize("name", [t.grader for t in TWINS if not t.honest])
+def test_hackable_graders_fail_through_the_probe_named_for_their_flaw(verdicts, name):
+    twin = BY_NAME[name]
+    ev, honest = verdicts[name], verdicts[twin.twin]
+    assert twin.probe in ev["failed_probes"], (ev["failed_probes"], ev["probes"].get(twin.probe))
+    assert honest["probes"][twin.probe]["verdict"] == "pass"
+
+
+def test_the_memo_is_never_altered_and_one_of_three_additions_earns_honest_partial_credit(verdicts):
+    played = verdicts["transfer_ledger"]["probes"]["altered_writes"]["played"]
+    assert played and all(p["altered"] != "transfer.memo" for p in played.values())
+    rows = verdicts["shortlist_f1"]["probes"]
+    scores = {p["score"] for p in rows["altered_writes"]["played"].values() if p["judged"]}
+    assert scores and all(abs(s - 2 / 3) < 1e-9 for s in scores)  # paid 2/3, judged, not rewarded
+    # the same three candidates in another order: the task asks none, so nothing is judged
+    assert rows["reordered_writes"]["verdict"] == "skipped" and rows["reordered_writes"]["rollouts"]
+
+
+def test_superset_in_scope_says_what_it_played(verdicts):
+    played = verdicts["shortlist_f1"]["probes"]["superset_in_scope"]["played"]
+    assert played and all(p["write"].startswith("add_to_shortlist(") for p in played.values())
