@@ -139,6 +139,26 @@ class SupersetInScope(_ContextProbe):
         options = self.candidates(item)
         return options[self._chosen.get(self._context.index_of(item) or 0, 0) % len(options)]
 
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was played on ``item`` (``doctor.json``'s ``played``): ``{"write": "tool(arg=value, ...)",
+        "retargeted": "tool.argument", "from": gold value, "to": sibling}``; ``{}`` when not chosen."""
+        if not self.applies(item):
+            return {}
+        call = self.extra(item)
+        arguments = _arguments(call.get("arguments"))
+        changed, gold = None, {}
+        for k in self.writes_of(item):  # the gold write it retargets: the same call but for one argument
+            source = item[self.actions_field][k]
+            gold = _arguments(source.get("arguments"))
+            differ = [a for a in arguments if a in gold and json.dumps(gold[a], default=str)
+                      != json.dumps(arguments[a], default=str)]
+            if source.get("name") == call["name"] and set(gold) == set(arguments) and len(differ) == 1:
+                changed = differ[0]
+                break
+        text = f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"[:160]
+        return {"write": text, **({"retargeted": f"{call['name']}.{changed}", "from": gold[changed],
+                                   "to": arguments[changed]} if changed is not None else {})}
+
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, then the retargeted write, one per turn."""
         return [[a] for a in [*item[self.actions_field], self.extra(item)]]
