@@ -60,11 +60,12 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._generic import _canonical, _ContextProbe
 from ._answers import prompt_texts
+from ._generic import _canonical, _ContextProbe
 from ._probes import HACK, ProbeContext, Steps, declared_budget, is_write_tool
 
-__all__ = ["ASKS_ORDER", "ORDER_ADVICE", "ORDER_ITEMS", "DuplicatedWrite", "ReorderedWrites", "WriteRemoval", "order_probes"]
+__all__ = ["ASKS_ORDER", "ORDER_ADVICE", "ORDER_ITEMS", "DuplicatedWrite", "ReorderedWrites", "WriteRemoval",
+           "asks_order", "order_probes"]
 
 #: At most this many items per probe of this module (one rollout each).
 ORDER_ITEMS = 6

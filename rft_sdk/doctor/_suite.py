@@ -25,7 +25,8 @@ cross_item_replay       hack      another item's gold calls and reference answer
 altered_writes          hack      the gold calls with one argument of one write changed (a sibling
                                   entity of the item's own, else a value another item writes, else a
                                   mutated one; the items share the arguments out, so each argument
-                                  is altered on some), then the reference answer
+                                  is altered on some; free text never; one of k writes of one tool
+                                  judged against (k-1)/k), then the reference answer
 activity_no_answer      hack      the gold's read calls repeated to at least 12 calls, never past the
                                   item's declared budget, then an empty answer (no outcome: any
                                   credit for activity fails)
