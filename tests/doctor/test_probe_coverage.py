@@ -54,7 +54,7 @@ def test_altered_writes_alters_every_argument_that_matters_on_some_item() -> Non
     assert plan[1] == [items[1]["actions"][1]]  # the rest of the gold unchanged
 
 
-def test_altered_writes_falls_back_to_free_text_then_to_status_writes() -> None:
+def test_altered_writes_falls_back_to_status_writes_and_never_alters_free_text() -> None:
     only_status = [{"messages": [], "reference_answer": "ok", "actions": [
         {"name": "set_case_status", "arguments": {"order_id": f"#O{k}", "status": "refunded"}}]} for k in range(2)]
     probe = AlteredWrites(["set_case_status"])
@@ -64,8 +64,8 @@ def test_altered_writes_falls_back_to_free_text_then_to_status_writes() -> None:
         {"name": "annotate", "arguments": {"note": NOTE}}]}]
     probe = AlteredWrites(["annotate"])
     probe.prepare(ProbeContext(only_note, write_tools=["annotate"]))
-    assert probe.describe(only_note[0]) == {"position": 0, "altered": "annotate.note", "from": NOTE,
-                                            "to": NOTE + " (altered)", "source": "mutation"}
+    # issue 37: free text is no graded outcome, so a gold whose only write is a note has nothing to alter
+    assert probe.describe(only_note[0]) == {} and not probe.applies(only_note[0])
 
 
 def _tool(name: str, **props: Any) -> dict[str, Any]:

@@ -51,7 +51,9 @@ def test_the_memo_is_never_altered_and_one_of_three_additions_earns_honest_parti
     scores = {p["score"] for p in rows["altered_writes"]["played"].values() if p["judged"]}
     assert scores and all(abs(s - 2 / 3) < 1e-9 for s in scores)  # paid 2/3, judged, not rewarded
     # the same three candidates in another order: the task asks none, so nothing is judged
-    assert rows["reordered_writes"]["verdict"] == "skipped" and rows["reordered_writes"]["rollouts"]
+    reordered = rows["reordered_writes"]
+    assert reordered["verdict"] == "skipped" and reordered["played"]
+    assert not any(p["judged"] for p in reordered["played"].values())
 
 
 def test_superset_in_scope_says_what_it_played(verdicts):
