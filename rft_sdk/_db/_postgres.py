@@ -13,7 +13,10 @@ databases it describes, so the two never disagree for longer than one step:
   with ``ALTER DATABASE ... RENAME`` in the same transaction that updates its
   row (``FOR UPDATE SKIP LOCKED``: two replicas never claim the same clone);
 * admission takes a transaction-level advisory lock, counts the live rows
-  and inserts, so ``max_live`` holds across replicas;
+  and inserts, so ``max_live`` holds across replicas; the new rollouts of a
+  process that wait at the same moment are admitted in one such transaction
+  (``_combine.Combiner``: a batch's renames and registry rows in one round
+  trip), not one transaction each;
 * the sweep (every replica's maintenance thread) drops each database whose
   ``expires_at`` passed, ``WITH (FORCE)`` (connections of other replicas are
   ended), then deletes its row. Every tool call pushes ``expires_at`` to
