@@ -161,6 +161,9 @@ class PostgresDatabase(RolloutDatabase):
         self._idle_lock = threading.Lock()
         self._touched: dict[str, float] = {}
         self._claims = Combiner(self._claim_batch, self.claim_batch)
+        # cold clones (and waits for another replica's) hold an admin connection for seconds: at most as many
+        # at once as the admin pool has, the others queue here (no timeout), not in the pool's 30 s wait
+        self._cold_slots = threading.BoundedSemaphore(_ADMIN_CONNECTIONS)
 
     # -- plumbing --------------------------------------------------------------------------
     def _conninfo(self, dbname: str, **extra: Any) -> str:
@@ -296,9 +299,10 @@ class PostgresDatabase(RolloutDatabase):
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome == "creating":
-            return self._create_cold(db_id), "cold"
+            with self._cold_slots:
+                return self._create_cold(db_id), "cold"
         if outcome == "wait":
-            with self._admin_conn() as conn:
+            with self._cold_slots, self._admin_conn() as conn:
                 return self._wait_ready(conn, db_id), None
         return db_id, ("pool" if outcome == "pool" else None)
 
