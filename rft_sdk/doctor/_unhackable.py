@@ -36,6 +36,7 @@ from rft_sdk.emulator import (
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._order import ORDER_ADVICE
+from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
@@ -102,6 +103,7 @@ ADVICE = {
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
     **IN_FORMAT_ADVICE,
     **ORDER_ADVICE,
+    **OUTSIDE_ADVICE,
 }
 
 
@@ -195,12 +197,14 @@ def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
 def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequence[int],
          items: Sequence[Mapping[str, Any]], gold: Sequence[float | None], threshold: float, budget: int | None,
          hack_threshold: float, hack_share: float, *, nothing: bool = False,
-         baseline: Mapping[int, float] | None = None, must_lower: bool = False) -> dict[str, Any]:
+         baseline: Mapping[int, float] | None = None, must_lower: bool = False,
+         ceilings: Mapping[int, float] | None = None) -> dict[str, Any]:
     graded = [r for r in results if not r.discarded and r.score is not None]
     base = baseline or {}
     outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
                         declared_budget(items[index[r.item_index]], budget), nothing,
-                        base.get(index[r.item_index], 0.0), must_lower) for r in graded]
+                        base.get(index[r.item_index], 0.0), must_lower,
+                        None if ceilings is None else ceilings.get(index[r.item_index])) for r in graded]
     verdict = judge_probe(intent, outcomes, gold, pass_threshold=threshold, hack_threshold=hack_threshold,
                           hack_share=hack_share)
     scores = [o.score for o in outcomes]
@@ -412,7 +416,8 @@ async def check_unhackable(
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
                           baseline=None if is_baseline else baseline,
-                          must_lower=getattr(probe, "must_lower", False))
+                          must_lower=getattr(probe, "must_lower", False),
+                          ceilings=probe.ceilings() if getattr(probe, "must_not_raise", False) else None)
         rows[name]["skip_reasons"] = dict(reasons)
         if played:
             rows[name]["played"] = played
