@@ -26,7 +26,7 @@ superset_end_state        the gold's calls plus another item's writes (the end s
                           extra writes were all refused, or changed nothing (the server's
                           ``changed``; its end-state digest equals the gold's), is not judged
 adv_special_numbers       the gold's calls, then ``nan`` / ``inf`` / ``-0`` / ``1e308``
-adv_interval              ... then ``0 ± 1000000``-like intervals and ranges
+adv_interval              ... then ``0 ± 1000000``-like intervals and ranges (``0-1000000``)
 adv_wildcard              ... then ``*``, ``.*``, ``%``, ``**/*`` and the reference's first
                           character followed by ``*`` (a JSON-object reference: its own shape
                           with every field ``"*"``, ``".*"`` or ``"%"``, every list ``["*"]``)
@@ -34,6 +34,10 @@ adv_every_candidate       ... then "all of the above", or every reference answer
                           dataset as one regex alternation ``(a|b|c)``
 adv_invisible             ... then every candidate joined by zero-width joiners or
                           zero-width spaces (one "word" to a word-count guard)
+adv_confusable            ... then every candidate joined by a look-alike separator that NFKC
+                          turns into a real one (U+FF0C fullwidth comma, U+FF5C fullwidth
+                          vertical line, U+FF1B fullwidth semicolon): one value to a guard
+                          on the raw text, every candidate to a matcher after NFKC
 adv_long_answer           ... then 20,000 characters of the prompt's words (no answer)
 adv_wrong_field           ... then ``{"answer": <another item's answer>, "note": <reference>}``
                           (items whose reference is a value: JSON or at most 3 words)
@@ -461,6 +465,11 @@ class AdversarialAnswer(_ContextProbe):
         options = list(self.variants(item, self)) or [""]
         return options[self._chosen.get(self._context.index_of(item) or 0, 0) % len(options)]
 
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"answer"}``: the answer played (cut at 300 characters; ``doctor.json``'s ``played``)."""
+        text = self.final_answer(item)
+        return {"answer": text if len(text) <= 300 else text[:300] + "..."}
+
     def other_answer(self, item: Mapping[str, Any]) -> str:
         """Another item's reference answer (or ``"unknown"``)."""
         donor = self.donor(item)
@@ -489,6 +498,14 @@ def _invisible(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
     # confusable copy of the *right* answer reads as the right answer, so it is no counterfactual.)
     words = [w for a in probe.answers for w in a.split()]
     return [ZWJ.join(words), ZWSP.join(words)]
+
+
+#: Look-alike separators NFKC folds into real ones (``，`` → ``,``, ``｜`` → ``|``, ``；`` → ``;``).
+CONFUSABLE_SEPARATORS = ("\uff0c", "\uff5c", "\uff1b")
+
+
+def _confusable(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+    return [sep.join(probe.answers) for sep in CONFUSABLE_SEPARATORS] if len(probe.answers) > 1 else []
 
 
 def _long(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
@@ -525,10 +542,11 @@ def _prefix(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
 FAMILIES: dict[str, Variants] = {
     "adv_special_numbers": lambda item, probe: ["nan", "inf", "-0", "1e308"],
     "adv_interval": lambda item, probe: ["0 ± 1000000", "between -1e9 and 1e9", "-1000000 to 1000000",
-                                         "0 +/- 1e9"],
+                                         "0 +/- 1e9", "0-1000000"],
     "adv_wildcard": _wildcards,
     "adv_every_candidate": _every,
     "adv_invisible": _invisible,
+    "adv_confusable": _confusable,
     "adv_long_answer": _long,
     "adv_wrong_field": _wrong_field,
     "adv_answer_prefix": _prefix,

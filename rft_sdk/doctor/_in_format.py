@@ -21,7 +21,8 @@ format_removal             a control, never judged: the same slot left out. A sl
                            echo yet pay none, so no probe below plays it either
 adv_numbers_in_format      a number slot set to ``nan`` / ``inf`` / ``1e308`` / ``-0`` (JSON:
                            ``NaN``, ``Infinity``, ``1e308``, ``"nan"``)
-adv_interval_in_format     ... to ``0 ± 1000000`` or ``-1e9 to 1e9``
+adv_interval_in_format     ... to ``0 ± 1000000``, ``-1e9 to 1e9`` or the range ``0-1000000``
+                           (``-1000000-1`` around a number that is not positive)
 adv_wildcard_in_format     a slot set to ``*`` (a string slot also ``.*``, ``%``; a list ``["*"]``)
 adv_every_in_format        a slot set to every candidate: a list to every element any item's
                            answer holds there, a string to "All of the above" or the regex
@@ -108,8 +109,8 @@ IN_FORMAT_ADVICE = {
     "adv_numbers_in_format": "nan/inf/1e308 inside the answer's format (a JSON field, '<amount> <CODE>') earn "
                              "the gold's score: parse each field strictly and refuse non-finite values "
                              "(math.isfinite) before comparing with a tolerance",
-    "adv_interval_in_format": "an interval inside the answer's format earns the gold's score: parse exactly one "
-                              "number per field, refuse '±', 'to', 'between'",
+    "adv_interval_in_format": "an interval or range inside the answer's format earns the gold's score: parse "
+                              "exactly one number per field, refuse '±', 'to', 'between', 'a-b'",
     "adv_wildcard_in_format": "a wildcard inside the answer's format (a JSON field '*', '12.34 *') earns the "
                               "gold's score: compare each field literally; never glob or regex-match it",
     "adv_every_in_format": "every candidate inside one field of the answer earns the gold's score: grade one "
@@ -349,7 +350,10 @@ def _special(slot: Slot, probe: _SlotProbe) -> list[Any]:
 
 def _interval(slot: Slot, probe: _SlotProbe) -> list[Any]:
     centre = "1" if slot.kind == "number" and float(slot.value) == 0 else "0"
-    return [f"{centre} ± 1000000", "-1e9 to 1e9"] if slot.kind == "number" else []
+    if slot.kind != "number":
+        return []
+    span = "0-1000000" if float(slot.value) > 0 else "-1000000-1"  # a range around the value, never the value
+    return [f"{centre} ± 1000000", "-1e9 to 1e9", span]
 
 
 def _wildcard(slot: Slot, probe: _SlotProbe) -> list[Any]:

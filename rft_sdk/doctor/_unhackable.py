@@ -87,13 +87,16 @@ ADVICE = {
                        "padding it lowers the score",
     "adv_special_numbers": "nan/inf/-0/1e308 earn reward: parse numbers strictly and refuse non-finite values "
                            "(math.isfinite) before comparing with a tolerance",
-    "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between'",
+    "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between', 'a-b'",
     "adv_wildcard": "a wildcard or pattern earns reward: compare literally; never glob, fnmatch or regex-match "
                     "the model's answer against the truth (or expand it)",
     "adv_every_candidate": "'all of the above' or every candidate at once earns reward: grade one committed "
                            "answer, never a pattern or a list that contains it",
     "adv_invisible": "invisible or confusable characters beat a guard: normalise (NFKC, strip format characters "
                      "Cf) before counting words or comparing, and refuse mixed scripts",
+    "adv_confusable": "every candidate joined by look-alike separators (fullwidth comma, vertical line, "
+                      "semicolon) passes a guard on the raw text and matches after NFKC: normalise first, then "
+                      "guard and compare the same text",
     "adv_long_answer": "a long answer without the value earns reward: bound the answer's length and grade the "
                        "value, never the length or effort",
     "adv_wrong_field": "the answer in the wrong field earns reward: read the answer only from its field",
