@@ -35,6 +35,7 @@ from typing import Any
 import anyio
 import httpx
 
+from rft_sdk._wire._tls import ssl_context
 from rft_sdk.emulator import (
     ClientSettings,
     EndpointClient,
@@ -63,7 +64,7 @@ async def _regrade(results: Sequence[RolloutResult], items: Sequence[Mapping[str
     latencies: list[float] = []
     errors: list[str] = []
     limiter = anyio.CapacityLimiter(max_concurrency)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(settings.timeout_s)) as http:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(settings.timeout_s), verify=ssl_context()) as http:
         client = EndpointClient(http, settings, {})
 
         async def one(r: RolloutResult) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
+from .._wire._tls import ssl_context
 from ._client import ClientSettings, EndpointClient
 from ._contract import Policy
 from ._job import ReinforcementJob, load_job
@@ -40,10 +41,9 @@ def _default_clients(settings: ClientSettings, concurrency: int,
                      transport: httpx.AsyncBaseTransport | None) -> list[httpx.AsyncClient]:
     shards = -(-concurrency // ROLLOUTS_PER_CLIENT)
     conns = 4 * -(-concurrency // shards)  # room for parallel tool calls within a step
-    ssl_context = httpx.create_ssl_context()  # built once: ~30 ms each (loads the CA bundle)
     return [httpx.AsyncClient(
         transport=transport,
-        verify=ssl_context,
+        verify=ssl_context(),
         timeout=httpx.Timeout(settings.timeout_s, pool=None),
         limits=httpx.Limits(max_connections=conns, max_keepalive_connections=conns),
     ) for _ in range(shards)]

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from .._wire._tls import ssl_context
 from ._client import ClientSettings
 from ._job import ReinforcementJob
 from ._policy import ReferenceReplayPolicy
@@ -44,7 +45,7 @@ async def served_writes(job: ReinforcementJob, *, timeout_s: float = 10.0, field
     bases: dict[str, dict[str, str]] = {}
     for t in job.tools:
         bases.setdefault(_base_url(t.server_url, t.name), dict(t.headers))
-    async with httpx.AsyncClient(timeout=timeout_s) as client:
+    async with httpx.AsyncClient(timeout=timeout_s, verify=ssl_context()) as client:
         for base, headers in bases.items():
             resp = await client.get(f"{base}/tools", headers=headers)
             if resp.status_code != 200:

@@ -22,6 +22,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from .._definitions._grading import Grade
 from .._definitions._schema import strictify
+from .._wire._tls import ssl_context
 from ..exceptions import GraderError
 
 __all__ = ["Judge", "JudgeError", "JudgeVerdict", "LLMJudge", "gated_judge"]
@@ -96,7 +97,7 @@ class LLMJudge:
         self.temperature, self.max_attempts, self.wait_s = temperature, max_attempts, wait_s
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
+        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers, verify=ssl_context())
         self._cache: collections.OrderedDict[str, JudgeVerdict] = collections.OrderedDict()
         self._cache_size = cache_size
         self.requests_sent = 0

@@ -24,10 +24,8 @@ instead of the client failing to encode them.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import ssl
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,6 +35,7 @@ import httpx
 from starlette.types import ASGIApp
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from .._wire._tls import ssl_context
 from ..exceptions import RFTError
 from ..protocol import GRADE_DETAILS_HEADER
 
@@ -125,14 +124,6 @@ class GradeAnswer:
     reasons: list[str] = field(default_factory=list)
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """httpx's default verifying context (certifi's CAs, ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as read at first use),
-    made once per process: loading the CA bundle costs ~10-200 ms, and short-lived clients (one per verl tool call)
-    paid it on every call."""
-    return httpx.create_ssl_context()
-
-
 class HostedClient:
     """Async client of a tool server's hosted routes (in process or over HTTP).
 
@@ -161,7 +152,7 @@ class HostedClient:
         if token:
             sent["Authorization"] = f"Bearer {token}"
         return cls(httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=sent, timeout=timeout_s,
-                                     verify=_ssl_context()))
+                                     verify=ssl_context()))
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -1,6 +1,7 @@
 """The doctor on the retail example: the rewritten grader accepts every valid path (the customer
 identified by email or by name + zip, extra reads, reordered writes, reworded answers), scores 0 on
-every probe, and the path-matching grader it replaces is caught by the gradeable principle."""
+every probe (the whole `make doctor` run, once), and the path-matching grader it replaces is caught by the
+gradeable principle."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from examples.retail import WRITE_TOOLS, grade_retail, load_base_db
 from examples.retail._db import DATA_DIR
 from examples.retail._evidence import replay_calls
 from examples.retail.doctor_job import production_log_from
-from rft_sdk.doctor import check_gradeable, check_production_like, check_unhackable, default_probes
+from rft_sdk.doctor import check_gradeable, check_production_like, default_probes
 from rft_sdk.testing import run_server
 
 #: test-split items: the four whose gold changes nothing (2: a transfer, 24: nothing to change,
@@ -131,37 +132,6 @@ def _job(server, url, items):
     return server.job_config(url, rate_limit=1000, max_episode_steps=steps)
 
 
-async def test_retail_server_is_gradeable_and_unhackable():
-    from examples.retail.app import server
-
-    items = [_items()[i] for i in SUBSET]
-    probes = default_probes(WRITE_TOOLS)
-    with run_server(server) as url:
-        job = _job(server, url, items)
-        gradeable = await check_gradeable(items, job, replays=1, regrades=1)
-        unhackable = await check_unhackable(items, job, probes, write_tools=WRITE_TOOLS)
-    assert gradeable.passed is True, gradeable.findings
-    assert gradeable.evidence["alternatives_rejected_count"] == 0
-    assert gradeable.evidence["alternatives_checked"] >= 3 * len(items)
-    assert unhackable.passed is True, unhackable.findings
-    rows = unhackable.evidence["probes"]
-    ran = {n: r for n, r in rows.items() if r["verdict"] != "skipped"}
-    assert all(r["verdict"] == "pass" for r in ran.values()) and len(ran) >= 16
-    # what is left is honest partial credit: the end state right and a fact missing earns half the gold,
-    # never more (an adversarial answer after the gold's reads states no fact)
-    assert all(score <= 0.5 for r in ran.values() for score in r["rewarded"].values()), \
-        {n: r["rewarded"] for n, r in ran.items() if r["rewarded"]}
-    assert unhackable.evidence["warned_probes"] == []
-    assert rows["read_only"]["skipped_items"] == 4  # items 2, 22, 24, 25 need no write
-    # items 2 and 24 share their answer (a prior a policy can learn): the shortcut applies there only; items
-    # 22 and 25 state their own figures
-    assert rows["answer_without_work"]["rollouts"] == 2
-    # on 2 (a hand-over) and 24 the gold's work with "OK." earns the gold's score: the answer is not the
-    # outcome there, so the adversarial answers are played on 22 and 25 only
-    assert unhackable.evidence["answer_free_items"] == [0, 2]
-    assert rows["adv_special_numbers"]["rollouts"] == 2
-
-
 async def test_the_path_matching_grader_is_caught_by_gradeable():
     items = [_items()[i] for i in SUBSET]
     with run_server(before_server) as url:
@@ -189,3 +159,18 @@ def test_make_doctor_passes_all_four_principles(tmp_path):
     unhackable = report["principles"]["unhackable"]
     probes = {n for n, p in default_probes().items() if not getattr(p, "control", False)}  # controls: no row
     assert unhackable["failed_probes"] == [] and unhackable["warned_probes"] == [] and set(unhackable["probes"]) == probes
+    rows = unhackable["probes"]
+    ran = {n: r for n, r in rows.items() if r["verdict"] != "skipped"}
+    assert all(r["verdict"] == "pass" for r in ran.values()) and len(ran) >= 16
+    # what is left is honest partial credit: the end state right and a fact missing earns half the gold,
+    # never more (an adversarial answer after the gold's reads states no fact)
+    assert all(score <= 0.5 for r in ran.values() for score in r["rewarded"].values()), \
+        {n: r["rewarded"] for n, r in ran.items() if r["rewarded"]}
+    assert rows["read_only"]["skipped_items"] == len(NO_CHANGE)  # items 2, 22, 24, 25 need no write
+    # items 2 and 24 share their answer (a prior a policy can learn): the shortcut applies there only; items
+    # 22 and 25 state their own figures
+    assert rows["answer_without_work"]["rollouts"] == 2
+    # on 2 (a hand-over) and 24 the gold's work with "OK." earns the gold's score: the answer is not the
+    # outcome there, so the adversarial answers are played on 22 and 25 only
+    assert unhackable["answer_free_items"] == [2, 24]
+    assert rows["adv_special_numbers"]["rollouts"] == 2
