@@ -79,6 +79,7 @@ from ._order import order_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._scope import SupersetInScope
 from ._structured import structured_probes
+from ._value_probes import value_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -241,4 +242,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **structured_probes(write_tools, **fields),
         **in_format_probes(write_tools, **fields),
         **order_probes(write_tools, **fields),
+        **value_probes(write_tools, **fields),
     }
