@@ -79,14 +79,19 @@ def make_server() -> ToolServer:
     def grade_limit_contains(ctx: GradingContext) -> float:
         return float(_limit(ctx) in str(ctx.state.get("limits", {}).get(ctx.item["account"], "")))
 
+    def _own_writes(ctx: GradingContext) -> list[Any]:
+        """The successful set_limit calls, when every one of them is on the item's own account."""
+        writes = [c for c in ctx.calls("set_limit") if c.output is not None]
+        return writes if all(c.arguments.get("account") == ctx.item["account"] for c in writes) else []
+
     @grader
     def grade_limit_first_write(ctx: GradingContext) -> float:
-        writes = [c for c in ctx.calls("set_limit") if c.output is not None]
+        writes = _own_writes(ctx)
         return float(bool(writes) and writes[0].arguments.get("limit") == _limit(ctx))
 
     @grader
     def grade_limit_trusts_echo(ctx: GradingContext) -> float:
-        return float(any("status: VALID" in (c.output or "") for c in ctx.calls("set_limit")))
+        return float(any("status: VALID" in (c.output or "") for c in _own_writes(ctx)))
 
     @grader
     def grade_choice_exact(ctx: GradingContext) -> float:
