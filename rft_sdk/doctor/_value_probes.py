@@ -248,7 +248,7 @@ class ReflectedMarker(_ContextProbe):
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls that write nothing, then the marker-carrying call."""
         call = self.call(item)
-        reads = [a for a in item[self.actions_field]
+        reads = [dict(a) for a in item[self.actions_field]
                  if isinstance(a, Mapping) and not is_write_tool(str(a.get("name")), self.write_tools)]
         return [[a] for a in [*reads, *([call] if call else [])]]
 
