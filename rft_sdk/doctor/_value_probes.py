@@ -30,7 +30,8 @@ reflected_marker          no work: the gold's calls that write nothing, then one
                           writes, else another item's answer
 ========================= ==========================================================================
 
-No correct grader pays any of them: the end state (or the answer) differs from the gold's in a value
+Each probe plays at most :data:`VALUE_ITEMS` items (the first it is defined on). No correct grader pays
+any of them: the end state (or the answer) differs from the gold's in a value
 the task asked for. A value that a validator refuses leaves the gold's write undone, which an honest
 grader scores lower too.
 """
@@ -46,11 +47,13 @@ from typing import Any
 from ._answers import prompt_texts
 from ._dataset_probes import AlteredWrites, _mutate, _short
 from ._generic import _ContextProbe, _free_text, _parameters
-from ._probes import HACK, Steps, is_write_tool
+from ._probes import HACK, ProbeContext, Steps, is_write_tool
 
-__all__ = ["MARKER_LINES", "VALUE_ADVICE", "ContainedValue", "OverwrittenWrite", "ReflectedMarker", "containing",
+__all__ = ["MARKER_LINES", "VALUE_ADVICE", "VALUE_ITEMS", "ContainedValue", "OverwrittenWrite", "ReflectedMarker", "containing",
            "success_markers", "value_probes"]
 
+#: At most this many items per probe of this module (one rollout each: the doctor's time).
+VALUE_ITEMS = 8
 #: At most this many output lines make up the marker text (each at most 120 characters).
 MARKER_LINES = 4
 
@@ -87,7 +90,22 @@ def containing(value: Any) -> Any:
     return value + ("0" if value[-1].isdigit() else "x")
 
 
-class ContainedValue(AlteredWrites):
+class _Capped(AlteredWrites):
+    """:class:`AlteredWrites` played on the first :data:`VALUE_ITEMS` items that have a candidate."""
+
+    _capped: set[int] | None = None
+
+    def prepare(self, context: ProbeContext) -> None:
+        """As :meth:`AlteredWrites.prepare`, then keep the first :data:`VALUE_ITEMS` items."""
+        super().prepare(context)
+        self._capped = set(sorted(self._choice)[:VALUE_ITEMS])
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the kept items (every item with a candidate when not prepared)."""
+        return super().applies(item) and (self._capped is None or self._context.index_of(item) in self._capped)
+
+
+class ContainedValue(_Capped):
     """``contained_value`` (module table): :class:`AlteredWrites` with :func:`containing` as the new value."""
 
     def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
@@ -107,7 +125,7 @@ class ContainedValue(AlteredWrites):
         return [o for o in super().candidates(item, writes) if not _targets(o) and not _free_text(o["from"])]
 
 
-class OverwrittenWrite(AlteredWrites):
+class OverwrittenWrite(_Capped):
     """``overwritten_write`` (module table): the gold, then an altered copy of one write right after it."""
 
     def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
@@ -185,6 +203,7 @@ class ReflectedMarker(_ContextProbe):
     """``reflected_marker`` (module table)."""
 
     changes_end_state = True
+    _capped: set[int] | None = None
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="the gold replay's outputs hold no word the prompt and the gold's "
@@ -241,9 +260,14 @@ class ReflectedMarker(_ContextProbe):
                 return {"name": name, "arguments": arguments}
         return None
 
+    def prepare(self, context: ProbeContext) -> None:
+        """Keep the first :data:`VALUE_ITEMS` items with a marker-carrying call."""
+        super().prepare(context)
+        self._capped = set([i for i, item in enumerate(context.items) if self.call(item) is not None][:VALUE_ITEMS])
+
     def applies(self, item: Mapping[str, Any]) -> bool:
-        """Items with a marker-carrying call."""
-        return self.call(item) is not None
+        """One of the kept items (every item with a marker-carrying call when not prepared)."""
+        return self.call(item) is not None and (self._capped is None or self._context.index_of(item) in self._capped)
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls that write nothing, then the marker-carrying call."""
