@@ -14,9 +14,12 @@ in-memory overlay of the retail example (the baseline).
 3. Grade: reading the rollout's end state and comparing it with the template
    (``changes_of``), 1x and 10x.
 4. Rollouts in flight (16, 64, 256; ``--in-flight 256,1024``): that many new
-   rollouts at once, each getting its database and making one call; p50 / p99
-   of the time to the first answer, the burst's wall time and this process's
-   CPU seconds (when they are close, the client's Python bounds it), per pool
+   rollouts at once, each getting its database and making one call through the
+   server's request path (``execute_tool_call``: store, item check, database,
+   tool, answer recorded; HTTP left out); p50 / p99 of the time to the first
+   answer, the burst's wall time and this process's CPU seconds (when they are
+   close, the server's Python bounds it), first the floor (the same call on the
+   in-memory retail server, no database), then per pool
    mode: ``cold`` (no pool), ``ahead`` (the pool filled to the burst
    beforehand, no refill during it: the path before the adaptive pool) and
    ``adaptive`` (a trainer's second step: the first burst's arrivals size the
@@ -202,25 +205,54 @@ async def grade_cost(db: RolloutDatabase, n: int) -> list[float]:
     return times
 
 
-async def burst(db: RolloutDatabase, k: int) -> tuple[list[float], float, float]:
-    """``k`` new rollouts at once, each getting its database and making one call:
-    ``(seconds to each first answer, wall seconds, this process's CPU seconds)``; released after (not timed).
+def served_call(db: RolloutDatabase | None) -> Callable[[str], Any]:
+    """``call(trace_id)``: one first call of ``get_order_details`` as the server answers it
+    (``execute_tool_call``: the store's lock and load, the item check, the rollout's database, the tool, the
+    answer recorded; HTTP left out), on the SQL retail tools with ``db``, else on the in-memory retail
+    server (the floor: the same call without a database). Raises when the answer is not a 200."""
+    from examples.retail import app as memory_app
+    from examples.retail.sql.app import TOOLS
+    from rft_sdk import MemoryStore, ToolServer
+    from rft_sdk._server._calls import CallOutcome, execute_tool_call
+    from rft_sdk.protocol import ToolCallRequest
+
+    server = memory_app.server if db is None else ToolServer(tools=TOOLS, db=db, auth_env_var=None)
+    definition = server._tools["get_order_details"]
+    store = MemoryStore()
+    arguments = json.dumps({"order_id": ORDER})
+
+    async def call(trace_id: str) -> None:
+        outcome = CallOutcome()
+        request = ToolCallRequest(call_id="call_0", trace_id=trace_id, name=definition.name, arguments=arguments,
+                                  item={"task": "first call"})
+        await execute_tool_call(definition, request, store, outcome, db=db)
+        if outcome.status != 200:
+            raise RuntimeError(f"first call of {trace_id} answered {outcome.status}: {outcome.body[:300]!r}")
+    return call
+
+
+async def burst(db: RolloutDatabase | None, k: int) -> tuple[list[float], float, float]:
+    """``k`` new rollouts at once, each getting its database and making one call through the server's request
+    path (:func:`served_call`; ``db=None``: the in-memory floor): ``(seconds to each first answer, wall seconds,
+    this process's CPU seconds)``; released after (not timed).
 
     Every call is awaited before anything else happens, failed or not (a failure is raised after): a
     release while calls are still in their transactions waits for their locks (``DROP SCHEMA``).
     """
     tag = uuid.uuid4().hex[:8]
+    call = served_call(db)
 
     async def one(i: int) -> float:
         t0 = time.perf_counter()
-        await sql_call(db, f"flight-{tag}-{i}", "get_order_details", {"order_id": ORDER})
+        await call(f"flight-{tag}-{i}")
         return time.perf_counter() - t0
 
     c0, w0 = time.process_time(), time.perf_counter()
     results = await asyncio.gather(*(one(i) for i in range(k)), return_exceptions=True)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     for i in range(k):
-        await db.release(f"flight-{tag}-{i}")
+        if db is not None:
+            await db.release(f"flight-{tag}-{i}")
     failed = [r for r in results if isinstance(r, BaseException)]
     if failed:
         raise RuntimeError(f"{len(failed)} of {k} first calls failed; the first: {failed[0]!r}") from failed[0]
@@ -234,12 +266,13 @@ def _worker_burst(template: str, folder: str, name: str, share: int, tag: str, b
         db = SQLiteDatabase(template, dir=folder, name=name, pool_size=0, max_pool=0, max_live=4096,
                             sweep_interval_s=3600, admission_timeout_s=60)
         await db.astart()
+        call = served_call(db)
         try:
             await asyncio.to_thread(barrier.wait)
 
             async def one(i: int) -> float:
                 t0 = time.perf_counter()
-                await sql_call(db, f"flight-{tag}-{i}", "get_order_details", {"order_id": ORDER})
+                await call(f"flight-{tag}-{i}")
                 return time.perf_counter() - t0
 
             c0, w0 = time.process_time(), time.perf_counter()
@@ -393,13 +426,18 @@ async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: t
     say("   cold: no pool; ahead: pool filled to the burst beforehand (the old path); adaptive: a trainer's second")
     say("   step, the pool sized from the first step's arrivals and refilled in the background")
     say(f"{'backend':16s} {'in flight':>9s} {'mode':>9s} {'p50 / p99 ms':>19s} {'wall s':>7s} {'client CPU s':>12s}  note")
+    for k in flights:  # the floor: the same first call without a database (the in-memory retail tool)
+        times, wall, cpu = await burst(None, k)
+        say(f"{'memory (floor)':16s} {k:9d} {'-':>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  "
+            f"{1e3 * cpu / k:.2f} ms CPU per first answer")
     for (backend, copies), db in dbs.items():
         if copies != 1:
             continue
         for k in flights:
             for mode in modes:
                 times, wall, cpu, note = await in_flight(db, k, mode, workers if backend == "sqlite" else 1)
-                say(f"{backend:16s} {k:9d} {mode:>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  {note}")
+                say(f"{backend:16s} {k:9d} {mode:>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  "
+                    f"{1e3 * cpu / k:.2f} ms CPU per first answer; {note}")
 
 
 if __name__ == "__main__":

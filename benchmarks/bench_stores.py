@@ -170,6 +170,14 @@ def _redis_counts(client) -> tuple[int, float]:
     return trips, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
+def _redis_work(client) -> tuple[int, int, int]:
+    """(commands run, bytes received, bytes sent) by the Redis server so far; ``INFO`` commands are not
+    counted (the probe's own), their bytes are (``growth`` subtracts them, measured with no call between)."""
+    stats, commands = client.info("stats"), client.info("commandstats")
+    run = sum(int(v["calls"]) for k, v in commands.items() if not k.startswith("cmdstat_info"))
+    return run, int(stats["total_net_input_bytes"]), int(stats["total_net_output_bytes"])
+
+
 async def _client(app, name: str, bodies: list[bytes], rollouts: int, concurrency: int, first: int) -> None:
     """Post the calls of rollouts ``first``, ``first + concurrency``, ... in order (each rollout's one at a time)."""
     for i, body in enumerate(bodies):
@@ -230,27 +238,41 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
     cpu: dict[str, list[float]] = {name: [] for name in stores}
     redis_cpu: dict[str, list[float]] = {name: [] for name in stores}
     commands: dict[str, list[float]] = {name: [] for name in stores}
+    # CPU µs (this process + redis-server) per call at each position in the rollout, one list per round
+    by_call: dict[str, list[list[float]]] = {name: [] for name in stores}
     n = rollouts * calls
     for r in range(-1, rounds):  # round -1 warms every store up
         order = list(stores)[r % len(stores):] + list(stores)[:r % len(stores)]
-        for name in order:
-            app = servers[name]
-            bodies = [(b'{"type":"function_call","call_id":"c%d-%d","trace_id":"%s-r%d-t%d","name":"add",'
-                       b'"arguments":"{\\"qty\\": 1}","item":' % (r, i, name.encode(), r, i % rollouts)) + item + b"}"
-                      for i in range(n)]
-            before = _redis_counts(probe)
-            t0, c0 = time.perf_counter(), time.process_time()
-
-            await asyncio.gather(*(_client(app, name, bodies, rollouts, concurrency, first)
-                                   for first in range(concurrency)))
-            if r < 0:
-                continue
-            wall[name].append((time.perf_counter() - t0) / n * 1e6)
-            cpu[name].append((time.process_time() - c0) / n * 1e6)
+        bodies = {name: [(b'{"type":"function_call","call_id":"c%d-%d","trace_id":"%s-r%d-t%d","name":"add",'
+                          b'"arguments":"{\\"qty\\": 1}","item":' % (r, i, name.encode(), r, i % rollouts)) + item
+                         + b"}" for i in range(n)] for name in stores}
+        totals = {name: [0.0, 0.0, 0.0, 0.0] for name in stores}  # wall, CPU, Redis CPU, round trips
+        positions: dict[str, list[float]] = {name: [] for name in stores}
+        for position in range(calls):  # the stores take turns every call of each rollout (load hits all alike)
+            block = slice(position * rollouts, (position + 1) * rollouts)
+            for name in order:
+                before = _redis_counts(probe)
+                t0, c0 = time.perf_counter(), time.process_time()
+                await asyncio.gather(*(_client(servers[name], name, bodies[name][block], rollouts, concurrency, first)
+                                       for first in range(concurrency)))
+                spent = (time.perf_counter() - t0, time.process_time() - c0)
+                after = _redis_counts(probe) if name.startswith("redis") else before
+                totals[name][0] += spent[0]
+                totals[name][1] += spent[1]
+                totals[name][2] += after[1] - before[1]
+                totals[name][3] += after[0] - before[0]
+                positions[name].append((spent[1] + after[1] - before[1]) / rollouts * 1e6)
+        if r < 0:
+            continue
+        for name in stores:
+            wall[name].append(totals[name][0] / n * 1e6)
+            cpu[name].append(totals[name][1] / n * 1e6)
+            by_call[name].append(positions[name])
             if name.startswith("redis"):
-                after = _redis_counts(probe)
-                commands[name].append((after[0] - before[0]) / n)
-                redis_cpu[name].append((after[1] - before[1]) / n * 1e6)
+                redis_cpu[name].append(totals[name][2] / n * 1e6)
+                commands[name].append(totals[name][3] / n)
+    lanes = [lane.conn for lane in stores["redis"]._batcher._lanes if lane.conn is not None]
+    parser = type(lanes[0]._parser).__name__ if lanes else "-"  # what reads the store's replies
     for store in stores.values():
         await store.aclose()
     probe.close()
@@ -266,16 +288,30 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
     also = ""
     if baseline is not None:
         also = (f"; the baseline's ({baseline}): "
-                f"{(med(cpu['redis-base']) + med(redis_cpu['redis-base'])) / base_cpu:.2f}x")
+                f"{(med(cpu['redis-base']) + med(redis_cpu['redis-base'])) / base_cpu:.2f}x CPU, "
+                f"{med(wall['redis-base']) / base_wall:.2f}x wall")
+    setting = {"always": "the setting the SDK's deployment templates ship (docs/reliability.md)",
+               "everysec": "Redis's own fsync policy once its AOF is on (its default is no AOF at all); a host "
+                           "crash may lose the last second of writes"}[appendfsync]
     return [f"per-call cost with a {len(item):,}-byte item (in-process ToolServer, async tool, {loop} loop, {calls} calls "
             f"per rollout over {rollouts} rollouts, {concurrency} in flight, {rounds} rounds x {n} calls, medians; "
             f"Redis appendfsync "
-            f"{appendfsync}, redis-py {redis.__version__}, hiredis {'yes' if _hiredis() else 'no'})",
+            f"{appendfsync}, redis-py {redis.__version__}, hiredis {'yes' if _hiredis() else 'no'}, the store's "
+            f"replies read by {parser})",
             f"{'store':<10} {'wall µs':>10} {'CPU µs':>10} {'Redis µs':>10} {'round trips':>11} {'x memory':>9} "
             f"{'x mem CPU':>9}", *rows,
-            "(CPU µs: this process, worker threads included; Redis µs: redis-server's CPU per call; x mem CPU: "
-            "the two summed, over memory's; round trips: scripts run per call)",
-            f"Redis per call: {ratio:.2f}x memory (CPU of this process plus redis-server; issue 40 asks <= 3x){also}"]
+            "(wall µs: time per call, waits included (Redis's fsync with appendfsync always); CPU µs: this "
+            "process, worker threads and kernel time included; Redis µs: redis-server's CPU per call (INFO cpu: "
+            "user + sys of all its threads; time blocked on the disk is not CPU); x memory: wall over memory's; "
+            "x mem CPU: the two CPUs summed, over memory's; round trips: scripts run per call)",
+            f"Redis per call: {ratio:.2f}x memory in CPU (this process plus redis-server; issue 40 asks <= 3x), "
+            f"{med(wall['redis']) / base_wall:.2f}x in wall time, {concurrency} in flight, appendfsync "
+            f"{appendfsync}: {setting}{also}",
+            "CPU µs per call (this process + redis-server) by the call's place in its rollout, medians of the "
+            "rounds: " + "; ".join(
+                f"{name} " + ", ".join(f"#{k + 1} {med(rnd[k] for rnd in by_call[name]):.0f}"
+                                       for k in sorted({0, 1, calls // 2, calls - 1}))
+                for name in stores)]
 
 
 def _hiredis() -> bool:
@@ -306,9 +342,15 @@ def throughput(redis_url: str, seconds: int, tmp: Path, item: bytes) -> list[str
 
 
 async def growth(redis_url: str, tmp: Path) -> list[str]:
+    """Latency and CPU per call early and late in one rollout of 1,000 calls, on each store."""
+    import redis
+
+    probe = redis.Redis.from_url(redis_url)
+    early, late = range(1, 21), range(980, 1000)  # calls 2-21 (call 1 creates the rollout) and 981-1000
     stores = {"memory": MemoryStore(), "sqlite": SQLiteStore(tmp / "growth.db"),
               "redis": RedisStore(redis_url, prefix="growth:")}
-    rows = []
+    rows: list[str] = []
+    notes: list[str] = []
     for name, store in stores.items():
         server = ToolServer(auth_env_var=None, store=store)
 
@@ -317,20 +359,44 @@ async def growth(redis_url: str, tmp: Path) -> list[str]:
             """Return a 1 KB page."""
             return f"page {page}: " + "x" * 1000
 
-        times = []
+        times, cpu, redis_cpu = [], [], {}
+        sent: dict[int, tuple[float, ...]] = {}
+        calibrate = _redis_work(probe)  # the probe's own bytes over one block's readings, no call between
+        _redis_counts(probe)
+        probe_bytes = tuple(b - a for a, b in zip(calibrate, _redis_work(probe)))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as client:
             for i in range(1000):
                 body = {"type": "function_call", "id": f"fc_{i}", "call_id": f"c{i}", "name": "fetch",
                         "arguments": json.dumps({"page": i}), "trace_id": f"growth-{name}", "item": {}}
-                t0 = time.perf_counter()
+                if name == "redis" and i in (early[0], late[0]):
+                    redis_cpu[i] = _redis_counts(probe)[1]
+                    sent[i] = _redis_work(probe)
+                t0, c0 = time.perf_counter(), time.process_time()
                 response = await client.post("/tools/fetch", json=body)
                 times.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+                if name == "redis" and i in (early[-1], late[-1]):
+                    first = early[0] if i == early[-1] else late[0]
+                    redis_cpu[first] = (_redis_counts(probe)[1] - redis_cpu[first]) / len(early) * 1e6
+                    sent[first] = tuple((b - a - o) / len(early)
+                                        for a, b, o in zip(sent[first], _redis_work(probe), (0, *probe_bytes[1:])))
                 assert response.status_code == 200, response.text
         first, last = statistics.median(times[:10]) * 1000, statistics.median(times[-10:]) * 1000
-        rows.append(f"{name:<8} {times[0] * 1000:>10.2f} {first:>12.2f} {last:>14.2f} {last / first:>8.2f}")
+        cpu_early = statistics.mean(cpu[early[0]:early[-1] + 1]) * 1e6 + redis_cpu.get(early[0], 0.0)
+        cpu_late = statistics.mean(cpu[late[0]:late[-1] + 1]) * 1e6 + redis_cpu.get(late[0], 0.0)
+        rows.append(f"{name:<8} {times[0] * 1000:>10.2f} {first:>12.2f} {last:>14.2f} {last / first:>8.2f} "
+                    f"{cpu_early:>12.0f} {cpu_late:>14.0f} {cpu_late / cpu_early:>8.2f}")
+        if sent:
+            work = [f"{label} {sent[k][0]:.2f} commands, {sent[k][1]:.0f} bytes in, {sent[k][2]:.0f} bytes out"
+                    for label, k in (("calls 2-21:", early[0]), ("calls 981-1000:", late[0]))]
+            notes.append(f"{name} per call (INFO commandstats and stats; the probe's own INFO excluded): "
+                         + "; ".join(work))
         await store.aclose()
-    return ["per-call latency in one rollout (1 KB outputs; in-process ToolServer, ms)",
-            f"{'store':<8} {'1st call':>10} {'calls 1-10':>12} {'calls 991-1000':>14} {'ratio':>8}", *rows]
+    probe.close()
+    return ["per call in one rollout of 1,000 calls (1 KB outputs; in-process ToolServer): latency in ms, and CPU "
+            "µs per call (this process plus, for Redis, redis-server's, from INFO around each block of 20 calls)",
+            f"{'store':<8} {'1st call':>10} {'calls 1-10':>12} {'calls 991-1000':>14} {'ratio':>8} "
+            f"{'CPU 2-21':>12} {'CPU 981-1000':>14} {'ratio':>8}", *rows, *notes]
 
 
 def _rss_mb() -> float:
@@ -388,6 +454,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="per-call: interleaved rounds (default 3)")
     parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop",
                         help="per-call: the event loop (default uvloop, what rft serve --loop auto picks)")
+    parser.add_argument("--calls", type=int, default=8,
+                        help="per-call: calls per rollout (default 8; 64 rollouts), e.g. 20 to see call 1 vs call 20")
     parser.add_argument("--concurrency", type=int, default=1, choices=[1, 2, 4, 8, 16, 32, 64],
                         help="per-call: rollouts in flight at once (default 1: one call at a time)")
     parser.add_argument("--redis-baseline", type=Path, default=None, metavar="CHECKOUT",
@@ -417,7 +485,7 @@ def main() -> int:
                 import uvloop
                 factory = uvloop.new_event_loop
             with asyncio.Runner(loop_factory=factory) as runner:
-                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop,
+                lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop, calls=args.calls,
                                               appendfsync=args.appendfsync, concurrency=args.concurrency,
                                               baseline=args.redis_baseline)) + [""]
         if args.only in (None, "throughput"):

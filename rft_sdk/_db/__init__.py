@@ -3,7 +3,8 @@
 One concept per module: ``_base`` (``RolloutDatabase``: lifecycle, bound,
 sweep, per-call transaction), ``_sqlite`` (``SQLiteDatabase``), ``_postgres``
 (``PostgresDatabase``), ``_pgschema`` (``PostgresSchemaDatabase``: a schema
-per rollout), ``_pool`` (``PoolSizer``: the warm pool's size from the start
+per rollout), ``_call`` (``run_call``: one tool call inside its database, the
+request path's one visit of this package), ``_pool`` (``PoolSizer``: the warm pool's size from the start
 rate), ``_connection`` (the connections tools get),
 ``_clone`` (file clone: reflink, copy_file_range, backup API), ``_diff``
 (row-level snapshots and diffs), ``_view`` (``GradingDatabase``, what a

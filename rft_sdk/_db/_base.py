@@ -29,6 +29,7 @@ per-call transaction (:class:`CallScope`).
 from __future__ import annotations
 
 import abc
+import functools
 import hashlib
 import json
 import logging
@@ -36,7 +37,7 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -51,6 +52,7 @@ from ._pool import PoolSizer
 __all__ = ["CALLS_TABLE", "CallScope", "DatabaseLimitError", "RolloutDatabase", "ToolRunner"]
 
 logger = logging.getLogger("rft_sdk")
+T = TypeVar("T")
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,19}")
 
 #: The SDK's table in every clone: one row per committed tool call, written in the call's own
@@ -108,25 +110,54 @@ class CallScope:
         try:
             if self.is_async:
                 await self.connection.execute(insert, params)
-                size = (await (await self.connection.execute(size_sql)).fetchone())[0]
+                size = (await (await self.connection.execute(size_sql)).fetchone())[0] * self.owner.size_unit
             else:
                 size = await anyio.to_thread.run_sync(self._stage_sync, insert, params, size_sql)
         except Exception as exc:
             await self._failed(exc)
         if int(size) > self.owner.max_db_bytes:
             await self.rollback()
-            self.owner.metrics.event("database_too_large")
             try:  # the refused writes' space back (PostgreSQL keeps a rolled-back insert's pages until VACUUM)
                 await anyio.to_thread.run_sync(self.owner.reclaim, self.db_id)
             except self.owner.unavailable_errors as exc:
                 logger.warning("reclaiming the space of %s after a refused call failed: %s", self.db_id, exc)
-            raise EndpointError(413, "database_too_large", f"this call's writes would take the rollout's database to "
-                                f"{int(size)} bytes, over its budget of {self.owner.max_db_bytes} bytes "
-                                "(max_db_bytes): refused and rolled back", counter="rollouts_too_large")
+            raise self._too_large(int(size))
+
+    def _too_large(self, size: int) -> EndpointError:
+        self.owner.metrics.event("database_too_large")
+        return EndpointError(413, "database_too_large", f"this call's writes would take the rollout's database to "
+                             f"{size} bytes, over its budget of {self.owner.max_db_bytes} bytes "
+                             "(max_db_bytes): refused and rolled back", counter="rollouts_too_large")
 
     def _stage_sync(self, insert: str, params: tuple[str, str, str], size_sql: str) -> int:
         self.connection.execute(insert, params)
-        return int(self.connection.execute(size_sql).fetchone()[0])
+        return int(self.connection.execute(size_sql).fetchone()[0]) * self.owner.size_unit
+
+    def stage_sync(self, call_id: str, output: str, record: Mapping[str, Any]) -> EndpointError | None:
+        """:meth:`stage` for a sync connection, in the worker thread that holds it (``rft_sdk._db._call``):
+        ``None`` when staged, else the refusal :meth:`stage` raises (413 ``database_too_large``, 400
+        ``tool_error``, 503 ``database_unavailable``), returned after the rollback, never raised."""
+        params = (call_id, output, json.dumps(record, separators=(",", ":")))
+        try:
+            size = self._stage_sync(self.owner.calls_insert_sql, params, self.owner.size_sql)
+        except Exception as exc:
+            self.rollback_sync()
+            error = self._failure(exc)
+            error.__cause__ = exc
+            return error
+        if size <= self.owner.max_db_bytes:
+            return None
+        self.rollback_sync()
+        try:
+            self.owner.reclaim(self.db_id)
+        except self.owner.unavailable_errors as exc:
+            logger.warning("reclaiming the space of %s after a refused call failed: %s", self.db_id, exc)
+        return self._too_large(size)
+
+    @property
+    def open(self) -> bool:
+        """Whether the call's transaction is still open (neither committed nor rolled back)."""
+        return self._open
 
     async def commit(self) -> None:
         """Commit the call's transaction (after :meth:`stage`); a sync connection is handed back with it
@@ -153,11 +184,16 @@ class CallScope:
 
     async def _failed(self, exc: Exception) -> NoReturn:
         await self.rollback()
+        raise self._failure(exc) from exc
+
+    def _failure(self, exc: Exception) -> EndpointError:
+        """The answer to a driver error while staging or committing: 503 ``database_unavailable`` when the
+        database does not answer, else 400 ``tool_error``."""
         if isinstance(exc, self.owner.unavailable_errors) and not self.owner.is_statement_error(exc):
-            raise self.owner.unavailable(exc) from exc
+            return self.owner.unavailable(exc)
         self.owner.metrics.event("commit_failed")
-        raise EndpointError(400, "tool_error", f"the tool's database transaction failed to commit: "
-                            f"{type(exc).__name__}: {exc}") from exc
+        return EndpointError(400, "tool_error", f"the tool's database transaction failed to commit: "
+                             f"{type(exc).__name__}: {exc}")
 
     async def rollback(self) -> None:
         """Undo the call's changes (idempotent; errors are logged, the connection is discarded)."""
@@ -172,6 +208,24 @@ class CallScope:
         except Exception:
             logger.warning("rollback of %s failed; connection discarded", self.db_id, exc_info=True)
             self.connection = None
+
+    def rollback_sync(self) -> None:
+        """:meth:`rollback` of a sync connection, in the worker thread that holds it."""
+        if not self._open:
+            return
+        self._open = False
+        try:
+            self.connection.rft_end(False)
+        except Exception:
+            logger.warning("rollback of %s failed; connection discarded", self.db_id, exc_info=True)
+            self.connection = None
+
+    def close_sync(self) -> None:
+        """:meth:`close` of a sync connection without a connection slot, in the worker thread that holds it."""
+        self.rollback_sync()
+        conn, self.connection = self.connection, None
+        if conn is not None:
+            self.owner.checkin(self.db_id, conn)
 
     async def close(self) -> None:
         """Roll back anything still open, hand the connection back and free the call's connection slot."""
@@ -284,6 +338,8 @@ class RolloutDatabase(abc.ABC):
     calls_select_sql = f"SELECT output, record FROM {CALLS_TABLE} WHERE call_id = ?"
     #: The size of the connection's database in bytes, as the open transaction sees it.
     size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+    #: Bytes per unit :attr:`size_sql` answers in (SQLite: its page size, so that the query is one pragma).
+    size_unit = 1
 
     def reclaim(self, db_id: str) -> None:
         """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;
@@ -617,11 +673,13 @@ class RolloutDatabase(abc.ABC):
             self.metrics.event("replayed_from_database")
         return CallScope(self, db_id, conn, use_async, replay, slot)
 
-    def _open_sync(self, db_id: str, call_id: str) -> tuple[Any, Any]:
+    def _open_sync(self, db_id: str, call_id: str, fresh: bool = False) -> tuple[Any, Any]:
+        """A connection to ``db_id`` in the call's transaction and the replay row of ``call_id`` (``None``
+        without a lookup when the database was ``fresh``ly made for this call: it holds no call yet)."""
         conn = self.connect(db_id)
         try:
             conn.rft_begin()
-            row = conn.execute(self.calls_select_sql, (call_id,)).fetchone()
+            row = None if fresh else conn.execute(self.calls_select_sql, (call_id,)).fetchone()
         except BaseException:
             try:
                 conn.rft_end(False)
@@ -630,14 +688,32 @@ class RolloutDatabase(abc.ABC):
             raise
         return conn, row
 
-    def _ensure_and_open(self, trace_id: str, call_id: str | None
-                         ) -> tuple[str, str | None, float, tuple[Any, Any] | None]:
+    def _ensure_and_open(self, trace_id: str, call_id: str | None,
+                         then: Callable[[str, Any, Any], Any] | None = None) -> tuple[str, str | None, float, Any]:
         """:meth:`_ensure`, then (with ``call_id``) :meth:`_open_sync`: ``(db_id, source, seconds the
-        ensure took, (connection, replay row) or None)``."""
+        ensure took, (connection, replay row) or None)``; with ``then``, the last item is
+        ``then(db_id, connection, replay row)`` (which owns the connection from then on)."""
         t0 = time.perf_counter()
         db_id, source = self._ensure(trace_id)
         took = time.perf_counter() - t0
-        return db_id, source, took, (self._open_sync(db_id, call_id) if call_id is not None else None)
+        opened = self._open_sync(db_id, call_id, fresh=source is not None) if call_id is not None else None
+        if then is not None and opened is not None:
+            return db_id, source, took, then(db_id, *opened)
+        return db_id, source, took, opened
+
+    async def admit_and_run(self, trace_id: str, call_id: str, then: Callable[[str, Any, Any], T],
+                            hop: Callable[[Callable[[], Any]], Awaitable[Any]]) -> T:
+        """Admit ``trace_id`` (creating its database), open it for ``call_id`` and return
+        ``then(db_id, connection, replay row)``, all in the one worker-thread call ``hop`` makes
+        (``rft_sdk._db._call``; a backend without connection slots and a sync connection).
+
+        Raises:
+            EndpointError: 503 ``database_limit``; what ``then`` raises; the driver's errors.
+        """
+        await self.astart()
+        _, ran = await self._admit(trace_id, call_id, then, hop)
+        result: T = ran
+        return result
 
     def unavailable(self, exc: BaseException) -> EndpointError:
         """The retryable 503 ``database_unavailable`` answering a driver error of :attr:`unavailable_errors`
@@ -648,17 +724,20 @@ class RolloutDatabase(abc.ABC):
                              f"{type(exc).__name__}: {detail}; retry later", counter="database_unavailable",
                              headers={"Retry-After": "1"})
 
-    async def _admit(self, trace_id: str, call_id: str | None = None) -> tuple[str, tuple[Any, Any] | None]:
+    async def _admit(self, trace_id: str, call_id: str | None = None, then: Callable[[str, Any, Any], Any] | None = None,
+                     hop: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None) -> tuple[str, Any]:
         """The rollout's database (created when missing, waiting up to ``admission_timeout_s`` at
         ``max_live``); with ``call_id`` also opened for that call in the same worker-thread hop:
-        ``(db_id, (connection, replay row) or None)``."""
+        ``(db_id, (connection, replay row) or None)`` (with ``then``: ``then``'s result in place of the pair).
+        ``hop`` runs the worker-thread call (default: in a thread of :attr:`admission_threads`)."""
         arrived = self.sizer.clock()  # the pool is sized by when rollouts asked, not when they were served
         deadline = time.monotonic() + self.admission_timeout_s
         delay = 0.05
+        run = functools.partial(self._ensure_and_open, trace_id, call_id, then)
         while True:
             try:
-                db_id, source, took, opened = await anyio.to_thread.run_sync(
-                    self._ensure_and_open, trace_id, call_id, limiter=self._admission_limiter())
+                db_id, source, took, opened = await (
+                    hop(run) if hop is not None else anyio.to_thread.run_sync(run, limiter=self._admission_limiter()))
             except DatabaseLimitError as exc:
                 if time.monotonic() + delay > deadline:
                     self.metrics.event("refused_limit")

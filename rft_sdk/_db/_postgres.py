@@ -413,6 +413,7 @@ class PostgresDatabase(RolloutDatabase):
     def _fill_pool(self) -> int:
         ttl = f"{self.ttl_s} seconds"
         cloned = 0
+        template_key = _lock_key(f"rft-template-{self.name}")
         with self._admin_conn() as conn:
             conn.execute(f"UPDATE {REGISTRY_TABLE} SET expires_at = now() + %s::interval "
                          "WHERE prefix = %s AND kind = 'pool'", (ttl, self.name))  # still wanted
@@ -426,14 +427,21 @@ class PostgresDatabase(RolloutDatabase):
                         break
                     conn.execute(f"INSERT INTO {REGISTRY_TABLE} (name, prefix, kind, expires_at) "
                                  "VALUES (%s, %s, 'pool_creating', now() + %s::interval)", (name, self.name, ttl))
+                # cloned and entered into the pool under the template lock, shared: a rebuild (which holds it
+                # exclusively, then drops the pool) waits for this clone, or this clone for the rebuild, so a
+                # clone of an old template never enters the pool after the rebuild dropped it
+                conn.execute("SELECT pg_advisory_lock_shared(%s)", (template_key,))
                 try:
-                    t0 = time.perf_counter()
-                    self._create(conn, name, self.template_name)
-                    self.sizer.prepared(time.perf_counter() - t0)
-                except BaseException:
-                    conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (name,))
-                    raise
-                conn.execute(f"UPDATE {REGISTRY_TABLE} SET kind = 'pool' WHERE name = %s", (name,))
+                    try:
+                        t0 = time.perf_counter()
+                        self._create(conn, name, self.template_name)
+                        self.sizer.prepared(time.perf_counter() - t0)
+                    except BaseException:
+                        conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE name = %s", (name,))
+                        raise
+                    conn.execute(f"UPDATE {REGISTRY_TABLE} SET kind = 'pool' WHERE name = %s", (name,))
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock_shared(%s)", (template_key,))
                 cloned += 1
         return cloned
 

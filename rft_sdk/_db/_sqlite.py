@@ -4,12 +4,23 @@ Layout of ``dir`` (shared by the worker processes of one host)::
 
     template.db           the private template (built once from ``template`` or ``setup``)
     r-<sha256 prefix>.db  one rollout's database; its mtime is the last tool call
-    pool-<uuid>.db        warm clones; a rollout claims one by renaming it (atomic)
+    pool-<gen>-<uuid>.db  warm clones of the template of generation ``<gen>``; a rollout claims one of
+                          the current generation by renaming it (atomic)
     gold-<uuid>.db        scratch clones of gold replays
     .tmp-<uuid>-<name>    a clone being written (renamed to <name> when complete); one named
                           ``.tmp-<uuid>-r-*.db`` is a new rollout's reserved slot
     .lock                 ``flock`` held while admitting a new rollout (the bound is exact); its
-                          first bytes hold ``"<live> <pool>"``, upper bounds of the two counts
+                          first bytes hold ``"<live> <pool>"``, upper bounds of the two counts, then
+                          the template's generation (blank while a rebuild replaces the template)
+
+The generation is the first 16 hex digits of the template file's SHA-256. A
+warm clone is named after the generation it was cloned from and only a clone of
+the current one is ever claimed: a rebuild (``rebuild=True`` after the seed
+changed) blanks the generation, replaces the template, writes the new
+generation and removes the older clones, all under the ``flock``; a refill
+reads the generation under the ``flock`` before it clones and publishes its
+clone only if the generation is still the same (else it deletes it), so a clone
+of an old template never enters the pool, whichever process made it.
 
 A file whose mtime is older than ``ttl_s`` is expired and removed by the
 sweep (with its ``-journal``/``-wal``/``-shm``); temporary files of a clone
@@ -34,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import os
 import sqlite3
 import tempfile
@@ -55,6 +67,18 @@ __all__ = ["SQLiteDatabase"]
 _SIDE_FILES = ("-journal", "-wal", "-shm")
 #: Bytes at the start of ``.lock`` that hold the counts (``"<live> <pool>"``, space-padded).
 _COUNTS_BYTES = 40
+#: Hex digits of the template's generation (its SHA-256 prefix), stored in ``.lock`` after the counts.
+_GEN_HEX = 16
+
+
+def template_generation(path: Path) -> str:
+    """The generation of the template file ``path``: the first :data:`_GEN_HEX` hex digits of the SHA-256 of
+    its bytes (read in 1 MiB chunks; O(file size)). Raises ``OSError`` when it cannot be read."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:_GEN_HEX]
 
 
 class SQLiteDatabase(RolloutDatabase):
@@ -68,7 +92,7 @@ class SQLiteDatabase(RolloutDatabase):
         dir: folder of the files (default ``$RFT_DB_DIR/<name>``, else
             ``<temp dir>/rft-db-<name>``); every worker of one host must use the same.
         rebuild: rebuild the private template even when one exists (after the
-            seed changed).
+            seed changed); the warm clones of the old template are removed and never handed out.
         **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
             ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes`` of
             :class:`RolloutDatabase`.
@@ -88,6 +112,9 @@ class SQLiteDatabase(RolloutDatabase):
     #: rollouts starting together (warm pool, load 8-11): p50 of the first answer 0.85-1.2 s instead of
     #: 1.8-2.2 s, p99 unchanged (the batch's CPU bounds it).
     admission_threads = 4
+    #: The byte budget's query: the page count (one pragma; times :attr:`size_unit`, the template's page size,
+    #: which every clone shares).
+    size_sql = "PRAGMA page_count"
     unavailable_errors = (sqlite3.OperationalError, OSError)  # locked, unreadable, disk full
 
     def is_statement_error(self, exc: BaseException) -> bool:
@@ -114,6 +141,7 @@ class SQLiteDatabase(RolloutDatabase):
         self._thread_lock = threading.Lock()
         self._lock_fd: int | None = None
         self._pool_names: list[str] = []  # pool files this process saw (claimed by rename; may be stale)
+        self._gen = ""  # the template's generation as this process last read it from .lock
 
     def ping(self) -> None:
         """The template answers a read, and its folder takes new files (a new rollout clones there).
@@ -151,12 +179,40 @@ class SQLiteDatabase(RolloutDatabase):
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def _listing(self) -> tuple[int, list[str]]:
-        """``(live rollout files and reserved slots, pool file names)``: one ``listdir`` (O(files), in C; no
-        per-file stat)."""
+        """``(live rollout files and reserved slots, pool file names of the current generation)`` (the lock
+        held): one ``listdir`` (O(files), in C; no per-file stat)."""
         names = os.listdir(self.dir)
         live = sum(1 for n in names if n.endswith(".db") and (
             n.startswith("r-") or (n.startswith(".tmp-") and n[38:].startswith("r-"))))
-        return live, [n for n in names if n.startswith("pool-") and n.endswith(".db")]
+        prefix = self._pool_prefix()
+        return live, [n for n in names if n.startswith(prefix) and n.endswith(".db")] if prefix else []
+
+    def _read_gen(self) -> str:
+        """The template's generation from ``.lock`` (held); ``""`` while unwritten or being rebuilt."""
+        assert self._lock_fd is not None
+        raw = os.pread(self._lock_fd, _GEN_HEX, _COUNTS_BYTES).decode("ascii", "replace")
+        self._gen = raw if len(raw) == _GEN_HEX and all(c in "0123456789abcdef" for c in raw) else ""
+        return self._gen
+
+    def _write_gen(self, gen: str) -> None:
+        assert self._lock_fd is not None
+        os.pwrite(self._lock_fd, gen.encode("ascii").ljust(_GEN_HEX), _COUNTS_BYTES)
+        self._gen = gen
+
+    def _pool_prefix(self) -> str:
+        """``pool-<gen>-``: the names of the clones that may be claimed (the lock held); ``""``: none may."""
+        gen = self._read_gen()
+        return f"pool-{gen}-" if gen else ""
+
+    def _drop_stale_pool(self) -> int:
+        """Remove the warm clones of any other generation than the current one (the lock held); the number
+        removed. The caller recounts."""
+        prefix = self._pool_prefix()
+        removed = 0
+        for n in os.listdir(self.dir):
+            if n.startswith("pool-") and n.endswith(".db") and not (prefix and n.startswith(prefix)):
+                removed += int(self._remove(self.dir / n))
+        return removed
 
     def _read_counts(self) -> tuple[int, int] | None:
         """``(live, pool)`` upper bounds from ``.lock`` (held), or ``None`` when unwritten or unreadable."""
@@ -183,35 +239,54 @@ class SQLiteDatabase(RolloutDatabase):
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._dir_lock():
             if self.template_path.exists() and not self.rebuild:
-                return
-            tmp = self.dir / f".tmp-{uuid.uuid4().hex}-template.db"
+                if not self._read_gen():  # a .lock of an older version, or a rebuild that crashed midway
+                    self._write_gen(template_generation(self.template_path))
+                    self._drop_stale_pool()
+                    self._recount()
+            else:
+                self._build_template()
+        conn = sqlite3.connect(f"file:{self.template_path}?mode=ro", uri=True)
+        try:
+            self.size_unit = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        finally:
+            conn.close()
+
+    def _build_template(self) -> None:
+        """Write ``template.db`` from ``template`` or ``setup`` and publish its generation (the folder's lock
+        held); the pool's clones of an older template are removed."""
+        tmp = self.dir / f".tmp-{uuid.uuid4().hex}-template.db"
+        try:
+            conn = sqlite3.connect(tmp, isolation_level=None)
             try:
-                conn = sqlite3.connect(tmp, isolation_level=None)
-                try:
-                    if self.source is not None:
-                        if not self.source.exists():
-                            raise RFTError(f"SQLite template {str(self.source)!r} does not exist")
-                        source = sqlite3.connect(f"file:{self.source}?mode=ro", uri=True)
-                        try:
-                            source.backup(conn)
-                        finally:
-                            source.close()
-                    else:
-                        assert self.setup is not None
-                        conn.execute("BEGIN")
-                        self.setup(conn)
-                        if conn.in_transaction:
-                            conn.execute("COMMIT")
-                    conn.execute("PRAGMA journal_mode=DELETE")
-                    conn.execute(CALLS_DDL)
-                    conn.execute("VACUUM")
-                finally:
-                    conn.close()
-                os.replace(tmp, self.template_path)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-            self.rebuild = False
+                if self.source is not None:
+                    if not self.source.exists():
+                        raise RFTError(f"SQLite template {str(self.source)!r} does not exist")
+                    source = sqlite3.connect(f"file:{self.source}?mode=ro", uri=True)
+                    try:
+                        source.backup(conn)
+                    finally:
+                        source.close()
+                else:
+                    assert self.setup is not None
+                    conn.execute("BEGIN")
+                    self.setup(conn)
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+                conn.execute("PRAGMA journal_mode=DELETE")
+                conn.execute(CALLS_DDL)
+                conn.execute("VACUUM")
+            finally:
+                conn.close()
+            gen = template_generation(tmp)
+            self._write_gen("")  # no clone is claimed or published while the template is replaced
+            os.replace(tmp, self.template_path)
+            self._write_gen(gen)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        self._drop_stale_pool()  # cloned from the old template: never handed out
+        self._recount()
+        self.rebuild = False
 
     def _clone_to(self, path: Path, tmp: Path | None = None, *, replace: bool = True) -> str:
         method = clone_file(self.template_path, path, tmp=tmp, replace=replace)
@@ -240,10 +315,12 @@ class SQLiteDatabase(RolloutDatabase):
                 self.metrics.set_counts({"live": live, "pool": pool})
                 raise DatabaseLimitError(f"{live} rollout databases are alive (max_live={self.max_live})")
             self._write_counts(live + 1, pool)  # counted before the file appears: the count stays an upper bound
-            relisted = False
+            relisted, prefix = False, self._pool_prefix()
             while True:
                 while self._pool_names:
                     pooled = self._pool_names.pop()
+                    if not prefix or not pooled.startswith(prefix):  # another template's clone: never claimed
+                        continue
                     try:
                         os.rename(self.dir / pooled, path)  # claimed: no other process can rename it too
                     except FileNotFoundError:  # claimed by another process first
@@ -326,6 +403,7 @@ class SQLiteDatabase(RolloutDatabase):
             except FileNotFoundError:
                 continue
         with self._dir_lock():  # the files the sweep removed (and any removed by hand) uncounted
+            self._drop_stale_pool()
             self._recount()
         return dropped
 
@@ -340,15 +418,19 @@ class SQLiteDatabase(RolloutDatabase):
         while not self._stop.is_set() and self.refill_may_run():
             with self._dir_lock():  # every process fills the one pool
                 counts = self._read_counts()
-                if counts is None or counts[1] >= self.pool_target():
+                prefix = self._pool_prefix()  # the generation this clone will be of
+                if counts is None or not prefix or counts[1] >= self.pool_target():
                     break
-            name = f"pool-{uuid.uuid4().hex}.db"
+            name = f"{prefix}{uuid.uuid4().hex}.db"
             tmp = self.dir / f".tmp-{uuid.uuid4().hex}-{name}"
             t0 = time.perf_counter()
             try:
                 self._clone_to(tmp)  # outside the lock: admissions go on meanwhile
                 self.sizer.prepared(time.perf_counter() - t0)
                 with self._dir_lock():  # appears and is counted together
+                    if self._pool_prefix() != prefix:  # the template was rebuilt meanwhile: an old clone
+                        tmp.unlink(missing_ok=True)
+                        continue
                     os.replace(tmp, self.dir / name)
                     counts = self._read_counts()
                     if counts is not None:
@@ -364,8 +446,9 @@ class SQLiteDatabase(RolloutDatabase):
         if not self.dir.exists():
             return {"live": 0, "pool": 0}
         names = os.listdir(self.dir)  # one listing: no Path object per file
+        prefix = f"pool-{self._gen}-" if self._gen else ""  # the generation last read (no lock here)
         return {"live": sum(1 for n in names if n.startswith("r-") and n.endswith(".db")),
-                "pool": sum(1 for n in names if n.startswith("pool-") and n.endswith(".db"))}
+                "pool": sum(1 for n in names if prefix and n.startswith(prefix) and n.endswith(".db"))}
 
     def _scratch(self) -> str:
         db_id = f"gold-{uuid.uuid4().hex}"

@@ -134,9 +134,13 @@ class ToolRuntime:
             step held the loop past ``LOOP_STALL_S`` runs in a worker thread from then on.
         calls, changing_calls: successful calls served, and those that changed the
             rollout state or database (``ToolDefinition.learned_writes``).
+        own_threads: a sync tool ran longer than ``rft_sdk._db._call.SHARED_HOP_S`` in the rollout
+            database's admission threads (where a sync tool runs in the thread that opened its database):
+            its later calls run on its own threads (logged once).
     """
 
     moved_to_thread: bool = False
+    own_threads: bool = False
     guard: LoopGuard = dataclasses.field(default_factory=LoopGuard)
     calls: int = 0
     changing_calls: int = 0

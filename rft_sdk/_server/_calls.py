@@ -37,12 +37,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
 
+import anyio
+import anyio.to_thread
 import pydantic
 import pydantic_core
 
-from .._db import CallScope, RolloutDatabase
+from .._db import RolloutDatabase
+from .._db._call import SHARED_HOP_S, run_call
 from .._definitions._invoke import CallTimedOut, NoSlotError, call_limited, invoke_guarded
 from .._definitions._rollout import Rollout, ToolCallRecord
 from .._definitions._tool import ToolDefinition
@@ -58,6 +62,7 @@ __all__ = ["CallOutcome", "CallRollout", "decode_arguments", "execute_stateless_
            "run_tool"]
 
 logger = logging.getLogger("rft_sdk")
+T = TypeVar("T")
 
 
 class CallOutcome:
@@ -204,129 +209,182 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
-        scope = await db.open_call(trace_id, call_id, is_async=definition.is_async) if db is not None else None
+        call = _ToolCall(definition, request, store, outcome, response_limit, stored, sent, adopt)
+        if db is None:
+            await call.run(None, None)
+            await call.finish(None)
+        else:  # the rollout's database: entered once, with the call's own steps (rft_sdk._db._call)
+            await run_call(db, trace_id, call_id, call, is_async=definition.is_async)
+
+
+class _ToolCall:
+    """One tool call under its rollout's lock, in the steps a rollout database runs it in
+    (``rft_sdk._db.CallWork``): :meth:`run_sync` or :meth:`run` (the tool), :meth:`finish` (the answer
+    encoded and recorded with the rollout), :meth:`withdraw` (the answer taken back out when the
+    database's commit failed). Without a database: ``run(None, None)``, then ``finish(None)``."""
+
+    def __init__(self, definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
+                 outcome: CallOutcome, response_limit: int, stored: StoredRollout, sent: SentItem | None,
+                 adopt: bytes | None) -> None:
+        self.definition, self.request, self.store, self.outcome = definition, request, store, outcome
+        self.response_limit, self.stored, self.sent, self.adopt = response_limit, stored, sent, adopt
+        self.started_at, self.t0 = time.time(), time.perf_counter()
+        self.arguments: dict[str, Any] = {"_raw": request.arguments}
+        self.output: str | None = None
+        self.new_state_json: str | None = None
+        self.error: EndpointError | None = None  # a model-visible error answer (4xx)
+        self.replayed = False
+        self.record: ToolCallRecord | None = None
+
+    @property
+    def in_thread(self) -> bool:
+        """A sync tool that runs in a worker thread without a timeout and has not held the database's shared
+        hop past ``SHARED_HOP_S``: it may run in the thread that opens its database."""
+        definition = self.definition
+        return not definition.on_loop and definition.timeout_s is None and not definition.runtime.own_threads
+
+    def _rollout(self, connection: Any) -> CallRollout:
+        self.arguments = decode_arguments(self.request.arguments)
+        state = _load_state(self.stored.state_json)
+        return CallRollout(self.request.trace_id, self.sent or self.stored, state, self.stored.trajectory,
+                           self.request.call_id, connection)
+
+    def _replay(self, rollout: CallRollout, replay: tuple[str, dict[str, Any]]) -> None:
+        """A call committed in the database before a crash lost the store's copy: answered, not re-run."""
+        self.replayed = True
+        self.output, self.arguments, self.started_at = replay[0], replay[1]["arguments"], replay[1]["started_at"]
+        rollout.state = _load_state(replay[1]["state_json"])
+        self.new_state_json = self._state_json(rollout)
+
+    def _ran(self, rollout: CallRollout, output: str, db_changed: bool) -> tuple[str, dict[str, Any]] | None:
+        """After the tool returned: the new state, what the call changed; what to stage in the database."""
+        self.output = output
+        self.new_state_json = self._state_json(rollout)
+        # what the call changed: how undeclared write tools are learnt (@tool(writes=))
+        self.outcome.changed = db_changed or self.new_state_json != (self.stored.state_json or "{}")
+        self.definition.runtime.observe(self.outcome.changed)
+        return output, {"arguments": self.arguments, "started_at": self.started_at, "state_json": self.new_state_json}
+
+    @staticmethod
+    def _state_json(rollout: CallRollout) -> str:
         try:
-            await _run_call(definition, request, store, outcome, response_limit, stored, scope, sent, adopt)
-        finally:
-            if scope is not None:
-                await scope.close()
-
-
-async def _run_call(definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore, outcome: CallOutcome,
-                    response_limit: int, stored: StoredRollout, scope: CallScope | None,
-                    sent: SentItem | None, adopt: bytes | None) -> None:
-    """The part of :func:`execute_tool_call` that runs under the rollout's lock (and database scope)."""
-    call_id, trace_id = request.call_id, request.trace_id
-    trajectory = stored.trajectory
-    replayed = scope.replay if scope is not None else None
-
-    started_at, t0 = time.time(), time.perf_counter()
-    arguments: dict[str, Any] = {"_raw": request.arguments}
-    output: str | None = None
-    error: str | None = None
-    new_state_json: str | None = None
-    events: list[str] = []
-    echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
-    try:
-        arguments = decode_arguments(request.arguments)
-        state = _load_state(stored.state_json)
-        rollout = CallRollout(trace_id, sent or stored, state, trajectory, call_id,
-                              scope.connection if scope is not None else None)
-        db_changed = False
-        if replayed is not None:  # committed in the database before a crash lost the store's copy: not re-run
-            output, arguments, started_at = replayed[0], replayed[1]["arguments"], replayed[1]["started_at"]
-            rollout.state = _load_state(replayed[1]["state_json"])
-        else:
-            db_changes = _db_changes(scope)
-            output = await run_tool(definition, arguments, rollout)
-            db_changed = db_changes is not None and _db_changes(scope) != db_changes
-        try:
-            new_state_json = json.dumps(rollout.state)
+            return json.dumps(rollout.state)
         except (TypeError, ValueError) as exc:
             raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
-        if replayed is None:  # what the call changed: how undeclared write tools are learnt (@tool(writes=))
-            outcome.changed = db_changed or new_state_json != (stored.state_json or "{}")
-            definition.runtime.observe(outcome.changed)
-        if scope is not None and replayed is None:  # recorded in the transaction; committed after the store's save
-            await scope.stage(call_id, output, {"arguments": arguments, "started_at": started_at,
-                                                "state_json": new_state_json})
-        status = 200
-        payload: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "id": request.id,
-                                   "output": output}
-    except EndpointError as exc:
-        if scope is not None:
-            await scope.rollback()
+
+    def _refused(self, exc: EndpointError) -> None:
+        """A model-visible error answer (kept for :meth:`finish`); a retryable 503 is raised instead."""
         if exc.status >= 500:
             exc.also_count("tool_retryable_errors")
-            raise
-        if exc.counter:  # e.g. tool_timeouts: answered here, not by the error handler
-            events.append(exc.counter)
-        output, new_state_json, outcome.changed = None, None, False
-        status, payload, error = exc.status, exc.body(echo), exc.message
+            raise exc
+        self.error = exc
 
-    status, payload, body, too_large = _answer(status, payload, response_limit, echo)
-    if too_large is not None:
-        events.append("outputs_too_large")
-        output, error, new_state_json, outcome.changed = None, too_large, None, False
-    if status != 200 and scope is not None:  # a refused call changes nothing: its writes are rolled back
-        await scope.rollback()
-    latency_s = time.perf_counter() - t0
-    record = ToolCallRecord(call_id=call_id, id=request.id, name=definition.name, arguments=arguments,
-                            output=output, error=error, status=status, started_at=started_at,
-                            latency_s=latency_s)
-    events.append("tool_calls")
-    if status == 422:
-        events.append("invalid_arguments")
-    elif status != 200:
-        events.append("tool_errors")
-    outcome.events, outcome.status, outcome.body = tuple(events), status, body
-    outcome.tool_s, outcome.output_bytes = latency_s, len(output.encode("utf-8")) if output else 0
-    # recorded with the rollout, in one visit of the store: the item it adopts, the call (O(1) in the
-    # rollout's length: appended in place; a (status, text) tuple of atoms is left alone by the cyclic GC,
-    # docs/performance.md), the answer, the state, then the save
-    if adopt is not None:
-        stored.set_item_json(adopt)
-    append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
-    if append is not None:
-        append(record)
-    else:
-        stored.trajectory = [*trajectory, record]
-    stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
-    if new_state_json is not None:
-        stored.state_json = new_state_json
-    try:
-        await store.save(stored)
-    except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
-        if scope is not None:
-            await scope.rollback()  # nor committed in the rollout's database (issue 39: it was)
-        raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
-    except BaseException:
-        if scope is not None:
-            await scope.rollback()
-        raise
-    if scope is not None and status == 200 and replayed is None:
-        await _commit_after_save(scope, store, stored, record, call_id)
+    def in_worker(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> Awaitable[T]:
+        """``fn`` in a worker thread of ``limiter`` holding a slot of the tool's own (``rft_sdk._db.CallWork``)."""
+        return _in_tool_thread(self.definition, fn, limiter)
 
+    def run_sync(self, connection: Any, replay: tuple[str, dict[str, Any]] | None) -> tuple[str, Any] | None:
+        """The tool, in the worker thread that opened ``connection`` (``rft_sdk._db.CallWork``)."""
+        try:
+            rollout = self._rollout(connection)
+            if replay is not None:
+                self._replay(rollout, replay)
+                return None
+            before, t0 = _changes(connection), time.perf_counter()
+            try:
+                output = run_tool_sync(self.definition, self.arguments, rollout)
+            finally:
+                _held_shared_hop(self.definition, time.perf_counter() - t0)
+            return self._ran(rollout, output, before is not None and _changes(connection) != before)
+        except EndpointError as exc:
+            self._refused(exc)
+            return None
 
-async def _commit_after_save(scope: CallScope, store: RolloutStore, stored: StoredRollout, record: ToolCallRecord,
-                             call_id: str) -> None:
-    """Commit the call's database transaction once the store holds its answer; when the commit fails, take
-    the answer back out of the store (saved again without it) so that neither side keeps the call.
+    async def run(self, connection: Any, replay: tuple[str, dict[str, Any]] | None) -> tuple[str, Any] | None:
+        """The tool, on the event loop (which hops to a thread where the tool runs in one)."""
+        try:
+            rollout = self._rollout(connection)
+            if replay is not None:
+                self._replay(rollout, replay)
+                return None
+            before = _changes(connection)
+            output = await run_tool(self.definition, self.arguments, rollout)
+            return self._ran(rollout, output, before is not None and _changes(connection) != before)
+        except EndpointError as exc:
+            self._refused(exc)
+            return None
 
-    Raises:
-        EndpointError: the commit's 400 ``tool_error`` / 503 ``database_unavailable``.
-    """
-    try:
-        await scope.commit()
-    except EndpointError:
+    async def finish(self, error: EndpointError | None) -> bool:
+        """Encode the answer (``error``: the database refused the call's stage) and record it with the
+        rollout in one save; whether the database may commit (a 200 answer of a call that ran).
+
+        Raises:
+            EndpointError: a retryable 503 (not recorded); 413 ``rollout_too_large`` (nothing written).
+            StoreError: the store failed.
+        """
+        if error is not None:
+            self._refused(error)
+        request, outcome, stored = self.request, self.outcome, self.stored
+        call_id = request.call_id
+        echo: dict[str, str | None] = {"call_id": call_id, "id": request.id}
+        events: list[str] = []
+        output, new_state_json, refusal = self.output, self.new_state_json, self.error
+        payload: dict[str, Any]
+        if refusal is not None:
+            if refusal.counter:  # e.g. tool_timeouts: answered here, not by the error handler
+                events.append(refusal.counter)
+            output, new_state_json, outcome.changed = None, None, False
+            status, payload, message = refusal.status, refusal.body(echo), refusal.message
+        else:
+            status, message = 200, None
+            payload = {"type": "function_call_output", "call_id": call_id, "id": request.id, "output": output}
+        status, payload, body, too_large = _answer(status, payload, self.response_limit, echo)
+        if too_large is not None:
+            events.append("outputs_too_large")
+            output, message, new_state_json, outcome.changed = None, too_large, None, False
+        latency_s = time.perf_counter() - self.t0
+        record = ToolCallRecord(call_id=call_id, id=request.id, name=self.definition.name, arguments=self.arguments,
+                                output=output, error=message, status=status, started_at=self.started_at,
+                                latency_s=latency_s)
+        events.append("tool_calls")
+        if status == 422:
+            events.append("invalid_arguments")
+        elif status != 200:
+            events.append("tool_errors")
+        outcome.events, outcome.status, outcome.body = tuple(events), status, body
+        outcome.tool_s, outcome.output_bytes = latency_s, len(output.encode("utf-8")) if output else 0
+        # recorded with the rollout, in one visit of the store: the item it adopts, the call (O(1) in the
+        # rollout's length: appended in place; a (status, text) tuple of atoms is left alone by the cyclic GC,
+        # docs/performance.md), the answer, the state, then the save
+        if self.adopt is not None:
+            stored.set_item_json(self.adopt)
+        trajectory = stored.trajectory
+        append = getattr(trajectory, "append", None)  # a list, or a store's append-only view
+        if append is not None:
+            append(record)
+        else:
+            stored.trajectory = [*trajectory, record]
+        stored.responses[call_id] = cast(Any, (status, body.decode("utf-8")))  # read back as [0], [1]
+        if new_state_json is not None:
+            stored.state_json = new_state_json
+        self.record = record
+        try:
+            await self.store.save(stored)
+        except RolloutTooLargeError as exc:  # nothing written: the model sees why, the rollout goes on
+            raise EndpointError(413, "rollout_too_large", str(exc), counter="rollouts_too_large") from exc
+        return status == 200 and not self.replayed
+
+    async def withdraw(self) -> None:
+        """The database's commit failed after :meth:`finish` saved the answer: take it back out of the store
+        (saved again without it) so that neither side keeps the call."""
+        stored, record = self.stored, self.record
         trajectory = stored.trajectory
         if isinstance(trajectory, list) and trajectory and trajectory[-1] is record:
             trajectory.pop()
         else:
             stored.trajectory = [r for r in trajectory if r is not record]
-        stored.responses.pop(call_id, None)
-        await store.save(stored)
-        raise
+        stored.responses.pop(self.request.call_id, None)
+        await self.store.save(stored)
 
 
 def _recorded_arguments(raw: Any) -> dict[str, Any]:
@@ -358,10 +416,10 @@ def _check_same_call(trajectory: Any, name: str, request: ToolCallRequest) -> No
                             counter="call_id_conflicts")
 
 
-def _db_changes(scope: CallScope | None) -> int | None:
-    """Rows the rollout's connection changed so far (SQLite's ``total_changes``); ``None`` when the
-    driver does not count them (then only the rollout state tells a write)."""
-    count = getattr(scope.connection, "total_changes", None) if scope is not None else None
+def _changes(connection: Any) -> int | None:
+    """Rows the rollout's connection changed so far (SQLite's ``total_changes``); ``None`` without a
+    connection or when the driver does not count them (then only the rollout state tells a write)."""
+    count = getattr(connection, "total_changes", None)
     return count if isinstance(count, int) else None
 
 
@@ -411,6 +469,46 @@ def _to_output(value: Any) -> str:
         return pydantic_core.to_json(clean_value(value)).decode()
 
 
+def _tool_kwargs(definition: ToolDefinition, arguments: dict[str, Any], rollout: Rollout) -> dict[str, Any]:
+    """The tool's keyword arguments, validated against its model (``null`` for a parameter with a default
+    means the default). Raises: EndpointError 422 ``invalid_arguments`` (``details`` per field)."""
+    args = {k: v for k, v in arguments.items() if not (v is None and k in definition.defaults)}
+    try:
+        validated = definition.args_model.model_validate(args)
+    except pydantic.ValidationError as exc:
+        details = problems(exc)
+        message = "invalid arguments: " + "; ".join(f"{d['field']}: {d['problem']}" for d in details)
+        raise EndpointError(422, "invalid_arguments", clean_text(message), details=clean_value(details)) from None
+    kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+    if definition.rollout_param:
+        kwargs[definition.rollout_param] = rollout
+    return kwargs
+
+
+def _tool_failed(definition: ToolDefinition, call_id: str | None, exc: Exception) -> EndpointError:
+    """The answer to what a tool call raised (``run_tool``'s Raises), logged; its cause set as ``raise ... from``
+    would."""
+    cause: BaseException | None = exc
+    if isinstance(exc, CallTimedOut):
+        message = f"tool {definition.name!r} did not finish within {definition.timeout_s:g} s (timeout_s)"
+        logger.warning("%s (call_id=%s)", message, call_id)
+        error, cause = EndpointError(400, "tool_timeout", message, counter="tool_timeouts"), None
+    elif isinstance(exc, NoSlotError):  # nothing ran: retryable, never shown to the model
+        message = f"tool {definition.name!r} is busy: {exc}; retry"
+        logger.warning("%s (call_id=%s)", message, call_id)
+        error, cause = EndpointError(503, "tool_busy", message, counter="tool_queue_timeouts"), None
+    elif isinstance(exc, RetryableToolError):
+        logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, call_id, exc)
+        error = EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry")
+    elif isinstance(exc, ToolError):
+        error = EndpointError(400, "tool_error", clean_text(str(exc)))
+    else:  # model-visible; never crash the worker
+        logger.error("tool %s raised (call_id=%s)", definition.name, call_id, exc_info=exc)
+        error = EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}"))
+    error.__cause__, error.__suppress_context__ = cause, True
+    return error
+
+
 async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollout: Rollout) -> str:
     """Validate ``arguments`` against the tool's model, call the tool and return its output string.
 
@@ -424,16 +522,7 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
             past ``timeout_s``); 503 ``retryable`` (``RetryableToolError``);
             503 ``tool_busy`` (no slot within ``queue_timeout_s``, nothing ran).
     """
-    args = {k: v for k, v in arguments.items() if not (v is None and k in definition.defaults)}
-    try:
-        validated = definition.args_model.model_validate(args)
-    except pydantic.ValidationError as exc:
-        details = problems(exc)
-        message = "invalid arguments: " + "; ".join(f"{d['field']}: {d['problem']}" for d in details)
-        raise EndpointError(422, "invalid_arguments", clean_text(message), details=clean_value(details)) from None
-    kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
-    if definition.rollout_param:
-        kwargs[definition.rollout_param] = rollout
+    kwargs = _tool_kwargs(definition, arguments, rollout)
     try:
         if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
             if definition.is_async:  # timed on the loop; moved to a thread once it holds the loop (loop guard)
@@ -445,22 +534,50 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
                                              in_thread=not definition.on_loop, limiter=definition.limiter,
                                              timeout_s=definition.timeout_s,
                                              queue_timeout_s=definition.queue_timeout_s))
-    except CallTimedOut:
-        message = f"tool {definition.name!r} did not finish within {definition.timeout_s:g} s (timeout_s)"
-        logger.warning("%s (call_id=%s)", message, rollout.call_id)
-        raise EndpointError(400, "tool_timeout", message, counter="tool_timeouts") from None
-    except NoSlotError as exc:  # nothing ran: retryable, never shown to the model
-        message = f"tool {definition.name!r} is busy: {exc}; retry"
-        logger.warning("%s (call_id=%s)", message, rollout.call_id)
-        raise EndpointError(503, "tool_busy", message, counter="tool_queue_timeouts") from None
-    except RetryableToolError as exc:
-        logger.warning("tool %s raised RetryableToolError (call_id=%s): %s", definition.name, rollout.call_id, exc)
-        raise EndpointError(503, "retryable", clean_text(str(exc)) or "temporary failure, retry") from exc
-    except ToolError as exc:
-        raise EndpointError(400, "tool_error", clean_text(str(exc))) from exc
-    except Exception as exc:  # model-visible; never crash the worker
-        logger.exception("tool %s raised (call_id=%s)", definition.name, rollout.call_id)
-        raise EndpointError(400, "tool_error", clean_text(f"{type(exc).__name__}: {exc}")) from exc
+    except Exception as exc:
+        raise _tool_failed(definition, rollout.call_id, exc)  # noqa: B904 - its cause is set as run_tool's contract says
+
+
+def run_tool_sync(definition: ToolDefinition, arguments: dict[str, Any], rollout: Rollout) -> str:
+    """:func:`run_tool` for a sync tool, in the worker thread the caller runs in (``_ToolCall.run_sync``: the
+    thread that opened the rollout's database, holding the tool's thread slot). Raises what ``run_tool``
+    raises but ``tool_timeout`` and ``tool_busy`` (such a call has no timeout and already holds its slot)."""
+    kwargs = _tool_kwargs(definition, arguments, rollout)
+    try:
+        return _to_output(definition.fn(**kwargs))
+    except Exception as exc:
+        raise _tool_failed(definition, rollout.call_id, exc)  # noqa: B904 - its cause is set
+
+
+def _held_shared_hop(definition: ToolDefinition, seconds: float) -> None:
+    """A tool that ran ``seconds`` in the database's shared hop past ``SHARED_HOP_S`` gets threads of its own
+    from its next call on (``rft_sdk._db._call``), said once."""
+    if seconds > SHARED_HOP_S and not definition.runtime.own_threads:
+        definition.runtime.own_threads = True
+        logger.info("tool %s ran %.3f s in the rollout database's admission threads (over %g s): its later calls "
+                    "run on threads of its own", definition.name, seconds, SHARED_HOP_S)
+
+
+async def _in_tool_thread(definition: ToolDefinition, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> T:
+    """``fn()`` in a worker thread of ``limiter`` (``None``: anyio's default) while holding a slot of the
+    tool's own limiter (its ``max_concurrency``, as ``run_tool`` runs a sync tool).
+
+    Raises:
+        EndpointError: 503 ``tool_busy`` (no slot within ``queue_timeout_s``; ``fn`` did not run); what ``fn``
+            raises.
+    """
+    async def hop() -> T:
+        ran: T = await anyio.to_thread.run_sync(fn, limiter=limiter)
+        return ran
+
+    try:
+        result: T = await call_limited(hop, {}, is_async=True, in_thread=False, limiter=definition.limiter,
+                                       timeout_s=None, queue_timeout_s=definition.queue_timeout_s)
+    except NoSlotError as exc:
+        error = _tool_failed(definition, None, exc)
+        error.also_count("tool_retryable_errors")  # as run_tool's 503 is counted by the call
+        raise error from None
+    return result
 
 
 def _on_loop(definition: ToolDefinition, kwargs: dict[str, Any]) -> Any:

@@ -40,6 +40,20 @@ class CachedCalls:
     created_at: float = 0.0
     expires_at: float = 0.0
     stamp: str = ""
+    # lengths of ``records`` and ``responses`` when put: a list shared with a rollout (``CallCache.put(...,
+    # share=True)``) that was changed after without being put again no longer matches them (``intact``)
+    n_records: int = -1
+    n_responses: int = -1
+
+    def intact(self) -> bool:
+        """Whether ``records`` and ``responses`` still have the lengths they had when put: false once a
+        rollout sharing them appended or removed a call and did not save it (records are immutable, and the
+        tool path only appends, or removes its own last call: ``_server._calls``)."""
+        return len(self.records) == self.n_records and len(self.responses) == self.n_responses
+
+    def snapshot(self) -> CachedCalls:
+        """A copy whose list and dict are its own (for a read that awaits while a call may append)."""
+        return dataclasses.replace(self, records=list(self.records), responses=dict(self.responses))
 
 
 class CallCache:
@@ -63,15 +77,18 @@ class CallCache:
 
     def put(self, trace_id: str, generation: str, records: list[ToolCallRecord],
             responses: dict[str, list[Any]], nbytes: int, item_json: bytes | None = None,
-            item_version: str = "", **stored: Any) -> None:
-        """Remember the calls of ``trace_id`` (copies of the list and dict) and the item's bytes (counted
-        as part of ``nbytes``), evicting beyond the bound; ``stored``: ``CachedCalls``' ``state_json``,
-        ``created_at``, ``expires_at`` and ``stamp`` (RedisStore)."""
+            item_version: str = "", *, share: bool = False, **stored: Any) -> None:
+        """Remember the calls of ``trace_id`` (copies of the list and dict, or with ``share`` the objects
+        themselves: O(1), for a caller that hands them over, see ``CachedCalls.intact``) and the item's bytes
+        (counted as part of ``nbytes``), evicting beyond the bound; ``stored``: ``CachedCalls``'
+        ``state_json``, ``created_at``, ``expires_at`` and ``stamp`` (RedisStore)."""
         self.drop(trace_id)
         if nbytes > self.max_bytes:
             return
-        self._entries[trace_id] = CachedCalls(generation, list(records), dict(responses), nbytes, item_json,
-                                              item_version, **stored)
+        if not share:
+            records, responses = list(records), dict(responses)
+        self._entries[trace_id] = CachedCalls(generation, records, responses, nbytes, item_json, item_version,
+                                              **stored, n_records=len(records), n_responses=len(responses))
         self.bytes += nbytes
         while self.bytes > self.max_bytes:
             _, entry = self._entries.popitem(last=False)

@@ -51,8 +51,8 @@ def encode_record_bytes(record: ToolCallRecord) -> bytes:
     read back by :func:`decode_record`. (orjson would write a ``NaN`` as ``null``: a recorded call holds
     none, its arguments were decoded strictly and its times are finite.)"""
     if orjson is not None:
-        try:
-            return bytes(orjson.dumps(_record_dict(record)))
+        try:  # orjson writes a dataclass's fields in order itself (no dict built in Python): the same bytes
+            return bytes(orjson.dumps(record if type(record) is ToolCallRecord else _record_dict(record)))
         except TypeError:  # an integer beyond 64 bits, a lone surrogate in a raw argument: the stdlib's text
             pass
     return encode_record(record).encode("utf-8")

@@ -83,7 +83,11 @@ SOLO_HOLDOFF_S = 60.0
 
 def _header(*values: Any) -> str | bytes:
     """Script arguments packed as one JSON array of strings (``_redis_scripts``: read with ``cjson.decode``)."""
-    texts = [v if isinstance(v, str) else repr(v) for v in values]
+    return _header_of([v if isinstance(v, str) else repr(v) for v in values])
+
+
+def _header_of(texts: list[str]) -> str | bytes:
+    """``texts`` packed as one JSON array (``_header``, for arguments already text)."""
     if orjson is not None:
         try:
             return bytes(orjson.dumps(texts))
@@ -208,13 +212,15 @@ class RedisStore(RolloutStore):
                                       "RENEW")}
         self._batcher = ScriptBatcher(self.client)  # the scripts of concurrent calls go to Redis together
         self._gc_ms = int((2 * self.ttl_s + 60) * 1000)  # Redis-side garbage collection of unswept keys
+        # SAVE's header fields that never change, as text (``_write``; once, not per call)
+        self._save_constants = (repr(self.ttl_s), str(self._gc_ms), str(self.max_rollouts),
+                                str(self.bounds.max_total_bytes))
         self._local = KeyedLocks()
         # this task's holds of rollout locks (inside ``async with lock``), by trace_id
         self._holds: contextvars.ContextVar[dict[str, Hold] | None] = contextvars.ContextVar(
             f"rft_redis_holds_{id(self)}", default=None)
         self._orphans: dict[str, str] = {}  # trace_id -> owner of a lock this process failed to unlock
-        self._counters = dict.fromkeys(STATS_KEYS, 0)
-        self._bytes = 0
+        self._counters_reply: list[Any] = ["", 0, 0, 0, 0, 0]  # the last write script's counters (``_keep``)
         self._cache = CallCache(cache_bytes)
         self._writer = new_owner()  # names this store object's writes (the rollout hash's ``w``)
         self._alone_from = float("-inf")  # clock time from which no other writer was seen for SOLO_HOLDOFF_S
@@ -298,9 +304,8 @@ class RedisStore(RolloutStore):
             raise self._error(exc, f"no answer within {self._command_s:g} s: ") from exc
 
     def _keep(self, reply: list[Any]) -> str:
-        """Cache the counters a write script answered; return its status."""
-        self._counters = dict(zip(STATS_KEYS, (int(v) for v in reply[1:5])))
-        self._bytes = int(reply[5])
+        """Keep the counters a write script answered (decoded when ``stats`` asks); return its status."""
+        self._counters_reply = reply
         return str(reply[0])
 
     # -- locks: two round trips per tool call (LOCKLOAD at enter, SAVE with release at exit) ----------
@@ -340,7 +345,8 @@ class RedisStore(RolloutStore):
         async with self._local.hold(trace_id):
             cached = self._cache.get(trace_id)
             if (cached is None or not cached.stamp or cached.state_json is None or cached.item_json is None
-                    or self.clock() < self._alone_from or self.clock() >= cached.expires_at - 1.0):
+                    or not cached.intact() or self.clock() < self._alone_from
+                    or self.clock() >= cached.expires_at - 1.0):
                 async with self._redis_lock(trace_id):
                     yield
                 return
@@ -470,8 +476,12 @@ class RedisStore(RolloutStore):
     def _load_args(self, trace_id: str) -> tuple[list[Any], CachedCalls | None]:
         """``LOAD``'s ARGV for ``trace_id`` given this process's cache, and the cache entry they name."""
         cached = self._cache.get(trace_id)
+        if cached is not None and not cached.intact():  # a call changed its shared lists and did not save
+            self._cache.drop(trace_id)
+            cached = None
         if cached is None:
             return [self.prefix, trace_id, self.clock(), "", 0, 0, ""], None
+        cached = cached.snapshot()  # (a one-round-trip call of this rollout may append while the read awaits)
         return [self.prefix, trace_id, self.clock(), cached.generation, len(cached.records), len(cached.responses),
                 cached.item_version if cached.item_json is not None else ""], cached
 
@@ -517,9 +527,11 @@ class RedisStore(RolloutStore):
         return rollout, tombstone
 
     def _from_cache(self, hold: Hold, cached: CachedCalls) -> StoredRollout:
-        """The rollout as this process last wrote or read it (a one-round-trip call's read: no I/O)."""
+        """The rollout as this process last wrote or read it (a one-round-trip call's read: no I/O, and O(1):
+        the rollout gets the cached list and dict themselves, which its save hands back to the cache; one
+        changed and not saved is no longer ``intact``, so no later call or load uses it)."""
         rollout = StoredRollout(trace_id=hold.trace_id, state_json=cast("str", cached.state_json),
-                                trajectory=list(cached.records), responses=dict(cached.responses),
+                                trajectory=cached.records, responses=cached.responses,
                                 created_at=cached.created_at)
         item_json = cast("bytes", cached.item_json)
         rollout.set_item_json(item_json)  # checked when it was first read or written
@@ -576,11 +588,13 @@ class RedisStore(RolloutStore):
             version = new_generation() if written_item else ""
             fast = hold is not None and hold.fast is not None
             now = self.clock()
-            header = _header(self.prefix, rollout.trace_id, now, self.ttl_s, self._gc_ms, self.max_rollouts,
-                             self.bounds.max_total_bytes, delta.generation, int(delta.rewrite), "", "",
-                             rollout.created_at, len(rollout.trajectory), delta.calls_bytes, delta.nbytes, version,
-                             hold.owner if hold is not None and not fast else "", int(release), len(delta.records),
-                             hold.expect if hold is not None and fast else "", self._writer)
+            ttl, gc_ms, max_rollouts, max_total_bytes = self._save_constants
+            header = _header_of([
+                self.prefix, rollout.trace_id, repr(now), ttl, gc_ms, max_rollouts, max_total_bytes, delta.generation,
+                "1" if delta.rewrite else "0", "", "", repr(rollout.created_at), str(len(rollout.trajectory)),
+                str(delta.calls_bytes), str(delta.nbytes), version, hold.owner if hold is not None and not fast else "",
+                "1" if release else "0", str(len(delta.records)), hold.expect if hold is not None and fast else "",
+                self._writer])
             args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
             reply = await self._run("SAVE", args)
@@ -596,7 +610,8 @@ class RedisStore(RolloutStore):
                 stamp = f"{delta.generation}|{reply[6]}|{len(rollout.trajectory)}"
                 self._cache.put(rollout.trace_id, delta.generation, rollout.trajectory, rollout.responses,
                                 delta.calls_bytes, delta.item_json, version, state_json=rollout.state_json,
-                                created_at=rollout.created_at, expires_at=now + self.ttl_s, stamp=stamp)
+                                created_at=rollout.created_at, expires_at=now + self.ttl_s, stamp=stamp,
+                                share=fast)  # (a one-round-trip call's lists came from the cache: back to it)
                 if hold is not None and fast:
                     hold.expect = stamp  # a second save in the block writes onto this one
                 return True
@@ -644,12 +659,12 @@ class RedisStore(RolloutStore):
     # -- counters ----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
         """Counters over all replicas, as of this process's last write (no I/O)."""
-        return dict(self._counters)
+        return dict(zip(STATS_KEYS, (int(v) for v in self._counters_reply[1:5])))
 
     async def astats(self) -> dict[str, int]:
         """Counters read afresh (due rollouts swept first), plus ``bytes`` held by live rollouts."""
         self._keep(await self._run("STATS", [self.prefix, self.clock()]))
-        return {**self._counters, "bytes": self._bytes}
+        return {**self.stats(), "bytes": int(self._counters_reply[5])}
 
     def _decode(self, build: Callable[[], _T], trace_id: str) -> _T:
         try:

@@ -180,7 +180,7 @@ class ScriptBatcher:
         missing = [i for i, reply in enumerate(replies) if isinstance(reply, redis.exceptions.NoScriptError)]
         if missing:
             lacking = {id(scripts[i][0]): scripts[i][0] for i in missing}.values()
-            for loaded in await self._round_trip(lane, [("SCRIPT LOAD", s.script) for s in lacking]):
+            for loaded in await self._round_trip(lane, [("SCRIPT", "LOAD", s.script) for s in lacking]):
                 if isinstance(loaded, Exception):
                     raise loaded
             again = await self._round_trip(lane, [("EVALSHA", scripts[i][0].sha, len(scripts[i][1]),
@@ -190,17 +190,20 @@ class ScriptBatcher:
         return replies
 
     def _packer(self, conn: Any) -> Any:
-        """redis-py's hiredis command packer (the sync client's, in C) when hiredis is installed and the
-        connection encodes text as UTF-8 (what it packs text as), else ``None``: the asyncio connection's own
-        packer, in Python, costs ~20 µs of CPU per script of the tool path."""
+        """hiredis's ``pack_command`` (C: one call per command, what redis-py's sync client's
+        ``HiredisRespSerializer`` calls after its per-argument checks in Python) when hiredis is installed and
+        the connection encodes text as UTF-8 (what it packs text as), else ``None``: the asyncio connection's
+        own packer, in Python, costs ~20 µs of CPU per script of the tool path. The commands given to it are
+        this module's own (a one-word name, then ``str``/``bytes``/``int``/``float`` arguments: nothing that
+        ``HiredisRespSerializer`` would convert or split first)."""
         if self._hiredis_packer is None:
             from redis.utils import HIREDIS_AVAILABLE
 
             self._hiredis_packer = False
             if HIREDIS_AVAILABLE:
-                from redis.connection import HiredisRespSerializer
+                import hiredis
 
-                self._hiredis_packer = HiredisRespSerializer()
+                self._hiredis_packer = hiredis.pack_command
         utf8 = str(getattr(conn.encoder, "encoding", "")).lower().replace("_", "-") in ("utf-8", "utf8")
         return self._hiredis_packer if self._hiredis_packer and utf8 else None
 
@@ -217,8 +220,7 @@ class ScriptBatcher:
         packer = self._packer(conn)
 
         async def attempt() -> list[Any]:
-            packed = ([chunk for command in commands for chunk in packer.pack(*command)] if packer is not None
-                      else conn.pack_commands(commands))
+            packed = [packer(command) for command in commands] if packer is not None else conn.pack_commands(commands)
             await conn.send_packed_command(packed, check_health=False)
             replies: list[Any] = []
             for _ in commands:

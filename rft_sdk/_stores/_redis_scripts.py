@@ -65,10 +65,10 @@ local function sweep(now)
     redis.call('DEL', P .. 'g:' .. tid)
   end
 end
-local function counters(status)
+local function counters(status, count, total)  -- (count, total: ZCARD idx and bytes, when just read)
   local s = redis.call('HMGET', P .. 'stats', 'evicted', 'expired', 'released')
-  return {status, redis.call('ZCARD', P .. 'idx'), tonumber(s[1] or '0'), tonumber(s[2] or '0'),
-          tonumber(s[3] or '0'), tonumber(redis.call('GET', P .. 'bytes') or '0')}
+  return {status, count or redis.call('ZCARD', P .. 'idx'), tonumber(s[1] or '0'), tonumber(s[2] or '0'),
+          tonumber(s[3] or '0'), total or tonumber(redis.call('GET', P .. 'bytes') or '0')}
 end
 """
 
@@ -96,8 +96,8 @@ local function ours()
   return v and string.sub(v, 1, #owner + 1) == owner .. '|'
 end
 local ver  -- the version this save wrote (below)
-local function done()
-  local reply = counters('OK')
+local function done(count, total)
+  local reply = counters('OK', count, total)
   reply[7] = ver or redis.call('HGET', meta, 'ver') or ''
   if owner ~= '' and ARG[18] == '1' and ours() then
     redis.set_repl(redis.REPL_NONE)  -- locks live in memory only (LOCK_EFFECTS)
@@ -162,11 +162,12 @@ if renew then
 end
 local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
 redis.call('HSET', P .. 'nb', tid, ARG[15])
-redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)
+local total = redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)  -- (the new total)
 redis.call('ZADD', P .. 'idx', now + ttl, tid)
 redis.call('ZADD', P .. 'lru', redis.call('INCR', P .. 'seq'), tid)
 local max_n, max_b = tonumber(ARG[6]), tonumber(ARG[7])
-while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P .. 'bytes') or '0') > max_b do
+local count = redis.call('ZCARD', P .. 'idx')
+while count > max_n or total > max_b do
   local oldest = redis.call('ZRANGE', P .. 'lru', 0, 1)
   local victim = oldest[1]
   if victim == tid then victim = oldest[2] end
@@ -175,8 +176,9 @@ while redis.call('ZCARD', P .. 'idx') > max_n or tonumber(redis.call('GET', P ..
   if redis.call('EXISTS', P .. 't:' .. victim) == 0 then  -- lost in progress: say so for ttl_s (LOAD)
     redis.call('SET', P .. 'e:' .. victim, now + ttl, 'PX', gc)
   end
+  count, total = redis.call('ZCARD', P .. 'idx'), tonumber(redis.call('GET', P .. 'bytes') or '0')
 end
-return done()
+return done(count, total)  -- (the counts read last: no command since changed them)
 """
 
 #: Reads one rollout: ``load(P, trace_id, now, cached generation ('' = none), first record, first response,

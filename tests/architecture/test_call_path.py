@@ -47,18 +47,19 @@ import inspect
 import sys
 import threading
 from collections import Counter
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import httpx
 
-from rft_sdk import Rollout, ToolServer
+from rft_sdk import Rollout, SQLiteDatabase, ToolServer
 
 #: Leaf codecs: pure functions over JSON text and values, calling no other rft_sdk module (checked below:
 #: while one of these is on the stack, no other rft_sdk module may be entered).
 LEAVES = frozenset({"rft_sdk._wire._json"})
 #: Packages whose modules count as one unit.
-PACKAGE_UNITS = ("rft_sdk._stores", "rft_sdk._definitions")
+PACKAGE_UNITS = ("rft_sdk._stores", "rft_sdk._definitions", "rft_sdk._db")
 HANDLERS = frozenset({"rft_sdk._server._app", "rft_sdk._server._calls", "rft_sdk._server._grade_call"})
 #: The one unit the pipeline visits twice: load the rollout under its lock, then record the answer.
 TWICE = "rft_sdk._stores"
@@ -93,15 +94,18 @@ class PathTrace:
         return frame.f_globals.get("__name__", "")
 
     def _caller(self, frame: FrameType | None) -> str | None:
-        """Module of the nearest ``rft_sdk`` frame at or above ``frame``; ``"user"`` under the user's code."""
+        """Module of the nearest ``rft_sdk`` frame at or above ``frame``; ``"user"`` while the user's code is
+        anywhere on the stack (``rollout.item`` read by a tool in its worker thread is the tool's step)."""
+        nearest = None
         while frame is not None:
             if frame.f_code in _USER_CODE:
                 return "user"
-            name = self._module(frame)
-            if name.startswith("rft_sdk"):
-                return name
+            if nearest is None:
+                name = self._module(frame)
+                if name.startswith("rft_sdk"):
+                    nearest = name
             frame = frame.f_back
-        return None
+        return nearest
 
     def profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event not in ("call", "return"):
@@ -200,20 +204,87 @@ def _call(trace_id: str, call_id: str) -> dict[str, Any]:
             "name": "add_to_cart", "arguments": '{"sku": "JKT-1", "qty": 1}', "item": _ITEM}
 
 
+#: The trace of the request being served now (``None`` between requests): worker threads, started before
+#: it with :func:`_dispatch` as their profile function (``threading.setprofile`` reaches only threads
+#: started after it), send it their events too.
+_CURRENT: list[PathTrace | None] = [None]
+
+
+def _dispatch(frame: FrameType, event: str, arg: Any) -> None:
+    trace = _CURRENT[0]
+    if trace is not None and not threading.current_thread().name.startswith("rft-db-"):  # not the db's upkeep
+        trace.profile(frame, event, arg)
+
+
 async def _traced(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> tuple[PathTrace, httpx.Response]:
     trace = PathTrace()
-    threading.setprofile(trace.profile)
-    sys.setprofile(trace.profile)
+    _CURRENT[0] = trace
+    sys.setprofile(_dispatch)
     try:
         response = await client.post(path, json=body)
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        _CURRENT[0] = None
     return trace, response
 
 
-async def trace_requests() -> dict[str, PathTrace]:
-    """Traces of: a steady-state tool call, the first call of a new rollout, and a grade."""
+def make_db_server(folder: Path) -> ToolServer:
+    """A server whose tool writes to the rollout's own SQLite database (``rollout.db``)."""
+    def setup(conn: Any) -> None:
+        conn.execute("CREATE TABLE cart (sku TEXT PRIMARY KEY, qty INTEGER NOT NULL)")
+
+    server = ToolServer(auth_env_var=None, db=SQLiteDatabase(setup=setup, dir=folder, name="path"))
+
+    @server.tool
+    def add_to_cart(sku: str, qty: int = 1, *, rollout: Rollout) -> str:
+        """Add units of a product to this rollout's cart.
+
+        Args:
+            sku: product SKU.
+            qty: units to add.
+        """
+        rollout.db.execute("INSERT INTO cart VALUES (?, ?) ON CONFLICT(sku) DO UPDATE SET qty = qty + ?",
+                           (sku, qty, qty))
+        return f"cart has {rollout.db.execute('SELECT sum(qty) FROM cart').fetchone()[0]} items"
+
+    _USER_CODE.add(add_to_cart.__code__)
+    return server
+
+
+async def trace_requests(db_folder: Path | None = None) -> dict[str, PathTrace]:
+    """Traces of: a steady-state tool call, the first call of a new rollout, and a grade; with ``db_folder``,
+    a steady-state call and a first call of a server with a per-rollout SQLite database (made there)."""
+    threading.setprofile(_dispatch)  # every worker thread started from here on reports to the current trace
+    try:
+        traces = await _trace_plain()
+        if db_folder is not None:
+            traces.update(await _trace_db(db_folder))
+    finally:
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return traces
+
+
+async def _trace_db(folder: Path) -> dict[str, PathTrace]:
+    server = make_db_server(folder)
+    traces: dict[str, PathTrace] = {}
+    assert server.db is not None
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as client:
+            for call_id in ("c0", "c1"):  # warm: the template, the worker threads, the rollout's first call
+                assert (await client.post("/tools/add_to_cart", json=_call("warm", call_id))).status_code == 200
+            traces["db tool call"], response = await _traced(client, "/tools/add_to_cart", _call("warm", "c2"))
+            assert response.status_code == 200, response.text
+            assert response.json()["output"] == "cart has 3 items"
+            traces["db first call"], response = await _traced(client, "/tools/add_to_cart", _call("fresh", "c0"))
+            assert response.status_code == 200, response.text
+            assert response.json()["output"] == "cart has 1 items"  # its own database: not the other's rows
+    finally:
+        server.db.close()
+        server.db.drop_all()
+    return traces
+
+
+async def _trace_plain() -> dict[str, PathTrace]:
     server = make_server()
     traces: dict[str, PathTrace] = {}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t") as client:
@@ -229,8 +300,8 @@ async def trace_requests() -> dict[str, PathTrace]:
     return traces
 
 
-def test_a_tool_call_and_a_grade_flow_one_way() -> None:
-    traces = asyncio.run(trace_requests())
+def test_a_tool_call_and_a_grade_flow_one_way(tmp_path: Path) -> None:
+    traces = asyncio.run(trace_requests(tmp_path / "db"))
     report = []
     for what, trace in traces.items():
         report.append(f"{what}: stages ({len(trace.stages)}): {trace.shown(trace.stages)}")

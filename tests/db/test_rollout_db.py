@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
+import time
 
 import pytest
 from db_helpers import TOOLS, Client, end_state, make_db
 
 from rft_sdk import MemoryStore, Rollout, ToolServer
 from rft_sdk._db import postgres_server
+from rft_sdk._db._call import SHARED_HOP_S
 from rft_sdk._db._pgserver import find_pg_bindir
 from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
@@ -359,3 +362,70 @@ async def test_a_database_server_that_stops_answers_a_retryable_503_not_a_500():
         assert answer.status_code == 503, answer.text
         assert answer.json()["error"]["code"] == "database_unavailable" and answer.headers["retry-after"] == "1"
     assert db.metrics.events["unavailable"] == 4
+
+
+async def test_a_sync_tool_without_a_free_slot_answers_tool_busy_and_its_retry_runs_once(make):
+    """The tool's own thread slot bounds its database hop too (a sync tool runs in the thread that opened
+    its rollout's database): past ``queue_timeout_s`` the call is a retryable 503 ``tool_busy``, nothing ran,
+    nothing was recorded or committed, and the hosted retry with the same call_id runs it once."""
+    db = make()
+    server = ToolServer(tools=TOOLS, db=db)
+    gate, started = threading.Event(), threading.Event()
+
+    @server.tool(max_concurrency=1, queue_timeout_s=0.3)
+    def narrow(*, rollout: Rollout) -> str:
+        """Takes the tool's one slot until released; appends one row to ``log``."""
+        started.set()
+        gate.wait(30)
+        rollout.db.execute("INSERT INTO log VALUES (1)")
+        return str(rollout.db.execute("SELECT count(*) FROM log").fetchone()[0])
+
+    with run_server(server) as url:
+        client = Client(url)
+        holder = asyncio.ensure_future(client.call("holder", "narrow", {}))
+        assert await asyncio.to_thread(started.wait, 30)  # the first call holds the slot
+        waiting = await client.call("waiter", "narrow", {}, call_id="call_w")
+        gate.set()
+        held = await holder
+        retry = await client.call("waiter", "narrow", {}, call_id="call_w")
+        again = await client.call("waiter", "narrow", {}, call_id="call_w")  # a replay: not run a second time
+        await client.aclose()
+    assert held.status_code == 200 and held.json()["output"] == "1"
+    assert waiting.status_code == 503 and waiting.json()["error"]["code"] == "tool_busy"
+    assert retry.status_code == 200 and retry.json()["output"] == "1"  # the 503 left no row behind
+    assert again.json() == retry.json()
+    counters = server.metrics["counters"]
+    assert counters["tool_queue_timeouts"] == 1 and counters["tool_retryable_errors"] == 1
+
+
+async def test_a_slow_sync_tool_leaves_the_shared_database_hop_and_keeps_its_concurrency(tmp_path):
+    """A sync tool runs in the thread that opened its SQLite database, on the database's few admission
+    threads; one that held it past ``SHARED_HOP_S`` runs on its own threads from then on: six calls can
+    then wait for each other at once (on the 4 admission threads the barrier would break)."""
+    db = make_db("sqlite", tmp_path=tmp_path)
+    assert db.admission_threads is not None and db.admission_threads < 6
+    server = ToolServer(tools=TOOLS, db=db)
+    barrier = threading.Barrier(6, timeout=30)
+
+    @server.tool
+    def waits(slow: bool = False, *, rollout: Rollout) -> str:
+        """Sleeps past SHARED_HOP_S when ``slow``; otherwise waits for five other calls; writes one row."""
+        if slow:
+            time.sleep(2 * SHARED_HOP_S)
+        else:
+            barrier.wait()
+        rollout.db.execute("INSERT INTO log VALUES (1)")
+        return "ok"
+
+    try:
+        with run_server(server) as url:
+            client = Client(url)
+            first = await client.call("slow", "waits", {"slow": True})
+            together = await asyncio.gather(*(client.call(f"r{i}", "waits", {}) for i in range(6)))
+            await client.aclose()
+    finally:
+        db.close()
+        db.drop_all()
+    assert first.status_code == 200
+    assert server.tools["waits"].runtime.own_threads
+    assert [r.status_code for r in together] == [200] * 6, [r.text for r in together]

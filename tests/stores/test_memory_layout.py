@@ -8,6 +8,7 @@ decoded or copied), and ``save`` of such a view encodes only the calls added.
 from __future__ import annotations
 
 import gc
+import json
 
 import anyio
 import pytest
@@ -164,3 +165,22 @@ async def test_keyed_locks_pass_the_key_on_past_cancelled_waiters():
     async with locks.hold("k"):  # still usable
         inside.append("after")
     assert inside == ["c", "after"] and len(locks) == 0
+
+
+@pytest.mark.parametrize("arguments, output", [
+    ({"sku": "A", "qty": 2}, "ok"),
+    ({"note": "héllo ✓ \u2028", "nested": {"a": [1, 2.5, None, True]}}, None),
+    ({"big": 2**70}, "beyond 64 bits: the stdlib's text"),
+    ({"_raw": "\ud800 lone surrogate"}, "x"),
+])
+def test_a_record_encodes_to_the_same_bytes_by_orjson_and_the_stdlib(arguments, output):
+    """``encode_record_bytes`` (orjson on the dataclass itself) writes what ``encode_record`` writes, and
+    ``decode_record`` reads it back equal."""
+    from rft_sdk._stores._records import decode_record, encode_record, encode_record_bytes
+
+    rec = ToolCallRecord(call_id="c1", id="fc_1", name="add", arguments=arguments, output=output,
+                         error=None if output else "boom", status=200 if output else 400, started_at=1_700_000_000.25,
+                         latency_s=0.5)
+    data = encode_record_bytes(rec)
+    assert json.loads(data) == json.loads(encode_record(rec))
+    assert decode_record(data) == rec

@@ -7,6 +7,7 @@ taken over is not written, a save Redis ran but whose reply was lost is not writ
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import httpx
@@ -208,14 +209,18 @@ async def test_taking_and_releasing_a_lock_writes_nothing_to_the_append_only_fil
     store = RedisStore(redis_url, prefix=f"aof{uuid.uuid4().hex[:8]}:")
     probe = redis.Redis.from_url(redis_url)
     try:
+        def appended() -> int:  # bytes in the AOF, or in its buffer: Redis postpones the write (up to 2 s)
+            info = probe.info("persistence")  # while a background fsync is slow (a busy disk)
+            return int(info["aof_current_size"]) + int(info["aof_buffer_length"])
+
         await store.save(StoredRollout(trace_id="t1", item={"task": "x"}))
-        before = int(probe.info("persistence")["aof_current_size"])
+        before = appended()
         for _ in range(5):
             async with store.lock("t1"):  # LOCKLOAD, then UNLOCK: each was an fsync'd write before
                 assert await store.load("t1") is not None
-        assert int(probe.info("persistence")["aof_current_size"]) == before
+        assert appended() == before
         await _one_call(store, "t1", "c0")  # a call's one durable write
-        assert int(probe.info("persistence")["aof_current_size"]) > before
+        assert appended() > before
     finally:
         probe.close()
         await store.aclose()
@@ -241,3 +246,52 @@ async def test_a_write_by_a_replica_that_keeps_no_version_still_makes_the_copy_s
         probe.close()
         await one.aclose()
         await two.aclose()
+
+
+async def test_a_one_round_trip_call_copies_nothing_that_grows_and_an_unsaved_change_is_not_reused(redis_url):
+    """The cached calls are handed to the call and back with its save (O(1), not two copies of the trajectory
+    per call); a shared list changed after its save and not saved again is not read back as stored."""
+    prefix = f"share{uuid.uuid4().hex[:8]}:"
+    store, other = RedisStore(redis_url, prefix=prefix), RedisStore(redis_url, prefix=prefix)
+    probe = redis.Redis.from_url(redis_url)
+    try:
+        for i in range(20):
+            saved = await _one_call(store, "t1", f"c{i}")
+        cached = store._cache.get("t1")
+        assert cached is not None and cached.records is saved.trajectory and cached.responses is saved.responses
+        scripts = _scripts_run(probe)
+        async with store.lock_for_call("t1"):
+            rollout, _ = await store.load_for_call("t1")
+            assert rollout is not None and rollout.trajectory is cached.records  # call 21 reads no copy
+        saved.trajectory.append(record("ghost"))  # changed after its save, never saved
+        saved.responses["ghost"] = [200, "{}"]
+        after = await _one_call(store, "t1", "c20")  # not on the changed lists: the lock, Redis's copy
+        assert _scripts_run(probe) - scripts == 2
+        assert [r.call_id for r in after.trajectory] == [f"c{i}" for i in range(21)]
+        assert "ghost" not in after.responses and json.loads(after.state_json) == {"n": 21}
+        stored = await other.load("t1")
+        assert stored is not None and [r.call_id for r in stored.trajectory] == [f"c{i}" for i in range(21)]
+        assert list(stored.responses) == [f"c{i}" for i in range(21)]
+    finally:
+        probe.close()
+        await store.aclose()
+        await other.aclose()
+
+
+async def test_the_store_reads_replies_and_packs_scripts_with_hiredis_when_installed(redis_url):
+    """The ``redis`` extra installs hiredis; with it, the scripts' connections parse replies in C
+    (``_AsyncHiredisParser``) and ``EVALSHA`` is packed by ``hiredis.pack_command``."""
+    from redis._parsers import _AsyncHiredisParser
+
+    extra = re.search(r"^redis = \[(.*)\]$", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+    assert extra is not None and '"hiredis' in extra.group(1)  # the extra's requirements
+    hiredis = pytest.importorskip("hiredis")
+    store = RedisStore(redis_url, prefix=f"hiredis{uuid.uuid4().hex[:8]}:")
+    try:
+        await _one_call(store, "t1", "c0")
+        await _one_call(store, "t1", "c1")
+        lanes = [lane.conn for lane in store._batcher._lanes if lane.conn is not None]
+        assert lanes and all(isinstance(conn._parser, _AsyncHiredisParser) for conn in lanes)
+        assert store._batcher._hiredis_packer is hiredis.pack_command
+    finally:
+        await store.aclose()
