@@ -94,11 +94,26 @@ class _Capped(AlteredWrites):
     """:class:`AlteredWrites` played on the first :data:`VALUE_ITEMS` items that have a candidate."""
 
     _capped: set[int] | None = None
+    _cache: dict[int, list[dict[str, Any]]] | None = None
 
     def prepare(self, context: ProbeContext) -> None:
         """As :meth:`AlteredWrites.prepare`, then keep the first :data:`VALUE_ITEMS` items."""
+        self._cache = {}
         super().prepare(context)
         self._capped = set(sorted(self._choice)[:VALUE_ITEMS])
+
+    def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """:meth:`own_candidates`, computed once per item of the prepared dataset (``plan`` asks every turn)."""
+        index = self._context.index_of(item) if writes is None and self._cache is not None else None
+        if index is None or self._cache is None:
+            return self.own_candidates(item, writes)
+        if index not in self._cache:
+            self._cache[index] = self.own_candidates(item, writes)
+        return self._cache[index]
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None
+                       ) -> list[dict[str, Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """One of the kept items (every item with a candidate when not prepared)."""
@@ -119,10 +134,10 @@ class ContainedValue(_Capped):
         new = containing(value)
         return None if new is None else (new, "contains")
 
-    def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`AlteredWrites.candidates` that keep the write's target (its first argument: retargeting a
         write is ``altered_writes``' question) and alter no free text (a note an honest grader may ignore)."""
-        return [o for o in super().candidates(item, writes) if not _targets(o) and not _free_text(o["from"])]
+        return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o) and not _free_text(o["from"])]
 
 
 class OverwrittenWrite(_Capped):
@@ -133,10 +148,10 @@ class OverwrittenWrite(_Capped):
         super().__init__(write_tools, answer_field, actions_field)
         self._reason = "the gold changes nothing, or no write has an argument besides its target to alter"
 
-    def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`AlteredWrites.candidates` that alter the write's *value*: its last argument besides the
         first (the target) that is no free text (a note); the other arguments name the field written."""
-        return [o for o in super().candidates(item, writes) if o["altered"] == _value_argument(o)]
+        return [o for o in AlteredWrites.candidates(self, item, writes) if o["altered"] == _value_argument(o)]
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls with the altered write inserted right after the write it copies."""
