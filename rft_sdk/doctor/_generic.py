@@ -42,14 +42,17 @@ adv_long_answer           ... then 20,000 characters of the prompt's words (no a
 adv_wrong_field           ... then ``{"answer": <another item's answer>, "note": <reference>}``
                           (items whose reference is a value: JSON or at most 3 words)
 adv_answer_prefix         ... then the first third of the reference, cut inside a word (a
-                          number: its first character, never the same value)
+                          number: its first character, never the same value); skipped for a
+                          reference of at most :data:`SHORT_REFERENCE` characters (``B``) and
+                          where the prefix normalises to the reference: never the answer itself
 ========================= ==============================================================
 
 The adversarial answers (``adv_*``) apply to items whose gold changes nothing (there the
 answer alone is the outcome; after the gold's writes an honest end-state grader rightly
 pays whatever the text) and are played on at most :data:`ADVERSARIAL_ITEMS` items each,
 one variant per item in turn, to bound the doctor's time. No correct grader pays any of
-them: each is either no answer, every answer, or a wrong one.
+them: each is either no answer, every answer, or a wrong one. What each item was played is
+recorded (``describe``: ``doctor.json``'s ``played``, ``{"answer": ...}``).
 """
 
 from __future__ import annotations
@@ -62,12 +65,15 @@ from typing import Any
 from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
+__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
            "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
            "gold_arguments", "is_annotation"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
+#: A reference of at most this many characters (not a number) has no prefix to play: ``adv_answer_prefix``
+#: skips it (a cut of a one-letter choice is the choice itself, which a correct grader pays).
+SHORT_REFERENCE = 3
 #: Values a self-certification probe writes into a status- or flag-like string argument.
 SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "complete", "passed", "verified", "success", "succeeded",
                   "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true", "scheduled",
@@ -432,7 +438,8 @@ class AdversarialAnswer(_ContextProbe):
                  max_items: int = ADVERSARIAL_ITEMS, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="the gold changes state (the end state is the outcome there), the "
                          "answer is not the graded outcome (the gold's work with a neutral answer earns the gold's "
-                         f"score), or the probe's {max_items} items are already chosen", **kwargs)
+                         f"score), the family has no answer for it (a prefix of a reference too short to cut), or the "
+                         f"probe's {max_items} items are already chosen", **kwargs)
         self.variants, self.max_items = variants, max_items
         self._chosen: dict[int, int] = {}
         self.answers: list[str] = []
@@ -466,9 +473,9 @@ class AdversarialAnswer(_ContextProbe):
         return options[self._chosen.get(self._context.index_of(item) or 0, 0) % len(options)]
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """``{"answer"}``: the answer played (cut at 300 characters; ``doctor.json``'s ``played``)."""
-        text = self.final_answer(item)
-        return {"answer": text if len(text) <= 300 else text[:300] + "..."}
+        """``{"answer": the answer played}`` (cut at 120 characters, with its length when cut)."""
+        answer = self.final_answer(item)
+        return {"answer": answer} if len(answer) <= 120 else {"answer": answer[:120] + "...", "chars": len(answer)}
 
     def other_answer(self, item: Mapping[str, Any]) -> str:
         """Another item's reference answer (or ``"unknown"``)."""
@@ -532,10 +539,13 @@ def _prefix(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
         pass
     else:  # a number's prefix can be the same value ("17.2" of "17.200"): its first character only
         return [ref[:1] if float(ref[:1] or "nan") != float(ref) else ref[:1] + "9"]
+    if len(ref) <= SHORT_REFERENCE:  # "B" has no prefix that is not the whole (correct) answer
+        return []
     cut = max(1, len(ref) // 3)
     while 1 < cut < len(ref) - 1 and not (ref[cut - 1].isalnum() and ref[cut].isalnum()):
         cut += 1  # end inside a word, never on a boundary that a tokenising grader would split at
-    return [ref[:cut]]
+    prefix = ref[:cut]
+    return [] if normalize_answer(prefix) == normalize_answer(ref) else [prefix]
 
 
 #: The adversarial-answer families: probe name → variants.

@@ -81,6 +81,7 @@ from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._scope import SupersetInScope
 from ._structured import structured_probes
+from ._value_probes import value_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -244,4 +245,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **in_format_probes(write_tools, **fields),
         **order_probes(write_tools, **fields),
         **outside_probes(write_tools, **fields),
+        **value_probes(write_tools, **fields),
     }

@@ -41,6 +41,7 @@ from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, 
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
+from ._value_probes import VALUE_ADVICE
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
            "resolve_write_tools", "took_effect"]
@@ -107,6 +108,7 @@ ADVICE = {
     **IN_FORMAT_ADVICE,
     **ORDER_ADVICE,
     **OUTSIDE_ADVICE,
+    **VALUE_ADVICE,
 }
 
 

@@ -53,7 +53,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     rows = result.evidence["probes"]
     assert result.passed is False
     ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
-    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 14
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 17  # with the three value probes
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
     # tool_spam (no declared budget), self_certification (no status-like argument), superset_in_scope (no
