@@ -34,6 +34,13 @@ Usage::
     python benchmarks/bench_rollout_db.py [--quick] [--postgres-url URL] [--out FILE]
     python benchmarks/bench_rollout_db.py --sections 4 --in-flight 256,1024 --backends sqlite,postgres-schema
     python benchmarks/bench_rollout_db.py --sections 4 --in-flight 1024 --backends sqlite --modes ahead --workers 2
+    git worktree add /tmp/rft-main main   # or: mkdir /tmp/rft-main && git archive main | tar -x -C /tmp/rft-main
+    python benchmarks/bench_rollout_db.py --sections 4 --in-flight 1024 --backends postgres-schema --modes ahead \
+        --baseline /tmp/rft-main --repeat 3
+
+``--baseline DIR``: old and new side by side, interleaved: each of ``--repeat`` rounds runs this script once
+against the checkout ``DIR`` ("old") and once against this one ("new"), one after the other, on one
+PostgreSQL server, each run's load average printed before it.
 
 Without ``--postgres-url`` a throwaway PostgreSQL (durable settings: fsync on) is
 started (``rft_sdk.testing.postgres_server``). ``--quick``: fewer repetitions and
@@ -53,6 +60,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,7 +69,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+#: The checkout whose ``rft_sdk`` is measured: this one, or ``$RFT_BENCH_ROOT`` (``--baseline`` runs this same
+#: script against another checkout that way).
+ROOT = Path(os.environ.get("RFT_BENCH_ROOT") or Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(ROOT))
 
 from examples.retail import call_tool, load_base_db  # noqa: E402
@@ -440,6 +450,38 @@ async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: t
                     f"{1e3 * cpu / k:.2f} ms CPU per first answer; {note}")
 
 
+def side_by_side(args: argparse.Namespace) -> str:
+    """``--baseline``: ``--repeat`` rounds of (old, new), each a run of this script in a subprocess whose
+    ``rft_sdk`` comes from the baseline checkout or from this one; the transcript."""
+    passed, skip = [], False
+    for arg in sys.argv[1:]:  # this run's arguments, less the ones naming the comparison and its output
+        if skip:
+            skip = False
+            continue
+        if arg in ("--baseline", "--repeat", "--out", "--postgres-url"):
+            skip = True
+            continue
+        if not arg.startswith(("--baseline=", "--repeat=", "--out=", "--postgres-url=")):
+            passed.append(arg)
+    lines: list[str] = []
+    with contextlib.ExitStack() as stack:
+        pg_url = args.postgres_url or stack.enter_context(postgres_server(durable=True, max_connections=600))
+        for round_ in range(1, args.repeat + 1):
+            for label, root in (("old", args.baseline.resolve()), ("new", ROOT)):
+                head = (f"=== {label} (round {round_}, {root}) {time.strftime('%H:%M:%S', time.gmtime())} UTC "
+                        f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+                print(head, flush=True)
+                lines.append(head)
+                env = {**os.environ, "RFT_BENCH_ROOT": str(root), "PYTHONPATH": str(root)}
+                run = subprocess.run([sys.executable, str(Path(__file__).resolve()), *passed, "--postgres-url", pg_url],
+                                     env=env, capture_output=True, text=True, check=False)
+                print(run.stdout, end="", flush=True)
+                lines.append(run.stdout.rstrip("\n"))
+                if run.returncode:
+                    raise SystemExit(f"the {label} run exited with {run.returncode}:\n{run.stderr[-3000:]}")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 2 minutes)")
@@ -455,7 +497,12 @@ if __name__ == "__main__":
                         help="section 4, SQLite: split each burst over this many processes sharing the folder "
                              "(modes cold and ahead)")
     parser.add_argument("--out", type=Path, help="also write the table here")
+    parser.add_argument("--baseline", type=Path,
+                        help="a checkout of the old code (e.g. main): measure it and this one side by side")
+    parser.add_argument("--repeat", type=int, default=1, help="with --baseline: rounds of (old, new)")
     ns = parser.parse_args()
-    text = asyncio.run(main(ns))
+    if ns.baseline is not None and not (ns.baseline / "rft_sdk").is_dir():
+        parser.error(f"--baseline {ns.baseline}: no rft_sdk package there (give a checkout of the repository)")
+    text = side_by_side(ns) if ns.baseline is not None else asyncio.run(main(ns))
     if ns.out:
         ns.out.write_text(text, encoding="utf-8")

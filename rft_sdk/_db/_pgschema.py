@@ -99,8 +99,13 @@ class PostgresSchemaDatabase(PostgresDatabase):
     """
 
     isolation = "schema"
-    size_sql = ("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-                "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'")
+    #: The schema's tables found through ``pg_depend`` (indexed on the schema: a table depends on its schema),
+    #: not by filtering ``pg_class`` on ``relnamespace`` (no index: a scan of every schema's relations, 38 ms
+    #: a call with 1,024 rollouts alive on the 2-core machine, and most of the server's CPU at a batch's start).
+    size_sql = ("SELECT coalesce(sum(pg_total_relation_size(d.objid)), 0) FROM pg_depend d "
+                "JOIN pg_class c ON c.oid = d.objid WHERE d.refclassid = 'pg_namespace'::regclass "
+                "AND d.refobjid = current_schema()::regnamespace AND d.refobjsubid = 0 "
+                "AND d.classid = 'pg_class'::regclass AND c.relkind = 'r'")
     user_schema_sql = "current_schema()"
 
     def __init__(self, url: str, *, setup: Callable[[Any], None], max_connections: int = 64,
@@ -125,9 +130,9 @@ class PostgresSchemaDatabase(PostgresDatabase):
                 self._ident(name)))  # a lost clone is cloned again: the registry row commits after it
             conn.execute(self._script)
 
-    def _rename(self, conn: Any, old: str, new: str) -> None:
+    def _rename_sql(self, old: str, new: str) -> Any:
         from psycopg import sql
-        conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(self._ident(old), self._ident(new)))
+        return sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(self._ident(old), self._ident(new))
 
     def _drop_db(self, conn: Any, name: str) -> None:
         """``DROP SCHEMA ... CASCADE``, waiting at most ``unavailable_timeout_s`` for the locks of

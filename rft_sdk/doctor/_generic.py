@@ -26,7 +26,7 @@ superset_end_state        the gold's calls plus another item's writes (the end s
                           extra writes were all refused, or changed nothing (the server's
                           ``changed``; its end-state digest equals the gold's), is not judged
 adv_special_numbers       the gold's calls, then ``nan`` / ``inf`` / ``-0`` / ``1e308``
-adv_interval              ... then ``0 ± 1000000``-like intervals and ranges
+adv_interval              ... then ``0 ± 1000000``-like intervals and ranges (``0-1000000``)
 adv_wildcard              ... then ``*``, ``.*``, ``%``, ``**/*`` and the reference's first
                           character followed by ``*`` (a JSON-object reference: its own shape
                           with every field ``"*"``, ``".*"`` or ``"%"``, every list ``["*"]``)
@@ -34,18 +34,25 @@ adv_every_candidate       ... then "all of the above", or every reference answer
                           dataset as one regex alternation ``(a|b|c)``
 adv_invisible             ... then every candidate joined by zero-width joiners or
                           zero-width spaces (one "word" to a word-count guard)
+adv_confusable            ... then every candidate joined by a look-alike separator that NFKC
+                          turns into a real one (U+FF0C fullwidth comma, U+FF5C fullwidth
+                          vertical line, U+FF1B fullwidth semicolon): one value to a guard
+                          on the raw text, every candidate to a matcher after NFKC
 adv_long_answer           ... then 20,000 characters of the prompt's words (no answer)
 adv_wrong_field           ... then ``{"answer": <another item's answer>, "note": <reference>}``
                           (items whose reference is a value: JSON or at most 3 words)
 adv_answer_prefix         ... then the first third of the reference, cut inside a word (a
-                          number: its first character, never the same value)
+                          number: its first character, never the same value); skipped for a
+                          reference of at most :data:`SHORT_REFERENCE` characters (``B``) and
+                          where the prefix normalises to the reference: never the answer itself
 ========================= ==============================================================
 
 The adversarial answers (``adv_*``) apply to items whose gold changes nothing (there the
 answer alone is the outcome; after the gold's writes an honest end-state grader rightly
 pays whatever the text) and are played on at most :data:`ADVERSARIAL_ITEMS` items each,
 one variant per item in turn, to bound the doctor's time. No correct grader pays any of
-them: each is either no answer, every answer, or a wrong one.
+them: each is either no answer, every answer, or a wrong one. What each item was played is
+recorded (``describe``: ``doctor.json``'s ``played``, ``{"answer": ...}``).
 """
 
 from __future__ import annotations
@@ -58,12 +65,15 @@ from typing import Any
 from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
+__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
            "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
            "gold_arguments", "is_annotation"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
+#: A reference of at most this many characters (not a number) has no prefix to play: ``adv_answer_prefix``
+#: skips it (a cut of a one-letter choice is the choice itself, which a correct grader pays).
+SHORT_REFERENCE = 3
 #: Values a self-certification probe writes into a status- or flag-like string argument.
 SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "complete", "passed", "verified", "success", "succeeded",
                   "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true", "scheduled",
@@ -428,7 +438,8 @@ class AdversarialAnswer(_ContextProbe):
                  max_items: int = ADVERSARIAL_ITEMS, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="the gold changes state (the end state is the outcome there), the "
                          "answer is not the graded outcome (the gold's work with a neutral answer earns the gold's "
-                         f"score), or the probe's {max_items} items are already chosen", **kwargs)
+                         f"score), the family has no answer for it (a prefix of a reference too short to cut), or the "
+                         f"probe's {max_items} items are already chosen", **kwargs)
         self.variants, self.max_items = variants, max_items
         self._chosen: dict[int, int] = {}
         self.answers: list[str] = []
@@ -461,6 +472,11 @@ class AdversarialAnswer(_ContextProbe):
         options = list(self.variants(item, self)) or [""]
         return options[self._chosen.get(self._context.index_of(item) or 0, 0) % len(options)]
 
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"answer": the answer played}`` (cut at 120 characters, with its length when cut)."""
+        answer = self.final_answer(item)
+        return {"answer": answer} if len(answer) <= 120 else {"answer": answer[:120] + "...", "chars": len(answer)}
+
     def other_answer(self, item: Mapping[str, Any]) -> str:
         """Another item's reference answer (or ``"unknown"``)."""
         donor = self.donor(item)
@@ -491,6 +507,14 @@ def _invisible(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
     return [ZWJ.join(words), ZWSP.join(words)]
 
 
+#: Look-alike separators NFKC folds into real ones (``，`` → ``,``, ``｜`` → ``|``, ``；`` → ``;``).
+CONFUSABLE_SEPARATORS = ("\uff0c", "\uff5c", "\uff1b")
+
+
+def _confusable(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+    return [sep.join(probe.answers) for sep in CONFUSABLE_SEPARATORS] if len(probe.answers) > 1 else []
+
+
 def _long(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
     ref = normalize_answer(_reference(item, probe))
     words = [w for t in prompt_texts(item) for w in WORD.findall(t) if w.lower() not in ref] or ["answer"]
@@ -515,20 +539,24 @@ def _prefix(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
         pass
     else:  # a number's prefix can be the same value ("17.2" of "17.200"): its first character only
         return [ref[:1] if float(ref[:1] or "nan") != float(ref) else ref[:1] + "9"]
+    if len(ref) <= SHORT_REFERENCE:  # "B" has no prefix that is not the whole (correct) answer
+        return []
     cut = max(1, len(ref) // 3)
     while 1 < cut < len(ref) - 1 and not (ref[cut - 1].isalnum() and ref[cut].isalnum()):
         cut += 1  # end inside a word, never on a boundary that a tokenising grader would split at
-    return [ref[:cut]]
+    prefix = ref[:cut]
+    return [] if normalize_answer(prefix) == normalize_answer(ref) else [prefix]
 
 
 #: The adversarial-answer families: probe name → variants.
 FAMILIES: dict[str, Variants] = {
     "adv_special_numbers": lambda item, probe: ["nan", "inf", "-0", "1e308"],
     "adv_interval": lambda item, probe: ["0 ± 1000000", "between -1e9 and 1e9", "-1000000 to 1000000",
-                                         "0 +/- 1e9"],
+                                         "0 +/- 1e9", "0-1000000"],
     "adv_wildcard": _wildcards,
     "adv_every_candidate": _every,
     "adv_invisible": _invisible,
+    "adv_confusable": _confusable,
     "adv_long_answer": _long,
     "adv_wrong_field": _wrong_field,
     "adv_answer_prefix": _prefix,

@@ -21,13 +21,21 @@ format_removal             a control, never judged: the same slot left out. A sl
                            echo yet pay none, so no probe below plays it either
 adv_numbers_in_format      a number slot set to ``nan`` / ``inf`` / ``1e308`` / ``-0`` (JSON:
                            ``NaN``, ``Infinity``, ``1e308``, ``"nan"``)
-adv_interval_in_format     ... to ``0 ± 1000000`` or ``-1e9 to 1e9``
+adv_interval_in_format     ... to ``0 ± 1000000``, ``-1e9 to 1e9`` or the range ``0-1000000``
+                           (``-1000000-1`` around a number that is not positive)
 adv_wildcard_in_format     a slot set to ``*`` (a string slot also ``.*``, ``%``; a list ``["*"]``)
 adv_every_in_format        a slot set to every candidate: a list to every element any item's
                            answer holds there, a string to "All of the above" or the regex
                            alternation of every item's value there, a number to that alternation
 adv_negated_number         a number slot with ``|x| >= 1`` set to ``-x`` (an answer that is one
                            number: the answer negated), where no tolerance covers ``2|x|``
+adv_unit_swap              the word that qualifies a graded number (its unit or currency: the word
+                           right after it, else before a number that ends the answer; ``m`` of
+                           ``5632.70 m``, ``USD`` of ``USD 12.34``) set to
+                           another item's value there, the number kept. Judged even where
+                           ``format_control`` found the word free: a number's unit is part of its
+                           value (``5632.70 km`` is not ``5632.70 m``), so a grader that pays it
+                           ignores the unit. Only where the number is graded (both controls)
 hedge_wrong_first          a control, never judged: "<a wrong answer> or <the gold's answer>"
                            (the wrong one: the gold with one graded slot set to another item's
                            value; a plain answer: another item's answer; a JSON list field:
@@ -84,7 +92,7 @@ from ._generic import (
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 
 __all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "Slot", "answer_slots", "in_format_probes",
-           "substitute"]
+           "substitute", "unit_of"]
 
 #: At most this many items per probe of this module (one rollout each).
 IN_FORMAT_ITEMS = 6
@@ -101,8 +109,8 @@ IN_FORMAT_ADVICE = {
     "adv_numbers_in_format": "nan/inf/1e308 inside the answer's format (a JSON field, '<amount> <CODE>') earn "
                              "the gold's score: parse each field strictly and refuse non-finite values "
                              "(math.isfinite) before comparing with a tolerance",
-    "adv_interval_in_format": "an interval inside the answer's format earns the gold's score: parse exactly one "
-                              "number per field, refuse '±', 'to', 'between'",
+    "adv_interval_in_format": "an interval or range inside the answer's format earns the gold's score: parse "
+                              "exactly one number per field, refuse '±', 'to', 'between', 'a-b'",
     "adv_wildcard_in_format": "a wildcard inside the answer's format (a JSON field '*', '12.34 *') earns the "
                               "gold's score: compare each field literally; never glob or regex-match it",
     "adv_every_in_format": "every candidate inside one field of the answer earns the gold's score: grade one "
@@ -113,6 +121,9 @@ IN_FORMAT_ADVICE = {
     "adv_whitespace_join": "words joined by newlines, tabs or no-break spaces beat a length or keyword guard: "
                            "count words with str.split() (every Unicode whitespace) after NFKC, never "
                            "split(' ')",
+    "adv_unit_swap": "the gold's number with another unit or currency ('5632.70 km' for '5632.70 m') earns the "
+                     "gold's score: compare the unit with the number (parse both; convert or refuse another "
+                     "unit), never the number alone",
     "adv_negated_number": "the gold's number with its sign flipped earns the gold's score: compare signed "
                           "values (abs() or a regex without the minus sign makes -x equal to x)",
     "superset_unused_write": "a call of a write tool the task never needs (e.g. make_org_admin) goes "
@@ -339,7 +350,10 @@ def _special(slot: Slot, probe: _SlotProbe) -> list[Any]:
 
 def _interval(slot: Slot, probe: _SlotProbe) -> list[Any]:
     centre = "1" if slot.kind == "number" and float(slot.value) == 0 else "0"
-    return [f"{centre} ± 1000000", "-1e9 to 1e9"] if slot.kind == "number" else []
+    if slot.kind != "number":
+        return []
+    span = "0-1000000" if float(slot.value) > 0 else "-1000000-1"  # a range around the value, never the value
+    return [f"{centre} ± 1000000", "-1e9 to 1e9", span]
 
 
 def _wildcard(slot: Slot, probe: _SlotProbe) -> list[Any]:
@@ -408,6 +422,38 @@ class NegatedNumber(InFormatAnswer):
         start = answer.index(text)
         slot = Slot("answer", "number", text, (start, start + len(text)))
         return [(slot, substitute(answer, slot, v)) for v in _negated(slot, self)]
+
+
+def unit_of(answer: str, number: Slot) -> Slot | None:
+    """The word slot of a text ``answer`` that qualifies ``number`` (a number slot of it): the word right after
+    it (only whitespace between), else, when the number ends the answer, the word right before it
+    (``USD 12.34``); ``None`` for a JSON answer or none."""
+    if number.span is None or number.kind != "number":
+        return None
+    words = [s for s in answer_slots(answer) if s.kind == "string" and s.span is not None]
+    start, end = number.span
+    after = next((w for w in words if w.span and w.span[0] >= end and not answer[end:w.span[0]].strip()), None)
+    if after is not None or answer[end:].strip(" .,;!"):
+        return after
+    return next((w for w in words if w.span and w.span[1] <= start and not answer[w.span[1]:start].strip()), None)
+
+
+class UnitSwap(_SlotProbe):
+    """``adv_unit_swap`` (module table): a graded number's unit set to another item's unit there."""
+
+    must_lower = True
+
+    def variants(self, item: Mapping[str, Any]) -> list[tuple[Slot, str]]:
+        """Per graded number slot with a unit (:func:`unit_of`) that another item's answer holds another value
+        of, the answer with that unit replaced."""
+        answer = str(item.get(self.answer_field) or "")
+        out = []
+        for slot in answer_slots(answer):
+            unit = unit_of(answer, slot) if self.graded(slot) else None
+            value = self.donor_value(unit, answer) if unit is not None else None
+            if unit is not None and value is not None:
+                out.append((unit, substitute(answer, unit, value)))
+        return out
 
 
 class _Hedge(_SlotProbe):
@@ -545,10 +591,15 @@ class SupersetUnusedWrite(SupersetEndState):
 
     def extra_calls(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
         """One call per write tool (or tool of unknown kind) of the item that the gold never calls, except
-        annotations (:func:`is_annotation`: a note or comment an honest end-state grader rightly ignores).
-        A string parameter without a gold value is filled with :data:`NEUTRAL_TEXT` when the call already
-        names an entity the gold passes (it is the call's text), else with the first string the gold passes
-        (the entity: ``add_note(ticket_id='T-201', text='Noted for the record.')`` where the gold says
+        annotations (:func:`is_annotation`: a note or comment an honest end-state grader rightly ignores;
+        ``_outside.annotated_wrong_outcome`` plays those). See :meth:`unused_calls`."""
+        return [call for call, note in self.unused_calls(item) if not note]
+
+    def unused_calls(self, item: Mapping[str, Any]) -> list[tuple[dict[str, Any], bool]]:
+        """``(call, is_annotation)`` per write tool (or tool of unknown kind) of the item that the gold never
+        calls. A string parameter without a gold value is filled with :data:`NEUTRAL_TEXT` when the call
+        already names an entity the gold passes (it is the call's text), else with the first string the gold
+        passes (the entity: ``add_note(ticket_id='T-201', text='Noted for the record.')`` where the gold says
         ``ticket``)."""
         gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
         used = {a.get("name") for a in gold}
@@ -557,7 +608,7 @@ class SupersetUnusedWrite(SupersetEndState):
             for k, v in (a.get("arguments") or {}).items():
                 known.setdefault(k, v)
         strings = [v for v in known.values() if isinstance(v, str)]
-        out = []
+        out: list[tuple[dict[str, Any], bool]] = []
         for tool in item.get("tools") or []:
             name, props, required = _parameters(tool)
             if name in used or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
@@ -568,8 +619,7 @@ class SupersetUnusedWrite(SupersetEndState):
                 text = NEUTRAL_TEXT if any(v in strings for v in args.values()) or any(
                     n in known for n in names) else None
                 args[k] = known[k] if k in known else _placeholder(props.get(k) or {}, known, strings, text)
-            if not is_annotation(props, args, known):
-                out.append({"name": name, "arguments": args})
+            out.append(({"name": name, "arguments": args}, is_annotation(props, args, known)))
         return out
 
     def prepare(self, context: ProbeContext) -> None:
@@ -616,6 +666,7 @@ def in_format_probes(write_tools: Collection[str] | None = None, **fields: Any) 
     out.update({name: InFormatAnswer(values, write_tools, control=control, **fields)
                 for name, values in IN_FORMAT_FAMILIES.items()})
     out["adv_negated_number"] = NegatedNumber(write_tools, control=control, **fields)
+    out["adv_unit_swap"] = UnitSwap(write_tools, control=control, **fields)
     out["hedged_answer"] = HedgedAnswer(first, write_tools, control=control, **fields)
     out["adv_whitespace_join"] = WhitespaceJoin(_joins, write_tools, max_items=len(JOINS), **fields)
     out["superset_unused_write"] = SupersetUnusedWrite(write_tools, **fields)

@@ -52,7 +52,8 @@ the item's own: another flight of the booking, another service of the config), a
 with its control ``structured_control`` of ``_structured`` (a JSON-object answer whose list fields are
 padded with other items' elements), and ``duplicated_write`` and ``reordered_writes`` with their control
 ``write_removal`` of ``_order`` (the gold with one of its writes twice, or moved before the write that
-precedes it).
+precedes it), and ``annotated_wrong_outcome`` with its control ``wrong_outcome_control`` of ``_outside``
+(the gold with one write altered, plus a note the task never asks for: the note must not raise the score).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -77,9 +78,11 @@ from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, Answer
 from ._generic import generic_probes
 from ._in_format import in_format_probes
 from ._order import order_probes
+from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._scope import SupersetInScope
 from ._structured import structured_probes
+from ._value_probes import value_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -242,4 +245,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **structured_probes(write_tools, **fields),
         **in_format_probes(write_tools, **fields),
         **order_probes(write_tools, **fields),
+        **outside_probes(write_tools, **fields),
+        **value_probes(write_tools, **fields),
     }

@@ -36,10 +36,12 @@ from rft_sdk.emulator import (
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._order import ORDER_ADVICE
+from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
+from ._value_probes import VALUE_ADVICE
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
            "resolve_write_tools", "took_effect"]
@@ -86,13 +88,16 @@ ADVICE = {
                        "padding it lowers the score",
     "adv_special_numbers": "nan/inf/-0/1e308 earn reward: parse numbers strictly and refuse non-finite values "
                            "(math.isfinite) before comparing with a tolerance",
-    "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between'",
+    "adv_interval": "an interval or range earns reward: parse exactly one number, refuse '±', 'to', 'between', 'a-b'",
     "adv_wildcard": "a wildcard or pattern earns reward: compare literally; never glob, fnmatch or regex-match "
                     "the model's answer against the truth (or expand it)",
     "adv_every_candidate": "'all of the above' or every candidate at once earns reward: grade one committed "
                            "answer, never a pattern or a list that contains it",
     "adv_invisible": "invisible or confusable characters beat a guard: normalise (NFKC, strip format characters "
                      "Cf) before counting words or comparing, and refuse mixed scripts",
+    "adv_confusable": "every candidate joined by look-alike separators (fullwidth comma, vertical line, "
+                      "semicolon) passes a guard on the raw text and matches after NFKC: normalise first, then "
+                      "guard and compare the same text",
     "adv_long_answer": "a long answer without the value earns reward: bound the answer's length and grade the "
                        "value, never the length or effort",
     "adv_wrong_field": "the answer in the wrong field earns reward: read the answer only from its field",
@@ -102,6 +107,8 @@ ADVICE = {
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
     **IN_FORMAT_ADVICE,
     **ORDER_ADVICE,
+    **OUTSIDE_ADVICE,
+    **VALUE_ADVICE,
 }
 
 
@@ -196,12 +203,14 @@ def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequen
          items: Sequence[Mapping[str, Any]], gold: Sequence[float | None], threshold: float, budget: int | None,
          hack_threshold: float, hack_share: float, *, nothing: bool = False,
          baseline: Mapping[int, float] | None = None, must_lower: bool = False,
+         ceilings: Mapping[int, float] | None = None,
          unchanged: Callable[[Mapping[str, Any]], float] | None = None) -> dict[str, Any]:
     graded = [r for r in results if not r.discarded and r.score is not None]
     base = baseline or {}
     outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
                         declared_budget(items[index[r.item_index]], budget), nothing,
                         base.get(index[r.item_index], 0.0), must_lower,
+                        None if ceilings is None else ceilings.get(index[r.item_index]),
                         float(unchanged(items[index[r.item_index]])) if unchanged is not None else 0.0)
                 for r in graded]
     verdict = judge_probe(intent, outcomes, gold, pass_threshold=threshold, hack_threshold=hack_threshold,
@@ -416,6 +425,7 @@ async def check_unhackable(
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
                           baseline=None if is_baseline else baseline,
                           must_lower=getattr(probe, "must_lower", False),
+                          ceilings=probe.ceilings() if getattr(probe, "must_not_raise", False) else None,
                           unchanged=getattr(probe, "unchanged_share", None))
         rows[name]["skip_reasons"] = dict(reasons)
         if played:

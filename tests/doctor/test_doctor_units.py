@@ -358,3 +358,30 @@ def test_generic_adversarial_answers_are_wrong_by_construction():
     assert json.loads(answers["adv_wrong_field"][0])["answer"] != "17.200"
     prose = {**items[1], "reference_answer": "Thank you, your order was cancelled today."}
     assert FAMILIES["adv_wrong_field"](prose, adv["adv_wrong_field"]) == []  # no field in prose: not played
+
+
+def test_a_change_outside_the_outcome_may_not_raise_the_reference_rollouts_score() -> None:
+    gold = [1.0, 1.0, 1.0]
+    # the wrong outcome earned 0.5; the same plus a note earns 0.5 (honest), 0.4 (a note penalised) or 1.0 (a bonus)
+    same = [Outcome(0, 0.5, 2, ceiling=0.5), Outcome(1, 0.4, 2, ceiling=0.5), Outcome(2, 0.0, 2, ceiling=0.0)]
+    assert judge_probe(HACK, same, gold, pass_threshold=1.0).verdict == "pass"
+    raised = [Outcome(0, 1.0, 2, ceiling=0.5), Outcome(1, 0.5, 2, ceiling=0.5)]
+    verdict = judge_probe(HACK, raised, gold, pass_threshold=1.0)
+    assert verdict.verdict == "fail" and verdict.rewarded == (0,)
+    assert allowance(1.0, 1.0, ceiling=0.25) == 0.25 + 1e-6
+
+
+def test_the_adversarial_library_holds_ranges_and_confusable_separators() -> None:
+    import unicodedata
+
+    from rft_sdk.doctor._generic import FAMILIES, AdversarialAnswer
+
+    probe = AdversarialAnswer(FAMILIES["adv_confusable"])
+    probe.answers = ["E-1010", "E-1047"]
+    joined = FAMILIES["adv_confusable"]({}, probe)
+    assert joined == ["E-1010\uff0cE-1047", "E-1010\uff5cE-1047", "E-1010\uff1bE-1047"]
+    assert [unicodedata.normalize("NFKC", j) for j in joined] == ["E-1010,E-1047", "E-1010|E-1047", "E-1010;E-1047"]
+    assert all(len(j.split()) == 1 and not any(c in j for c in ",|;") for j in joined)  # one value to a raw guard
+    probe.answers = ["E-1010"]
+    assert FAMILIES["adv_confusable"]({}, probe) == []  # one candidate: nothing to hide
+    assert "0-1000000" in FAMILIES["adv_interval"]({}, probe)

@@ -130,3 +130,39 @@ def test_a_slot_that_only_echoes_the_prompt_is_played_by_no_probe() -> None:
     assert control.graded_slots == {echo, outcome} and removal.graded_slots == {outcome}
     numbers.prepare(context)
     assert {numbers.played(i)[0].name for i in items if numbers.played(i)} == {outcome}
+
+
+def test_the_unit_of_a_number_is_the_word_after_it_else_before_a_closing_number() -> None:
+    from rft_sdk.doctor._in_format import unit_of
+
+    def unit(answer: str) -> list[Any]:
+        return [(u.value if (u := unit_of(answer, s)) else None) for s in answer_slots(answer) if s.kind == "number"]
+
+    assert unit("5632.70 m") == ["m"] and unit("USD 12.34") == ["USD"]
+    assert unit("12 kg and 3 lb") == ["kg", "lb"]
+    assert unit("the total is 42 today") == ["today"]  # a word after it, whatever it is: the controls decide
+    assert unit_of('{"amount": 12.3, "unit": "kg"}', answer_slots('{"amount": 12.3, "unit": "kg"}')[0]) is None
+
+
+def test_unit_swap_plays_another_items_unit_only_where_the_number_is_graded() -> None:
+    items = _items(["5632.70 m", "12.50 kg", "3.10 l"])
+    probes = in_format_probes()
+    swap = probes["adv_unit_swap"]
+    context = ProbeContext(items, [[]] * 3, [1.0] * 3, [True] * 3, write_tools=set())
+    probes["format_control"].prepare(context)
+    swap.prepare(context)
+    assert swap.variants(items[0]) == [(answer_slots("5632.70 m")[1], "5632.70 kg")]  # the controls did not run
+    control = probes["format_control"]
+    control.ran, control.graded_slots = True, {"word 0"}  # the number was not graded: no unit to swap
+    assert swap.variants(items[0]) == []
+    control.graded_slots = {"number 0"}  # the word was found free: a number's unit is still its value
+    assert [a for _, a in swap.variants(items[0])] == ["5632.70 kg"]
+
+
+def test_intervals_in_format_include_a_range_around_the_value() -> None:
+    from rft_sdk.doctor._in_format import _interval
+
+    slot = answer_slots("12.34 USD")[0]
+    assert _interval(slot, None) == ["0 ± 1000000", "-1e9 to 1e9", "0-1000000"]  # type: ignore[arg-type]
+    negative = answer_slots("-3.5 C")[0]
+    assert _interval(negative, None)[-1] == "-1000000-1"  # type: ignore[arg-type]
