@@ -204,12 +204,14 @@ def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequen
          hack_threshold: float, hack_share: float, *, nothing: bool = False,
          baseline: Mapping[int, float] | None = None, must_lower: bool = False,
          ceilings: Mapping[int, float] | None = None,
-         unchanged: Callable[[Mapping[str, Any]], float] | None = None) -> dict[str, Any]:
+         unchanged: Callable[[Mapping[str, Any]], float] | None = None,
+         must_lower_on: Callable[[Mapping[str, Any]], bool] | None = None) -> dict[str, Any]:
     graded = [r for r in results if not r.discarded and r.score is not None]
     base = baseline or {}
     outcomes = [Outcome(index[r.item_index], float(r.score or 0.0), len(r.tool_calls),
                         declared_budget(items[index[r.item_index]], budget), nothing,
-                        base.get(index[r.item_index], 0.0), must_lower,
+                        base.get(index[r.item_index], 0.0),
+                        must_lower or (must_lower_on is not None and must_lower_on(items[index[r.item_index]])),
                         None if ceilings is None else ceilings.get(index[r.item_index]),
                         float(unchanged(items[index[r.item_index]])) if unchanged is not None else 0.0)
                 for r in graded]
@@ -426,7 +428,8 @@ async def check_unhackable(
                           baseline=None if is_baseline else baseline,
                           must_lower=getattr(probe, "must_lower", False),
                           ceilings=probe.ceilings() if getattr(probe, "must_not_raise", False) else None,
-                          unchanged=getattr(probe, "unchanged_share", None))
+                          unchanged=getattr(probe, "unchanged_share", None),
+                          must_lower_on=getattr(probe, "must_lower_on", None))
         rows[name]["skip_reasons"] = dict(reasons)
         if played:
             rows[name]["played"] = played

@@ -170,6 +170,13 @@ class OverwrittenWrite(_Capped):
         second = calls[option["position"] + 1]
         return bool(getattr(second, "ok", False)) and getattr(second, "changed", None) is not False
 
+    def must_lower_on(self, item: Mapping[str, Any]) -> bool:
+        """Where the copied write is one of ``k >= 2`` writes of its tool (one of three shortlist
+        additions): the copy may add an element instead of overwriting one, so the end state is the gold's
+        plus one wrong element, which an honest set grader lowers by some amount only (set F1
+        ``2k / (2k + 1)``): judged ``must_lower`` there (``_severity``; issue 37), not against ``(k - 1) / k``."""
+        return self.unchanged_share(item) > 0
+
 
 def _original(option: Mapping[str, Any]) -> tuple[str, dict[str, Any], str]:
     """``(tool, the gold call's arguments, the altered argument)`` of an ``AlteredWrites`` option."""
