@@ -11,7 +11,9 @@ databases it describes, so the two never disagree for longer than one step:
   (``{name}_r_{sha256[:24]}``), so any replica connects to it directly;
 * the warm pool holds clones named ``{name}_p_{uuid}``; a rollout claims one
   with ``ALTER DATABASE ... RENAME`` in the same transaction that updates its
-  row (``FOR UPDATE SKIP LOCKED``: two replicas never claim the same clone);
+  row (``FOR UPDATE`` under the admission lock: two replicas never claim the same clone, and a clone
+  whose row the maintenance thread is touching that instant, e.g. its expiry refresh, is waited for, not
+  skipped: skipping it sent a batch's rollouts to cold clones while warm ones sat in the pool);
 * admission takes a transaction-level advisory lock, counts the live rows
   and inserts, so ``max_live`` holds across replicas; the new rollouts of a
   process that wait at the same moment are admitted in one such transaction
@@ -347,7 +349,7 @@ class PostgresDatabase(RolloutDatabase):
                         self.metrics.set_counts({"live": live, "pool": self.metrics.counts.get("pool", 0)})
                     pooled = [r[0] for r in conn.execute(
                         f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool' "
-                        "ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED", (self.name, len(admitted))).fetchall()]
+                        "ORDER BY created_at LIMIT %s FOR UPDATE", (self.name, len(admitted))).fetchall()]
                     claims, cold = list(zip(pooled, admitted, strict=False)), admitted[len(pooled):]
                     parts = [self._rename_sql(old, db_id) for old, db_id in claims]
                     if claims:

@@ -60,7 +60,9 @@ def test_the_scaffold_passes_validate_emulate_and_doctor(tmp_path: Path) -> None
     steps = next_commands(port)
     for name in ("validate", "serve", "emulate"):  # the next three commands, printed
         assert steps[name] in made.stdout
-    assert sorted(p.name for p in task.iterdir()) == [".gitignore", "app.py", "job.json", "test_app.py", "train.jsonl"]
+    # (a __pycache__ of the run's own imports may sit beside them: bytecode is cached, not part of the scaffold)
+    assert sorted(p.name for p in task.iterdir() if p.name != "__pycache__") == [
+        ".gitignore", "app.py", "job.json", "test_app.py", "train.jsonl"]
     assert [json.loads(line)["max_tool_calls"] for line in (task / "train.jsonl").read_text().splitlines()] == [4] * 10
 
     checked = step(steps["validate"], task)
