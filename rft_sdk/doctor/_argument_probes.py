@@ -7,13 +7,15 @@ changes one thing of the gold and is judged on the outcome by the severity rule 
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
 malformed_value           one string argument of one gold write (not its target, the first
-                          argument; not free text) replaced by ``"anything"``, a value of another
-                          shape (``"10.0.0.7"`` → ``"anything"``): a grader that parses the written
+                          argument) replaced by ``"anything"``, a value of another shape
+                          (``"10.0.0.7"`` → ``"anything"``): a grader that parses the written
                           value and pays when the parse raises (fail-open) pays it. Only where the
-                          gold value has a shape other than plain words (:func:`value_shape`), and
-                          judged only where the tool accepted it and the end state changed
-swapped_arguments         two arguments of one gold write with the same :func:`value_shape` and
-                          different values swapped (``source`` ↔ ``destination``): a grader that
+                          gold value is one token (no whitespace: never a memo or a commit
+                          message, text an honest grader may ignore) whose shape is not a plain
+                          word (:func:`value_shape`), and judged only where the tool accepted it
+                          and the end state changed
+swapped_arguments         two one-token arguments of one gold write with the same
+                          :func:`value_shape` and different values swapped (``source`` ↔ ``destination``): a grader that
                           compares the roles as a set pays it. Judged only where the end state
                           changed (a swap that leaves the state as it was is no counterfactual)
 inflated_value            one numeric argument of one gold write (an int or float other than 0, or
@@ -76,12 +78,19 @@ _NUMBER_TEXT = re.compile(r"-?\d+(?:\.(\d+))?")
 
 
 def malformed(value: Any) -> Any:
-    """:data:`MALFORMED` for a non-empty string whose :func:`value_shape` is not plain words (``"10.0.0.7"``,
-    ``"2024-05-01"``, ``"a@b.org"``), else ``None`` (plain words, numbers, booleans, lists: a validator's
-    type check refuses those, or another word is no malformed value)."""
-    if not isinstance(value, str) or not value.strip() or value.strip() == MALFORMED:
+    """:data:`MALFORMED` for a string that is one structured token (no whitespace inside; its
+    :func:`value_shape` not plain words: ``"10.0.0.7"``, ``"2024-05-01"``, ``"a@b.org"``), else ``None``
+    (text with spaces: a memo or a commit message an honest grader may ignore; a plain word; numbers,
+    booleans, lists: a validator's type check refuses those)."""
+    if not isinstance(value, str) or not value.strip() or value.strip() == MALFORMED or _spaced(value):
         return None
     return None if value_shape(value) == "str:a" else MALFORMED
+
+
+def _spaced(value: Any) -> bool:
+    """Whether ``value`` is a string with whitespace inside: text (a memo, a commit message ``"Merge
+    feature/x"``) rather than one structured token (an address, a date, an id), which no probe here changes."""
+    return isinstance(value, str) and len(value.split()) > 1
 
 
 def doubled(value: Any) -> Any:
@@ -151,7 +160,7 @@ class SwappedArguments(_Capped):
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """Per gold write that changed state, per pair of its arguments (in order) with the same
-        :func:`value_shape`, different values and neither free text, the write with the two swapped
+        :func:`value_shape`, different values and neither text with spaces (a memo), the write with the two swapped
         (``{"position", "altered": "tool.a<->b", "from", "to", "source": "swap", "call"}``); never a swap
         that makes one of the item's listed ``alternatives``."""
         actions = list(item.get(self.actions_field) or [])
@@ -165,7 +174,7 @@ class SwappedArguments(_Capped):
                 continue
             arguments, name = call["arguments"], str(call["name"])
             names = [k for k, v in arguments.items() if not _free_text(v) and (name, k) not in self._prose
-                     and isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+                     and isinstance(v, (str, int, float)) and not isinstance(v, bool) and not _spaced(v)]
             for x, a in enumerate(names):
                 for b in names[x + 1:]:
                     va, vb = arguments[a], arguments[b]
