@@ -227,9 +227,10 @@ class FirstWriteControl(_ContextProbe):
         p, others = found
         actions = item[self.actions_field]
         copies = 1 + len(others) if self.repeats else 1
-        calls = [c for k, a in enumerate(actions) if k not in others for c in ([a] * copies if k == p else [a])]
         budget = declared_budget(item, self._context.budget)
-        return None if budget is not None and len(calls) > budget else calls
+        if budget is not None and len(actions) > budget:  # the repeated variant makes as many calls as the gold
+            return None
+        return [c for k, a in enumerate(actions) if k not in others for c in ([a] * copies if k == p else [a])]
 
     def prepare(self, context: ProbeContext) -> None:
         """Choose the first ``max_items`` items with a pivot (both the control's and the probe's variant)."""

@@ -12,7 +12,14 @@ from argument_twins import TWINS, job_for, make_items, make_server
 from doctor_helpers import assert_quiet, twin_verdicts
 
 from rft_sdk.doctor._answer_numbers import IDENTIFIERS, only_number, output_numbers, styled
-from rft_sdk.doctor._argument_probes import MALFORMED, SwappedArguments, doubled, malformed
+from rft_sdk.doctor._argument_probes import (
+    MALFORMED,
+    FirstWriteControl,
+    RepeatedFirstWrite,
+    SwappedArguments,
+    doubled,
+    malformed,
+)
 from rft_sdk.doctor._probes import ProbeContext
 
 pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
@@ -91,3 +98,21 @@ def test_text_with_spaces_is_never_malformed_nor_swapped():
     probe = SwappedArguments(["commit"])
     probe.prepare(ProbeContext(items, write_tools=["commit"]))
     assert not probe.applies(items[0])
+
+
+def test_the_first_write_is_repeated_only_where_the_gold_adds_several_elements_and_repeats_none():
+    def item(*ids: str, budget: int = 8) -> dict:
+        return {"messages": [], "reference_answer": "ok", "max_tool_calls": budget,
+                "actions": [{"name": "list", "arguments": {}},
+                            *[{"name": "add", "arguments": {"id": i}} for i in ids]]}
+    items = [item("a", "b", "c"), item("a"), item("a", "b", "a"), item("a", "b", "c", budget=3)]
+    control = FirstWriteControl(["add"])
+    probe = RepeatedFirstWrite(control, ["add"])
+    for p in (control, probe):
+        p.prepare(ProbeContext(items, write_tools=["add"]))
+    add_a = {"name": "add", "arguments": {"id": "a"}}
+    assert control.plan(items[0]) == [[items[0]["actions"][0]], [add_a]]
+    assert probe.plan(items[0]) == [[items[0]["actions"][0]], [add_a], [add_a], [add_a]]
+    # one write (nothing to gain), a gold that repeats a call itself, a repeat past the declared budget
+    assert [probe.applies(i) for i in items] == [True, False, False, False]
+    assert [control.applies(i) for i in items] == [True, False, False, False]  # the control plays the same items
