@@ -33,6 +33,8 @@ from rft_sdk.emulator import (
     served_writes,
 )
 
+from ._answer_numbers import NUMBER_ADVICE
+from ._argument_probes import ARGUMENT_ADVICE
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._order import ORDER_ADVICE
@@ -109,6 +111,8 @@ ADVICE = {
     **ORDER_ADVICE,
     **OUTSIDE_ADVICE,
     **VALUE_ADVICE,
+    **ARGUMENT_ADVICE,
+    **NUMBER_ADVICE,
 }
 
 
