@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -92,12 +93,16 @@ def template_generation(path: Path) -> str:
 def template_source(template: Path | None, setup: Callable[..., Any] | None) -> str:
     """What builds a template, as recorded in ``template.source``: ``"template:<resolved path>"`` of the seed
     file, or ``"setup:<resolved source file>:<qualname>"`` of the ``setup`` function (its code's file, so a
-    module imported under two names, or run as ``__main__``, is the same source)."""
+    module imported under two names, or run as ``__main__``, is the same source; ``functools.partial(f, ...)``
+    is ``f``'s, a callable object its class's)."""
     if template is not None:
         return f"template:{template.resolve()}"
-    code = getattr(setup, "__code__", None)
-    where = str(Path(code.co_filename).resolve()) if code is not None else getattr(setup, "__module__", "?")
-    return f"setup:{where}:{getattr(setup, '__qualname__', type(setup).__qualname__)}"
+    fn: Any = setup.func if isinstance(setup, functools.partial) else setup  # partial(f, ...): f's source
+    code, name = getattr(fn, "__code__", None), getattr(fn, "__qualname__", None)
+    if code is None or name is None:  # a callable object: its class's __call__
+        code, name = getattr(getattr(type(fn), "__call__", None), "__code__", None), type(fn).__qualname__
+    where = str(Path(code.co_filename).resolve()) if code is not None else getattr(fn, "__module__", "?")
+    return f"setup:{where}:{name}"
 
 
 def _same_source(recorded: str, ours: str) -> bool:
