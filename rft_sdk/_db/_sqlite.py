@@ -50,7 +50,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import functools
 import hashlib
 import logging
 import os
@@ -68,6 +67,7 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._clone import clone_file
 from ._connection import SQLiteConnection
 from ._diff import TableInfo, quote
+from ._source import same_source, template_source
 
 __all__ = ["SQLiteDatabase"]
 
@@ -88,33 +88,6 @@ def template_generation(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()[:_GEN_HEX]
-
-
-def template_source(template: Path | None, setup: Callable[..., Any] | None) -> str:
-    """What builds a template, as recorded in ``template.source``: ``"template:<resolved path>"`` of the seed
-    file, or ``"setup:<resolved source file>:<qualname>"`` of the ``setup`` function (its code's file, so a
-    module imported under two names, or run as ``__main__``, is the same source; ``functools.partial(f, ...)``
-    is ``f``'s, a callable object its class's)."""
-    if template is not None:
-        return f"template:{template.resolve()}"
-    fn: Any = setup.func if isinstance(setup, functools.partial) else setup  # partial(f, ...): f's source
-    code, name = getattr(fn, "__code__", None), getattr(fn, "__qualname__", None)
-    if code is None or name is None:  # a callable object: its class's __call__
-        code, name = getattr(getattr(type(fn), "__call__", None), "__code__", None), type(fn).__qualname__
-    where = str(Path(code.co_filename).resolve()) if code is not None else getattr(fn, "__module__", "?")
-    return f"setup:{where}:{name}"
-
-
-def _same_source(recorded: str, ours: str) -> bool:
-    """``recorded`` and ``ours`` name one source: equal, or the same kind and function name where the recorded
-    file no longer exists (the project was moved or renamed: nothing else can have built it from there)."""
-    if recorded == ours:
-        return True
-    r_kind, _, r_rest = recorded.partition(":")
-    o_kind, _, o_rest = ours.partition(":")
-    r_file, r_name = r_rest.rsplit(":", 1) if r_kind == "setup" else (r_rest, "")
-    o_name = o_rest.rsplit(":", 1)[1] if o_kind == "setup" else ""
-    return r_kind == o_kind and r_name == o_name and not Path(r_file).exists()
 
 
 class SQLiteDatabase(RolloutDatabase):
@@ -183,7 +156,7 @@ class SQLiteDatabase(RolloutDatabase):
         self.dir = folder
         self.template_path = self.dir / "template.db"
         self.source_path = self.dir / "template.source"
-        self.source_id = template_source(self.source, setup)
+        self.source_id = template_source(str(self.source.resolve()) if self.source is not None else None, setup)
         self._thread_lock = threading.Lock()
         self._lock_fd: int | None = None
         self._pool_names: list[str] = []  # pool files this process saw (claimed by rename; may be stale)
@@ -318,7 +291,7 @@ class SQLiteDatabase(RolloutDatabase):
         except FileNotFoundError:  # built by an older version: adopt it
             self.source_path.write_text(self.source_id + "\n", encoding="utf-8")
             return
-        if _same_source(recorded, self.source_id):
+        if same_source(recorded, self.source_id):
             if recorded != self.source_id:
                 self.source_path.write_text(self.source_id + "\n", encoding="utf-8")
             return
