@@ -149,3 +149,46 @@ def test_the_files_of_the_old_layout_are_named_once(tmp_path, caplog):
         db.start()
     db.close()
     assert f"{tmp_path} holds SQLite rollout files of an older rft-sdk" in caplog.text
+
+
+def setup_pg_pharmacy(conn) -> None:
+    conn.execute("CREATE TABLE prescriptions (id TEXT PRIMARY KEY, drug TEXT NOT NULL)")
+    conn.execute("INSERT INTO prescriptions VALUES ('p1', 'aspirin')")
+
+
+def setup_pg_shop(conn) -> None:
+    conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL)")
+    conn.execute("INSERT INTO orders VALUES ('o1', 'pending')")
+
+
+@pytest.mark.parametrize("kind", ["postgres", "postgres-schema"])
+def test_postgres_two_setups_of_one_name_are_refused_and_two_names_kept_apart(pg_url, kind):
+    """PostgreSQL names every object ``{name}_...`` (two names never share a template); one name with two
+    different setups on one server is refused at start, the same setup (another replica) is not."""
+    import uuid
+
+    from rft_sdk._db import PostgresDatabase, PostgresSchemaDatabase
+    cls = PostgresSchemaDatabase if kind == "postgres-schema" else PostgresDatabase
+    name = f"n{uuid.uuid4().hex[:8]}"
+    made = [cls(pg_url, setup=setup_pg_pharmacy, name=name, ttl_s=600),
+            cls(pg_url, setup=setup_pg_shop, name=f"{name}_b", ttl_s=600)]
+    try:
+        for db in made:
+            db.start()
+        for db, table in zip(made, ("prescriptions", "orders"), strict=True):
+            db._ensure("t")
+            conn = db.connect(db.db_id_for("t"))
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+            conn.close()
+        replica = cls(pg_url, setup=setup_pg_pharmacy, name=name, ttl_s=600)
+        made.append(replica)
+        replica.start()  # the same setup: another replica of the same database
+        impostor = cls(pg_url, setup=setup_pg_shop, name=name, ttl_s=600)
+        with pytest.raises(RFTError, match="was built from setup:.*setup_pg_pharmacy, not from .*setup_pg_shop"):
+            impostor.start()
+        impostor.close()
+    finally:
+        for db in made:
+            db.close()
+            db.drop_all()
+            db.close()
