@@ -21,7 +21,8 @@ def template_source(template: str | None, setup: Callable[..., Any] | None) -> s
     fn: Any = setup.func if isinstance(setup, functools.partial) else setup
     code, name = getattr(fn, "__code__", None), getattr(fn, "__qualname__", None)
     if code is None or name is None:  # a callable object: its class's __call__
-        code, name = getattr(getattr(type(fn), "__call__", None), "__code__", None), type(fn).__qualname__
+        call = type(fn).__call__ if callable(fn) else None
+        code, name = getattr(call, "__code__", None), type(fn).__qualname__
     where = str(Path(code.co_filename).resolve()) if code is not None else getattr(fn, "__module__", "?")
     return f"setup:{where}:{name}"
 

@@ -192,3 +192,26 @@ def test_postgres_two_setups_of_one_name_are_refused_and_two_names_kept_apart(pg
             db.close()
             db.drop_all()
             db.close()
+
+
+class _CallableSetup:
+    def __call__(self, conn) -> None:
+        setup_shop(conn)
+
+
+def test_a_source_is_named_by_its_function_file_and_name_whatever_wraps_it():
+    import functools
+
+    from rft_sdk._db._source import same_source, template_source
+    this = __file__.removesuffix("c")  # the .py file
+    assert template_source(None, setup_shop) == f"setup:{this}:setup_shop"
+    assert template_source(None, functools.partial(setup_shop)) == f"setup:{this}:setup_shop"
+    assert template_source(None, _CallableSetup()) == f"setup:{this}:_CallableSetup"
+    assert template_source("shop_seed", None) == "template:shop_seed"
+    # detection and false alarms side by side
+    assert not same_source(f"setup:{this}:setup_pharmacy", f"setup:{this}:setup_shop")  # another function
+    assert not same_source(f"setup:{this}:setup_shop", "setup:/elsewhere/app.py:setup_shop")  # the recorded file still exists
+    assert not same_source("template:shop_seed", "template:pharmacy_seed")  # PostgreSQL: other source databases
+    assert same_source("setup:/gone/app.py:setup_shop", f"setup:{this}:setup_shop")  # the project was moved
+    assert same_source("template:/gone/seed.db", "template:/here/seed.db")  # the seed file was moved
+    assert not same_source("template:/gone/seed.db", f"setup:{this}:seed")  # template= then setup=
