@@ -320,6 +320,7 @@ class AlteredWrites(GoldPlanProbe):
         self._context = ProbeContext([], write_tools=write_tools)
         self._choice: dict[int, int] = {}
         self._prose: set[tuple[str, str]] = set()
+        self._taken: dict[tuple[str, str], set[str]] = {}  # the altered item's gold values per (tool, argument)
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
@@ -363,9 +364,9 @@ class AlteredWrites(GoldPlanProbe):
         of another shape (which a validator may refuse)."""
         current = json.dumps(value, sort_keys=True)
         shape = value_shape(value)
-        # never a value this item's gold itself passes (``exclude``: another seat the gold also books; its own
-        # call is then refused as a duplicate, and the rollout is partly right, not a wrong-but-accepted variant)
-        taken = set(exclude)
+        # never a value this item's gold itself passes to the same tool and argument (another seat the gold also
+        # books: its own call is then refused as a duplicate, and the rollout is partly right, not a wrong one)
+        taken = self._taken.get((tool, arg), set())
         siblings = sibling_values(value, sources, exclude)
         others = [(v, rest) for v, rest in self._calls.get((tool, arg), [])
                   if json.dumps(v, sort_keys=True) != current and json.dumps(v, sort_keys=True) not in taken]
@@ -406,6 +407,11 @@ class AlteredWrites(GoldPlanProbe):
         used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
                 for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
         valid = _alternative_calls(item)
+        self._taken = {}  # read by :meth:`_new_value`
+        for a in actions:
+            if isinstance(a, Mapping) and isinstance(a.get("arguments"), Mapping):
+                for k, v in a["arguments"].items():
+                    self._taken.setdefault((str(a.get("name")), k), set()).add(json.dumps(v, sort_keys=True))
         plain: list[dict[str, Any]] = []
         prose: list[dict[str, Any]] = []
         status: list[dict[str, Any]] = []
