@@ -286,14 +286,17 @@ class AlteredWrites(GoldPlanProbe):
     3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated);
 
     1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
-    refuses), then a sibling or another item's value of another shape.
+    refuses), then a sibling or another item's value of another shape. Never a value the item's own gold
+    passes to the same tool and argument (another seat it also books: its own call would then be refused
+    and the rollout end partly right, which an honest set grader pays).
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
     ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
     argument of a write shape that repeats across items is altered on some of them, at one rollout per
     item. A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
-    memo, a commit message); natural language is not an identifier or
+    memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
+    commit message ``"Merge {source}"``); natural language is not an identifier or
     a value of the outcome, and an honest grader rightly ignores it (issue 37: a memo altered, an honest
     grader failed). The other arguments of an annotation (``_generic.annotation_call``: a comment) are
     candidates only on items with no other, and the arguments of a status write (``_generic._status_write``:
