@@ -53,7 +53,9 @@ with its control ``structured_control`` of ``_structured`` (a JSON-object answer
 padded with other items' elements), and ``duplicated_write`` and ``reordered_writes`` with their control
 ``write_removal`` of ``_order`` (the gold with one of its writes twice, or moved before the write that
 precedes it), and ``annotated_wrong_outcome`` with its control ``wrong_outcome_control`` of ``_outside``
-(the gold with one write altered, plus a note the task never asks for: the note must not raise the score).
+(the gold with one write altered, plus a note the task never asks for: the note must not raise the score),
+and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
+on the same record, a number 3 % off or with its decimal point moved).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -77,6 +79,7 @@ from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_text
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
+from ._near_probes import near_probes
 from ._order import order_probes
 from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
@@ -247,4 +250,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **order_probes(write_tools, **fields),
         **outside_probes(write_tools, **fields),
         **value_probes(write_tools, **fields),
+        **near_probes(write_tools, **fields),
     }

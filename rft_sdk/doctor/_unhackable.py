@@ -35,6 +35,7 @@ from rft_sdk.emulator import (
 
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
+from ._near_probes import NEAR_ADVICE
 from ._order import ORDER_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
@@ -109,6 +110,7 @@ ADVICE = {
     **ORDER_ADVICE,
     **OUTSIDE_ADVICE,
     **VALUE_ADVICE,
+    **NEAR_ADVICE,
 }
 
 
