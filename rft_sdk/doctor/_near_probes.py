@@ -13,8 +13,9 @@ neighbour_value           one integer argument of one gold write (never its targ
 modifier_value            one short categorical string argument of one gold write that ends in a
                           modifier (``B+``, ``A-``, ``AB+``: 1-3 letters then ``+``/``-``) written
                           without it (``B``): a normaliser that strips ``+-`` pays it
-replaced_write            one gold write replaced by *another* write tool of the server applied to
-                          the same entity (its target argument, by name, with the gold's value;
+replaced_write            one gold write (no annotation: a note) replaced by a write tool of the item
+                          that the gold never calls, applied to the same entity (its target
+                          argument, by name, with the gold's value;
                           every other required argument from the gold's calls by name, a free-text
                           one :data:`NEUTRAL_REASON`): a delete or withdraw instead of the decision
                           (a grader that reads a missing row as "done" pays it); the items take the
@@ -47,7 +48,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._dataset_probes import AlteredWrites, _short
-from ._generic import AdversarialAnswer, _ContextProbe, _parameters
+from ._generic import AdversarialAnswer, _ContextProbe, _parameters, annotation_call, gold_arguments
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
@@ -236,24 +237,24 @@ class ReplacedWrite(_ContextProbe):
         self._choice: dict[int, dict[str, Any]] = {}
 
     def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """``[{"position", "call"}]``: per gold write that changed state (in order), each other write tool
-        of the item that takes its target (first) argument by name, called on the same value."""
+        """``[{"position", "call"}]``: per gold write that changed state (in order) and is no annotation
+        (``_generic.annotation_call``: a note an honest grader may rightly ignore), each write tool of the
+        item that the gold never calls (a second call of the gold's own tool is ``duplicated_write``'s
+        question) and that takes the write's target (first) argument by name, called on the same value."""
         actions = item.get(self.actions_field) or []
-        known: dict[str, Any] = {}
-        for a in actions:
-            if isinstance(a, Mapping):
-                for k, v in (a.get("arguments") or {}).items():
-                    known.setdefault(k, v)
+        known = gold_arguments(item, self.actions_field)
+        used = {a.get("name") for a in actions if isinstance(a, Mapping)}
         tools = [t for t in item.get("tools") or [] if isinstance(t, Mapping)]
         out = []
         for i in self.writes_of(item):
             call = actions[i] if i < len(actions) else None
-            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping) or not call["arguments"]:
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping) \
+                    or not call["arguments"] or annotation_call(item, call, self.actions_field):
                 continue
             target = next(iter(call["arguments"]))
             for tool in tools:
                 name, props, required = _parameters(tool)
-                if name == call.get("name") or target not in props or not is_write_tool(name, self.write_tools):
+                if name in used or target not in props or not is_write_tool(name, self.write_tools):
                     continue
                 arguments: dict[str, Any] = {target: call["arguments"][target]}
                 for k in required:
