@@ -32,8 +32,9 @@ adv_modifier              (answer items) every grade-like token of the reference
                           then one ``+``/``-``) without its modifier (``B+`` → ``B``)
 ========================= ==========================================================================
 
-The value number of a reference (:func:`value_number`) is its last number that is not part of an
-identifier, a date or a time (``CL-20413``, ``2024-05-01``, ``10:30`` are not). The answer probes are
+The value number of a reference (:func:`value_number`) is its only number that is not part of an
+identifier, a date or a time (``CL-20413``, ``2024-05-01``, ``10:30`` are not); a reference stating
+several figures is not played (changing one leaves the others right: honest partial credit). The answer probes are
 :class:`~._generic.AdversarialAnswer` families (items whose gold changes nothing and whose answer is the
 graded outcome, at most :data:`~._generic.ADVERSARIAL_ITEMS` items); the write probes play at most
 :data:`~._value_probes.VALUE_ITEMS` items. No correct grader pays any of them: the written value, the
@@ -53,7 +54,8 @@ from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
 __all__ = ["NEAR_ADVICE", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "ModifierValue", "NeighbourValue",
-           "ReplacedWrite", "near_miss", "near_probes", "scaled", "stripped_modifiers", "value_number"]
+           "ReplacedWrite", "near_miss", "near_probes", "scaled", "stripped_modifiers", "value_number",
+           "value_numbers"]
 
 #: ``adv_near_miss`` moves the value by this share of it (a tolerance meant for cents, written relative, pays).
 NEAR_SHIFT = 0.03
@@ -85,12 +87,12 @@ _MODIFIED = re.compile(r"(?<![\w+\-])([A-Z]{1,3})[+\-](?![\w+\-])")
 _MODIFIED_VALUE = re.compile(r"[A-Za-z]{1,3}[+\-]")
 
 
-def value_number(text: str) -> re.Match[str] | None:
-    """The value number of an answer: its last number (digits, thousands separators by threes, a decimal
-    part) that is no part of an identifier (right after a letter, a digit, ``_``, ``.``, or ``-``/``/``/``:``
-    that follows one: ``CL-20413``), a date or a time (followed by ``-``, ``/`` or ``:`` and a digit), or a
-    word (followed by a letter, digit or ``_``: ``3rd``). ``None`` when there is none."""
-    found = None
+def value_numbers(text: str) -> list[re.Match[str]]:
+    """The numbers of an answer (digits, thousands separators by threes, a decimal part) that are no part
+    of an identifier (right after a letter, a digit, ``_``, ``.``, or ``-``/``/``/``:`` that follows one:
+    ``CL-20413``), a date or a time (followed by ``-``, ``/`` or ``:`` and a digit), or a word (followed by
+    a letter, digit or ``_``: ``3rd``), in order."""
+    out = []
     for m in _NUMBER.finditer(text):
         start, end = m.span()
         before = text[start - 1] if start else ""
@@ -100,8 +102,16 @@ def value_number(text: str) -> re.Match[str] | None:
         after = text[end:end + 2]
         if after[:1].isalnum() or after[:1] == "_" or (len(after) == 2 and after[0] in "-/:" and after[1].isdigit()):
             continue
-        found = m
-    return found
+        out.append(m)
+    return out
+
+
+def value_number(text: str) -> re.Match[str] | None:
+    """The value number of an answer: its only number (:func:`value_numbers`), or ``None`` when it has none
+    or several (an answer of several figures, where changing one leaves the others right: honest partial
+    credit, ``(k - 1) / k`` of the facts, is no hack)."""
+    numbers = value_numbers(text)
+    return numbers[0] if len(numbers) == 1 else None
 
 
 def _format_like(raw: str, value: float, decimals: int) -> str:

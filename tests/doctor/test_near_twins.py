@@ -61,6 +61,8 @@ def test_the_value_number_is_the_amount_not_an_identifier_date_or_time():
     assert value_number("Invoice v12: $2,068.82 is due.").group() == "2,068.82"
     for text in ("on 2024-05-01 at 10:30", "item i10", "B+", "the 3rd"):
         assert value_number(text) is None, text
+    # several figures: changing one leaves the others right (honest partial credit), so none is played
+    assert value_number("Paid $12.50 of $40.00.") is None and near_miss("Paid $12.50 of $40.00.") == []
 
 
 def test_a_near_miss_moves_the_value_three_percent_only_where_its_precision_is_finer():
