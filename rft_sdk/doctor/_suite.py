@@ -54,6 +54,11 @@ padded with other items' elements), and ``duplicated_write`` and ``reordered_wri
 ``write_removal`` of ``_order`` (the gold with one of its writes twice, or moved before the write that
 precedes it), and ``annotated_wrong_outcome`` with its control ``wrong_outcome_control`` of ``_outside``
 (the gold with one write altered, plus a note the task never asks for: the note must not raise the score),
+``malformed_value``, ``swapped_arguments``, ``inflated_value`` and ``repeated_first_write`` with its control
+``first_write_control`` of ``_argument_probes`` (one gold write with a malformed value, two of its
+arguments swapped, a number doubled; its first write repeated), and ``adv_identifier`` and
+``intermediate_value`` of ``_answer_numbers`` (the answer's one number replaced by a variable name, or by
+a number of the gold's tool outputs),
 and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
 on the same record, a number 3 % off or with its decimal point moved).
 
@@ -75,7 +80,9 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
+from ._argument_probes import argument_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
@@ -251,4 +258,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **outside_probes(write_tools, **fields),
         **value_probes(write_tools, **fields),
         **near_probes(write_tools, **fields),
+        **argument_probes(write_tools, **fields),
+        **number_probes(write_tools, **fields),
     }

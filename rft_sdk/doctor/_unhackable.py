@@ -33,6 +33,8 @@ from rft_sdk.emulator import (
     served_writes,
 )
 
+from ._answer_numbers import NUMBER_ADVICE
+from ._argument_probes import ARGUMENT_ADVICE
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._near_probes import NEAR_ADVICE
@@ -111,6 +113,8 @@ ADVICE = {
     **OUTSIDE_ADVICE,
     **VALUE_ADVICE,
     **NEAR_ADVICE,
+    **ARGUMENT_ADVICE,
+    **NUMBER_ADVICE,
 }
 
 

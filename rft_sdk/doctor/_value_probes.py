@@ -91,16 +91,18 @@ def containing(value: Any) -> Any:
 
 
 class _Capped(AlteredWrites):
-    """:class:`AlteredWrites` played on the first :data:`VALUE_ITEMS` items that have a candidate."""
+    """:class:`AlteredWrites` played on the first :attr:`max_items` (:data:`VALUE_ITEMS`) items that have a
+    candidate."""
 
+    max_items = VALUE_ITEMS
     _capped: set[int] | None = None
     _cache: dict[int, list[dict[str, Any]]] | None = None
 
     def prepare(self, context: ProbeContext) -> None:
-        """As :meth:`AlteredWrites.prepare`, then keep the first :data:`VALUE_ITEMS` items."""
+        """As :meth:`AlteredWrites.prepare`, then keep the first :attr:`max_items` items."""
         self._cache = {}
         super().prepare(context)
-        self._capped = set(sorted(self._choice)[:VALUE_ITEMS])
+        self._capped = set(sorted(self._choice)[:self.max_items])
 
     def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`own_candidates`, computed once per item of the prepared dataset (``plan`` asks every turn)."""

@@ -80,7 +80,8 @@ def _global_config(workdir: Path, llm_url: str) -> Any:
 
 @contextlib.contextmanager
 def _servers(config: Any, workdir: Path) -> Iterator[dict[str, Any]]:
-    """Start NeMo Gym's model, agent and environment servers as ``ng_run`` does; yield the config dict."""
+    """Start NeMo Gym's model, agent and environment servers as ``ng_run`` does (all three at once, then
+    wait until each listens); yield the config dict."""
     import nemo_gym
     from omegaconf import OmegaConf
 
@@ -88,6 +89,7 @@ def _servers(config: Any, workdir: Path) -> Iterator[dict[str, Any]]:
     text = OmegaConf.to_yaml(config)
     plain: dict[str, Any] = OmegaConf.to_container(config, resolve=True)
     procs: list[subprocess.Popen[bytes]] = []
+    started: list[tuple[int, subprocess.Popen[bytes], str]] = []
     try:
         for top, kind, impl in (("policy_model", "responses_api_models", "vllm_model"),
                                 (f"{_NAME}_simple_agent", "responses_api_agents", "simple_agent"),
@@ -97,7 +99,9 @@ def _servers(config: Any, workdir: Path) -> Iterator[dict[str, Any]]:
             proc = subprocess.Popen([sys.executable, str(server_dir / "app.py")], cwd=server_dir, env=env,
                                     stdout=subprocess.DEVNULL, stderr=sys.stderr)
             procs.append(proc)
-            _wait(int(plain[top][kind][impl]["port"]), proc, f"{kind}/{impl}")
+            started.append((int(plain[top][kind][impl]["port"]), proc, f"{kind}/{impl}"))
+        for port, proc, what in started:
+            _wait(port, proc, what)
         yield plain
     finally:
         for proc in procs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from rft_sdk import Grade, GradingContext, Rollout, ToolServer
@@ -166,3 +167,38 @@ class Sneaky:
 
 
 BAD_INTENT = type("BadIntent", (Sneaky,), {"intent": "maybe"})()
+
+
+def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *,
+                  gradeable: bool = False) -> dict[str, Any]:
+    """Run the doctor once per twin against one real server (``make_server()``, served on 127.0.0.1):
+    ``{grader: unhackable evidence}``, or with ``gradeable`` ``{grader: (gradeable passed, unhackable
+    evidence)}`` (``check_gradeable`` with one replay and one regrade). Each twin has ``task`` and
+    ``grader``; no write tools are given (declared by the server or learnt)."""
+    import asyncio
+
+    from rft_sdk.doctor import check_gradeable, check_unhackable
+    from rft_sdk.testing import run_server
+
+    server = make_server()
+    out: dict[str, Any] = {}
+    with run_server(server) as url:
+        async def run_all() -> None:
+            for twin in twins:
+                items, job = make_items(server, twin.task), job_for(server, url, twin.grader)
+                evidence = (await check_unhackable(items, job)).evidence
+                if gradeable:
+                    passed = (await check_gradeable(items, job, replays=1, regrades=1)).passed
+                    out[twin.grader] = (passed, evidence)
+                else:
+                    out[twin.grader] = evidence
+        asyncio.run(run_all())
+    return out
+
+
+def assert_quiet(evidence: Mapping[str, Any]) -> None:
+    """An honest grader's unhackable evidence: no probe failed and none warned (the failures' mean scores
+    and what they played in the message)."""
+    assert evidence["failed_probes"] == [] and evidence["warned_probes"] == [], {
+        p: (evidence["probes"][p]["mean_score"], evidence["probes"][p].get("played"))
+        for p in evidence["failed_probes"]}

@@ -4,13 +4,9 @@ twin passes; every honest grader passes every probe (a probe that fires on a cor
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from doctor_helpers import assert_quiet, twin_verdicts
 from format_twins import TWINS, job_for, make_items, make_server
-
-from rft_sdk.doctor import check_unhackable
-from rft_sdk.testing import run_server
 
 pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
@@ -20,22 +16,12 @@ BY_NAME = {t.grader: t for t in TWINS}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: unhackable evidence}; no write tools given (declared by the server)."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        async def run_all():
-            for twin in TWINS:
-                result = await check_unhackable(make_items(server, twin.task), job_for(server, url, twin.grader))
-                out[twin.grader] = result.evidence
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, TWINS)
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])
 def test_honest_graders_pass_every_probe(verdicts, name):
-    ev = verdicts[name]
-    assert ev["failed_probes"] == [] and ev["warned_probes"] == [], {
-        p: (ev["probes"][p]["mean_score"], ev["probes"][p].get("played")) for p in ev["failed_probes"]}
+    assert_quiet(verdicts[name])
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if not t.honest])

@@ -4,13 +4,9 @@ ignores a stored memo, pass every probe; their hackable twins fail through ``alt
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from doctor_helpers import assert_quiet, twin_verdicts
 from set_memo_twins import TWINS, job_for, make_items, make_server
-
-from rft_sdk.doctor import check_unhackable
-from rft_sdk.testing import run_server
 
 BY_NAME = {t.grader: t for t in TWINS}
 
@@ -18,22 +14,12 @@ BY_NAME = {t.grader: t for t in TWINS}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: unhackable evidence}; no write tools given (declared by the server)."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        async def run_all():
-            for twin in TWINS:
-                result = await check_unhackable(make_items(server, twin.task), job_for(server, url, twin.grader))
-                out[twin.grader] = result.evidence
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, TWINS)
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])
 def test_honest_graders_pass_every_probe(verdicts, name):
-    ev = verdicts[name]
-    assert ev["failed_probes"] == [] and ev["warned_probes"] == [], {
-        p: (ev["probes"][p]["mean_score"], ev["probes"][p].get("played")) for p in ev["failed_probes"]}
+    assert_quiet(verdicts[name])
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if not t.honest])

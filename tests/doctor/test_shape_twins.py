@@ -5,10 +5,8 @@ grader is a defect), every hackable twin fails through a probe its honest twin p
 from __future__ import annotations
 
 import pytest
+from doctor_helpers import assert_quiet, twin_verdicts
 from shape_twins import SHAPES, job_for, make_items, make_server
-
-from rft_sdk.doctor import check_gradeable, check_unhackable
-from rft_sdk.testing import run_server
 
 pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
@@ -18,19 +16,7 @@ BY_NAME = {t.grader: t for t in SHAPES}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: (gradeable passed, unhackable evidence)}; no write tools given (learnt)."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        import asyncio
-
-        async def run_all():
-            for twin in SHAPES:
-                items, job = make_items(server, twin.task), job_for(server, url, twin.grader)
-                un = await check_unhackable(items, job)
-                gr = await check_gradeable(items, job, replays=1, regrades=1)
-                out[twin.grader] = (gr.passed, un.evidence)
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, SHAPES, gradeable=True)
 
 
 def test_the_shapes_cover_what_the_issue_asks_for():
@@ -44,8 +30,7 @@ def test_the_shapes_cover_what_the_issue_asks_for():
 def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
     gradeable, ev = verdicts[name]
     assert gradeable is True
-    assert ev["failed_probes"] == [] and ev["warned_probes"] == [], {
-        p: (ev["probes"][p]["mean_score"], ev["probes"][p]["rewarded"]) for p in ev["failed_probes"]}
+    assert_quiet(ev)
     assert ev["write_tools_source"] == "declared or learnt in this run"
 
 

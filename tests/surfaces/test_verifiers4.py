@@ -3,8 +3,9 @@ loading the taskset ``rft-verifiers`` (``rft_sdk.integrations._verifiers_v1``) b
 ``null`` chat harness in a local subprocess runtime and a scripted chat-completions server on 127.0.0.1 that
 emits each item's gold tool calls, then its reference answer (no cloud sandbox, no Prime account).
 
-10 retail items x 4 rollouts, all in flight together: every rollout's reward equals the hosted wire's score of
-the same trajectory, the grader's sub-scores are trace metrics, and the 4 rollouts of an item never share state.
+6 retail items x 2 rollouts, all in flight together: every rollout's reward equals the hosted wire's score of
+the same trajectory, the grader's sub-scores are trace metrics, and the 2 rollouts of an item never share state.
+Each rollout starts a harness process (about 1.9 s of CPU), so the test is sized by rollouts, not items.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rft_sdk.testing import run_server
 from .conftest import ITEMS, ROOT, TOKEN, hosted_replay_score, stored
 
 VF4_BIN = ROOT / ".venv-vf4" / "bin"
-N_ITEMS, ROLLOUTS = 10, 4
+N_ITEMS, ROLLOUTS = 6, 2
 
 pytestmark = pytest.mark.slow
 

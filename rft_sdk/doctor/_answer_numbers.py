@@ -1,0 +1,234 @@
+"""The answer's one number replaced (issue 37, an outside suite's misses: a grader that ``eval()``s the
+quantity in its own scope, so a grader variable's *name* in place of the number evaluates to the truth;
+a grader that accepts an intermediate value of the work, the taxable income for the tax owed).
+
+Both play on items whose gold changes nothing, whose answer is the graded outcome (not ``answer_free``:
+``answer_control``) and whose reference answer is text holding exactly one number (:func:`only_number`:
+``"Tax owed: 4,180.00"``, ``"You need 350 g of flour."``), at most :data:`NUMBER_ITEMS` items each: the
+gold's calls, then the gold's answer with that number replaced.
+
+========================= ==========================================================================
+probe                     the number replaced by
+========================= ==========================================================================
+adv_identifier            a name a grader's code commonly gives the truth (:data:`IDENTIFIERS`:
+                          ``expected``, ``target``, ``reference``, ...; item ``k`` of the probe
+                          plays name ``k mod n``): ``"You need expected g of flour."``. A correct
+                          grader finds no number there; one that evaluates the text as code in
+                          its own scope finds its own variable
+intermediate_value        a number of the gold replay's tool outputs, or the difference or sum of
+                          two numbers of one JSON object there (gross − deductions: the taxable
+                          income), that differs from the reference's number by more than
+                          :data:`CLEAR_MARGIN` of it (so no tolerance covers it) and from every
+                          listed alternative's; written in the reference's style (thousands
+                          separators, decimals). Item ``k`` plays candidate ``k mod min(n, 4)``,
+                          the one-step results of one object first
+========================= ==========================================================================
+
+**Severity**: the plain line (``_severity``): the whole value of the answer is wrong, so a correct grader
+pays at most honest partial credit (the unit right) — at most half-way from the honest-but-wrong baseline
+to the gold. **Skips**: items without such an answer; candidates within the margin; an item whose gold
+outputs hold no number (``intermediate_value``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ._answers import answer_object
+from ._generic import _ContextProbe
+from ._probes import HACK, ProbeContext, Steps
+
+__all__ = ["CLEAR_MARGIN", "IDENTIFIERS", "NUMBER_ADVICE", "NUMBER_ITEMS", "IdentifierAnswer", "IntermediateValue",
+           "number_probes", "only_number", "output_numbers", "styled"]
+
+#: At most this many items per probe of this module (one rollout each).
+NUMBER_ITEMS = 6
+#: Names a grader's code commonly gives the right value (the first are the commonest).
+IDENTIFIERS = ("expected", "target", "reference", "answer", "gold", "truth", "correct", "ref", "solution", "want")
+#: A candidate of ``intermediate_value`` differs from the reference's number by more than this share of it.
+CLEAR_MARGIN = 0.25
+#: One number of a text answer: thousands separators allowed, not part of a word (``a10``) or of a longer number.
+NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w]|[.,]\d)")
+
+NUMBER_ADVICE = {
+    "adv_identifier": "a variable name in place of the number ('expected g') earns reward: the grader evaluates "
+                      "the answer as code in its own scope; parse numbers with a strict pattern (never eval)",
+    "intermediate_value": "a number of the work (an intermediate such as the taxable income, a tool's raw "
+                          "value) earns reward in place of the answer: compare with the final value only",
+}
+
+
+def only_number(answer: Any) -> re.Match[str] | None:
+    """The one number of a text answer (:data:`NUMBER`), or ``None`` for a JSON answer or a text with none
+    or several."""
+    if not isinstance(answer, str) or answer_object(answer) is not None:
+        return None
+    found = list(NUMBER.finditer(answer))
+    return found[0] if len(found) == 1 else None
+
+
+def _value(match: re.Match[str]) -> float:
+    return float(match.group().replace(",", ""))
+
+
+def styled(value: float, like: re.Match[str]) -> str:
+    """``value`` written as the reference's number ``like`` is: its decimals (more when needed, at most 6) and
+    thousands separators when it has them."""
+    decimals = len(like.group(1) or "")
+    while decimals < 6 and abs(round(value, decimals) - value) > 1e-9:
+        decimals += 1
+    return f"{value:,.{decimals}f}" if "," in like.group() else f"{value:.{decimals}f}"
+
+
+def _numbers(value: Any) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)] if math.isfinite(value) else []
+    if isinstance(value, Mapping):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return []
+
+
+def _objects(value: Any) -> list[list[float]]:
+    """The numbers held directly by each JSON object in ``value`` (one list per object)."""
+    if isinstance(value, Mapping):
+        own = [float(v) for v in value.values() if isinstance(v, (int, float)) and not isinstance(v, bool)
+               and math.isfinite(v)]
+        return [own, *[o for v in value.values() for o in _objects(v)]]
+    if isinstance(value, list):
+        return [o for v in value for o in _objects(v)]
+    return []
+
+
+def output_numbers(outputs: Collection[str]) -> list[float]:
+    """The candidates of ``intermediate_value`` from a gold replay's tool outputs, in order: per JSON
+    object, the difference (larger − smaller) and the sum of each two of its numbers; then every number of
+    the outputs (JSON numbers; in a text output, each :data:`NUMBER`). Distinct, in order."""
+    derived: list[float] = []
+    raw: list[float] = []
+    for text in outputs:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raw += [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
+            continue
+        for numbers in _objects(data):
+            for x, a in enumerate(numbers):
+                for b in numbers[x + 1:]:
+                    derived += [abs(a - b), a + b]
+        raw += _numbers(data)
+    return list(dict.fromkeys(round(v, 6) for v in [*derived, *raw]))
+
+
+class _NumberProbe(_ContextProbe):
+    """The gold's calls, then the gold's answer with its one number replaced by :meth:`candidates`' ``k mod n``."""
+
+    spread = 0  # 0: every candidate in turn; else the first ``spread`` only
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = NUMBER_ITEMS, *,
+                 reason: str, **fields: Any) -> None:
+        super().__init__(write_tools, reason=reason, **fields)
+        self.max_items = max_items
+        self._chosen: dict[int, int] = {}
+
+    def candidates(self, item: Mapping[str, Any]) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose the items (module docstring)."""
+        super().prepare(context)
+        self._chosen = {}
+        for i, item in enumerate(context.items):
+            if len(self._chosen) < self.max_items and self._has_gold(item) and not self.writes_of(item) \
+                    and i not in context.answer_free and only_number(item[self.answer_field]) is not None \
+                    and self.candidates(item):
+                self._chosen[i] = len(self._chosen)
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the chosen items."""
+        return self._context.index_of(item) in self._chosen
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, one per turn."""
+        return [[a] for a in item[self.actions_field]]
+
+    def played(self, item: Mapping[str, Any]) -> str | None:
+        """The replacement this item plays."""
+        options = self.candidates(item)
+        if not options:
+            return None
+        n = min(len(options), self.spread) if self.spread else len(options)
+        return options[self._chosen.get(self._context.index_of(item) or 0, 0) % n]
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference answer with its number replaced by :meth:`played`."""
+        answer = str(item[self.answer_field])
+        match, new = only_number(answer), self.played(item)
+        if match is None or new is None:
+            return answer
+        return answer[:match.start()] + new + answer[match.end():]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"answer": ...}``: the answer played."""
+        return {"answer": self.final_answer(item)[:300]} if self.played(item) is not None else {}
+
+
+class IdentifierAnswer(_NumberProbe):
+    """``adv_identifier`` (module table)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
+        super().__init__(write_tools, reason="the gold changes state, the answer is not the graded outcome, it is "
+                         "not text with exactly one number, or the probe's items are already chosen", **fields)
+
+    def candidates(self, item: Mapping[str, Any]) -> list[str]:
+        """:data:`IDENTIFIERS` that the reference answer does not hold as a word already."""
+        words = set(re.findall(r"\w+", str(item.get(self.answer_field) or "").lower()))
+        return [n for n in IDENTIFIERS if n not in words]
+
+
+def _alternative_numbers(item: Mapping[str, Any], answer_field: str) -> list[float]:
+    out = []
+    for alt in item.get("alternatives") or []:
+        match = only_number(alt.get(answer_field)) if isinstance(alt, Mapping) else None
+        if match is not None:
+            out.append(_value(match))
+    return out
+
+
+class IntermediateValue(_NumberProbe):
+    """``intermediate_value`` (module table)."""
+
+    spread = 4
+
+    def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
+        super().__init__(write_tools, reason="the gold changes state, the answer is not the graded outcome or not "
+                         "text with exactly one number, its tool outputs hold no number clearly other than the "
+                         "answer's, or the probe's items are already chosen", **fields)
+
+    def candidates(self, item: Mapping[str, Any]) -> list[str]:
+        """:func:`output_numbers` of the item's gold replay, each more than :data:`CLEAR_MARGIN` away from the
+        reference's number and every alternative's, written in the reference's style (:func:`styled`)."""
+        match = only_number(item.get(self.answer_field))
+        index = self._context.index_of(item)
+        if match is None or index is None or index >= len(self._context.gold_outputs):
+            return []
+        right = [_value(match), *_alternative_numbers(item, self.answer_field)]
+        out = [styled(v, match) for v in output_numbers(self._context.gold_outputs[index])
+               if all(abs(v - r) > CLEAR_MARGIN * abs(r) and v != r for r in right)]
+        return list(dict.fromkeys(out))
+
+
+def number_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probes of the module table, by name (each ``intent`` ``hack``)."""
+    out: dict[str, Any] = {"adv_identifier": IdentifierAnswer(write_tools, **fields),
+                           "intermediate_value": IntermediateValue(write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out
