@@ -56,6 +56,7 @@ import argparse
 import asyncio
 import contextlib
 import copy
+import functools
 import json
 import os
 import platform
@@ -126,13 +127,19 @@ BACKENDS = ("sqlite", "postgres", "postgres-schema")
 MODES = ("cold", "ahead", "adaptive")
 
 
+def _load_tables(tables: Any, conn: Any) -> None:
+    """The benchmark's template (``functools.partial(_load_tables, tables)``; a worker process passes
+    ``partial(_load_tables, None)``: the template exists, and this names the same source)."""
+    _schema.load(conn, tables)
+
+
 def make(backend: str, copies: int, root: Path, pg_url: str | None, pool: int) -> RolloutDatabase:
     tables = scaled(load_base_db().tables, copies)
     name = f"b{copies}x{uuid.uuid4().hex[:6]}"
-    setup: Callable[[Any], None] = lambda conn: _schema.load(conn, tables)  # noqa: E731
+    setup: Callable[[Any], None] = functools.partial(_load_tables, tables)
     common = dict(name=name, pool_size=pool, max_pool=pool, max_live=4096, sweep_interval_s=3600, admission_timeout_s=60)
     if backend == "sqlite":
-        return SQLiteDatabase(setup=setup, dir=root / name, **common)
+        return SQLiteDatabase(setup=setup, dir=root, **common)  # files in root/name
     assert pg_url
     if backend == "postgres-schema":
         return PostgresSchemaDatabase(pg_url, setup=setup, max_connections=64, **common)
@@ -269,12 +276,13 @@ async def burst(db: RolloutDatabase | None, k: int) -> tuple[list[float], float,
     return [float(r) for r in results], wall, cpu  # type: ignore[arg-type]
 
 
-def _worker_burst(template: str, folder: str, name: str, share: int, tag: str, barrier: Any, out: Any) -> None:
-    """One worker process of ``--workers N`` (SQLite): the same folder and name as the benchmark's database,
-    ``share`` first calls once every worker is ready; puts ``(seconds to each first answer, wall s, CPU s)``."""
+def _worker_burst(folder: str, name: str, share: int, tag: str, barrier: Any, out: Any) -> None:
+    """One worker process of ``--workers N`` (SQLite): the same ``dir``, name and setup as the benchmark's
+    database, ``share`` first calls once every worker is ready; puts ``(seconds to each first answer, wall s,
+    CPU s)``."""
     async def run() -> None:
-        db = SQLiteDatabase(template, dir=folder, name=name, pool_size=0, max_pool=0, max_live=4096,
-                            sweep_interval_s=3600, admission_timeout_s=60)
+        db = SQLiteDatabase(setup=functools.partial(_load_tables, None), dir=folder, name=name, pool_size=0,
+                            max_pool=0, max_live=4096, sweep_interval_s=3600, admission_timeout_s=60)
         await db.astart()
         call = served_call(db)
         try:
@@ -302,7 +310,7 @@ async def burst_workers(db: SQLiteDatabase, k: int, workers: int) -> tuple[list[
     barrier, out = ctx.Barrier(workers), ctx.Queue()
     shares = [k // workers + (1 if w < k % workers else 0) for w in range(workers)]
     tags = [f"w{w}-{uuid.uuid4().hex[:6]}" for w in range(workers)]
-    procs = [ctx.Process(target=_worker_burst, args=(str(db.template_path), str(db.dir), db.name, share, tag,
+    procs = [ctx.Process(target=_worker_burst, args=(str(db.parent_dir), db.name, share, tag,
                                                         barrier, out))
              for tag, share in zip(tags, shares, strict=True)]
     for proc in procs:

@@ -40,7 +40,7 @@ BOOKS = {books!r}
 def setup(conn: sqlite3.Connection) -> None:
     """Schema and seed rows of the template every rollout's database is cloned from.
 
-    The template is built once: after changing this function, delete the folder `.rft-db/`.
+    The template is built once: after changing this function, delete the folder `.rft-db/{slug}/`.
     """
     conn.executescript(
         """
@@ -52,7 +52,8 @@ def setup(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT INTO books VALUES (?, ?, ?)", BOOKS)
 
 
-# name= keeps this task's template apart from other tasks' on this machine; dir= keeps it beside the code.
+# Its files go to .rft-db/{slug}/ (dir= keeps them beside the code): name= keeps this task's template and
+# rollout databases apart from other tasks' in the same dir.
 server = ToolServer(db=SQLiteDatabase(setup=setup, name="{slug}", dir=HERE / ".rft-db"))
 
 

@@ -84,7 +84,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
             unqualified names (``search_path`` is the template schema), run once (the SDK commits).
         max_connections: tool connections (shared by every rollout) this process has open: at most this
             many calls hold one at once, a call beyond waits for one (as :class:`PostgresDatabase`).
-        rebuild: rebuild the template schema even when it exists.
+        rebuild: rebuild the template schema even when it exists (also one built from another source).
         unavailable_timeout_s: as :class:`PostgresDatabase`.
         **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
             ``pool_half_life_s``, ``sweep_interval_s``,
@@ -95,10 +95,13 @@ class PostgresSchemaDatabase(PostgresDatabase):
     whose ``search_path`` is the rollout's schema, not in autocommit mode.
 
     Raises:
-        RFTError: psycopg missing; (at start) the template uses what a schema copy cannot carry.
+        RFTError: psycopg missing; (at start) the template uses what a schema copy cannot carry, or the
+            template schema ``{name}_tpl`` was built from another ``setup`` (its COMMENT records the source).
     """
 
     isolation = "schema"
+    source_comment_sql = "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s"
+    source_comment_kind = "SCHEMA"
     #: The schema's tables found through ``pg_depend`` (indexed on the schema: a table depends on its schema),
     #: not by filtering ``pg_class`` on ``relnamespace`` (no index: a scan of every schema's relations, 38 ms
     #: a call with 1,024 rollouts alive on the 2-core machine, and most of the server's CPU at a batch's start).
@@ -233,6 +236,8 @@ class PostgresSchemaDatabase(PostgresDatabase):
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
                 built = self._db_exists(conn, self.template_name) and not self.rebuild
+                if built:
+                    self._check_source(conn)
         if not built:
             self._build_template()
             self.rebuild = False
@@ -259,6 +264,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
                 with conn.transaction():
                     self._drop_db(conn, self.template_name)
                     self._rename(conn, building, self.template_name)
+                    self._record_source(conn)
                     # the pool was copied from the old template: drop it
                     for (name,) in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s "
                                                 "AND kind = 'pool'", (self.name,)).fetchall():

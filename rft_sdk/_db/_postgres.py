@@ -48,6 +48,7 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._combine import Combiner
 from ._connection import pg_classes
 from ._diff import TableInfo
+from ._source import same_source, template_source
 
 __all__ = ["REGISTRY_TABLE", "PostgresDatabase"]
 
@@ -98,7 +99,7 @@ class PostgresDatabase(RolloutDatabase):
             ``connection_wait_s`` = 30 s, then 503 ``database_unavailable``), and idle ones are kept only
             while in-use plus idle stay within it (least recently used closed first). Keep the sum over
             every replica under the server's ``max_connections``.
-        rebuild: rebuild the private template even when it exists.
+        rebuild: rebuild the private template even when it exists (also one built from another source).
         unavailable_timeout_s: the longest a call, grade or release waits for the server (a new
             connection's ``connect_timeout``, a pooled one's wait) before its 503
             ``database_unavailable`` (default 5 s; a server in crash recovery refuses connections, and
@@ -112,10 +113,16 @@ class PostgresDatabase(RolloutDatabase):
 
     Raises:
         ValueError: neither or both of ``template`` and ``setup``; a bad ``strategy``.
-        RFTError: psycopg is not installed (``pip install "rft-sdk[postgres]"``).
+        RFTError: psycopg is not installed (``pip install "rft-sdk[postgres]"``); at start, the server's
+            ``{name}_template`` was built from another ``setup``/``template`` (two tasks share one ``name``
+            on one server; its COMMENT records the source).
     """
 
     backend = "postgres"
+    #: SQL reading the COMMENT that records what built the template (``%s``: its name) and the object kind
+    #: of the ``COMMENT ON`` that writes it.
+    source_comment_sql = "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s"
+    source_comment_kind = "DATABASE"
     #: ``"database"`` (a database per rollout) or ``"schema"`` (:class:`PostgresSchemaDatabase`).
     isolation = "database"
     supports_async = True
@@ -157,6 +164,7 @@ class PostgresDatabase(RolloutDatabase):
         self.rebuild = rebuild
         self.template_name = f"{self.name}_template"
         self.ref_name = f"{self.name}_ref"
+        self.source_id = template_source(template, setup)  # recorded as the template's COMMENT
         self._admin: Any = None
         self._admin_errors_ok = 0  # the admin pool's failed connection attempts at its last good one
         self._idle: OrderedDict[str, Any] = OrderedDict()
@@ -235,9 +243,37 @@ class PostgresDatabase(RolloutDatabase):
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
                 if self._db_exists(conn, self.template_name) and self._db_exists(conn, self.ref_name) \
                         and not self.rebuild:
+                    self._check_source(conn)
                     return
         self._build_template()
         self.rebuild = False
+
+    def _record_source(self, conn: Any) -> None:
+        """Write :attr:`source_id` as the template's COMMENT."""
+        from psycopg import sql
+        conn.execute(sql.SQL("COMMENT ON {} {} IS {}").format(
+            sql.SQL(self.source_comment_kind), self._ident(self.template_name), sql.Literal(self.source_id)))
+
+    def _check_source(self, conn: Any) -> None:
+        """The existing template was built from this database's ``setup``/``template`` (its template lock held);
+        one without a COMMENT (built by an older version) is adopted.
+
+        Raises:
+            RFTError: its COMMENT names another source: two tasks share this ``name`` on this server.
+        """
+        row = conn.execute(self.source_comment_sql, (self.template_name,)).fetchone()
+        recorded = row[0] if row is not None else None
+        if recorded is not None and same_source(recorded, self.source_id):
+            if recorded != self.source_id:
+                self._record_source(conn)
+            return
+        if recorded is None:
+            self._record_source(conn)
+            return
+        raise RFTError(
+            f"the template {self.template_name!r} on {self._redacted()} was built from {recorded}, not from "
+            f"{self.source_id}: two different databases share name={self.name!r} on one server. Give each its own "
+            "name=; if this is the same task with its setup renamed, pass rebuild=True once")
 
     def _build_template(self) -> None:
         from psycopg import sql
@@ -261,6 +297,7 @@ class PostgresDatabase(RolloutDatabase):
                     self._drop_db(conn, old)
                 conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(building),
                                                                               self._ident(self.template_name)))
+                self._record_source(conn)
                 self._create(conn, self.ref_name, self.template_name)
                 # the pool was cloned from the old template: drop it
                 for (name,) in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool'",

@@ -1,8 +1,13 @@
 """``SQLiteDatabase``: one SQLite file per rollout, cloned from a template file.
 
-Layout of ``dir`` (shared by the worker processes of one host)::
+Every database has a folder of its own, ``<dir>/<name>/`` (``dir=`` given; by default
+``$RFT_DB_DIR/<name>/``, else ``<temp dir>/rft-db-<name>/``), shared by the worker processes of one host
+that serve the same database (same ``name``, same ``dir``); databases of other names in the same ``dir`` never
+see its files. Layout of that folder (:attr:`SQLiteDatabase.dir`)::
 
     template.db           the private template (built once from ``template`` or ``setup``)
+    template.source       what built it (``setup=``'s file and function name, or ``template=``'s path): a
+                          database of this name and folder built from another source is refused at start
     r-<sha256 prefix>.db  one rollout's database; its mtime is the last tool call
     pool-<gen>-<uuid>.db  warm clones of the template of generation ``<gen>``; a rollout claims one of
                           the current generation by renaming it (atomic)
@@ -46,6 +51,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import logging
 import os
 import sqlite3
 import tempfile
@@ -61,8 +67,11 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._clone import clone_file
 from ._connection import SQLiteConnection
 from ._diff import TableInfo, quote
+from ._source import same_source, template_source
 
 __all__ = ["SQLiteDatabase"]
+
+logger = logging.getLogger("rft_sdk")
 
 _SIDE_FILES = ("-journal", "-wal", "-shm")
 #: Bytes at the start of ``.lock`` that hold the counts (``"<live> <pool>"``, space-padded).
@@ -89,8 +98,9 @@ class SQLiteDatabase(RolloutDatabase):
             with the backup API once: it may be in use), or ``None`` with ``setup``.
         setup: ``setup(conn: sqlite3.Connection)`` creating the schema and seed
             rows in an empty database, run once (the SDK commits).
-        dir: folder of the files (default ``$RFT_DB_DIR/<name>``, else
-            ``<temp dir>/rft-db-<name>``); every worker of one host must use the same.
+        dir: folder shared by databases: this one's files go to ``<dir>/<name>/`` (default: the folder
+            ``$RFT_DB_DIR/<name>``, else ``<temp dir>/rft-db-<name>``); every worker of one host serving
+            this database must use the same. Databases of different ``name`` in one ``dir`` are kept apart.
         rebuild: rebuild the private template even when one exists (after the
             seed changed); the warm clones of the old template are removed and never handed out.
         **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
@@ -103,6 +113,8 @@ class SQLiteDatabase(RolloutDatabase):
 
     Raises:
         ValueError: neither or both of ``template`` and ``setup``.
+        RFTError: at start, when ``<dir>/<name>/template.db`` was built from another ``setup``/``template``
+            (two different tasks with one ``name`` and ``dir``); ``rebuild=True`` replaces it.
     """
 
     backend = "sqlite"
@@ -135,9 +147,16 @@ class SQLiteDatabase(RolloutDatabase):
         self.rebuild = rebuild
         if dir is None:
             base = os.environ.get("RFT_DB_DIR")
-            dir = Path(base) / self.name if base else Path(tempfile.gettempdir()) / f"rft-db-{self.name}"
-        self.dir = Path(dir)
+            folder = Path(base) / self.name if base else Path(tempfile.gettempdir()) / f"rft-db-{self.name}"
+            self.parent_dir: Path | None = None
+        else:  # a folder per name: two databases of different names in one dir never share a template
+            self.parent_dir = Path(dir)
+            folder = self.parent_dir / self.name
+        #: The folder of this database's files (``<dir>/<name>``, or the default above).
+        self.dir = folder
         self.template_path = self.dir / "template.db"
+        self.source_path = self.dir / "template.source"
+        self.source_id = template_source(str(self.source.resolve()) if self.source is not None else None, setup)
         self._thread_lock = threading.Lock()
         self._lock_fd: int | None = None
         self._pool_names: list[str] = []  # pool files this process saw (claimed by rename; may be stale)
@@ -156,7 +175,7 @@ class SQLiteDatabase(RolloutDatabase):
     def startup_hint(self) -> str:
         """Where the files go and how to move them (the start-up error of an unwritable folder)."""
         return (f"its files go to {str(self.dir)!r}: set RFT_DB_DIR to a writable folder (each database uses "
-                "RFT_DB_DIR/<name>) or pass SQLiteDatabase(dir=...)")
+                "RFT_DB_DIR/<name>) or pass SQLiteDatabase(dir=...) (files in <dir>/<name>)")
 
     # -- files -----------------------------------------------------------------------------
     def _path(self, db_id: str) -> Path:
@@ -236,9 +255,11 @@ class SQLiteDatabase(RolloutDatabase):
         return live, len(pool)
 
     def _prepare(self) -> None:
+        self._warn_old_layout()
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._dir_lock():
             if self.template_path.exists() and not self.rebuild:
+                self._check_source()
                 if not self._read_gen():  # a .lock of an older version, or a rebuild that crashed midway
                     self._write_gen(template_generation(self.template_path))
                     self._drop_stale_pool()
@@ -250,6 +271,34 @@ class SQLiteDatabase(RolloutDatabase):
             self.size_unit = int(conn.execute("PRAGMA page_size").fetchone()[0])
         finally:
             conn.close()
+
+    def _warn_old_layout(self) -> None:
+        """Before the folder per name, ``dir=`` held the files itself: say once that they are no longer used."""
+        if self.parent_dir is not None and (self.parent_dir / "template.db").is_file() \
+                and (self.parent_dir / ".lock").is_file() and not self.dir.exists():
+            logger.warning("%s holds SQLite rollout files of an older rft-sdk (template.db, .lock, r-*.db, "
+                           "pool-*.db): they are no longer used; %r keeps its files in %s (remove the old ones)",
+                           self.parent_dir, self.name, self.dir)
+
+    def _check_source(self) -> None:
+        """The existing template was built from this database's ``setup``/``template`` (the lock held).
+
+        Raises:
+            RFTError: ``template.source`` names another one: two tasks share ``name`` and ``dir``.
+        """
+        try:
+            recorded = self.source_path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:  # built by an older version: adopt it
+            self.source_path.write_text(self.source_id + "\n", encoding="utf-8")
+            return
+        if same_source(recorded, self.source_id):
+            if recorded != self.source_id:
+                self.source_path.write_text(self.source_id + "\n", encoding="utf-8")
+            return
+        raise RFTError(
+            f"the SQLite template {str(self.template_path)!r} was built from {recorded}, not from "
+            f"{self.source_id}: two different databases share name={self.name!r} in one folder. Give each its "
+            "own name= (or dir=); if this is the same task with its setup renamed, pass rebuild=True once")
 
     def _build_template(self) -> None:
         """Write ``template.db`` from ``template`` or ``setup`` and publish its generation (the folder's lock
@@ -280,6 +329,7 @@ class SQLiteDatabase(RolloutDatabase):
             gen = template_generation(tmp)
             self._write_gen("")  # no clone is claimed or published while the template is replaced
             os.replace(tmp, self.template_path)
+            self.source_path.write_text(self.source_id + "\n", encoding="utf-8")
             self._write_gen(gen)
         except BaseException:
             tmp.unlink(missing_ok=True)

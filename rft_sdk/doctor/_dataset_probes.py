@@ -19,7 +19,7 @@ from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
-           "prose_fields"]
+           "prose_fields", "template_fields"]
 
 #: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
 MAX_DUMP_CHARS = 64_000
@@ -220,6 +220,28 @@ def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, 
     return out
 
 
+def template_fields(values: Mapping[tuple[str, str], list[tuple[Any, Collection[str]]]]) -> set[tuple[str, str]]:
+    """The ``(tool, argument)`` pairs whose gold values are boilerplate text: on three or more calls (``values``:
+    per call, its value and the string values of the other arguments of the same item's gold calls), every
+    value a string of 2+ words, and the same text on every call once each other argument's value it contains
+    is taken out (``"requested by customer"`` on every transfer; ``"Merge {source}"`` where ``source`` is the
+    merge call's own argument). Such a value says nothing of the item that the other arguments do not say
+    (issue 37: a constant memo, a templated commit message), so an honest grader may ignore it."""
+    out = set()
+    for key, calls in values.items():
+        if len(calls) < 3 or not all(isinstance(v, str) and len(v.split()) >= 2 for v, _ in calls):
+            continue
+        templates = set()
+        for value, others in calls:
+            text = str(value)
+            for other in sorted((o for o in others if len(o) >= 2 and o != value), key=len, reverse=True):
+                text = text.replace(other, "\0")
+            templates.add(text)
+        if len(templates) == 1:
+            out.add(key)
+    return out
+
+
 def _same_json(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
@@ -264,14 +286,17 @@ class AlteredWrites(GoldPlanProbe):
     3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated);
 
     1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
-    refuses), then a sibling or another item's value of another shape.
+    refuses), then a sibling or another item's value of another shape. Never a value the item's own gold
+    passes to the same tool and argument (another seat it also books: its own call would then be refused
+    and the rollout end partly right, which an honest set grader pays).
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
     ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
     argument of a write shape that repeats across items is altered on some of them, at one rollout per
     item. A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
-    memo, a commit message); natural language is not an identifier or
+    memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
+    commit message ``"Merge {source}"``); natural language is not an identifier or
     a value of the outcome, and an honest grader rightly ignores it (issue 37: a memo altered, an honest
     grader failed). The other arguments of an annotation (``_generic.annotation_call``: a comment) are
     candidates only on items with no other, and the arguments of a status write (``_generic._status_write``:
@@ -298,13 +323,17 @@ class AlteredWrites(GoldPlanProbe):
         self._context = ProbeContext([], write_tools=write_tools)
         self._choice: dict[int, int] = {}
         self._prose: set[tuple[str, str]] = set()
+        self._taken: dict[tuple[str, str], set[str]] = {}  # the altered item's gold values per (tool, argument)
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
         self._context = context
         values: dict[tuple[str, str], dict[str, tuple[Any, dict[str, Any]]]] = {}
         every: dict[tuple[str, str], list[Any]] = {}  # every gold value, repeats kept (enums repeat)
+        texts: dict[tuple[str, str], list[tuple[Any, Collection[str]]]] = {}  # with the item's other strings
         for item in context.items:
+            strings = [v for c in item.get(self.actions_field) or [] if isinstance(c, Mapping)
+                       and isinstance(c.get("arguments"), Mapping) for v in c["arguments"].values() if isinstance(v, str)]
             for call in item.get(self.actions_field) or []:
                 if isinstance(call, Mapping) and is_write_tool(str(call.get("name")), self.write_tools) \
                         and isinstance(call.get("arguments"), Mapping):
@@ -312,10 +341,11 @@ class AlteredWrites(GoldPlanProbe):
                     for arg, value in arguments.items():
                         rest = {k: v for k, v in arguments.items() if k != arg}
                         every.setdefault((call["name"], arg), []).append(value)
+                        texts.setdefault((call["name"], arg), []).append((value, strings))
                         values.setdefault((call["name"], arg), {}).setdefault(json.dumps(value, sort_keys=True),
                                                                              (value, rest))
         self._calls = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
-        self._prose = prose_fields(every)
+        self._prose = prose_fields(every) | template_fields(texts)
         self._choice = {}
         used: dict[str, int] = {}
         for i, item in enumerate(context.items):
@@ -337,8 +367,12 @@ class AlteredWrites(GoldPlanProbe):
         of another shape (which a validator may refuse)."""
         current = json.dumps(value, sort_keys=True)
         shape = value_shape(value)
+        # never a value this item's gold itself passes to the same tool and argument (another seat the gold also
+        # books: its own call is then refused as a duplicate, and the rollout is partly right, not a wrong one)
+        taken = self._taken.get((tool, arg), set())
         siblings = sibling_values(value, sources, exclude)
-        others = [(v, rest) for v, rest in self._calls.get((tool, arg), []) if json.dumps(v, sort_keys=True) != current]
+        others = [(v, rest) for v, rest in self._calls.get((tool, arg), [])
+                  if json.dumps(v, sort_keys=True) != current and json.dumps(v, sort_keys=True) not in taken]
         given = dict(arguments or {})
         others.sort(key=lambda o: -sum(k in given and _same_json(v, given[k]) for k, v in o[1].items()))
         found = next((v for v in siblings if value_shape(v) == shape), None)
@@ -348,7 +382,7 @@ class AlteredWrites(GoldPlanProbe):
         if found is not None:
             return found, "other item"
         new = _mutate(value)
-        if new is not None and json.dumps(new, sort_keys=True) != current:
+        if new is not None and json.dumps(new, sort_keys=True) not in taken | {current}:
             return new, "mutation"
         if siblings:
             return siblings[0], "sibling"
@@ -376,6 +410,11 @@ class AlteredWrites(GoldPlanProbe):
         used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
                 for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
         valid = _alternative_calls(item)
+        self._taken = {}  # read by :meth:`_new_value`
+        for a in actions:
+            if isinstance(a, Mapping) and isinstance(a.get("arguments"), Mapping):
+                for k, v in a["arguments"].items():
+                    self._taken.setdefault((str(a.get("name")), k), set()).add(json.dumps(v, sort_keys=True))
         plain: list[dict[str, Any]] = []
         prose: list[dict[str, Any]] = []
         status: list[dict[str, Any]] = []

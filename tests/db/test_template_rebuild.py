@@ -54,14 +54,14 @@ def test_after_a_rebuild_rft_validate_starts_every_rollout_from_the_new_template
         assert db._counts()["pool"] == app.POOL_SIZE
     finally:
         db.close()
-    old_pool = sorted(db_dir.glob("pool-*.db"))
+    old_pool = sorted(db.dir.glob("pool-*.db"))
     assert len(old_pool) == app.POOL_SIZE and _members(old_pool[0]) == [f"m{i}" for i in range(10)]
 
     second = _validate(data[1], 1, db_dir)  # setup() changed, rebuild=True: the first run must pass
     assert second.returncode == 0, second.stdout + second.stderr
     assert "10 gold trajectories replayed: 0 error(s)" in second.stdout
     assert not any(p.exists() for p in old_pool)  # the old clones were removed, not only skipped
-    for pooled in db_dir.glob("pool-*.db"):  # what the new run's refill left is the new template's
+    for pooled in db.dir.glob("pool-*.db"):  # what the new run's refill left is the new template's
         assert _members(pooled) == [f"m{90 + i}" for i in range(10)]
 
 
@@ -93,7 +93,7 @@ def test_a_refill_clone_of_the_old_template_published_after_the_rebuild_is_disca
         a.pool_size = 3
         a.refill_once()  # its first clone is of the old template: discarded; the next ones of the new one
         assert rebuilt and b._counts()["pool"] == 3
-        for pooled in (tmp_path / "db").glob("pool-*.db"):
+        for pooled in b.dir.glob("pool-*.db"):
             assert _members(pooled) == [f"m{90 + i}" for i in range(10)]
         for i in range(3):
             db_id, source = b._ensure(f"trace-{i}")
@@ -111,8 +111,8 @@ def test_a_rebuild_cut_short_or_an_older_lock_file_is_repaired_at_the_next_start
     from rft_sdk._db._sqlite import _COUNTS_BYTES, SQLiteDatabase, template_generation
 
     monkeypatch.setenv("RFT_TEST_SEED", "0")
-    folder = tmp_path / "db"
-    first = SQLiteDatabase(setup=app.setup, dir=folder, name="repair", pool_size=2, ttl_s=600)
+    first = SQLiteDatabase(setup=app.setup, dir=tmp_path / "db", name="repair", pool_size=2, ttl_s=600)
+    folder = first.dir  # <dir>/<name>
     first.start()
     first.refill_once()
     first.close()
@@ -123,7 +123,7 @@ def test_a_rebuild_cut_short_or_an_older_lock_file_is_repaired_at_the_next_start
     with open(folder / ".lock", "r+b") as f:
         f.seek(_COUNTS_BYTES)
         f.write(b" " * 16)  # the generation blanked, as a rebuild does before it replaces the template
-    second = SQLiteDatabase(setup=app.setup, dir=folder, name="repair", pool_size=2, ttl_s=600)
+    second = SQLiteDatabase(setup=app.setup, dir=tmp_path / "db", name="repair", pool_size=2, ttl_s=600)
     second.start()
     try:
         assert second._gen == template_generation(folder / "template.db")

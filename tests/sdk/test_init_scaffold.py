@@ -68,6 +68,9 @@ def test_the_scaffold_passes_validate_emulate_and_doctor(tmp_path: Path) -> None
     checked = step(steps["validate"], task)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "10 gold trajectories replayed: 0 error(s), 0 warning(s)" in checked.stdout
+    # the template lives in .rft-db/<name>/: another task's database in the same .rft-db/ never shares it
+    assert [p.relative_to(task).as_posix() for p in (task / ".rft-db").glob("**/template.db")] == [
+        ".rft-db/task/template.db"]
 
     with serve_process("app:server", port=port, cwd=task, env={"PYTHONPATH": ENV["PYTHONPATH"]}) as base:
         for live in (["--config", "job.json"], ["--url", base]):  # the dry run over HTTP, through the job's URLs too

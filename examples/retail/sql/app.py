@@ -9,7 +9,7 @@ clone (``_grading``).
 
 Backend, from the environment:
 
-* ``RETAIL_DB=sqlite`` (default): files under ``$RETAIL_DB_DIR`` (default: a
+* ``RETAIL_DB=sqlite`` (default): files under ``$RETAIL_DB_DIR/<name>`` (default: a
   folder in the temp dir shared by the workers of one host);
 * ``RETAIL_DB=postgres``: ``$RETAIL_PG_URL`` (a server where the role may
   ``CREATE DATABASE``), ``$RETAIL_DB_POOL`` warm clones (default 8).
