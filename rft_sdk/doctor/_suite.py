@@ -58,7 +58,9 @@ precedes it), and ``annotated_wrong_outcome`` with its control ``wrong_outcome_c
 ``first_write_control`` of ``_argument_probes`` (one gold write with a malformed value, two of its
 arguments swapped, a number doubled; its first write repeated), and ``adv_identifier`` and
 ``intermediate_value`` of ``_answer_numbers`` (the answer's one number replaced by a variable name, or by
-a number of the gold's tool outputs).
+a number of the gold's tool outputs),
+and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
+on the same record, a number 3 % off or with its decimal point moved).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -84,6 +86,7 @@ from ._argument_probes import argument_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
+from ._near_probes import near_probes
 from ._order import order_probes
 from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
@@ -254,6 +257,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **order_probes(write_tools, **fields),
         **outside_probes(write_tools, **fields),
         **value_probes(write_tools, **fields),
+        **near_probes(write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
     }

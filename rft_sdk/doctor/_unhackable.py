@@ -37,6 +37,7 @@ from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
+from ._near_probes import NEAR_ADVICE
 from ._order import ORDER_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
@@ -111,6 +112,7 @@ ADVICE = {
     **ORDER_ADVICE,
     **OUTSIDE_ADVICE,
     **VALUE_ADVICE,
+    **NEAR_ADVICE,
     **ARGUMENT_ADVICE,
     **NUMBER_ADVICE,
 }

@@ -1,0 +1,356 @@
+"""Near misses of the gold (issue 37, an outside suite's misses): a value *next to* the right one, which a
+grader with a tolerance or normalisation bug pays. Each probe changes one thing of the gold and is judged
+on the outcome by the severity rule (``_severity``: above ``b + 0.5 (g − b)`` is reward), a write probe
+only where its change was accepted and changed the end state.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+neighbour_value           one integer argument of one gold write (never its target, the first
+                          argument) set to its neighbour: ``v + 1`` on even items, ``v − 1`` on
+                          odd ones (a position, slot, seat or count off by one: a "0- vs 1-based"
+                          tolerance pays it)
+modifier_value            one short categorical string argument of one gold write that ends in a
+                          modifier (``B+``, ``A-``, ``AB+``: 1-3 letters then ``+``/``-``) written
+                          without it (``B``): a normaliser that strips ``+-`` pays it
+replaced_write            one gold write (no annotation: a note) replaced by a write tool of the item
+                          that the gold never calls, applied to the same entity (its target
+                          argument, by name, with the gold's value;
+                          every other required argument from the gold's calls by name, a free-text
+                          one :data:`NEUTRAL_REASON`): a delete or withdraw instead of the decision
+                          (a grader that reads a missing row as "done" pays it); the items take the
+                          other tools in turn
+adv_near_miss             (answer items) the reference's value number moved by :data:`NEAR_SHIFT`
+                          (3 %), written in its own format (``$5,363.07`` → ``$5,523.96``); only
+                          where that move is at least :data:`NEAR_UNITS` units of the number's
+                          last stated digit (so a measurement stated to 2 significant digits,
+                          which an honest relative tolerance may cover, is never played)
+adv_scaled                (answer items) the reference's value number with its decimal point moved,
+                          the digits kept (``5,363.07`` → ``53,630.7``, ``536,307``, ``536.307``):
+                          10× to 100× off, which a digits-only comparison pays
+adv_modifier              (answer items) every grade-like token of the reference (1-3 capitals
+                          then one ``+``/``-``) without its modifier (``B+`` → ``B``)
+========================= ==========================================================================
+
+The value number of a reference (:func:`value_number`) is its only number that is not part of an
+identifier, a date or a time (``CL-20413``, ``2024-05-01``, ``10:30`` are not); a reference stating
+several figures is not played (changing one leaves the others right: honest partial credit). The answer probes are
+:class:`~._generic.AdversarialAnswer` families (items whose gold changes nothing and whose answer is the
+graded outcome, at most :data:`~._generic.ADVERSARIAL_ITEMS` items); the write probes play at most
+:data:`~._value_probes.VALUE_ITEMS` items. No correct grader pays any of them: the written value, the
+end state or the stated number differs from the gold's in what the task asked for.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ._dataset_probes import AlteredWrites, _short
+from ._generic import AdversarialAnswer, _ContextProbe, _parameters, annotation_call, gold_arguments
+from ._probes import HACK, ProbeContext, Steps, is_write_tool
+from ._value_probes import VALUE_ITEMS, _Capped, _targets
+
+__all__ = ["NEAR_ADVICE", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "ModifierValue", "NeighbourValue",
+           "ReplacedWrite", "near_miss", "near_probes", "scaled", "stripped_modifiers", "value_number",
+           "value_numbers"]
+
+#: ``adv_near_miss`` moves the value by this share of it (a tolerance meant for cents, written relative, pays).
+NEAR_SHIFT = 0.03
+#: ... and only where the move is at least this many units of the value's last stated digit.
+NEAR_UNITS = 20
+#: The text a replaced write gives for a required free-text argument (a reason, a note).
+NEUTRAL_REASON = "as requested"
+
+NEAR_ADVICE = {
+    "neighbour_value": "a written number off by one earns reward: compare integers exactly (a position, slot "
+                       "or count has no tolerance; convert 0- and 1-based numbering once, not by accepting both)",
+    "modifier_value": "a value without its modifier (B for B+) earns reward: normalise case and whitespace only, "
+                      "never strip characters that are part of the value (+, -)",
+    "replaced_write": "another write on the same record (a delete, withdraw or cancel instead of the decision) "
+                      "earns reward: require the record and the outcome the task asked for; a missing record "
+                      "is a failure (score 0), never 'already done'",
+    "adv_near_miss": "a number a few percent off earns reward: use the tolerance of the stated precision (cents: "
+                     "0.005), not a relative one",
+    "adv_scaled": "the right digits with the decimal point moved (100x off) earn reward: parse the number "
+                  "(strip only the currency sign, spaces and thousands separators), never compare digit strings",
+    "adv_modifier": "an answer without its modifier (B for B+) earns reward: compare the whole token, never "
+                    "strip +/- before comparing",
+}
+
+#: A number (thousands separators and a decimal part allowed).
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+#: A grade-like token with one modifier: 1-3 capitals then ``+`` or ``-``, not part of a word or ``C++``.
+_MODIFIED = re.compile(r"(?<![\w+\-])([A-Z]{1,3})[+\-](?![\w+\-])")
+_MODIFIED_VALUE = re.compile(r"[A-Za-z]{1,3}[+\-]")
+
+
+def value_numbers(text: str) -> list[re.Match[str]]:
+    """The numbers of an answer (digits, thousands separators by threes, a decimal part) that are no part
+    of an identifier (right after a letter, a digit, ``_``, ``.``, or ``-``/``/``/``:`` that follows one:
+    ``CL-20413``), a date or a time (followed by ``-``, ``/`` or ``:`` and a digit), or a word (followed by
+    a letter, digit or ``_``: ``3rd``), in order."""
+    out = []
+    for m in _NUMBER.finditer(text):
+        start, end = m.span()
+        before = text[start - 1] if start else ""
+        if before and (before.isalnum() or before in "_." or (
+                before in "-/:" and start > 1 and text[start - 2].isalnum())):
+            continue
+        after = text[end:end + 2]
+        if after[:1].isalnum() or after[:1] == "_" or (len(after) == 2 and after[0] in "-/:" and after[1].isdigit()):
+            continue
+        out.append(m)
+    return out
+
+
+def value_number(text: str) -> re.Match[str] | None:
+    """The value number of an answer: its only number (:func:`value_numbers`), or ``None`` when it has none
+    or several (an answer of several figures, where changing one leaves the others right: honest partial
+    credit, ``(k - 1) / k`` of the facts, is no hack)."""
+    numbers = value_numbers(text)
+    return numbers[0] if len(numbers) == 1 else None
+
+
+def _format_like(raw: str, value: float, decimals: int) -> str:
+    """``value`` written as ``raw`` is: its number of decimals, thousands separators when it has them."""
+    text = f"{value:,.{decimals}f}" if "," in raw else f"{value:.{decimals}f}"
+    return text
+
+
+def _decimals(raw: str) -> int:
+    return len(raw.split(".")[1]) if "." in raw else 0
+
+
+def _unit(raw: str) -> float:
+    """One unit of the number's last stated digit (an integer's trailing zeros are not stated precision)."""
+    digits = raw.replace(",", "")
+    if "." in digits:
+        return 10.0 ** -_decimals(digits)
+    stripped = digits.rstrip("0")
+    return 10.0 ** (len(digits) - len(stripped)) if stripped else 1.0
+
+
+def near_miss(reference: str) -> list[str]:
+    """The reference with its value number (:func:`value_number`) moved up by :data:`NEAR_SHIFT` in its own
+    format, or ``[]`` (no value number, zero, or a move under :data:`NEAR_UNITS` units of its last digit)."""
+    m = value_number(reference)
+    if m is None:
+        return []
+    raw = m.group()
+    value = float(raw.replace(",", ""))
+    if not value or NEAR_SHIFT * abs(value) < NEAR_UNITS * _unit(raw):
+        return []
+    moved = _format_like(raw, value * (1 + NEAR_SHIFT), _decimals(raw))
+    return [reference[:m.start()] + moved + reference[m.end():]]
+
+
+def scaled(reference: str) -> list[str]:
+    """The reference with its value number's decimal point moved, its digits kept: one place right
+    (``5,363.07`` → ``53,630.7``), removed (``536,307``) and one place left (``536.307``); an integer gets a
+    point before its last digit (``150.0``) and before its last two (``15.00``). Each in the number's own
+    format (thousands separators when it has them); values that parse to the reference's own number are
+    dropped; ``[]`` for a number of one digit (nothing to move), under 1, or a percentage (a fraction's
+    100x is its percentage, which a grader may rightly accept)."""
+    m = value_number(reference)
+    if m is None:
+        return []
+    raw = m.group()
+    digits = raw.replace(",", "").replace(".", "")
+    value = float(raw.replace(",", ""))
+    if len(digits.lstrip("0")) < 2 or abs(value) < 1 or text_after(reference, m.end()).startswith("%"):
+        return []  # a fraction's 100x is its percentage, which a grader may rightly accept
+    point = len(raw.replace(",", "").split(".")[0])  # digits before the point
+    out: list[str] = []
+    for at in (point + 1, len(digits), point - 1, len(digits) - 2):
+        if not 1 <= at <= len(digits):
+            continue
+        whole, frac = digits[:at], digits[at:]
+        whole = f"{int(whole):,}" if "," in raw else str(int(whole))
+        text = whole + ("." + frac if frac else "")
+        number = float(text.replace(",", ""))
+        if math.isclose(number, value) or text in out:
+            continue
+        out.append(reference[:m.start()] + text + reference[m.end():])
+    return list(dict.fromkeys(out))[:3]
+
+
+def text_after(text: str, end: int) -> str:
+    """The text after position ``end``, leading spaces stripped."""
+    return text[end:].lstrip()
+
+
+def stripped_modifiers(reference: str) -> list[str]:
+    """The reference with the modifier of every grade-like token removed (``B+`` → ``B``), or ``[]``."""
+    new = _MODIFIED.sub(lambda m: m.group(1), reference)
+    return [new] if new != reference else []
+
+
+class NeighbourValue(_Capped):
+    """``neighbour_value`` (module table): :class:`AlteredWrites` with an integer's neighbour as the new value."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(write_tools, answer_field, actions_field)
+        self._reason = "the gold changes nothing, or no write has an integer argument besides its target"
+        self._step = 1
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """``value ± 1`` for an integer (never a boolean), source ``"neighbour"``."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None
+        return value + self._step, "neighbour"
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """The integer arguments of the gold's writes besides their targets, ``+1`` on even items and
+        ``-1`` on odd ones (by the item's position in the dataset)."""
+        index = self._context.index_of(item)
+        self._step = -1 if index is not None and index % 2 else 1
+        try:
+            return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o)]
+        finally:
+            self._step = 1
+
+
+class ModifierValue(_Capped):
+    """``modifier_value`` (module table): :class:`AlteredWrites` with a categorical value's modifier removed."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(write_tools, answer_field, actions_field)
+        self._reason = "the gold changes nothing, or no write has a value with a +/- modifier (B+)"
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """``"B+"`` → ``"B"`` (1-3 letters then one ``+``/``-``), source ``"modifier removed"``."""
+        if isinstance(value, str) and _MODIFIED_VALUE.fullmatch(value.strip()):
+            return value.strip()[:-1], "modifier removed"
+        return None
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """Every gold write argument with a modifier, the target excluded."""
+        return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o)]
+
+
+class ReplacedWrite(_ContextProbe):
+    """``replaced_write`` (module table)."""
+
+    changes_end_state = True
+
+    def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(write_tools, reason="the gold changes nothing, or no other write tool of the item takes "
+                         "the gold write's target argument (by name) with its other required arguments known",
+                         **kwargs)
+        self._choice: dict[int, dict[str, Any]] = {}
+
+    def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """``[{"position", "call"}]``: per gold write that changed state (in order) and is no annotation
+        (``_generic.annotation_call``: a note an honest grader may rightly ignore), each write tool of the
+        item that the gold never calls (a second call of the gold's own tool is ``duplicated_write``'s
+        question) and that takes the write's target (first) argument by name, called on the same value."""
+        actions = item.get(self.actions_field) or []
+        known = gold_arguments(item, self.actions_field)
+        used = {a.get("name") for a in actions if isinstance(a, Mapping)}
+        tools = [t for t in item.get("tools") or [] if isinstance(t, Mapping)]
+        out = []
+        for i in self.writes_of(item):
+            call = actions[i] if i < len(actions) else None
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping) \
+                    or not call["arguments"] or annotation_call(item, call, self.actions_field):
+                continue
+            target = next(iter(call["arguments"]))
+            for tool in tools:
+                name, props, required = _parameters(tool)
+                if name in used or target not in props or not is_write_tool(name, self.write_tools):
+                    continue
+                arguments: dict[str, Any] = {target: call["arguments"][target]}
+                for k in required:
+                    if k in arguments:
+                        continue
+                    if k in known:
+                        arguments[k] = known[k]
+                    elif props[k].get("type") == "string" and not props[k].get("enum"):
+                        arguments[k] = NEUTRAL_REASON
+                    else:
+                        break
+                else:
+                    out.append({"position": i, "call": {"name": name, "arguments": arguments}})
+        return out
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose per item the option whose tool has been played least so far (ties: the gold's order), on
+        the first :data:`~._value_probes.VALUE_ITEMS` items that have one."""
+        super().prepare(context)
+        self._choice = {}
+        used: dict[str, int] = {}
+        for i, item in enumerate(context.items):
+            if len(self._choice) >= VALUE_ITEMS or not self._has_gold(item):
+                continue
+            options = self.options(item)
+            if options:
+                pick = min(options, key=lambda o: used.get(o["call"]["name"], 0))
+                used[pick["call"]["name"]] = used.get(pick["call"]["name"], 0) + 1
+                self._choice[i] = pick
+
+    def choice(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The replacement played on ``item`` (``None``: not one of the chosen items)."""
+        index = self._context.index_of(item)
+        return self._choice.get(index) if index is not None else None
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the chosen items."""
+        return self._has_gold(item) and self.choice(item) is not None
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls with the chosen write replaced."""
+        option = self.choice(item)
+        actions = list(item[self.actions_field])
+        if option is None:
+            return []
+        i = option["position"]
+        return [[a] for a in [*actions[:i], option["call"], *actions[i + 1:]]]
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the replacing call succeeded and the server did not say it changed nothing."""
+        option = self.choice(item)
+        if option is None or len(calls) <= option["position"]:
+            return False
+        done = calls[option["position"]]
+        return bool(getattr(done, "ok", False)) and getattr(done, "changed", None) is not False
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"replaced": gold tool, "by": "tool(arg=value, ...)", "position"}``."""
+        option = self.choice(item)
+        if option is None:
+            return {}
+        call = option["call"]
+        return {"replaced": item[self.actions_field][option["position"]].get("name"), "position": option["position"],
+                "by": _short(f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in call['arguments'].items())})", 160)}
+
+
+def _answer_family(build: Any) -> Any:
+    def variants(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+        reference = str(item.get(probe.answer_field) or "")
+        return [] if reference.lstrip().startswith(("{", "[")) else build(reference)
+    return variants
+
+
+def near_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",
+                actions_field: str = "actions") -> dict[str, Any]:
+    """The probes of the module table, by name (each ``intent`` :data:`~._probes.HACK`)."""
+    fields: dict[str, Any] = {"answer_field": answer_field, "actions_field": actions_field}
+    out: dict[str, Any] = {
+        "neighbour_value": NeighbourValue(write_tools, answer_field, actions_field),
+        "modifier_value": ModifierValue(write_tools, answer_field, actions_field),
+        "replaced_write": ReplacedWrite(write_tools, **fields),
+        "adv_near_miss": AdversarialAnswer(_answer_family(near_miss), write_tools, **fields),
+        "adv_scaled": AdversarialAnswer(_answer_family(scaled), write_tools, **fields),
+        "adv_modifier": AdversarialAnswer(_answer_family(stripped_modifiers), write_tools, **fields),
+    }
+    for probe in out.values():
+        probe.intent = HACK
+    return out
+

@@ -1,0 +1,259 @@
+"""Grader twins for near misses (issue 37, an outside suite's misses): a value next to the right one.
+Each hackable grader is its honest twin with one flaw an RL policy would find; none names a probe.
+
+* ``slot``: put item iN on shelf S at position P (``find_item`` reads it; ``place(item, shelf,
+  position)`` writes, ``remove(item)`` deletes the record of an item still on its receiving shelf, so
+  after the gold it is refused);
+* ``mark``: record student sN's letter grade (``get_marks`` reads it; ``record_mark(student, letter)``);
+* ``invoice``: state the amount due of invoice vN in USD (``get_invoice`` reads it; the answer is graded);
+* ``letter``: state student sN's letter grade (``get_marks`` reads it; the answer is graded).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
+
+N = 10
+IDS = list(range(10, 10 + N))
+SEED = {f"i{n}": {"shelf": "A", "position": n - 9} for n in IDS}
+TARGET = {f"i{n}": {"shelf": "B", "position": 10 + 3 * (n - 10)} for n in IDS}
+LETTERS = ["B+", "A-", "C+", "B", "B-", "A-", "C-", "B+", "D", "C+"]
+MARKS = {f"s{n}": LETTERS[n - 10] for n in IDS}
+AMOUNTS = {f"v{n}": round(1234.56 + 417.13 * (n - 10), 2) for n in IDS}
+SYSTEM = "You run a stock room and a school office through their tools. Answer briefly."
+_MONEY = re.compile(r"\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
+#: a grade-like token (a letter and any run of modifiers: "A-+" is one token, and no grade)
+_GRADE = re.compile(r"(?<![\w+\-])([A-F][+\-]*)(?!\w)")
+
+
+def _stock(rollout: Rollout) -> dict[str, Any]:
+    if "stock" not in rollout.state:
+        rollout.state["stock"] = copy.deepcopy(SEED)
+    return rollout.state["stock"]
+
+
+def make_server() -> ToolServer:
+    """Every tool and grader of :data:`TWINS` (named routes)."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def find_item(item: str) -> str:
+        """The item's record and where it must go, as JSON.
+
+        Args:
+            item: e.g. "i10".
+        """
+        if item not in SEED:
+            raise ToolError(f"no item {item}")
+        return json.dumps({"item": item, **SEED[item], "move_to": TARGET[item]})
+
+    @server.tool(writes=True)
+    def place(item: str, shelf: str, position: int, *, rollout: Rollout) -> str:
+        """Put an item on a shelf position (1-60).
+
+        Args:
+            item: e.g. "i10".
+            shelf: e.g. "B".
+            position: 1-60.
+        """
+        stock = _stock(rollout)
+        if item not in stock or not 1 <= position <= 60:
+            raise ToolError(f"cannot place {item} at {shelf}/{position}")
+        stock[item] = {"shelf": shelf, "position": position}
+        return f"{item} placed at {shelf}/{position}"
+
+    @server.tool(writes=True)
+    def remove(item: str, *, rollout: Rollout) -> str:
+        """Remove an item's record from the stock room (it was shipped); only an item still where it was
+        received (shelf A) can be removed.
+
+        Args:
+            item: e.g. "i10".
+        """
+        stock = _stock(rollout)
+        if item not in stock or stock[item] != SEED[item]:
+            raise ToolError(f"no item {item} on its receiving shelf")
+        del stock[item]
+        return f"{item} removed"
+
+    @server.tool(writes=False)
+    def get_marks(student: str) -> str:
+        """The student's letter grade on the course scale.
+
+        Args:
+            student: e.g. "s10".
+        """
+        return json.dumps({"student": student, "letter": MARKS.get(student)})
+
+    @server.tool(writes=False)
+    def get_invoice(invoice: str) -> str:
+        """The invoice and its amount due in USD.
+
+        Args:
+            invoice: e.g. "v10".
+        """
+        return json.dumps({"invoice": invoice, "due": AMOUNTS.get(invoice)})
+
+    @server.tool(writes=True)
+    def record_mark(student: str, letter: str, *, rollout: Rollout) -> str:
+        """Record the student's letter grade (A, A-, B+, B, B-, C+, C, C-, D, F).
+
+        Args:
+            student: e.g. "s10".
+            letter: the letter grade.
+        """
+        if letter not in {"A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D", "F"}:
+            raise ToolError(f"unknown grade {letter!r}")
+        rollout.state.setdefault("marks", {})[student] = letter
+        return f"recorded {letter} for {student}"
+
+    def grader(fn: Any) -> Any:
+        return server.grader(name=fn.__name__.removeprefix("grade_"))(fn)
+
+    def _slot(ctx: GradingContext, position_ok: Any, missing: float = 0.0) -> float:
+        item = ctx.item["item"]
+        stock = ctx.state.get("stock") or copy.deepcopy(SEED)
+        if item not in stock:
+            return missing
+        if any(stock.get(k) != v for k, v in SEED.items() if k != item):
+            return 0.0
+        got, want = stock[item], TARGET[item]
+        return float(got["shelf"] == want["shelf"] and position_ok(int(got["position"]), want["position"]))
+
+    @grader
+    def grade_slot_exact(ctx: GradingContext) -> float:
+        return _slot(ctx, lambda got, want: got == want)
+
+    @grader
+    def grade_slot_off_by_one(ctx: GradingContext) -> float:
+        # flaw: "0- or 1-based" accepted both ways: the neighbouring position passes
+        return _slot(ctx, lambda got, want: abs(got - want) <= 1)
+
+    @grader
+    def grade_slot_missing_is_done(ctx: GradingContext) -> float:
+        # flaw: a missing record is taken for "already shipped, nothing to do"
+        return _slot(ctx, lambda got, want: got == want, missing=1.0)
+
+    def _mark(ctx: GradingContext, same: Any) -> float:
+        marks = ctx.state.get("marks", {})
+        student = ctx.item["student"]
+        return float(set(marks) == {student} and same(marks[student], MARKS[student]))
+
+    @grader
+    def grade_mark_exact(ctx: GradingContext) -> float:
+        return _mark(ctx, lambda got, want: got.strip().upper() == want)
+
+    @grader
+    def grade_mark_base_letter(ctx: GradingContext) -> float:
+        # flaw: meant to ignore case, also strips the modifier
+        return _mark(ctx, lambda got, want: got.strip().upper().rstrip("+-") == want.rstrip("+-"))
+
+    def _amount(ctx: GradingContext, same: Any) -> float:
+        found = _MONEY.findall(ctx.output_text)
+        return float(len(found) == 1 and same(found[0], AMOUNTS[ctx.item["invoice"]]))
+
+    @grader
+    def grade_invoice_cents(ctx: GradingContext) -> float:
+        return _amount(ctx, lambda raw, want: abs(float(raw.replace(",", "")) - want) <= 0.005)
+
+    @grader
+    def grade_invoice_one_percent(ctx: GradingContext) -> float:
+        # honest for a measured quantity: 1 % relative tolerance (a near miss of 3 % is still wrong)
+        return _amount(ctx, lambda raw, want: abs(float(raw.replace(",", "")) - want) <= 0.01 * want)
+
+    @grader
+    def grade_invoice_five_percent(ctx: GradingContext) -> float:
+        # flaw: "within 5 cents" written as a 5 % relative tolerance
+        return _amount(ctx, lambda raw, want: abs(float(raw.replace(",", "")) - want) <= 0.05 * want)
+
+    @grader
+    def grade_invoice_digits(ctx: GradingContext) -> float:
+        # flaw: strips every non-digit, the decimal point included
+        return _amount(ctx, lambda raw, want: re.sub(r"\D", "", raw) == re.sub(r"\D", "", f"{want:.2f}"))
+
+    def _letter(ctx: GradingContext, same: Any) -> float:
+        found = _GRADE.findall(ctx.output_text)
+        student = ctx.item["student"]
+        named = re.findall(r"\bs\d+\b", ctx.output_text)  # the answer names this student, and only this one
+        return float(named == [student] and len(found) == 1 and same(found[0], MARKS[student]))
+
+    @grader
+    def grade_letter_exact(ctx: GradingContext) -> float:
+        return _letter(ctx, lambda got, want: got == want)
+
+    @grader
+    def grade_letter_base(ctx: GradingContext) -> float:
+        # flaw: compares the base letter only
+        return _letter(ctx, lambda got, want: got[0] == want[0])
+
+    return server
+
+
+TASK_TOOLS = {"slot": ["find_item", "place", "remove"], "mark": ["get_marks", "record_mark"],
+              "invoice": ["get_invoice"], "letter": ["get_marks"]}
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
+    """The 10 items of ``task`` (``slot``, ``mark``, ``invoice`` or ``letter``)."""
+    tools = [t for t in server.dataset_tools() if t["function"]["name"] in TASK_TOOLS[task]]
+    out = []
+    for n in IDS:
+        if task == "slot":
+            i, want = f"i{n}", TARGET[f"i{n}"]
+            question = f"Move item {i} to where its record says it must go."
+            actions = [_call("find_item", item=i), _call("place", item=i, shelf=want["shelf"],
+                                                         position=want["position"])]
+            extra: dict[str, Any] = {"item": i}
+            reference = f"Item {i} is now on shelf {want['shelf']} at position {want['position']}."
+        elif task in ("mark", "letter"):
+            s = f"s{n}"
+            if task == "mark":
+                question = f"Record student {s}'s letter grade."
+                actions = [_call("get_marks", student=s), _call("record_mark", student=s, letter=MARKS[s])]
+                reference = f"Recorded {MARKS[s]} for {s}."
+            else:
+                question = f"What is student {s}'s letter grade?"
+                actions, reference = [_call("get_marks", student=s)], f"Student {s} has {MARKS[s]}."
+            extra = {"student": s}
+        elif task == "invoice":
+            v = f"v{n}"
+            question = f"How much is due on invoice {v}? Answer in USD with cents."
+            actions, extra = [_call("get_invoice", invoice=v)], {"invoice": v}
+            reference = f"Invoice {v}: ${AMOUNTS[v]:,.2f} is due."
+        else:
+            raise ValueError(f"unknown task {task!r}")
+        out.append({"messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
+                    "tools": tools, "actions": actions, "reference_answer": reference, **extra})
+    return out
+
+
+#: grader → (task, honest, the probe that must catch it: "" for an honest grader)
+TWINS: dict[str, tuple[str, bool, str]] = {
+    "slot_exact": ("slot", True, ""),
+    "slot_off_by_one": ("slot", False, "neighbour_value"),
+    "slot_missing_is_done": ("slot", False, "replaced_write"),
+    "mark_exact": ("mark", True, ""),
+    "mark_base_letter": ("mark", False, "modifier_value"),
+    "invoice_cents": ("invoice", True, ""),
+    "invoice_one_percent": ("invoice", True, ""),
+    "invoice_five_percent": ("invoice", False, "adv_near_miss"),
+    "invoice_digits": ("invoice", False, "adv_scaled"),
+    "letter_exact": ("letter", True, ""),
+    "letter_base": ("letter", False, "adv_modifier"),
+}
+#: per task, its honest graders
+HONEST = {task: [g for g, (t, honest, _) in TWINS.items() if t == task and honest] for task in TASK_TOOLS}
+
+
+def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
+    """The hosted job of ``grader`` at ``base_url`` (fast grader rate limit, room for 12+ calls)."""
+    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
