@@ -7,14 +7,14 @@ compared against the pure-torch references. Set ``TRITON_INTERPRET=0`` in the
 environment to test the compiled path on a GPU.
 
 Order: the files holding a ``slow`` test are collected first. ``make test``
-runs ``pytest -n 2 --dist loadfile --no-loadscope-reorder``: each file goes
+runs ``pytest -n 3 --dist loadfile --no-loadscope-reorder``: each file goes
 whole to one worker, in collection order, so the long files (NeMo Gym's
 servers, the doctor's twin suites, the trainers) start at once and the short
 ones fill in behind them; pytest-xdist's default order (most tests first)
 started them last and ended the run on one worker.
 
 Threads: ``OMP_NUM_THREADS`` defaults to 1 here, before any test imports
-torch (subprocesses inherit it). Two workers on two cores, each with a torch
+torch (subprocesses inherit it). Three workers on two cores, each with a torch
 thread pool of two, oversubscribe the cores: the policy and model tensors of
 these tests are small, and a pool only adds contention (the TRL trainer loop
 took 57 s with the default pool and 26-30 s with one thread). Set it in the
