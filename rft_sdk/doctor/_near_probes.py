@@ -30,6 +30,21 @@ adv_scaled                (answer items) the reference's value number with its d
                           10× to 100× off, which a digits-only comparison pays
 adv_modifier              (answer items) every grade-like token of the reference (1-3 capitals
                           then one ``+``/``-``) without its modifier (``B+`` → ``B``)
+component_value           one one-token string argument of one gold write (never its target) made of
+                          digit groups with separators (``19:30``, ``15.33``, ``1.4.3``,
+                          ``10.0.0.0/24``, ``2026-03-14``) with its last group changed by one unit,
+                          its width kept (:func:`last_component`: ``19:31``, ``10.0.0.0/23``): a
+                          grader that compares only the leading part (the hour, whole dollars,
+                          major.minor, the network without its prefix, the month) pays it
+adv_fraction              (answer items, as ``adv_near_miss``) the value number's fractional part
+                          moved by 20-40 units of its last stated digit, the integer part kept
+                          (``$15.33`` → ``$15.63``; :func:`fraction_moved`), only where that move
+                          is at least :data:`FRACTION_SHARE` (1 %) of the value: a grader
+                          comparing whole units pays it
+range_value               one string argument of one gold write (never its target) holding one
+                          integer (a port ``"22"``) written as a range that covers it
+                          (:func:`covering_range`: ``"0-65535"``): a grader that accepts a range
+                          covering the value pays it
 ========================= ==========================================================================
 
 The value number of a reference (:func:`value_number`) is its only number that is not part of an
@@ -53,7 +68,8 @@ from ._generic import AdversarialAnswer, _ContextProbe, _parameters, annotation_
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
-__all__ = ["NEAR_ADVICE", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "ModifierValue", "NeighbourValue",
+__all__ = ["FRACTION_SHARE", "ComponentValue", "NEAR_ADVICE", "RangeValue", "covering_range", "fraction_moved",
+           "last_component", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "ModifierValue", "NeighbourValue",
            "ReplacedWrite", "near_miss", "near_probes", "scaled", "stripped_modifiers", "value_number",
            "value_numbers"]
 
@@ -61,6 +77,9 @@ __all__ = ["NEAR_ADVICE", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "Modifie
 NEAR_SHIFT = 0.03
 #: ... and only where the move is at least this many units of the value's last stated digit.
 NEAR_UNITS = 20
+#: ``adv_fraction`` plays only where its move is at least this share of the value (an honest 1 % tolerance
+#: rejects it).
+FRACTION_SHARE = 0.01
 #: The text a replaced write gives for a required free-text argument (a reason, a note).
 NEUTRAL_REASON = "as requested"
 
@@ -76,6 +95,13 @@ NEAR_ADVICE = {
                      "0.005), not a relative one",
     "adv_scaled": "the right digits with the decimal point moved (100x off) earn reward: parse the number "
                   "(strip only the currency sign, spaces and thousands separators), never compare digit strings",
+    "component_value": "a value with its last part changed (19:31 for 19:30, 10.0.0.0/23 for /24, 1.4.4 for "
+                       "1.4.3) earns reward: compare every part of a time, amount, version, address or date, "
+                       "not only the leading one",
+    "adv_fraction": "an amount with its cents changed (15.63 for 15.33) earns reward: compare the whole number "
+                    "to its stated precision, never whole units only (int() or floor)",
+    "range_value": "a range covering the value (0-65535 for port 22) earns reward: require the single value "
+                   "the task asked for; never accept a range because it contains it",
     "adv_modifier": "an answer without its modifier (B for B+) earns reward: compare the whole token, never "
                     "strip +/- before comparing",
 }
@@ -85,6 +111,12 @@ _NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 #: A grade-like token with one modifier: 1-3 capitals then ``+`` or ``-``, not part of a word or ``C++``.
 _MODIFIED = re.compile(r"(?<![\w+\-])([A-Z]{1,3})[+\-](?![\w+\-])")
 _MODIFIED_VALUE = re.compile(r"[A-Za-z]{1,3}[+\-]")
+#: Digit groups with separators, one token: ``19:30``, ``1.4.3``, ``10.0.0.0/24``, ``2026-03-14``.
+_COMPONENTS = re.compile(r"\d+(?:[:./\-]\d+)+")
+#: A time to the second (``19:30:00``): an honest grader may compare it to the minute.
+_SECONDS = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+#: One integer written as a string (``"22"``).
+_INTEGER = re.compile(r"\d+")
 
 
 def value_numbers(text: str) -> list[re.Match[str]]:
@@ -188,6 +220,55 @@ def stripped_modifiers(reference: str) -> list[str]:
     return [new] if new != reference else []
 
 
+def last_component(value: str) -> str | None:
+    """``value`` (one token of digit groups with separators: :data:`_COMPONENTS`) with its last group
+    changed by one unit, its width (leading zeros) kept: up (``19:30`` → ``19:31``, ``2026-03-14`` →
+    ``2026-03-15``), down where up would widen it or pass a minute's 59 (``19:59`` → ``19:58``) and for a ``/prefix`` (``/24`` →
+    ``/23``, a wider network). ``None`` for anything else, and for a time to the second (``19:30:00``:
+    an honest grader may compare it to the minute)."""
+    if not _COMPONENTS.fullmatch(value) or _SECONDS.fullmatch(value):
+        return None
+    cut = max(value.rfind(c) for c in ":./-")
+    head, last = value[:cut + 1], value[cut + 1:]
+    number, width = int(last), len(last)
+    new = number + 1
+    if number and (head.endswith("/") or len(str(new)) > width or (head.endswith(":") and new >= 60)):
+        new = number - 1
+    return head + f"{new:0{width}d}"
+
+
+def covering_range(value: str) -> str | None:
+    """``"22"`` → ``"0-65535"``: one integer (written as a string) as a range from 0 to the larger of
+    65535 (the port space) and ten times the value; ``None`` for anything else."""
+    if not _INTEGER.fullmatch(value):
+        return None
+    return f"0-{max(65535, 10 * int(value))}"
+
+
+def fraction_moved(reference: str) -> list[str]:
+    """The reference with its value number's fractional part moved by 30 units of its last stated digit
+    (down where up would carry into the integer part; 40 or 20 where 30 cannot), the integer part and the
+    format kept (``$15.33`` → ``$15.63``, ``$15.93`` → ``$15.63``), or ``[]``: no value number, fewer
+    than two decimals, or a move under :data:`FRACTION_SHARE` of the value (an honest relative
+    tolerance of 1 % may cover it)."""
+    m = value_number(reference)
+    if m is None:
+        return []
+    raw = m.group()
+    decimals = _decimals(raw)
+    if decimals < 2:
+        return []
+    whole, frac = raw.split(".")
+    value = float(raw.replace(",", ""))
+    unit = 10.0 ** -decimals
+    for delta in (30, -30, 40, -40, 20, -20):
+        new = int(frac) + delta
+        if 0 <= new < 10 ** decimals and abs(delta) * unit >= FRACTION_SHARE * abs(value):
+            moved = f"{whole}.{new:0{decimals}d}"
+            return [reference[:m.start()] + moved + reference[m.end():]]
+    return []
+
+
 class NeighbourValue(_Capped):
     """``neighbour_value`` (module table): :class:`AlteredWrites` with an integer's neighbour as the new value."""
 
@@ -232,6 +313,44 @@ class ModifierValue(_Capped):
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """Every gold write argument with a modifier, the target excluded."""
+        return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o)]
+
+
+class ComponentValue(_Capped):
+    """``component_value`` (module table): :class:`AlteredWrites` with :func:`last_component` as the new value."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(write_tools, answer_field, actions_field)
+        self._reason = "the gold changes nothing, or no write has a value of digit groups (19:30, 1.4.3) besides its target"
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """:func:`last_component` of a string, source ``"last component"``."""
+        new = last_component(value.strip()) if isinstance(value, str) else None
+        return None if new is None else (new, "last component")
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """Every gold write argument of digit groups, the target excluded."""
+        return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o)]
+
+
+class RangeValue(_Capped):
+    """``range_value`` (module table): :class:`AlteredWrites` with :func:`covering_range` as the new value."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(write_tools, answer_field, actions_field)
+        self._reason = "the gold changes nothing, or no write has an integer written as a string besides its target"
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """:func:`covering_range` of a string, source ``"covering range"``."""
+        new = covering_range(value.strip()) if isinstance(value, str) else None
+        return None if new is None else (new, "covering range")
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """Every gold write argument holding one integer as a string, the target excluded."""
         return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o)]
 
 
@@ -349,6 +468,9 @@ def near_probes(write_tools: Collection[str] | None = None, *, answer_field: str
         "adv_near_miss": AdversarialAnswer(_answer_family(near_miss), write_tools, **fields),
         "adv_scaled": AdversarialAnswer(_answer_family(scaled), write_tools, **fields),
         "adv_modifier": AdversarialAnswer(_answer_family(stripped_modifiers), write_tools, **fields),
+        "component_value": ComponentValue(write_tools, answer_field, actions_field),
+        "adv_fraction": AdversarialAnswer(_answer_family(fraction_moved), write_tools, **fields),
+        "range_value": RangeValue(write_tools, answer_field, actions_field),
     }
     for probe in out.values():
         probe.intent = HACK

@@ -60,7 +60,8 @@ arguments swapped, a number doubled; its first write repeated), and ``adv_identi
 ``intermediate_value`` of ``_answer_numbers`` (the answer's one number replaced by a variable name, or by
 a number of the gold's tool outputs),
 and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
-on the same record, a number 3 % off or with its decimal point moved).
+on the same record, a number 3 % off or with its decimal point moved, a value's last part or cents changed, a
+range that covers the value).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the

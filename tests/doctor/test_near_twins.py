@@ -11,7 +11,15 @@ import pytest
 from near_twins import AMOUNTS, HONEST, TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor import check_unhackable
-from rft_sdk.doctor._near_probes import near_miss, scaled, stripped_modifiers, value_number
+from rft_sdk.doctor._near_probes import (
+    covering_range,
+    fraction_moved,
+    last_component,
+    near_miss,
+    scaled,
+    stripped_modifiers,
+    value_number,
+)
 from rft_sdk.testing import run_server
 
 pytestmark = pytest.mark.slow
@@ -54,6 +62,34 @@ def test_the_report_says_what_each_probe_played(verdicts):
     assert replaced and all(p["replaced"] == "place" and p["by"].startswith("remove(item=") for p in replaced.values())
     stripped = verdicts["mark_base_letter"]["probes"]["modifier_value"]["played"]
     assert stripped and all(p["to"] == p["from"][:-1] for p in stripped.values())
+    later = verdicts["rule_hour_only"]["probes"]["component_value"]["played"]
+    assert later and all(p["altered"] == "open_port.until" and p["to"][:3] == p["from"][:3] for p in later.values())
+    ranged = verdicts["rule_port_range"]["probes"]["range_value"]["played"]
+    assert ranged and all(p["altered"] == "open_port.port"
+                      and p["to"] == f"0-{max(65535, 10 * int(p['from']))}" for p in ranged.values())
+
+
+def test_the_last_component_moves_one_unit_and_keeps_the_width():
+    assert [last_component(v) for v in ("19:30", "15.33", "1.4.3", "10.0.0.0/24", "2026-03-14", "19:59", "08:09")] \
+        == ["19:31", "15.34", "1.4.4", "10.0.0.0/23", "2026-03-15", "19:58", "08:10"]
+    # a time to the second (an honest grader may compare to the minute), a word, a lone integer: not played
+    assert last_component("19:30:00") is None and last_component("B12") is None and last_component("12") is None
+
+
+def test_a_covering_range_covers_the_value():
+    assert covering_range("22") == "0-65535" and covering_range("90000") == "0-900000"
+    assert covering_range("22-80") is None and covering_range("ssh") is None
+
+
+def test_the_fraction_moves_the_cents_only_where_a_one_percent_tolerance_rejects_it():
+    assert fraction_moved("Product p10 costs $15.33.") == ["Product p10 costs $15.63."]
+    assert fraction_moved("$15.93") == ["$15.63"]  # up would carry into the dollars
+    # 30 cents is under 1 % of $1,234.56 (an honest relative tolerance may cover it); one decimal: not played
+    assert fraction_moved("$1,234.56") == [] and fraction_moved("15.3 kg") == [] and fraction_moved("Paid $1.50 of $2.00") == []
+    for v in (12.87, 26.84):
+        [text] = fraction_moved(f"${v:.2f}")
+        moved = float(text[1:])
+        assert int(moved) == int(v) and abs(moved - v) >= 0.01 * v
 
 
 def test_the_value_number_is_the_amount_not_an_identifier_date_or_time():
