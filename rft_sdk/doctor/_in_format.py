@@ -53,6 +53,13 @@ superset_unused_write      (the superset family) the gold's calls plus one call 
                            gold's calls pass; items take the unused tools in turn. Annotations
                            (``_generic.is_annotation``: references plus free text, a comment)
                            are never played: an honest end-state grader ignores a note
+superset_other_write       the same unused write tool (no annotation either), but with the entity
+                           the gold passes replaced by *another* entity of the item
+                           (``_scope.sibling_values`` in the item's data and the gold's JSON tool
+                           outputs, else the value another item's gold passes for that argument;
+                           never a value the gold passes): ``unpin_package(package='beta')`` after
+                           a gold ``pin_package(package='alpha', ...)``, caught by a grader that
+                           checks only the entity the task asked about
 ========================== ==========================================================================
 
 **Severity** (``_severity``): every judged probe here is ``must_lower``. The in-format answers and the
@@ -90,6 +97,7 @@ from ._generic import (
     is_annotation,
 )
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
+from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "Slot", "answer_slots", "in_format_probes",
            "substitute", "unit_of"]
@@ -129,6 +137,9 @@ IN_FORMAT_ADVICE = {
     "superset_unused_write": "a call of a write tool the task never needs (e.g. make_org_admin) goes "
                              "unpunished: compare the whole end state with the gold's (diff_gold), so any "
                              "change the task did not ask for lowers the score",
+    "superset_other_write": "another write tool on another entity of the item (unpin_package of another "
+                            "package after the gold's pin_package) goes unpunished: compare every entity's "
+                            "end state with the gold's (diff_gold), not only the one the task asked about",
 }
 
 
@@ -652,6 +663,63 @@ class SupersetUnusedWrite(SupersetEndState):
             if c else {}
 
 
+class SupersetOtherWrite(SupersetUnusedWrite):
+    """The gold's calls plus one call of a write tool the gold never calls, aimed at another entity of the
+    item (module table): ``superset_unused_write`` passes the gold's own entity, ``superset_in_scope`` the
+    gold's own tool, so a grader that checks only the entity the task asked about escapes both."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = IN_FORMAT_ITEMS,
+                 **kwargs: Any) -> None:
+        super().__init__(write_tools, max_items=max_items, **kwargs)
+        self._reason = ("the gold changes nothing, every write tool the item offers is one the gold calls or an "
+                        "annotation, no argument names an entity with another entity beside it (the item's "
+                        f"data, the gold's tool outputs, other items' golds), or the probe's {max_items} items "
+                        "are already chosen")
+
+    def extra_calls(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Each unused non-annotation call of :meth:`SupersetUnusedWrite.extra_calls` with one argument
+        that holds a value the gold passes replaced by another entity: the siblings of that value
+        (:func:`_scope.sibling_values` over the item's data and the gold replay's JSON outputs), else the
+        values other items' golds pass for that argument; never a value this item's gold passes."""
+        gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
+        used = {json.dumps(v) for a in gold for v in _arguments_of(a).values() if isinstance(v, (str, int, float))}
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
+        sources += _json_values(outputs)
+        out = []
+        for call in super().extra_calls(item):
+            for name, value in call["arguments"].items():
+                if isinstance(value, bool) or json.dumps(value, default=str) not in used:
+                    continue
+                others = sibling_values(value, sources, used) or self._other_items_values(item, name, value, used)
+                out += [{"name": call["name"], "arguments": {**call["arguments"], name: w}} for w in others[:2]]
+        return out
+
+    def _other_items_values(self, item: Mapping[str, Any], name: str, value: Any, used: Collection[str]) -> list[Any]:
+        """The values other items' golds pass for argument ``name`` (``value``'s type, not in ``used``)."""
+        out: list[Any] = []
+        for other in self._context.items:
+            if other is item:
+                continue
+            for a in other.get(self.actions_field) or []:
+                v = _arguments_of(a).get(name) if isinstance(a, Mapping) else None
+                if type(v) is type(value) and json.dumps(v) not in used and v not in out:
+                    out.append(v)
+        return out
+
+
+def _arguments_of(call: Mapping[str, Any]) -> dict[str, Any]:
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return {}
+    return dict(arguments) if isinstance(arguments, Mapping) else {}
+
+
 #: The in-format families: probe name → values per slot.
 IN_FORMAT_FAMILIES = {"adv_numbers_in_format": _special, "adv_interval_in_format": _interval,
                       "adv_wildcard_in_format": _wildcard, "adv_every_in_format": _every}
@@ -670,6 +738,7 @@ def in_format_probes(write_tools: Collection[str] | None = None, **fields: Any) 
     out["hedged_answer"] = HedgedAnswer(first, write_tools, control=control, **fields)
     out["adv_whitespace_join"] = WhitespaceJoin(_joins, write_tools, max_items=len(JOINS), **fields)
     out["superset_unused_write"] = SupersetUnusedWrite(write_tools, **fields)
+    out["superset_other_write"] = SupersetOtherWrite(write_tools, **fields)
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -17,7 +17,7 @@ from typing import Any
 from rft_sdk.doctor import ProbeContext, default_probes
 from rft_sdk.doctor._dataset_probes import AlteredWrites, value_shape
 from rft_sdk.doctor._generic import NEUTRAL_TEXT, SelfCertification, done_values, is_annotation
-from rft_sdk.doctor._in_format import NegatedNumber, SupersetUnusedWrite
+from rft_sdk.doctor._in_format import NegatedNumber, SupersetOtherWrite, SupersetUnusedWrite
 from rft_sdk.doctor._order import order_probes
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "doctor.md"
@@ -56,6 +56,26 @@ def test_superset_unused_write_plays_no_annotation_and_fills_free_text_with_a_ne
     renamed = {**item, "tools": [tools[0], _tool("add_note", ticket_id=STR, text=STR)]}  # the gold says claim_id
     probe.prepare(ProbeContext([renamed], gold_ok=[[True]], write_tools={"route", "add_note"}))
     assert probe.extra_calls(renamed) == []
+
+
+def test_superset_other_write_aims_an_unused_tool_at_another_entity_never_the_golds_nor_a_note() -> None:
+    tools = [_tool("pin", package=STR, version=STR), _tool("unpin", package=STR),
+             _tool("comment", package=STR, text=STR)]
+    writes = {"pin", "unpin", "comment"}
+    items = [{"messages": [], "tools": tools, "reference_answer": "ok", "workspace": {"a": "1.0", "b": "1.1"},
+              "actions": [{"name": "pin", "arguments": {"package": "a", "version": "2.0"}}]},
+             {"messages": [], "tools": tools, "reference_answer": "ok",
+              "actions": [{"name": "pin", "arguments": {"package": "c", "version": "2.2"}}]}]
+    probe = SupersetOtherWrite(writes)
+    probe.prepare(ProbeContext(items, gold_ok=[[True]] * 2, write_tools=writes))
+    # a sibling in the item's data (the mapping's other key), never 'a' (the gold's) nor the comment tool
+    assert probe.extra_calls(items[0]) == [{"name": "unpin", "arguments": {"package": "b"}}]
+    # no sibling in the item's data or outputs: another item's target for that argument
+    assert probe.extra_calls(items[1]) == [{"name": "unpin", "arguments": {"package": "a"}}]
+    # superset_unused_write aims at the gold's own package
+    unused = SupersetUnusedWrite(writes)
+    unused.prepare(ProbeContext(items, gold_ok=[[True]] * 2, write_tools=writes))
+    assert unused.extra_calls(items[0]) == [{"name": "unpin", "arguments": {"package": "a"}}]
 
 
 def test_done_is_learnt_from_the_golds_outputs_last_seen_first_then_success_words() -> None:
