@@ -153,10 +153,7 @@ class SwappedArguments(_Capped):
 
     max_items = ARGUMENT_ITEMS
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no write has two arguments of one shape with different values"
+    no_candidate = "the gold changes nothing, or no write has two arguments of one shape with different values"
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """Per gold write that changed state, per pair of its arguments (in order) with the same

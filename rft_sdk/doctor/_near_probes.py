@@ -272,11 +272,8 @@ def fraction_moved(reference: str) -> list[str]:
 class NeighbourValue(_Capped):
     """``neighbour_value`` (module table): :class:`AlteredWrites` with an integer's neighbour as the new value."""
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no write has an integer argument besides its target"
-        self._step = 1
+    no_candidate = "the gold changes nothing, or no write has an integer argument besides its target"
+    _step = 1
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
@@ -299,10 +296,7 @@ class NeighbourValue(_Capped):
 class ModifierValue(_Capped):
     """``modifier_value`` (module table): :class:`AlteredWrites` with a categorical value's modifier removed."""
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no write has a value with a +/- modifier (B+)"
+    no_candidate = "the gold changes nothing, or no write has a value with a +/- modifier (B+)"
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
@@ -319,10 +313,7 @@ class ModifierValue(_Capped):
 class ComponentValue(_Capped):
     """``component_value`` (module table): :class:`AlteredWrites` with :func:`last_component` as the new value."""
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no write has a value of digit groups (19:30, 1.4.3) besides its target"
+    no_candidate = "the gold changes nothing, or no write has a value of digit groups (19:30, 1.4.3) besides its target"
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
@@ -338,10 +329,7 @@ class ComponentValue(_Capped):
 class RangeValue(_Capped):
     """``range_value`` (module table): :class:`AlteredWrites` with :func:`covering_range` as the new value."""
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no write has an integer written as a string besides its target"
+    no_candidate = "the gold changes nothing, or no write has an integer written as a string besides its target"
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:

@@ -95,8 +95,16 @@ class _Capped(AlteredWrites):
     candidate."""
 
     max_items = VALUE_ITEMS
+    #: why an item is not played (the probe's skip reason): each subclass states its own
+    no_candidate: str | None = None
     _capped: set[int] | None = None
     _cache: dict[int, list[dict[str, Any]]] | None = None
+
+    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
+                 actions_field: str = "actions") -> None:
+        super().__init__(write_tools, answer_field, actions_field)
+        if self.no_candidate is not None:
+            self._reason = self.no_candidate
 
     def prepare(self, context: ProbeContext) -> None:
         """As :meth:`AlteredWrites.prepare`, then keep the first :attr:`max_items` items."""
@@ -125,10 +133,7 @@ class _Capped(AlteredWrites):
 class ContainedValue(_Capped):
     """``contained_value`` (module table): :class:`AlteredWrites` with :func:`containing` as the new value."""
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no argument of its writes has a value that another can contain"
+    no_candidate = "the gold changes nothing, or no argument of its writes has a value that another can contain"
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
@@ -145,10 +150,7 @@ class ContainedValue(_Capped):
 class OverwrittenWrite(_Capped):
     """``overwritten_write`` (module table): the gold, then an altered copy of one write right after it."""
 
-    def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
-                 actions_field: str = "actions") -> None:
-        super().__init__(write_tools, answer_field, actions_field)
-        self._reason = "the gold changes nothing, or no write has an argument besides its target to alter"
+    no_candidate = "the gold changes nothing, or no write has an argument besides its target to alter"
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`AlteredWrites.candidates` that alter the write's *value*: its last argument besides the
