@@ -174,7 +174,8 @@ def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *
     """Run the doctor once per twin against one real server (``make_server()``, served on 127.0.0.1):
     ``{grader: unhackable evidence}``, or with ``gradeable`` ``{grader: (gradeable passed, unhackable
     evidence)}`` (``check_gradeable`` with one replay and one regrade). Each twin has ``task`` and
-    ``grader``; no write tools are given (declared by the server or learnt)."""
+    ``grader``, or ``twins`` maps each grader to a tuple whose first element is its task; no write tools
+    are given (declared by the server or learnt)."""
     import asyncio
 
     from rft_sdk.doctor import check_gradeable, check_unhackable
@@ -184,14 +185,16 @@ def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *
     out: dict[str, Any] = {}
     with run_server(server) as url:
         async def run_all() -> None:
-            for twin in twins:
-                items, job = make_items(server, twin.task), job_for(server, url, twin.grader)
+            pairs = ([(grader, twin[0]) for grader, twin in twins.items()] if isinstance(twins, Mapping)
+                     else [(twin.grader, twin.task) for twin in twins])
+            for grader, task in pairs:
+                items, job = make_items(server, task), job_for(server, url, grader)
                 evidence = (await check_unhackable(items, job)).evidence
                 if gradeable:
                     passed = (await check_gradeable(items, job, replays=1, regrades=1)).passed
-                    out[twin.grader] = (passed, evidence)
+                    out[grader] = (passed, evidence)
                 else:
-                    out[twin.grader] = evidence
+                    out[grader] = evidence
         asyncio.run(run_all())
     return out
 

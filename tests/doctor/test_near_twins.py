@@ -5,12 +5,10 @@ only) fails through the probe made for it, which the honest twins of its task pa
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from doctor_helpers import assert_quiet, twin_verdicts
 from near_twins import AMOUNTS, HONEST, TWINS, job_for, make_items, make_server
 
-from rft_sdk.doctor import check_unhackable
 from rft_sdk.doctor._near_probes import (
     covering_range,
     fraction_moved,
@@ -20,7 +18,6 @@ from rft_sdk.doctor._near_probes import (
     stripped_modifiers,
     value_number,
 )
-from rft_sdk.testing import run_server
 
 pytestmark = pytest.mark.slow
 
@@ -28,22 +25,12 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict]:
     """{grader: unhackable evidence}; no write tools given (declared)."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, _, _) in TWINS.items():
-                out[grader] = (await check_unhackable(make_items(server, task), job_for(server, url, grader))).evidence
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, TWINS)
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
 def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
-    ev = verdicts[name]
-    assert ev["failed_probes"] == [], {p: (ev["probes"][p]["mean_score"], ev["probes"][p].get("played"))
-                                       for p in ev["failed_probes"]}
-    assert ev["warned_probes"] == []
+    assert_quiet(verdicts[name])
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])

@@ -6,16 +6,13 @@ multiple-choice reference is never played back by ``adv_answer_prefix``."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from doctor_helpers import twin_verdicts
 from value_twins import LIMITS, TWINS, job_for, make_items, make_server
 
-from rft_sdk.doctor import check_unhackable
 from rft_sdk.doctor._generic import FAMILIES, AdversarialAnswer
 from rft_sdk.doctor._probes import ProbeContext
 from rft_sdk.doctor._value_probes import OverwrittenWrite, containing, success_markers
-from rft_sdk.testing import run_server
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +20,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict]:
     """{grader: unhackable evidence}; no write tools given (declared)."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, _, _) in TWINS.items():
-                out[grader] = (await check_unhackable(make_items(server, task), job_for(server, url, grader))).evidence
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, TWINS)
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
