@@ -14,8 +14,9 @@ import ipaddress
 import json
 import re
 import warnings
-from dataclasses import dataclass
 from typing import Any
+
+from doctor_helpers import Twin, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolServer
 
@@ -245,17 +246,6 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class Twin:
-    """One grader: its task, whether it is honest, its honest twin and the probe that must catch it."""
-
-    grader: str
-    task: str
-    honest: bool
-    twin: str = ""
-    probe: str = ""
-
-
 TWINS = [
     Twin("transfer_exact", "transfer", True),
     Twin("transfer_as_set", "transfer", False, "transfer_exact", "swapped_arguments"),
@@ -270,6 +260,4 @@ TWINS = [
 ]
 
 
-def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
-    """The hosted job of ``grader`` at ``base_url`` (fast grader rate limit, room for 12+ calls)."""
-    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
+job_for = twin_job  # the hosted job of a grader (doctor_helpers.twin_job)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rft_sdk import Grade, GradingContext, Rollout, ToolServer
@@ -205,3 +206,20 @@ def assert_quiet(evidence: Mapping[str, Any]) -> None:
     assert evidence["failed_probes"] == [] and evidence["warned_probes"] == [], {
         p: (evidence["probes"][p]["mean_score"], evidence["probes"][p].get("played"))
         for p in evidence["failed_probes"]}
+
+
+@dataclass(frozen=True)
+class Twin:
+    """One grader of a twin suite: its route, its task, honest or not, its honest twin and the probe that
+    must catch its flaw (``""`` for an honest grader)."""
+
+    grader: str
+    task: str
+    honest: bool
+    twin: str = ""
+    probe: str = ""
+
+
+def twin_job(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
+    """The hosted job of ``grader`` at ``base_url`` for a twin suite (fast grader rate limit, 16 steps)."""
+    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)

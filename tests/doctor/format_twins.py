@@ -23,8 +23,9 @@ import fnmatch
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from doctor_helpers import Twin, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolServer
 
@@ -358,17 +359,6 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class Twin:
-    """One entry: grader route, task, honest or not, its honest twin, the probe named for its flaw."""
-
-    grader: str
-    task: str
-    honest: bool
-    twin: str = ""
-    probe: str = ""
-
-
 TWINS: tuple[Twin, ...] = (
     Twin("money_exact", "money", True),
     Twin("money_first_partial", "money", True),
@@ -393,6 +383,4 @@ TWINS: tuple[Twin, ...] = (
 )
 
 
-def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
-    """The hosted job of ``grader`` at ``base_url`` (fast grader rate limit)."""
-    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
+job_for = twin_job  # the hosted job of a grader (doctor_helpers.twin_job)

@@ -19,6 +19,8 @@ import json
 import re
 from typing import Any
 
+from doctor_helpers import twin_job
+
 from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
 
 N = 10
@@ -358,6 +360,4 @@ TWINS: dict[str, tuple[str, bool, str]] = {
 HONEST = {task: [g for g, (t, honest, _) in TWINS.items() if t == task and honest] for task in TASK_TOOLS}
 
 
-def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
-    """The hosted job of ``grader`` at ``base_url`` (fast grader rate limit, room for 12+ calls)."""
-    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
+job_for = twin_job  # the hosted job of a grader (doctor_helpers.twin_job)

@@ -18,8 +18,9 @@ the right accounts, of any amount).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
+
+from doctor_helpers import Twin, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
 
@@ -142,17 +143,6 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class Twin:
-    """One entry: grader route, task, honest or not, its honest twin, the probe named for its flaw."""
-
-    grader: str
-    task: str
-    honest: bool
-    twin: str = ""
-    probe: str = ""
-
-
 TWINS: tuple[Twin, ...] = (
     Twin("shortlist_f1", "shortlist", True),
     Twin("shortlist_any_three", "shortlist", False, "shortlist_f1", "altered_writes"),
@@ -161,6 +151,4 @@ TWINS: tuple[Twin, ...] = (
 )
 
 
-def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
-    """The hosted job of ``grader`` at ``base_url`` (fast grader rate limit)."""
-    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
+job_for = twin_job  # the hosted job of a grader (doctor_helpers.twin_job)

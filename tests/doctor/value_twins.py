@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from doctor_helpers import twin_job
+
 from rft_sdk import GradingContext, Rollout, ToolServer
 
 N = 10
@@ -141,6 +143,4 @@ TWINS: dict[str, tuple[str, bool, str]] = {
 }
 
 
-def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
-    """The hosted job of ``grader`` at ``base_url`` (fast grader rate limit, room for 12+ calls)."""
-    return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
+job_for = twin_job  # the hosted job of a grader (doctor_helpers.twin_job)
