@@ -206,3 +206,79 @@ def test_combiner_hands_what_serve_raised_to_every_request_of_the_batch_and_goes
     assert combiner.claim("ok") == "OK"  # the lead was handed back: the next request is served
     with pytest.raises(ValueError, match="max_batch"):
         Combiner(serve, max_batch=0)
+
+
+_SCANNED_SQL = ("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'")
+
+
+def _grow_kv(conn, rows: int = 2000) -> None:
+    conn.execute("INSERT INTO kv SELECT 'g' || i, i FROM generate_series(1, %s) AS i", (rows,))
+    conn.execute("INSERT INTO log SELECT i FROM generate_series(1, %s) AS i", (rows,))
+
+
+def _rolled_back_to_the_savepoint(conn) -> None:  # the tool's rollback(): its writes' locks are released
+    _grow_kv(conn)
+    conn.rollback()
+
+
+def _committed_in_sql_text(conn) -> None:  # the tool ends the SDK's transaction itself
+    _grow_kv(conn)
+    conn.execute("COMMIT")
+
+
+def _created_a_table(conn) -> None:
+    conn.execute("CREATE TABLE made_by_tool AS SELECT repeat('x', 3000) AS x FROM generate_series(1, 300)")
+
+
+@pytest.mark.parametrize("tool", [_grow_kv, _rolled_back_to_the_savepoint, _committed_in_sql_text,
+                                  _created_a_table, lambda conn: None],
+                         ids=["wrote", "rolled-back-savepoint", "sql-commit", "created-table", "read-nothing"])
+async def test_a_first_calls_size_check_reads_what_it_touched_and_counts_every_byte(pg_url, tool):
+    """Issue 40: the first call of a pooled clone measures only what it touched (the clone's other relations
+    from the sizes taken when it was made); the answer is still exactly what a scan of every relation counts,
+    also when the tool's writes left no lock behind (a rolled-back savepoint) or ended the transaction."""
+    db = make_db("postgres-schema", pg_url=pg_url, pool_size=1, max_pool=1)
+    try:
+        await db.astart()
+        await asyncio.to_thread(db.refill_once)
+        db_id = db.db_id_for("first")
+        scope = await db.open_call("first", "c1", is_async=False)
+        try:
+            assert db_id in db._clone_sizes  # the claim kept the clone's sizes for this call
+            conn = scope.connection
+            await asyncio.to_thread(tool, conn)
+            conn.execute(db.calls_insert_sql, ("c1", "ok", "{}"))
+            staged = await asyncio.to_thread(db.staged_size, conn, db_id)
+            assert db_id not in db._clone_sizes  # used once
+            (scanned,) = conn.execute(_SCANNED_SQL).fetchone()
+            assert staged == scanned
+        finally:
+            await scope.close()
+    finally:
+        db.close()
+        db.drop_all()
+        db.close()
+
+
+async def test_a_first_call_past_the_byte_budget_is_refused_when_it_wrote_in_a_rolled_back_savepoint(pg_url):
+    """The budget holds on the fast path: a savepoint rolled back keeps its pages (its locks are gone)."""
+    db = make_db("postgres-schema", pg_url=pg_url, pool_size=1, max_pool=1)
+    try:
+        await db.astart()
+        await asyncio.to_thread(db.refill_once)
+        scope = await db.open_call("big", "c1", is_async=False)
+        try:
+            with db.connect(scope.db_id, read_only=True) as other:  # measured elsewhere: this call touches nothing
+                (before,) = other.execute(db.size_sql).fetchone()
+            db.max_db_bytes = before + 100_000  # room for the call's row, not for 2,000 rows of kv and log
+            await asyncio.to_thread(_rolled_back_to_the_savepoint, scope.connection)
+            with pytest.raises(EndpointError) as refused:
+                await scope.stage("c1", "ok", {})
+            assert refused.value.status == 413
+        finally:
+            await scope.close()
+    finally:
+        db.close()
+        db.drop_all()
+        db.close()
