@@ -112,7 +112,7 @@ class CallScope:
                 await self.connection.execute(insert, params)
                 size = (await (await self.connection.execute(size_sql)).fetchone())[0] * self.owner.size_unit
             else:
-                size = await anyio.to_thread.run_sync(self._stage_sync, insert, params)
+                size = await anyio.to_thread.run_sync(self._stage_sync, insert, params, size_sql)
         except Exception as exc:
             await self._failed(exc)
         if int(size) > self.owner.max_db_bytes:
@@ -129,9 +129,9 @@ class CallScope:
                              f"{size} bytes, over its budget of {self.owner.max_db_bytes} bytes "
                              "(max_db_bytes): refused and rolled back", counter="rollouts_too_large")
 
-    def _stage_sync(self, insert: str, params: tuple[str, str, str]) -> int:
+    def _stage_sync(self, insert: str, params: tuple[str, str, str], size_sql: str) -> int:
         self.connection.execute(insert, params)
-        return self.owner.staged_size(self.connection, self.db_id)
+        return int(self.connection.execute(size_sql).fetchone()[0]) * self.owner.size_unit
 
     def stage_sync(self, call_id: str, output: str, record: Mapping[str, Any]) -> EndpointError | None:
         """:meth:`stage` for a sync connection, in the worker thread that holds it (``rft_sdk._db._call``):
@@ -139,7 +139,7 @@ class CallScope:
         ``tool_error``, 503 ``database_unavailable``), returned after the rollback, never raised."""
         params = (call_id, output, json.dumps(record, separators=(",", ":")))
         try:
-            size = self._stage_sync(self.owner.calls_insert_sql, params)
+            size = self._stage_sync(self.owner.calls_insert_sql, params, self.owner.size_sql)
         except Exception as exc:
             self.rollback_sync()
             error = self._failure(exc)
@@ -340,11 +340,6 @@ class RolloutDatabase(abc.ABC):
     size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
     #: Bytes per unit :attr:`size_sql` answers in (SQLite: its page size, so that the query is one pragma).
     size_unit = 1
-
-    def staged_size(self, conn: Any, db_id: str) -> int:
-        """Bytes of ``db_id``'s database now, read on ``conn`` inside the call's transaction (its writes
-        included): :attr:`size_sql` times :attr:`size_unit` (the PostgreSQL schema backend measures less)."""
-        return int(conn.execute(self.size_sql).fetchone()[0]) * self.size_unit
 
     def reclaim(self, db_id: str) -> None:
         """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;

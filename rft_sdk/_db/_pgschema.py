@@ -34,12 +34,11 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import RFTError
-from ._base import CALLS_DDL, CALLS_TABLE
+from ._base import CALLS_DDL
 from ._connection import pg_classes
 from ._postgres import _REGISTRY_DDL, REGISTRY_TABLE, PostgresDatabase, _lock_key
 
@@ -68,46 +67,6 @@ UNION ALL
 SELECT 'sequence ' || c.relname || ' (owned by no column)' FROM pg_class c
   WHERE c.relnamespace = %(s)s::regnamespace AND c.relkind = 'S'
   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype IN ('a', 'i'))
-"""
-
-#: Transaction-local setting the SDK sets when it opens a call's transaction: still ``on`` at the size check
-#: only when the tool's SQL did not end that transaction itself (a ``COMMIT`` in SQL text).
-IN_CALL_SETTING = "rft.in_call"
-
-#: Every relation of the rollout's schema that ``max_db_bytes`` counts (its tables, their indexes, TOAST tables
-#: and TOAST indexes: what ``pg_total_relation_size`` of each table adds up), each with its bytes (all forks).
-#: ``%(oids)s``/``%(bytes)s`` are the sizes known from before (the clone's, measured when it was made): one is
-#: used as it is only when the relation cannot have changed in this transaction, which this statement checks:
-#: the transaction is still the one the SDK opened (:data:`IN_CALL_SETTING`), no other call was committed in
-#: the schema since (``%(calls)s`` rows in ``_rft_calls``), and the relation is neither locked by this
-#: transaction (what it read, wrote or altered still holds its lock) nor had a block read or added in it
-#: (``pg_stat_get_xact_blocks_fetched``: also counts what a rolled-back savepoint wrote, whose locks are gone).
-#: Any other relation is measured (``pg_relation_size``), which opens it: on a connection that has not seen
-#: the schema, that builds its catalogue caches, the largest server cost of a first call (issue 40).
-MEASURE_SQL = f"""
-WITH tables AS (
-  SELECT d.objid AS oid, c.reltoastrelid AS toast FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
-  WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = current_schema()::regnamespace
-    AND d.refobjsubid = 0 AND d.classid = 'pg_class'::regclass AND c.relkind = 'r'),
-rels AS (
-  SELECT oid FROM tables
-  UNION ALL SELECT i.indexrelid FROM tables t JOIN pg_index i ON i.indrelid = t.oid
-  UNION ALL SELECT toast FROM tables WHERE toast <> 0
-  UNION ALL SELECT i.indexrelid FROM tables t JOIN pg_index i ON i.indrelid = t.toast WHERE t.toast <> 0),
-valid AS (
-  SELECT coalesce(current_setting('{IN_CALL_SETTING}', true), '') = 'on'
-     AND current_setting('track_counts')::bool
-     AND (SELECT count(*) FROM {CALLS_TABLE}) = %(calls)s AS ok),
-known AS (
-  SELECT k.oid, k.bytes FROM unnest(%(oids)s::oid[], %(bytes)s::bigint[]) AS k(oid, bytes)
-  WHERE (SELECT ok FROM valid)),
-touched AS (SELECT relation AS oid FROM pg_locks WHERE locktype = 'relation' AND pid = pg_backend_pid())
-SELECT r.oid, CASE WHEN k.bytes IS NULL OR r.oid IN (SELECT oid FROM touched)
-                     OR pg_stat_get_xact_blocks_fetched(r.oid) > 0
-  THEN coalesce(pg_relation_size(r.oid, 'main') + pg_relation_size(r.oid, 'fsm')
-                + pg_relation_size(r.oid, 'vm') + pg_relation_size(r.oid, 'init'), 0)
-  ELSE k.bytes END
-FROM rels r LEFT JOIN known k ON k.oid = r.oid
 """
 
 
@@ -160,10 +119,6 @@ class PostgresSchemaDatabase(PostgresDatabase):
         self._script: Any = None  # the clone's DDL, a psycopg.sql.SQL with {dst} and {tpl}
         self._pooled: list[Any] = []  # idle tool connections (any schema)
         self._pooled_lock = threading.Lock()
-        # {schema: {relation oid: bytes}} of the clones this process made, measured in the clone's transaction;
-        # the first call's size check uses them for what it did not touch (MEASURE_SQL), then they are dropped
-        self._clone_sizes: OrderedDict[str, dict[int, int]] = OrderedDict()
-        self._clone_sizes_lock = threading.Lock()
 
     # -- clones are schemas ----------------------------------------------------------------
     def _create(self, conn: Any, name: str, template: str) -> None:
@@ -177,26 +132,6 @@ class PostgresSchemaDatabase(PostgresDatabase):
             conn.execute(sql.SQL("SET LOCAL search_path = {}; SET LOCAL synchronous_commit = off").format(
                 self._ident(name)))  # a lost clone is cloned again: the registry row commits after it
             conn.execute(self._script)
-            sizes = dict(conn.execute(MEASURE_SQL, {"calls": -1, "oids": [], "bytes": []}).fetchall())
-        with self._clone_sizes_lock:
-            self._clone_sizes[name] = sizes
-            while len(self._clone_sizes) > self.max_live + self.max_pool:  # clones claimed elsewhere or dropped
-                self._clone_sizes.popitem(last=False)
-
-    def _claimed(self, pooled: str, db_id: str) -> None:
-        with self._clone_sizes_lock:
-            sizes = self._clone_sizes.pop(pooled, None)
-            if sizes is not None:
-                self._clone_sizes[db_id] = sizes
-
-    def staged_size(self, conn: Any, db_id: str) -> int:
-        """The rollout schema's bytes now, inside the call's transaction (its writes included), exactly as
-        ``size_sql`` counts them; on the first call of a clone this process made, only what the call touched
-        is measured (:data:`MEASURE_SQL`, which checks that the rest is unchanged)."""
-        with self._clone_sizes_lock:
-            known = self._clone_sizes.pop(db_id, None) or {}
-        params = {"calls": 1, "oids": list(known), "bytes": list(known.values())}
-        return sum(int(b) for _, b in conn.execute(MEASURE_SQL, params).fetchall())
 
     def _rename_sql(self, old: str, new: str) -> Any:
         from psycopg import sql
@@ -359,14 +294,10 @@ class PostgresSchemaDatabase(PostgresDatabase):
                 candidate = self._pooled.pop()
                 if not candidate.closed and not candidate.broken:
                     conn = candidate
-        # search_path session-level: a tool's own COMMIT in SQL text does not drop it; IN_CALL_SETTING for
-        # the transaction this opens (staged_size checks that the tool did not end it)
         if conn is None:
             conn = sync_cls.connect(self._schema_conninfo(db_id))
-            conn.execute(f"SELECT set_config('{IN_CALL_SETTING}', 'on', true)")
-        else:
-            conn.execute(f"SELECT set_config('search_path', %s, false), set_config('{IN_CALL_SETTING}', 'on', true)",
-                         (db_id,))
+        else:  # session-level: a tool's own COMMIT in SQL text does not drop it
+            conn.execute("SELECT set_config('search_path', %s, false)", (db_id,))
         return conn
 
     def checkin(self, db_id: str, conn: Any) -> None:
@@ -397,8 +328,6 @@ class PostgresSchemaDatabase(PostgresDatabase):
 
     def _forget(self, db_id: str) -> None:
         self._touched.pop(db_id, None)  # connections are not bound to a schema: nothing to close
-        with self._clone_sizes_lock:
-            self._clone_sizes.pop(db_id, None)
 
     def _close_idle(self) -> None:
         with self._pooled_lock:

@@ -410,10 +410,9 @@ class PostgresDatabase(RolloutDatabase):
                     if parts:  # one round trip: the renames and the registry rows (simple query protocol)
                         conn.execute(sql.SQL("; ").join(parts))
                 now = time.monotonic()
-                for old, db_id in claims:
+                for _, db_id in claims:
                     out[db_id] = "pool"
                     self._touched[db_id] = now
-                    self._claimed(old, db_id)
                 for db_id in cold:
                     out[db_id] = "creating"
         for db_id in out:
@@ -429,10 +428,6 @@ class PostgresDatabase(RolloutDatabase):
             given.add(db_id)
             result.append(limit if outcome is None else outcome)
         return result
-
-    def _claimed(self, pooled: str, db_id: str) -> None:
-        """The pool clone ``pooled`` is now ``db_id`` (renamed and committed): a hook for what this process
-        keeps per clone (:class:`PostgresSchemaDatabase`: the clone's sizes)."""
 
     def _create_cold(self, db_id: str) -> str:
         """Clone ``db_id`` from the template (its ``creating`` row is in the registry); the row is deleted
