@@ -51,7 +51,7 @@ from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_r
 from ._redis_batch import ScriptBatcher
 
 __all__ = ["COMMAND_TIMEOUT_S", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV",
-           "PERSISTENCE_MODES", "SOLO_HOLDOFF_S", "RedisStore"]
+           "PERSISTENCE_MODES", "SOLO_HOLDOFF_S", "SWEEP_EVERY_S", "RedisStore"]
 
 if sys.version_info >= (3, 11):
     from asyncio import timeout as _timeout
@@ -79,6 +79,12 @@ PERSISTENCE_MODES = ("require", "warn", "off")
 #: writer of its rollouts (another process's write or lock): one round trip reads this process's cached copy
 #: and would find it stale when other processes write the same rollouts.
 SOLO_HOLDOFF_S = 60.0
+#: Seconds of the store's clock between two sweeps of every due rollout by one store object's writes (``SAVE``
+#: sweeps when this much has passed since its last sweep, and before any eviction; ``RELEASE`` and ``astats``
+#: always). Every write still checks its own rollout's expiry and release; what waits is only the removal of
+#: other rollouts already due (unreadable either way: ``LOAD`` checks expiry itself) and the counters of drops
+#: that ``stats()`` answers, which a write reads with its sweep: three range reads and a hash read per call fewer.
+SWEEP_EVERY_S = 1.0
 
 
 def _header(*values: Any) -> str | bytes:
@@ -224,6 +230,7 @@ class RedisStore(RolloutStore):
         self._cache = CallCache(cache_bytes)
         self._writer = new_owner()  # names this store object's writes (the rollout hash's ``w``)
         self._alone_from = float("-inf")  # clock time from which no other writer was seen for SOLO_HOLDOFF_S
+        self._swept_at = float("-inf")  # clock time of this object's last write that swept (SWEEP_EVERY_S)
 
     def __repr__(self) -> str:
         return f"RedisStore({redact_url(self.url)!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
@@ -304,7 +311,11 @@ class RedisStore(RolloutStore):
             raise self._error(exc, f"no answer within {self._command_s:g} s: ") from exc
 
     def _keep(self, reply: list[Any]) -> str:
-        """Keep the counters a write script answered (decoded when ``stats`` asks); return its status."""
+        """Keep the counters a write script answered (decoded when ``stats`` asks); return its status. A ``SAVE``
+        that did not sweep answers -1 for the counters of drops (not read): the last ones read are kept."""
+        if len(reply) > 5 and reply[2] == -1:
+            kept = self._counters_reply
+            reply = [reply[0], reply[1], kept[2], kept[3], kept[4], reply[5]]
         self._counters_reply = reply
         return str(reply[0])
 
@@ -588,13 +599,16 @@ class RedisStore(RolloutStore):
             version = new_generation() if written_item else ""
             fast = hold is not None and hold.fast is not None
             now = self.clock()
+            sweep = not self._swept_at <= now < self._swept_at + SWEEP_EVERY_S  # (a clock that went back: sweep)
+            if sweep:
+                self._swept_at = now
             ttl, gc_ms, max_rollouts, max_total_bytes = self._save_constants
             header = _header_of([
                 self.prefix, rollout.trace_id, repr(now), ttl, gc_ms, max_rollouts, max_total_bytes, delta.generation,
                 "1" if delta.rewrite else "0", "", "", repr(rollout.created_at), str(len(rollout.trajectory)),
                 str(delta.calls_bytes), str(delta.nbytes), version, hold.owner if hold is not None and not fast else "",
                 "1" if release else "0", str(len(delta.records)), hold.expect if hold is not None and fast else "",
-                self._writer])
+                self._writer, "1" if sweep else "0"])
             args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
             reply = await self._run("SAVE", args)
