@@ -45,13 +45,9 @@ local function drop(tid, cause)
   if redis.call('ZREM', P .. 'idx', tid) == 0 then return end
   redis.call('ZREM', P .. 'rel', tid)
   redis.call('ZREM', P .. 'lru', tid)
-  local nb = redis.call('HGET', P .. 'r:' .. tid, 'nb')  -- (kept in P nb by versions before 'nb' moved here)
-  if not nb then
-    nb = redis.call('HGET', P .. 'nb', tid)
-    if nb then redis.call('HDEL', P .. 'nb', tid) end
-  end
   redis.call('DEL', P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid)
-  nb = tonumber(nb or '0')
+  local nb = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
+  redis.call('HDEL', P .. 'nb', tid)
   redis.call('DECRBY', P .. 'bytes', nb)
   redis.call('HINCRBY', P .. 'stats', cause, 1)
 end
@@ -126,7 +122,7 @@ if not swept and exp and (tonumber(exp) <= now or (rel and tonumber(rel) <= now)
 end
 local n = tonumber(ARG[19])
 local first = 4
-local stored = redis.call('HMGET', meta, 'gen', 'ver', 'calls', 'nb')
+local stored = redis.call('HMGET', meta, 'gen', 'ver', 'calls')
 local stored_gen = stored[1]
 local expect = ARG[20]
 if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters(expect == '' and 'REWRITE' or 'STALE') end
@@ -164,22 +160,18 @@ push(resp, first + n, #ARGV)
 ver = (tonumber(stored[2]) or 0) + 1  -- (read above, in this script: what HINCRBY would write)
 if ARG[10] ~= '' then
   redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
-             'w', ARG[21], 'ver', ver, 'nb', ARG[15], 'item', ARG[10], 'iv', ARG[16])
+             'w', ARG[21], 'ver', ver, 'item', ARG[10], 'iv', ARG[16])
 else
   redis.call('HSET', meta, 'gen', ARG[8], 'state', ARG[11], 'created', ARG[12], 'calls', ARG[13], 'cb', ARG[14],
-             'w', ARG[21], 'ver', ver, 'nb', ARG[15])
+             'w', ARG[21], 'ver', ver)
 end
 if renew then
   redis.call('PEXPIRE', meta, gc)
   redis.call('PEXPIRE', calls, gc)  -- a no-op (nothing written) on a list not there
   redis.call('PEXPIRE', resp, gc)
 end
-local old = stored[4]  -- (the bytes this rollout counted: its hash's nb, or the older layout's P nb hash)
-if not old and stored_gen then
-  old = redis.call('HGET', P .. 'nb', tid)
-  if old then redis.call('HDEL', P .. 'nb', tid) end
-end
-old = tonumber(old or '0')
+local old = tonumber(redis.call('HGET', P .. 'nb', tid) or '0')
+redis.call('HSET', P .. 'nb', tid, ARG[15])
 local total = redis.call('INCRBY', P .. 'bytes', tonumber(ARG[15]) - old)  -- (the new total)
 redis.call('ZADD', P .. 'idx', now + ttl, tid)
 redis.call('ZADD', P .. 'lru', redis.call('INCR', P .. 'seq'), tid)
