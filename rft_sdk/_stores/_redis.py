@@ -4,7 +4,8 @@ Append-only layout and atomic Lua scripts (see ``_redis_scripts``): a call
 appends its record to the rollout's list, adds its response to a hash and
 rewrites only the small state key, so its cost does not grow with the
 rollout. TTL, capacity and byte budgets follow ``MemoryStore`` and are kept
-by the scripts (sweeps are bounded per call). ``lock(trace_id)`` is a Redis
+by the scripts (a write sweeps due rollouts once per ``SWEEP_EVERY_S``, at most 100 of a kind
+at a time, and checks its own rollout every time). ``lock(trace_id)`` is a Redis
 key ``owner|deadline`` set atomically, polled with jittered backoff, and
 renewed by its holder; a lock whose lease deadline passed (its holder died or
 lost Redis), or whose owner is a dead process of this host, is taken over.
@@ -672,7 +673,9 @@ class RedisStore(RolloutStore):
 
     # -- counters ----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
-        """Counters over all replicas, as of this process's last write (no I/O)."""
+        """Counters over all replicas (no I/O): ``rollouts`` as of this process's last write; ``evicted``,
+        ``expired`` and ``released`` as of its last write that swept (one per ``SWEEP_EVERY_S`` of its clock)
+        or evicted, or its last ``release`` / ``astats``."""
         return dict(zip(STATS_KEYS, (int(v) for v in self._counters_reply[1:5])))
 
     async def astats(self) -> dict[str, int]:
