@@ -94,6 +94,7 @@ from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, de
 from ._scope import SupersetInScope
 from ._structured import structured_probes
 from ._value_probes import value_probes
+from ._write_probes import write_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -261,4 +262,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **near_probes(write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
+        **write_probes(write_tools, **fields),
     }
