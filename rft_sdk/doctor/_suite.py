@@ -58,7 +58,10 @@ precedes it), and ``annotated_wrong_outcome`` with its control ``wrong_outcome_c
 ``first_write_control`` of ``_argument_probes`` (one gold write with a malformed value, two of its
 arguments swapped, a number doubled; its first write repeated), and ``adv_identifier`` and
 ``intermediate_value`` of ``_answer_numbers`` (the answer's one number replaced by a variable name, or by
-a number of the gold's tool outputs),
+a number of the gold's tool outputs), ``superstring_number``, ``padded_list`` and ``truncated_text`` with their
+controls of ``_lenient_probes`` (the answer's numbers made numbers containing the gold's digits, a written list
+padded with extra elements, a copied text cut after its first words: each judged against a control that changes
+the same thing to a plainly wrong value),
 and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
 on the same record, a number 3 % off or with its decimal point moved, a value's last part or cents changed, a
 range that covers the value).
@@ -82,6 +85,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answer_numbers import number_probes
+from ._lenient_probes import lenient_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
@@ -261,4 +265,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **near_probes(write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
+        **lenient_probes(write_tools, **fields),
     }
