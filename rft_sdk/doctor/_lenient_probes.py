@@ -33,7 +33,8 @@ truncated_text            that argument cut after about half of its words and en
 ========================= ==========================================================================
 
 Each pair plays at most :data:`LENIENT_ITEMS` items (the first it is defined on; the probe plays the
-items its control played). **What they can get wrong, and the guard**: a list a correct grader does not
+items its control played); where a gold has several such arguments, item ``k`` of the chosen ones plays
+argument ``k mod n`` (so one that no grader reads does not hide another). **What they can get wrong, and the guard**: a list a correct grader does not
 read, a free-text note or boilerplate no correct grader reads (:func:`~._dataset_probes.template_fields`,
 values the model writes but the data never holds) — the controls and the copy rule keep those out; the
 outcome rule (``changes_end_state``: the end-state digest differs from the gold replay's) keeps out an
@@ -44,7 +45,6 @@ must *mention* the order id) makes ``truncated_text`` fire: waive it there.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -122,7 +122,8 @@ def truncated(text: str) -> str | None:
     words = text.split()
     if len(words) == 1:
         return text[:len(text) // 2] + "..."
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for w in words:
         if kept and size + len(w) > len(text) // 2:
             break
@@ -310,9 +311,10 @@ class _WriteControl(_Control):
                   position: int) -> dict[str, Any] | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The first (write, argument) of the gold's effective writes with a :meth:`candidate`."""
+    def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Every (write, argument) of the gold's effective writes with a :meth:`candidate`, in the gold's order."""
         actions = item.get(self.actions_field) or []
+        out = []
         for i in self._context.effective_writes(item, self.actions_field):
             call = actions[i] if i < len(actions) else None
             if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping):
@@ -320,8 +322,18 @@ class _WriteControl(_Control):
             for arg, value in call["arguments"].items():
                 found = self.candidate(item, str(call["name"]), arg, value, i)
                 if found is not None:
-                    return {"position": i, "tool": str(call["name"]), "argument": arg, "from": value, **found}
-        return None
+                    out.append({"position": i, "tool": str(call["name"]), "argument": arg, "from": value, **found})
+        return out
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The option item ``k`` of the chosen ones plays: option ``k mod n`` (the arguments shared out, so one
+        that no grader reads does not hide another)."""
+        options = self.options(item)
+        if not options:
+            return None
+        index = self._context.index_of(item)
+        k = sorted(self.items).index(index) if index in self.items else 0
+        return options[k % len(options)]
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the changed write was accepted."""

@@ -85,12 +85,12 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answer_numbers import number_probes
-from ._lenient_probes import lenient_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
+from ._lenient_probes import lenient_probes
 from ._near_probes import near_probes
 from ._order import order_probes
 from ._outside import outside_probes
