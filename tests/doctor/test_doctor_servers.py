@@ -62,13 +62,16 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # and duplicated_write and reordered_writes (write_removal: leaving the write out keeps the lenient score, so it is not graded), and
     # annotated_wrong_outcome (no annotation tool the gold leaves unused), inflated_value (no number written),
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
-    # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool)
+    # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
+    # superstring_number (the answer is not graded: answer_control), padded_list (no list argument) and
+    # truncated_text (no copied text of 12+ characters)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
                        "inflated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
+                       "superstring_number", "padded_list", "truncated_text",
                        *(n for n in rows if n.startswith("adv_"))}
 
 
