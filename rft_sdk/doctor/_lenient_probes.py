@@ -7,8 +7,7 @@ to a plainly wrong value on the same item: the control tells whether the grader 
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
-number_control            a control, never judged: the gold's answer with every number (and the
-                          digits ending a token after letters: ``B12``) rotated
+number_control            a control, never judged: the gold's answer with every number rotated
                           digit by digit (``d → (d + 5) mod 10``, a leading ``0`` made ``9``:
                           ``377`` → ``822``), a number that shares no digit position with the gold's
 superstring_number        the gold's answer with every number replaced by another number that
@@ -46,7 +45,6 @@ must *mention* the order id) makes ``truncated_text`` fire: waive it there.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -57,7 +55,7 @@ from ._generic import _ContextProbe
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
 
-__all__ = ["LENIENT_ADVICE", "LENIENT_ITEMS", "MIN_TEXT", "NUMBERS", "ListControl", "NumberControl", "PaddedList",
+__all__ = ["LENIENT_ADVICE", "LENIENT_ITEMS", "MIN_TEXT", "ListControl", "NumberControl", "PaddedList",
            "SuperstringNumber", "TextControl", "TruncatedText", "lenient_probes", "padding_size", "rotated",
            "superstring", "truncated"]
 
@@ -97,13 +95,10 @@ def rotated(number: str) -> str:
     return out[:lead] + "9" + out[lead + 1:] if out[lead:lead + 1] == "0" else out
 
 
-#: A number of the answer (:data:`~._answer_numbers.NUMBER`), or the digits that end a token after letters (the
-#: ``12`` of ``B12``, ``ORD12``: an id an answer names, which ``"B12" in answer`` pays as ``B120``).
-NUMBERS = re.compile(rf"{NUMBER.pattern}|(?<=[^\W\d_])\d+(?!\w|[.,]\d)")
-
-
 def _replace_numbers(text: str, change: Any) -> str | None:
-    found = list(NUMBERS.finditer(text))
+    """``text`` with each number (:data:`~._answer_numbers.NUMBER`: never the digits of an id such as ``k10``,
+    whose substring test the kv twins' honest grader uses for a whole value) replaced by ``change(number)``."""
+    found = list(NUMBER.finditer(text))
     if not found:
         return None
     out, last = [], 0

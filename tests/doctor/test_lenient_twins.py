@@ -83,10 +83,10 @@ def test_the_padding_drops_an_honest_set_f1_below_the_line():
         assert 2 * n / (2 * n + m) < 0.4
 
 
-def test_the_answer_changes_every_number_and_an_ids_digits_on_both_sides():
+def test_the_answer_changes_every_number_on_both_sides_and_never_an_ids_digits():
     from rft_sdk.doctor._lenient_probes import _replace_numbers
 
     text = "Gate B12: you used 377 kWh, $4,180.00 in all (12kWh)."
-    assert _replace_numbers(text, superstring) == "Gate B120: you used 3770 kWh, $14,180.00 in all (12kWh)."
-    assert _replace_numbers(text, rotated) == "Gate B67: you used 822 kWh, $9,635.55 in all (12kWh)."
+    assert _replace_numbers(text, superstring) == "Gate B12: you used 3770 kWh, $14,180.00 in all (12kWh)."
+    assert _replace_numbers(text, rotated) == "Gate B12: you used 822 kWh, $9,635.55 in all (12kWh)."
     assert _replace_numbers("No number here.", superstring) is None
