@@ -6,7 +6,9 @@ task): the **gold** ``g`` (the item's reference replay; the job's ``pass_thresho
 when there is no gold score, or 1.0 if that is 0) and the **honest-but-wrong
 baseline** ``b`` (what another item's correct trajectory and answer earn here —
 the cross-item replay — and the gold's work with another item's answer; the
-highest of those that did not themselves earn reward; 0 when none ran). The
+highest of those that did not themselves earn reward; 0 when none ran; a probe
+with a control of its own, ``padded_list``, raises it to what that control — the
+same value plainly wrong — earned on the item: ``baselines()``). The
 probe **earns reward** when
 
 * its behaviour leaves *no outcome* (``outcome = "none"``: no answer, nothing

@@ -58,7 +58,10 @@ precedes it), and ``annotated_wrong_outcome`` with its control ``wrong_outcome_c
 ``first_write_control`` of ``_argument_probes`` (one gold write with a malformed value, two of its
 arguments swapped, a number doubled; its first write repeated), and ``adv_identifier`` and
 ``intermediate_value`` of ``_answer_numbers`` (the answer's one number replaced by a variable name, or by
-a number of the gold's tool outputs),
+a number of the gold's tool outputs), ``superstring_number``, ``padded_list`` and ``truncated_text`` with their
+controls of ``_lenient_probes`` (the answer's numbers made numbers containing the gold's digits, a written list
+padded with extra elements, a copied text cut after its first words: each judged against a control that changes
+the same thing to a plainly wrong value),
 and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
 on the same record, a number 3 % off or with its decimal point moved, a value's last part or cents changed, a
 range that covers the value), and ``certified_status``, ``preceding_write`` and ``reflected_readback``
@@ -90,6 +93,7 @@ from ._argument_probes import argument_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
+from ._lenient_probes import lenient_probes
 from ._near_probes import near_probes
 from ._order import order_probes
 from ._outside import outside_probes
@@ -266,4 +270,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
         **write_probes(write_tools, **fields),
+        **lenient_probes(write_tools, **fields),
     }

@@ -37,6 +37,7 @@ from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
+from ._lenient_probes import LENIENT_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._order import ORDER_ADVICE
 from ._outside import OUTSIDE_ADVICE
@@ -117,6 +118,7 @@ ADVICE = {
     **ARGUMENT_ADVICE,
     **NUMBER_ADVICE,
     **WRITE_ADVICE,
+    **LENIENT_ADVICE,
 }
 
 
@@ -242,6 +244,16 @@ def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequen
         "skipped_items": len(items) - len(index), "skip_reasons": {},
         "advice": ADVICE.get(name, "close the shortcut this probe takes"),
     }
+
+
+def _baselines(probe: Any, baseline: Mapping[int, float]) -> dict[int, float]:
+    """Per item, the honest-but-wrong baseline a probe is judged against: the run's (``_add_baseline``), raised
+    to the probe's own where it has one (``baselines() -> {item: score}``: ``padded_list``'s control)."""
+    method = getattr(probe, "baselines", None)
+    if method is None:
+        return dict(baseline)
+    own: Mapping[int, float] = method()
+    return {i: max(baseline.get(i, 0.0), own.get(i, 0.0)) for i in {*baseline, *own}}
 
 
 def _add_baseline(baseline: dict[int, float], results: Sequence[RolloutResult], index: Sequence[int],
@@ -433,7 +445,7 @@ async def check_unhackable(
                 reasons[why] += len(in_baseline) - len(results)
         rows[name] = _row(name, intents[name], results, index, items, gold, threshold, budget, hack_threshold,
                           hack_share, nothing=getattr(probe, "outcome", "") == "none",
-                          baseline=None if is_baseline else baseline,
+                          baseline=None if is_baseline else _baselines(probe, baseline),
                           must_lower=getattr(probe, "must_lower", False),
                           ceilings=probe.ceilings() if getattr(probe, "must_not_raise", False) else None,
                           unchanged=getattr(probe, "unchanged_share", None),

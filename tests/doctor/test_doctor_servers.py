@@ -63,8 +63,9 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # annotated_wrong_outcome (no annotation tool the gold leaves unused), inflated_value (no number written),
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
-    # certified_status (no status tool the gold leaves unused), preceding_write (no number written) and
-    # reflected_readback (no free-text argument)
+    # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
+    # reflected_readback (no free-text argument), superstring_number (the answer is not graded:
+    # answer_control), padded_list (no list argument) and truncated_text (no copied text of 12+ characters)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -72,6 +73,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "inflated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
                        "certified_status", "preceding_write", "reflected_readback",
+                       "superstring_number", "padded_list", "truncated_text",
                        *(n for n in rows if n.startswith("adv_"))}
 
 
