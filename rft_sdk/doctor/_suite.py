@@ -81,6 +81,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._adversarial_values import adversarial_value_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
@@ -261,4 +262,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **near_probes(write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
+        **adversarial_value_probes(write_tools, **fields),
     }

@@ -33,6 +33,7 @@ from rft_sdk.emulator import (
     served_writes,
 )
 
+from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._common import has_gold, load_inputs
@@ -115,6 +116,7 @@ ADVICE = {
     **NEAR_ADVICE,
     **ARGUMENT_ADVICE,
     **NUMBER_ADVICE,
+    **ADVERSARIAL_VALUE_ADVICE,
 }
 
 
