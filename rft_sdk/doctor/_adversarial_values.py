@@ -209,7 +209,8 @@ class WildcardValue(_ItemIndexed):
                 if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
                     for arg, value in call["arguments"].items():
                         if isinstance(value, list):
-                            self._seen.setdefault((str(call.get("name")), arg), set()).update(map(str, value))
+                            self._seen.setdefault((str(call.get("name")), arg), set()).update(
+                                str(v) for v in value if not any(c in str(v) for c in _WILDCARD_CHARS))
         super().prepare(context)
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
