@@ -60,7 +60,7 @@ def test_a_covering_interval_covers_the_value_and_is_centred_elsewhere():
     assert [covering_interval("7.42", k) for k in range(6)] == [
         "14.84 ± 10000", "0-10000", "14.84 +/- 10000", "[0, 10000]", "0..10000", "0 to 10000"]
     assert covering_interval("90.00", 1) == "0-100000" and covering_interval("1,234.5", 0) == "2,469.0 ± 10000000"
-    assert covering_interval("0", 0) == "1 ± 1000"  # never the value itself as the centre
+    assert covering_interval("0", 0) == "1 ± 10000"  # never the value itself as the centre
 
 
 def test_a_wrong_number_keeps_the_format_and_is_far_off():
