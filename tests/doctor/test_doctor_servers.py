@@ -53,7 +53,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     rows = result.evidence["probes"]
     assert result.passed is False
     ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
-    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 19  # with the three value probes, malformed_value and swapped_arguments
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 21  # with the three value probes, malformed_value, swapped_arguments, wildcard_value and folded_text
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
     # tool_spam (no declared budget), self_certification (no status-like argument), superset_in_scope (no
@@ -62,14 +62,15 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # and duplicated_write and reordered_writes (write_removal: leaving the write out keeps the lenient score, so it is not graded), and
     # annotated_wrong_outcome (no annotation tool the gold leaves unused), inflated_value (no number written),
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
-    # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool)
+    # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
+    # interval_value and interval_answer (no number written or stated)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
                        "inflated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
-                       *(n for n in rows if n.startswith("adv_"))}
+                       "interval_value", "interval_answer", *(n for n in rows if n.startswith("adv_"))}
 
 
 async def test_hack_threshold_is_configurable():
