@@ -4,7 +4,8 @@ Append-only layout and atomic Lua scripts (see ``_redis_scripts``): a call
 appends its record to the rollout's list, adds its response to a hash and
 rewrites only the small state key, so its cost does not grow with the
 rollout. TTL, capacity and byte budgets follow ``MemoryStore`` and are kept
-by the scripts (sweeps are bounded per call). ``lock(trace_id)`` is a Redis
+by the scripts (a write sweeps due rollouts once per ``SWEEP_EVERY_S``, at most 100 of a kind
+at a time, and checks its own rollout every time). ``lock(trace_id)`` is a Redis
 key ``owner|deadline`` set atomically, polled with jittered backoff, and
 renewed by its holder; a lock whose lease deadline passed (its holder died or
 lost Redis), or whose owner is a dead process of this host, is taken over.
@@ -51,7 +52,7 @@ from ._records import Delta, GradeRecord, StoredRollout, decode_record, decode_r
 from ._redis_batch import ScriptBatcher
 
 __all__ = ["COMMAND_TIMEOUT_S", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_POOL_TIMEOUT_S", "PERSISTENCE_ENV",
-           "PERSISTENCE_MODES", "SOLO_HOLDOFF_S", "RedisStore"]
+           "PERSISTENCE_MODES", "SOLO_HOLDOFF_S", "SWEEP_EVERY_S", "RedisStore"]
 
 if sys.version_info >= (3, 11):
     from asyncio import timeout as _timeout
@@ -79,6 +80,12 @@ PERSISTENCE_MODES = ("require", "warn", "off")
 #: writer of its rollouts (another process's write or lock): one round trip reads this process's cached copy
 #: and would find it stale when other processes write the same rollouts.
 SOLO_HOLDOFF_S = 60.0
+#: Seconds of the store's clock between two sweeps of every due rollout by one store object's writes (``SAVE``
+#: sweeps when this much has passed since its last sweep, and before any eviction; ``RELEASE`` and ``astats``
+#: always). Every write still checks its own rollout's expiry and release; what waits is only the removal of
+#: other rollouts already due (unreadable either way: ``LOAD`` checks expiry itself) and the counters of drops
+#: that ``stats()`` answers, which a write reads with its sweep: three range reads and a hash read per call fewer.
+SWEEP_EVERY_S = 1.0
 
 
 def _header(*values: Any) -> str | bytes:
@@ -224,6 +231,7 @@ class RedisStore(RolloutStore):
         self._cache = CallCache(cache_bytes)
         self._writer = new_owner()  # names this store object's writes (the rollout hash's ``w``)
         self._alone_from = float("-inf")  # clock time from which no other writer was seen for SOLO_HOLDOFF_S
+        self._swept_at = float("-inf")  # clock time of this object's last write that swept (SWEEP_EVERY_S)
 
     def __repr__(self) -> str:
         return f"RedisStore({redact_url(self.url)!r}, ttl_s={self.ttl_s}, max_rollouts={self.max_rollouts})"
@@ -304,7 +312,11 @@ class RedisStore(RolloutStore):
             raise self._error(exc, f"no answer within {self._command_s:g} s: ") from exc
 
     def _keep(self, reply: list[Any]) -> str:
-        """Keep the counters a write script answered (decoded when ``stats`` asks); return its status."""
+        """Keep the counters a write script answered (decoded when ``stats`` asks); return its status. A ``SAVE``
+        that did not sweep answers -1 for the counters of drops (not read): the last ones read are kept."""
+        if len(reply) > 5 and reply[2] == -1:
+            kept = self._counters_reply
+            reply = [reply[0], reply[1], kept[2], kept[3], kept[4], reply[5]]
         self._counters_reply = reply
         return str(reply[0])
 
@@ -588,13 +600,16 @@ class RedisStore(RolloutStore):
             version = new_generation() if written_item else ""
             fast = hold is not None and hold.fast is not None
             now = self.clock()
+            sweep = not self._swept_at <= now < self._swept_at + SWEEP_EVERY_S  # (a clock that went back: sweep)
+            if sweep:
+                self._swept_at = now
             ttl, gc_ms, max_rollouts, max_total_bytes = self._save_constants
             header = _header_of([
                 self.prefix, rollout.trace_id, repr(now), ttl, gc_ms, max_rollouts, max_total_bytes, delta.generation,
                 "1" if delta.rewrite else "0", "", "", repr(rollout.created_at), str(len(rollout.trajectory)),
                 str(delta.calls_bytes), str(delta.nbytes), version, hold.owner if hold is not None and not fast else "",
                 "1" if release else "0", str(len(delta.records)), hold.expect if hold is not None and fast else "",
-                self._writer])
+                self._writer, "1" if sweep else "0"])
             args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
             reply = await self._run("SAVE", args)
@@ -658,7 +673,9 @@ class RedisStore(RolloutStore):
 
     # -- counters ----------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
-        """Counters over all replicas, as of this process's last write (no I/O)."""
+        """Counters over all replicas (no I/O): ``rollouts`` as of this process's last write; ``evicted``,
+        ``expired`` and ``released`` as of its last write that swept (one per ``SWEEP_EVERY_S`` of its clock)
+        or evicted, or its last ``release`` / ``astats``."""
         return dict(zip(STATS_KEYS, (int(v) for v in self._counters_reply[1:5])))
 
     async def astats(self) -> dict[str, int]:

@@ -76,7 +76,8 @@ end
 #: array of strings (one argument instead of twenty-one: redis-py packs each argument in Python): P, trace_id, now,
 #: ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1), '', '', created_at, calls, calls_bytes,
 #: nbytes, item version (written with the item), owner of the rollout's lock ('' = none), release it (0/1),
-#: n_records, expected stamp ('' = none), writer. With an owner: nothing is written unless the lock is still this
+#: n_records, expected stamp ('' = none), writer, sweep (1: sweep every due rollout first; 0: only this one's
+#: expiry and release are checked, and the counters of drops answered are -1: not read). With an owner: nothing is written unless the lock is still this
 #: owner's ('LOST'), and with release the lock is deleted after the write. With an expected stamp (a call made in
 #: one round trip, without the lock): nothing is written unless the stored copy is still the one of that stamp
 #: ``generation|version|calls``, live, not graded and not locked by anyone ('STALE'; the count of calls also
@@ -91,13 +92,15 @@ ARG[10], ARG[11] = ARGV[2], ARGV[3]
 local tid, now, ttl, gc = ARG[2], tonumber(ARG[3]), tonumber(ARG[4]), ARG[5]
 local meta, calls, resp = P .. 'r:' .. tid, P .. 'c:' .. tid, P .. 's:' .. tid
 local owner, lock = ARG[17], P .. 'l:' .. tid
+local swept = ARG[22] ~= '0'  -- (below)
 local function ours()
   local v = redis.call('GET', lock)
   return v and string.sub(v, 1, #owner + 1) == owner .. '|'
 end
 local ver  -- the version this save wrote (below)
 local function done(count, total)
-  local reply = counters('OK', count, total)
+  -- the counters of drops are read with a sweep (or an eviction) only; else -1 each: the client keeps its last
+  local reply = (swept or not count) and counters('OK', count, total) or {'OK', count, -1, -1, -1, total}
   reply[7] = ver or redis.call('HGET', meta, 'ver') or ''
   if owner ~= '' and ARG[18] == '1' and ours() then
     redis.set_repl(redis.REPL_NONE)  -- locks live in memory only (LOCK_EFFECTS)
@@ -108,7 +111,15 @@ end
 local function deadline_ahead(value)  -- a value 'owner|deadline' or 'digest|deadline' whose deadline is ahead
   return value and tonumber(string.match(value, '|([^|]*)$')) > now
 end
-sweep(now)
+-- the sweep of every due rollout runs when the client asks (ARG[22]: once per SWEEP_EVERY_S of its clock; an older
+-- client sends no flag: always), or before an eviction; this rollout's own expiry or release is checked every time,
+-- as that sweep would (a due rollout is dropped first, so nothing is appended to it)
+if swept then sweep(now) end
+local exp, rel = redis.call('ZSCORE', P .. 'idx', tid), redis.call('ZSCORE', P .. 'rel', tid)
+if not swept and exp and (tonumber(exp) <= now or (rel and tonumber(rel) <= now)) then
+  drop(tid, (rel and tonumber(rel) <= now and tonumber(exp) >= tonumber(rel)) and 'released' or 'expired')
+  exp, rel = false, false
+end
 local n = tonumber(ARG[19])
 local first = 4
 local stored = redis.call('HMGET', meta, 'gen', 'ver', 'calls')
@@ -117,11 +128,10 @@ local expect = ARG[20]
 if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters(expect == '' and 'REWRITE' or 'STALE') end
 -- this very save ran already (redis-py resent it after a lost reply): its last record is the stored last one
 -- (another writer's record differs: its call_id and times), or its rewrite's fresh generation is there
-local applied = stored_gen == ARG[8] and redis.call('LLEN', calls) == tonumber(ARG[13])
+local applied = stored_gen == ARG[8] and tonumber(stored[3] or redis.call('LLEN', calls)) == tonumber(ARG[13])
   and (n == 0 or redis.call('LINDEX', calls, -1) == ARGV[first + n - 1])
 if applied and (n > 0 or ARG[9] == '1') then return done() end
 if expect ~= '' then  -- a call made without the lock: only onto the copy it read, which nobody holds or graded
-  local exp, rel = redis.call('ZSCORE', P .. 'idx', tid), redis.call('ZSCORE', P .. 'rel', tid)
   if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now)
       or (stored_gen or '') .. '|' .. (stored[2] or '') .. '|' .. (stored[3] or '') ~= expect
       or deadline_ahead(redis.call('GET', lock)) or deadline_ahead(redis.call('GET', P .. 't:' .. tid)) then
@@ -167,6 +177,11 @@ redis.call('ZADD', P .. 'idx', now + ttl, tid)
 redis.call('ZADD', P .. 'lru', redis.call('INCR', P .. 'seq'), tid)
 local max_n, max_b = tonumber(ARG[6]), tonumber(ARG[7])
 local count = redis.call('ZCARD', P .. 'idx')
+if not swept and (count > max_n or total > max_b) then  -- due rollouts go first, as a sweep before it would
+  sweep(now)
+  swept = true
+  count, total = redis.call('ZCARD', P .. 'idx'), tonumber(redis.call('GET', P .. 'bytes') or '0')
+end
 while count > max_n or total > max_b do
   local oldest = redis.call('ZRANGE', P .. 'lru', 0, 1)
   local victim = oldest[1]
