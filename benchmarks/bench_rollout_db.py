@@ -123,6 +123,45 @@ def ms(values: list[float]) -> str:
     return f"{1e3 * statistics.median(values):8.2f} / {1e3 * pct(values, 0.99):8.2f}"
 
 
+def server_cpu_reader(db: RolloutDatabase | None) -> Callable[[], tuple[float, float]] | None:
+    """``read() -> (CPU seconds, of which the client backends')`` the PostgreSQL server of ``db`` has used so
+    far (its processes alive now plus the ones the postmaster reaped: ``/proc``; the rest is its background
+    processes: checkpointer, WAL writer, autovacuum, ...), or ``None`` (SQLite, or a server not on this machine)."""
+    if not isinstance(db, PostgresDatabase):
+        return None
+    import psycopg
+    try:
+        with psycopg.connect(db.url) as conn:
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, psycopg.Error):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def fields(pid: int) -> list[str] | None:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended
+            return None
+
+    def read() -> tuple[float, float]:
+        head = fields(postmaster)
+        if head is None:
+            return float("nan"), float("nan")
+        ticks = sum(int(x) for x in head[11:15])  # utime, stime, cutime, cstime (children it reaped)
+        backends = 0
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and int(entry.name) != postmaster:
+                f = fields(int(entry.name))
+                if f is not None and int(f[1]) == postmaster:
+                    ticks += int(f[11]) + int(f[12])
+                    with contextlib.suppress(OSError):  # a client backend's title names its client's address
+                        if "(" in Path(f"/proc/{entry.name}/cmdline").read_text():
+                            backends += int(f[11]) + int(f[12])
+        return ticks / tick, backends / tick
+    return read
+
+
 BACKENDS = ("sqlite", "postgres", "postgres-schema")
 MODES = ("cold", "ahead", "adaptive")
 
@@ -248,10 +287,11 @@ def served_call(db: RolloutDatabase | None) -> Callable[[str], Any]:
     return call
 
 
-async def burst(db: RolloutDatabase | None, k: int) -> tuple[list[float], float, float]:
+async def burst(db: RolloutDatabase | None, k: int) -> tuple[list[float], float, float, tuple[float, float]]:
     """``k`` new rollouts at once, each getting its database and making one call through the server's request
     path (:func:`served_call`; ``db=None``: the in-memory floor): ``(seconds to each first answer, wall seconds,
-    this process's CPU seconds)``; released after (not timed).
+    this process's CPU seconds, the PostgreSQL server's CPU seconds and its client backends' share, or NaN)``;
+    released after (not timed).
 
     Every call is awaited before anything else happens, failed or not (a failure is raised after): a
     release while calls are still in their transactions waits for their locks (``DROP SCHEMA``).
@@ -264,16 +304,20 @@ async def burst(db: RolloutDatabase | None, k: int) -> tuple[list[float], float,
         await call(f"flight-{tag}-{i}")
         return time.perf_counter() - t0
 
+    server = server_cpu_reader(db)
+    s0 = server() if server is not None else (float("nan"), float("nan"))
     c0, w0 = time.process_time(), time.perf_counter()
     results = await asyncio.gather(*(one(i) for i in range(k)), return_exceptions=True)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    s1 = server() if server is not None else s0
+    server_s = (s1[0] - s0[0], s1[1] - s0[1])
     for i in range(k):
         if db is not None:
             await db.release(f"flight-{tag}-{i}")
     failed = [r for r in results if isinstance(r, BaseException)]
     if failed:
         raise RuntimeError(f"{len(failed)} of {k} first calls failed; the first: {failed[0]!r}") from failed[0]
-    return [float(r) for r in results], wall, cpu  # type: ignore[arg-type]
+    return [float(r) for r in results], wall, cpu, server_s  # type: ignore[arg-type]
 
 
 def _worker_burst(folder: str, name: str, share: int, tag: str, barrier: Any, out: Any) -> None:
@@ -338,7 +382,8 @@ async def refilled(db: RolloutDatabase, timeout_s: float = 900.0) -> tuple[int, 
     return db.pool_target(), time.perf_counter() - t0
 
 
-async def in_flight(db: RolloutDatabase, k: int, mode: str, workers: int = 1) -> tuple[list[float], float, float, str]:
+async def in_flight(db: RolloutDatabase, k: int, mode: str, workers: int = 1
+                    ) -> tuple[list[float], float, float, tuple[float, float], str]:
     """One burst of ``k`` in ``mode``: ``cold`` (no pool), ``ahead`` (the pool filled to ``k`` beforehand,
     no refill during the burst: the old path), ``adaptive`` (a trainer's second step: the first burst's
     arrivals size the pool, the maintenance thread refills it in the background, the second burst is timed)."""
@@ -357,11 +402,12 @@ async def in_flight(db: RolloutDatabase, k: int, mode: str, workers: int = 1) ->
     if workers > 1:
         assert isinstance(db, SQLiteDatabase)
         times, wall, cpu = await burst_workers(db, k, workers)
+        server = (float("nan"), float("nan"))
         note = f"{workers} worker processes"
     else:
-        times, wall, cpu = await burst(db, k)
+        times, wall, cpu, server = await burst(db, k)
     db.sizer = PoolSizer(0, 0)
-    return times, wall, cpu, note
+    return times, wall, cpu, server, note
 
 
 async def main(args: argparse.Namespace) -> str:
@@ -445,7 +491,7 @@ async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: t
     say("   step, the pool sized from the first step's arrivals and refilled in the background")
     say(f"{'backend':16s} {'in flight':>9s} {'mode':>9s} {'p50 / p99 ms':>19s} {'wall s':>7s} {'client CPU s':>12s}  note")
     for k in flights:  # the floor: the same first call without a database (the in-memory retail tool)
-        times, wall, cpu = await burst(None, k)
+        times, wall, cpu, _ = await burst(None, k)
         say(f"{'memory (floor)':16s} {k:9d} {'-':>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  "
             f"{1e3 * cpu / k:.2f} ms CPU per first answer")
     for (backend, copies), db in dbs.items():
@@ -453,9 +499,12 @@ async def section_flight(dbs: dict[tuple[str, int], RolloutDatabase], flights: t
             continue
         for k in flights:
             for mode in modes:
-                times, wall, cpu, note = await in_flight(db, k, mode, workers if backend == "sqlite" else 1)
-                say(f"{backend:16s} {k:9d} {mode:>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  "
-                    f"{1e3 * cpu / k:.2f} ms CPU per first answer; {note}")
+                times, wall, cpu, server, note = await in_flight(db, k, mode, workers if backend == "sqlite" else 1)
+                per = f"{1e3 * cpu / k:.2f} ms client CPU per first answer"
+                if server[0] == server[0]:  # not NaN: the PostgreSQL server's processes, read from /proc
+                    per += (f", server {1e3 * server[0] / k:.2f} ms ({server[0]:.2f} s, of which its connections "
+                            f"{server[1]:.2f} s)")
+                say(f"{backend:16s} {k:9d} {mode:>9s} {ms(times)} {wall:7.2f} {cpu:12.2f}  {per}; {note}")
 
 
 def side_by_side(args: argparse.Namespace) -> str:

@@ -119,6 +119,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
         self._script: Any = None  # the clone's DDL, a psycopg.sql.SQL with {dst} and {tpl}
         self._pooled: list[Any] = []  # idle tool connections (any schema)
         self._pooled_lock = threading.Lock()
+        self._handed_out = 0  # tool connections handed to calls and not yet handed back
 
     # -- clones are schemas ----------------------------------------------------------------
     def _create(self, conn: Any, name: str, template: str) -> None:
@@ -294,17 +295,30 @@ class PostgresSchemaDatabase(PostgresDatabase):
                 candidate = self._pooled.pop()
                 if not candidate.closed and not candidate.broken:
                     conn = candidate
-        if conn is None:
-            conn = sync_cls.connect(self._schema_conninfo(db_id))
-        else:  # session-level: a tool's own COMMIT in SQL text does not drop it
-            conn.execute("SELECT set_config('search_path', %s, false)", (db_id,))
+            self._handed_out += 1
+        try:
+            if conn is None:
+                conn = sync_cls.connect(self._schema_conninfo(db_id))
+            else:  # session-level: a tool's own COMMIT in SQL text does not drop it
+                conn.execute("SELECT set_config('search_path', %s, false)", (db_id,))
+        except BaseException:
+            with self._pooled_lock:
+                self._handed_out -= 1
+            raise
         return conn
 
     def checkin(self, db_id: str, conn: Any) -> None:
-        if conn.closed or conn.broken:
-            return
+        """Keep ``conn`` idle for the next call while the connections handed out plus the idle ones stay within
+        ``max_connections``. Counted by connection, not by call slot: a slot is still held while its call hands
+        the connection back, and counting slots closed most connections a batch handed back (at 1,024 rollouts
+        in flight nearly every call opened a new server connection: a backend process started, its catalogue
+        caches built from nothing, and ended)."""
         with self._pooled_lock:
-            if len(self._pooled) < self._idle_room():
+            self._handed_out = max(0, self._handed_out - 1)
+            if conn.closed or conn.broken:
+                return
+            # a call whose rollback failed drops its connection unreturned: never count more than the slots held
+            if len(self._pooled) + min(self._handed_out, self.slots_held) < self.max_connections:
                 self._pooled.append(conn)
                 return
         conn.close()

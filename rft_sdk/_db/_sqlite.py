@@ -122,9 +122,10 @@ class SQLiteDatabase(RolloutDatabase):
             this database must use the same. Databases of different ``name`` in one ``dir`` are kept apart.
         rebuild: rebuild the private template even when one exists (after the
             seed changed); the warm clones of the old template are removed and never handed out.
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
-            ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes`` of
-            :class:`RolloutDatabase`.
+        **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: the
+            database's name, which picks its folder under ``dir``; give each task its own), ``max_live``,
+            ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``, ``pool_half_life_s``,
+            ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes``.
 
     ``rollout.db`` is a ``sqlite3.Connection`` (``isolation_level=None``,
     ``check_same_thread=False``), also for ``async def`` tools (SQLite has no

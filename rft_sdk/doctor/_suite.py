@@ -61,7 +61,10 @@ arguments swapped, a number doubled; its first write repeated), and ``adv_identi
 a number of the gold's tool outputs),
 and the near misses of ``_near_probes`` (an integer written off by one, a modifier dropped, another write
 on the same record, a number 3 % off or with its decimal point moved, a value's last part or cents changed, a
-range that covers the value).
+range that covers the value), and ``certified_status``, ``preceding_write`` and ``reflected_readback``
+with their controls of ``_write_probes`` (a status tool the gold never calls set to what the decisive
+write shows, without that write; an earlier wrong write before the gold's; a success marker that a read
+echoes back after the model's own free text).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -95,6 +98,7 @@ from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, de
 from ._scope import SupersetInScope
 from ._structured import structured_probes
 from ._value_probes import value_probes
+from ._write_probes import write_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -262,5 +266,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **near_probes(write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
+        **write_probes(write_tools, **fields),
         **adversarial_value_probes(write_tools, **fields),
     }

@@ -46,6 +46,7 @@ from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
 from ._value_probes import VALUE_ADVICE
+from ._write_probes import WRITE_ADVICE
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
            "resolve_write_tools", "took_effect"]
@@ -116,6 +117,7 @@ ADVICE = {
     **NEAR_ADVICE,
     **ARGUMENT_ADVICE,
     **NUMBER_ADVICE,
+    **WRITE_ADVICE,
     **ADVERSARIAL_VALUE_ADVICE,
 }
 

@@ -25,9 +25,10 @@ reflected_marker          no work: the gold's calls that write nothing, then one
                           neither the prompt, the gold's arguments nor the reference answer holds:
                           ``status: VALID``); the call's target (first argument) is the gold's,
                           every other argument wrong (the marker text, a number ``+1``, a flag
-                          negated). Judged only where the tool echoed the marker back in its output
-                          (a reflected output); the answer is the reference answer where the gold
-                          writes, else another item's answer
+                          negated), then the gold's reads again (read back after the write, within
+                          the declared budget). Judged only where the tool echoed the marker back in
+                          its output or a read back did (a reflected output); the answer is the
+                          reference answer where the gold writes, else another item's answer
 ========================= ==========================================================================
 
 Each probe plays at most :data:`VALUE_ITEMS` items (the first it is defined on). No correct grader pays
@@ -47,7 +48,7 @@ from typing import Any
 from ._answers import prompt_texts
 from ._dataset_probes import AlteredWrites, _mutate, _short
 from ._generic import _ContextProbe, _free_text, _parameters
-from ._probes import HACK, ProbeContext, Steps, is_write_tool
+from ._probes import HACK, ProbeContext, Steps, declared_budget, is_write_tool
 
 __all__ = ["MARKER_LINES", "VALUE_ADVICE", "VALUE_ITEMS", "ContainedValue", "OverwrittenWrite", "ReflectedMarker", "containing",
            "success_markers", "value_probes"]
@@ -296,11 +297,16 @@ class ReflectedMarker(_ContextProbe):
         return self.call(item) is not None and (self._capped is None or self._context.index_of(item) in self._capped)
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls that write nothing, then the marker-carrying call."""
+        """The gold's calls that write nothing, then the marker-carrying call, then those reads again (a read
+        back after the write, as far as the item's declared budget allows)."""
         call = self.call(item)
         reads = [dict(a) for a in item[self.actions_field]
                  if isinstance(a, Mapping) and not is_write_tool(str(a.get("name")), self.write_tools)]
-        return [[a] for a in [*reads, *([call] if call else [])]]
+        budget = declared_budget(item, self._context.budget)
+        after = reads if call else []
+        if budget is not None:
+            after = after[:max(0, budget - len(reads) - 1)]
+        return [[a] for a in [*reads, *([call] if call else []), *after]]
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference answer where the gold writes (the end state is the outcome), else another item's."""
@@ -318,13 +324,16 @@ class ReflectedMarker(_ContextProbe):
                                160), "marker": _short(self.marker(item))}
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
-        """Whether the marker-carrying call succeeded and its output echoed a marker line back."""
-        if not calls:
+        """Whether the marker-carrying call succeeded and its output, or that of a read back after it, echoed a
+        marker line back."""
+        reads = sum(1 for a in item[self.actions_field]
+                    if isinstance(a, Mapping) and not is_write_tool(str(a.get("name")), self.write_tools))
+        if len(calls) <= reads:
             return False
-        last = calls[-1]
+        marked = calls[reads]
         lines = [line for line in self.marker(item).splitlines() if line]
-        output = str(getattr(last, "output", "") or "")
-        return bool(getattr(last, "ok", False)) and any(line in output for line in lines)
+        outputs = [str(getattr(c, "output", "") or "") for c in calls[reads:]]
+        return bool(getattr(marked, "ok", False)) and any(line in o for o in outputs for line in lines)
 
 
 def value_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",

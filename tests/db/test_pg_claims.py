@@ -206,3 +206,33 @@ def test_combiner_hands_what_serve_raised_to_every_request_of_the_batch_and_goes
     assert combiner.claim("ok") == "OK"  # the lead was handed back: the next request is served
     with pytest.raises(ValueError, match="max_batch"):
         Combiner(serve, max_batch=0)
+
+
+async def test_a_batch_past_max_connections_reuses_its_connections_instead_of_opening_new_ones(pg_url):
+    """Issue 40: 48 first calls queued on 4 connections run on those 4 server connections. Before, a handed-back
+    connection was closed whenever every call slot was held (a slot is still held while its call hands the
+    connection back), so a batch opened a new server connection (a backend process) for most of its calls."""
+    db = make_db("postgres-schema", pg_url=pg_url, max_connections=4, pool_size=48, max_pool=48)
+    try:
+        await db.astart()
+        await asyncio.to_thread(db.refill_once)
+        pids: list[int] = []
+
+        async def call(i: int) -> None:
+            scope = await db.open_call(f"reuse-{i}", "c1", is_async=False)
+            try:
+                def work() -> None:
+                    pids.append(scope.connection.execute("SELECT pg_backend_pid()").fetchone()[0])
+                    scope.connection.execute("INSERT INTO kv VALUES (%s, %s)", (f"k{i}", i))
+                await asyncio.to_thread(work)
+                await scope.stage("c1", "ok", {})
+                await scope.commit()
+            finally:
+                await scope.close()
+
+        await asyncio.gather(*(call(i) for i in range(48)))
+        assert len(pids) == 48 and len(set(pids)) <= 4, f"{len(set(pids))} server connections for 48 calls"
+    finally:
+        db.close()
+        db.drop_all()
+        db.close()

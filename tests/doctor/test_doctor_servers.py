@@ -63,13 +63,16 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # annotated_wrong_outcome (no annotation tool the gold leaves unused), inflated_value (no number written),
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
-    # interval_value and interval_answer (no number written or stated)
+    # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
+    # reflected_readback (no free-text argument), and interval_value and interval_answer (no number
+    # written or stated)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
                        "inflated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
+                       "certified_status", "preceding_write", "reflected_readback",
                        "interval_value", "interval_answer", *(n for n in rows if n.startswith("adv_"))}
 
 
