@@ -288,7 +288,8 @@ class AlteredWrites(GoldPlanProbe):
     1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
     refuses), then a sibling or another item's value of another shape. Never a value the item's own gold
     passes to the same tool and argument (another seat it also books: its own call would then be refused
-    and the rollout end partly right, which an honest set grader pays).
+    and the rollout end partly right, which an honest set grader pays), and never a wildcard
+    (``["*"]``: another item's "every day" may be this item's seven days written out).
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
     ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
@@ -370,9 +371,11 @@ class AlteredWrites(GoldPlanProbe):
         # never a value this item's gold itself passes to the same tool and argument (another seat the gold also
         # books: its own call is then refused as a duplicate, and the rollout is partly right, not a wrong one)
         taken = self._taken.get((tool, arg), set())
-        siblings = sibling_values(value, sources, exclude)
+        # never a wildcard ("*": every day, every file): it may mean the gold's own value (all seven days)
+        siblings = [v for v in sibling_values(value, sources, exclude) if not _has_wildcard(v)]
         others = [(v, rest) for v, rest in self._calls.get((tool, arg), [])
-                  if json.dumps(v, sort_keys=True) != current and json.dumps(v, sort_keys=True) not in taken]
+                  if json.dumps(v, sort_keys=True) != current and json.dumps(v, sort_keys=True) not in taken
+                  and not _has_wildcard(v)]
         given = dict(arguments or {})
         others.sort(key=lambda o: -sum(k in given and _same_json(v, given[k]) for k, v in o[1].items()))
         found = next((v for v in siblings if value_shape(v) == shape), None)
@@ -496,6 +499,12 @@ class AlteredWrites(GoldPlanProbe):
         option = self.choice(item)
         actions = list(item[self.actions_field])
         return [[a] for a in (_applied(actions, option)[0] if option else [])]
+
+
+def _has_wildcard(value: Any) -> bool:
+    """Whether a value is or holds a glob wildcard (``"*"``, ``["*"]``, ``"*.py"``): another item's ``["*"]``
+    (every day) can be exactly this item's every-day list, so it is no wrong value to play."""
+    return any("*" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
 
 
 def _applied(actions: list[dict[str, Any]], option: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:

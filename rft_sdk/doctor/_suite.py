@@ -87,6 +87,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._adversarial_values import adversarial_value_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
@@ -271,4 +272,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **number_probes(write_tools, **fields),
         **write_probes(write_tools, **fields),
         **lenient_probes(write_tools, **fields),
+        **adversarial_value_probes(write_tools, **fields),
     }

@@ -33,6 +33,7 @@ from rft_sdk.emulator import (
     served_writes,
 )
 
+from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._common import has_gold, load_inputs
@@ -119,6 +120,7 @@ ADVICE = {
     **NUMBER_ADVICE,
     **WRITE_ADVICE,
     **LENIENT_ADVICE,
+    **ADVERSARIAL_VALUE_ADVICE,
 }
 
 

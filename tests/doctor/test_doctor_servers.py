@@ -53,7 +53,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     rows = result.evidence["probes"]
     assert result.passed is False
     ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
-    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 19  # with the three value probes, malformed_value and swapped_arguments
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 21  # with the three value probes, malformed_value, swapped_arguments, wildcard_value and folded_text
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
     # tool_spam (no declared budget), self_certification (no status-like argument), superset_in_scope (no
@@ -65,7 +65,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
     # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
     # reflected_readback (no free-text argument), superstring_number (the answer is not graded:
-    # answer_control), padded_list (no list argument) and truncated_text (no copied text of 12+ characters)
+    # answer_control), padded_list (no list argument), truncated_text (no copied text of 12+ characters),
+    # and interval_value and interval_answer (no number written or stated)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -73,7 +74,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "inflated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
                        "certified_status", "preceding_write", "reflected_readback",
-                       "superstring_number", "padded_list", "truncated_text",
+                       "superstring_number", "padded_list", "truncated_text", "interval_value", "interval_answer",
                        *(n for n in rows if n.startswith("adv_"))}
 
 
