@@ -21,7 +21,9 @@ padded_list               that list argument with :func:`padding_size` plausible
                           appended to the gold's (another item's values of the same argument, then
                           generated ones): set F1 falls to at most ``2n / (5n + 2)`` < 0.4, recall
                           stays 1.0. Judged on the plain line with ``list_control``'s score as the
-                          honest-but-wrong baseline: above half-way from it to the gold is reward
+                          honest-but-wrong baseline: above half-way from it to the gold is reward.
+                          A gold list holding a wildcard (``["*"]``) is not played, and no wildcard is
+                          added: ``*`` may already mean every element
 text_control              a control, never judged: one string argument of one gold write that the
                           gold copies verbatim from the task's data (the prompt or a tool output: a
                           title, a name; 12+ characters) replaced by another item's value of the
@@ -50,7 +52,7 @@ from typing import Any
 
 from ._answer_numbers import NUMBER
 from ._answers import prompt_texts
-from ._dataset_probes import template_fields
+from ._dataset_probes import _has_wildcard, template_fields
 from ._generic import _ContextProbe
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
@@ -354,15 +356,15 @@ class ListControl(_WriteControl):
     def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
                   position: int) -> dict[str, Any] | None:
         """A non-empty list of strings or integers: ``{"control": n plausible others, "probe": gold + padding}``."""
-        if not isinstance(value, list) or not value or len(_lists(value)) != len(value):
-            return None
+        if not isinstance(value, list) or not value or len(_lists(value)) != len(value) or _has_wildcard(value):
+            return None  # a list holding a wildcard (["*"]: every day) may already cover whatever is added
         gold = {json.dumps(v) for v in value}
         folded = {str(v).casefold() for v in value}
         pool: list[Any] = []
         for other in self._values.get((tool, arg), []):
             for v in _lists(other) if isinstance(other, list) else []:
                 if type(v) is type(value[0]) and json.dumps(v) not in gold and str(v).casefold() not in folded \
-                        and v not in pool:
+                        and v not in pool and not _has_wildcard(v):
                     pool.append(v)
         need = padding_size(len(value))
         k = 0
