@@ -179,10 +179,13 @@ class CertifiedControl(_WriteProbe):
 
     control = True
 
-    def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
+    def __init__(self, write_tools: Collection[str] | None = None, readback: ReadbackControl | None = None,
+                 **fields: Any) -> None:
         super().__init__(write_tools, "the gold changes nothing, or no write tool the gold does not call has a "
-                         "status- or flag-like argument with a value the decisive write's output shows", **fields)
+                         "status- or flag-like argument with a value the decisive write's output or a read-back "
+                         "changed by the gold shows", **fields)
         self.scores: dict[int, float] = {}
+        self.readback = readback
 
     def decisive(self, item: Mapping[str, Any]) -> int | None:
         """The position of the gold's decisive write (its last write that changed state), or ``None``."""
@@ -202,6 +205,8 @@ class CertifiedControl(_WriteProbe):
         index = self._context.index_of(item)
         outputs = _call_outputs(self._context, index, len(actions))
         decisive_output = [outputs[p] or ""] if outputs is not None else []
+        if self.readback is not None:
+            decisive_output += self.readback.changed(item)
         for tool in item.get("tools") or []:
             if not isinstance(tool, Mapping):
                 continue
@@ -277,7 +282,7 @@ class CertifiedStatus(_Judged, CertifiedControl):
     changes_end_state = True
 
     def __init__(self, reference: CertifiedControl, write_tools: Collection[str] | None = None, **fields: Any) -> None:
-        super().__init__(write_tools, **fields)
+        super().__init__(write_tools, reference.readback, **fields)
         self.reference = reference
 
     def variant(self, item: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -358,10 +363,56 @@ class ReadbackControl(_WriteProbe):
     control = True
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
-        super().__init__(write_tools, "the gold changes nothing, no write of it has a free-text argument, or no "
-                         "read tool can be called with the gold's arguments", **fields)
+        super().__init__(write_tools, "the gold changes nothing, no write of it has a free-text argument and no "
+                         "write tool it does not call has a status-like argument, or no read tool can be called "
+                         "with the gold's arguments", **fields)
         self.outputs: dict[int, list[str]] = {}
         self.scores: dict[int, float] = {}
+        self.status_items: set[int] = set()
+
+    def has_status_tool(self, item: Mapping[str, Any]) -> bool:
+        """Whether a write tool of the item (or one of unknown kind) that the gold does not call has a status-
+        or flag-like argument (the candidates of ``certified_status``)."""
+        used = {str(a.get("name")) for a in item[self.actions_field] if isinstance(a, Mapping)}
+        for tool in item.get("tools") or []:
+            if not isinstance(tool, Mapping):
+                continue
+            name, props, _ = _parameters(tool)
+            if name in used or not (is_write_tool(name, self.write_tools) or name in self._context.unknown_tools):
+                continue
+            for k, schema in props.items():
+                enum = [str(v).lower() for v in schema.get("enum") or []]
+                if _STATUS_NAME.search(k) or k.lower().startswith(("is_", "has_")) \
+                        or any(v in SUCCESS_VALUES for v in enum):
+                    return True
+        return False
+
+    def changed(self, item: Mapping[str, Any]) -> list[str]:
+        """What the gold's work changed in what its read calls print: per read-back that repeats a gold read
+        call before the decisive write, the words it printed after the gold that it did not print then
+        (``"status": "open"`` → ``"status": "resolved"``: ``["resolved"]``), as one text; ``[]`` where the
+        read-backs were not recorded or the gold replay's outputs cannot be lined up with its calls."""
+        index = self._context.index_of(item)
+        if index is None or index not in self.outputs:
+            return []
+        actions = item[self.actions_field]
+        outputs = _call_outputs(self._context, index, len(actions))
+        writes = self.writes_of(item)
+        if outputs is None or not writes:
+            return []
+        out: list[str] = []
+        for call, after in zip(self.readbacks(item), self.outputs[index]):
+            for k, a in enumerate(actions[:writes[-1]]):
+                before = outputs[k]
+                if before is None or not isinstance(a, Mapping) or a.get("name") != call["name"] \
+                        or dict(a.get("arguments") or {}) != call["arguments"]:
+                    continue
+                seen = {w.lower() for w in _WORDS.findall(before)}
+                words = [w for w in _WORDS.findall(after) if w.lower() not in seen]
+                if words:
+                    out.append(" ".join(dict.fromkeys(words)))
+                break
+        return out
 
     def readbacks(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The read-back calls: the gold's read calls (each once), then each other read tool of the item
@@ -402,11 +453,26 @@ class ReadbackControl(_WriteProbe):
         return out
 
     def variant(self, item: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-        """The gold's calls, then the read-backs (where a carrier exists and there is a read-back)."""
+        """The gold's calls, then the read-backs (where the gold changes state, a carrier or a status tool
+        exists and there is a read-back)."""
         reads = self.readbacks(item)
-        if not reads or not self.carriers(item):
+        if not reads or not self.writes_of(item) or not (self.carriers(item) or self.has_status_tool(item)):
             return None
         return [*item[self.actions_field], *reads]
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose the first :data:`WRITE_ITEMS` items with a carrier and the first :data:`WRITE_ITEMS` with a
+        status tool (each with a read-back), so that the status items never crowd out the marker's."""
+        _ContextProbe.prepare(self, context)
+        self.outputs, carried, self.status_items = {}, set(), set()
+        for i, item in enumerate(context.items):
+            if not self._has_gold(item) or self.variant(item) is None:
+                continue
+            if len(carried) < self.max_items and self.carriers(item):
+                carried.add(i)
+            if len(self.status_items) < self.max_items and self.has_status_tool(item):
+                self.status_items.add(i)
+        self.items = carried | self.status_items
 
     def _within_budget(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         return True  # the control only reads what the tools print; the probe keeps to the budget
@@ -543,14 +609,14 @@ class ReflectedReadback(_Judged, MarkerControl):
 
 def write_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (each control before its probe; each ``intent`` ``hack``)."""
-    certified = CertifiedControl(write_tools, **fields)
     readback = ReadbackControl(write_tools, **fields)
+    certified = CertifiedControl(write_tools, readback, **fields)
     marker = MarkerControl(readback, write_tools, **fields)
-    out: dict[str, Any] = {
+    out: dict[str, Any] = {  # readback_control first: certified_control's value may come from its outputs
+        "readback_control": readback,
         "certified_control": certified,
         "certified_status": CertifiedStatus(certified, write_tools, **fields),
         "preceding_write": PrecedingWrite(write_tools, **fields),
-        "readback_control": readback,
         "marker_control": marker,
         "reflected_readback": ReflectedReadback(marker, readback, write_tools, **fields),
     }

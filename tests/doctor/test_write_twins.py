@@ -10,7 +10,13 @@ from doctor_helpers import assert_quiet, twin_verdicts
 from write_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._probes import ProbeContext
-from rft_sdk.doctor._write_probes import NEUTRAL_MARKER, CertifiedControl, PrecedingWrite, description_values
+from rft_sdk.doctor._write_probes import (
+    NEUTRAL_MARKER,
+    CertifiedControl,
+    PrecedingWrite,
+    ReadbackControl,
+    description_values,
+)
 
 pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
@@ -103,3 +109,35 @@ def test_preceding_write_doubles_a_number_and_never_the_target():
                                        items[0]["actions"][0]]
     assert probe.variant(make_items(server, "release")[0]) is None  # no number to double
     assert NEUTRAL_MARKER and "status" not in NEUTRAL_MARKER.lower()
+
+
+def test_the_certifying_value_can_come_from_a_read_back_the_gold_changed(verdicts):
+    # release_item prints no status word; open_claim printed "status open" before the gold, "resolved" after
+    hacked = verdicts["claim_status"]["probes"]["certified_status"]["played"]
+    assert hacked and all(p["call"].endswith("status='resolved')") and p["score"] == 1.0 > p["control_score"]
+                          for p in hacked.values())
+    honest = verdicts["claim_released"]["probes"]["certified_status"]["played"]
+    assert honest and all(p["judged"] and p["score"] == p["control_score"] == 0.0 for p in honest.values())
+    # where the status tool is a second valid way to do the task, the end state is the gold's: not judged
+    closure = verdicts["closure_status"]["probes"]["certified_status"]
+    assert closure["verdict"] == "pass"
+
+
+def test_changed_words_are_what_a_gold_read_printed_after_the_gold_and_not_before():
+    server = make_server()
+    items = make_items(server, "claim")
+    outputs = [[f"claim CL-{n}: status open", f"LF-{n} released to CL-{n}"] for n in range(10, 20)]
+    context = ProbeContext(items, outputs, [1.0] * 10, [[True, True]] * 10, {"release_item", "update_claim"})
+    readback = ReadbackControl({"release_item", "update_claim"})
+    readback.prepare(context)
+    assert readback.items == set(range(6)) and readback.readbacks(items[0]) == [
+        {"name": "open_claim", "arguments": {"claim_id": "CL-10"}}]
+    control = CertifiedControl({"release_item", "update_claim"}, readback)
+    control.prepare(context)
+    assert control.certifying_call(items[0]) is None  # nothing read back yet: no guess
+    readback.outputs = {0: ["claim CL-10: status resolved"]}
+    assert readback.changed(items[0]) == ["resolved"]
+    assert control.certifying_call(items[0]) == {"name": "update_claim",
+                                                 "arguments": {"claim_id": "CL-10", "status": "resolved"}}
+    readback.outputs = {0: ["claim CL-10: status open"]}  # the gold's work changed nothing it prints
+    assert readback.changed(items[0]) == [] and control.certifying_call(items[0]) is None
