@@ -20,7 +20,8 @@ self_certification        no work: the gold's own status writes alone (its write
                           the other arguments taken from the gold's calls; then the
                           reference answer.
                           Tools of unknown kind (neither declared nor called by the gold) are
-                          tried too; a rollout none of whose calls changed state is not judged
+                          tried too; a rollout none of whose calls changed state, or whose
+                          end state is the gold's (the server's digest), is not judged
 superset_end_state        the gold's calls plus another item's writes (the end state is
                           the gold's plus changes the task did not ask for); a rollout whose
                           extra writes were all refused, or changed nothing (the server's
@@ -291,8 +292,13 @@ class SelfCertification(_ContextProbe):
 
     Skipped (with the reason) when no such call exists, or when every write of the gold is among them
     (setting the status is then the whole task, e.g. ``update_ticket(status="closed")``), or when the
-    status is an argument of the work write itself (there is no status write without the work).
+    status is an argument of the work write itself (there is no status write without the work). A
+    rollout whose end state is the gold's (the server's digest) is not judged: the status tool was a
+    second valid way to do the task (``update_claim(status="resolved")`` closing a claim as
+    ``close_claim`` does).
     """
+
+    changes_end_state = True
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="no write tool has a status- or flag-like argument, or setting it "

@@ -120,7 +120,7 @@ def test_the_certifying_value_can_come_from_a_read_back_the_gold_changed(verdict
     assert honest and all(p["judged"] and p["score"] == p["control_score"] == 0.0 for p in honest.values())
     # where the status tool is a second valid way to do the task, the end state is the gold's: not judged
     closure = verdicts["closure_status"]["probes"]["certified_status"]
-    assert closure["verdict"] == "pass"
+    assert closure["verdict"] in ("pass", "skipped") and not closure.get("items")
 
 
 def test_changed_words_are_what_a_gold_read_printed_after_the_gold_and_not_before():
