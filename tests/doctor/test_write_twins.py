@@ -126,13 +126,15 @@ def test_the_certifying_value_can_come_from_a_read_back_the_gold_changed(verdict
 def test_changed_words_are_what_a_gold_read_printed_after_the_gold_and_not_before():
     server = make_server()
     items = make_items(server, "claim")
-    outputs = [[f"claim CL-{n}: status open", f"LF-{n} released to CL-{n}"] for n in range(10, 20)]
-    context = ProbeContext(items, outputs, [1.0] * 10, [[True, True]] * 10, {"release_item", "update_claim"})
-    readback = ReadbackControl({"release_item", "update_claim"})
+    outputs = [[f"claim CL-{n}: status open", f"identity verified for CL-{n}", f"LF-{n} released to CL-{n}"]
+               for n in range(10, 20)]
+    writes = {"check_id", "release_item", "update_claim"}
+    context = ProbeContext(items, outputs, [1.0] * 10, [[True] * 3] * 10, writes)
+    readback = ReadbackControl(writes)
     readback.prepare(context)
     assert readback.items == set(range(6)) and readback.readbacks(items[0]) == [
         {"name": "open_claim", "arguments": {"claim_id": "CL-10"}}]
-    control = CertifiedControl({"release_item", "update_claim"}, readback)
+    control = CertifiedControl(writes, readback)
     control.prepare(context)
     assert control.certifying_call(items[0]) is None  # nothing read back yet: no guess
     readback.outputs = {0: ["claim CL-10: status resolved"]}
