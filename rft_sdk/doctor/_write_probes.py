@@ -470,7 +470,8 @@ class ReadbackControl(_WriteProbe):
         """Choose the first :data:`WRITE_ITEMS` items with a carrier and the first :data:`WRITE_ITEMS` with a
         status tool (each with a read-back), so that the status items never crowd out the marker's."""
         _ContextProbe.prepare(self, context)
-        self.outputs, carried, self.status_items = {}, set(), set()
+        carried: set[int] = set()
+        self.outputs, self.status_items = {}, set()
         for i, item in enumerate(context.items):
             if not self._has_gold(item) or self.variant(item) is None:
                 continue
