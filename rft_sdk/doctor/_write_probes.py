@@ -128,6 +128,14 @@ def _call_outputs(context: ProbeContext, index: int | None, n: int) -> list[str 
     return [next(it) if good else None for good in ok]
 
 
+def _nullable(schema: Mapping[str, Any]) -> bool:
+    """Whether a JSON schema admits ``null`` (``{"type": ["string", "null"]}``: an optional argument that a
+    strict function schema lists as required)."""
+    kinds = schema.get("type")
+    return "null" in (kinds if isinstance(kinds, list) else [kinds]) or any(
+        isinstance(o, Mapping) and o.get("type") == "null" for o in schema.get("anyOf") or [])
+
+
 def description_values(tool: Mapping[str, Any], argument: str, texts: Sequence[str]) -> list[str]:
     """The words of ``texts`` (a gold write's outputs) that the tool's own description or the argument's
     description also holds (``"draft, in_review, scheduled or published"`` and ``"E01 published"`` →
@@ -201,7 +209,8 @@ class CertifiedControl(_WriteProbe):
     def certifying_call(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """The status call (module table), or ``None``: the first write tool of the item (or one of unknown
         kind) that the gold does not call, whose status- or flag-like argument gets a value and whose other
-        required arguments the gold's calls name."""
+        required arguments the gold's calls name or may be ``null`` (a strict schema's optional ``note``:
+        ``None``)."""
         p = self.decisive(item)
         if p is None:
             return None
@@ -224,9 +233,11 @@ class CertifiedControl(_WriteProbe):
                 value = self._done(tool, k, schema, decisive_output)
                 if value is not None:
                     flags[k] = value
-            if not flags or not all(k in flags or k in known for k in required):
+            nullable = {k for k in required if k not in flags and k not in known and _nullable(props[k])}
+            if not flags or not all(k in flags or k in known or k in nullable for k in required):
                 continue
-            return {"name": name, "arguments": {k: flags.get(k, known.get(k)) for k in props if k in flags or k in known}}
+            return {"name": name, "arguments": {k: flags.get(k, known.get(k)) for k in props
+                                                if k in flags or k in known or k in nullable}}
         return None
 
     @staticmethod

@@ -143,3 +143,27 @@ def test_changed_words_are_what_a_gold_read_printed_after_the_gold_and_not_befor
                                                  "arguments": {"claim_id": "CL-10", "status": "resolved"}}
     readback.outputs = {0: ["claim CL-10: status open"]}  # the gold's work changed nothing it prints
     assert readback.changed(items[0]) == [] and control.certifying_call(items[0]) is None
+
+
+def test_a_strict_schemas_nullable_required_argument_is_sent_as_null():
+    # OpenAI strict function schemas list an optional argument as required with type [..., "null"]
+    server = make_server()
+    items = make_items(server, "claim")
+    tool = next(t for t in items[0]["tools"] if t["function"]["name"] == "update_claim")
+    strict = {**tool, "function": {**tool["function"], "parameters": {
+        **tool["function"]["parameters"],
+        "properties": {**tool["function"]["parameters"]["properties"], "note": {"type": ["string", "null"]}},
+        "required": ["claim_id", "status", "note"]}}}
+    items = [{**item, "tools": [strict if t is tool or t["function"]["name"] == "update_claim" else t
+                                for t in item["tools"]]} for item in items]
+    outputs = [[f"claim CL-{n}: status open", f"identity verified for CL-{n}", f"LF-{n} released to CL-{n}"]
+               for n in range(10, 20)]
+    writes = {"check_id", "release_item", "update_claim"}
+    context = ProbeContext(items, outputs, [1.0] * 10, [[True] * 3] * 10, writes)
+    readback = ReadbackControl(writes)
+    readback.prepare(context)
+    readback.outputs = {0: ["claim CL-10: status resolved"]}
+    control = CertifiedControl(writes, readback)
+    control.prepare(context)
+    assert control.certifying_call(items[0]) == {
+        "name": "update_claim", "arguments": {"claim_id": "CL-10", "status": "resolved", "note": None}}
