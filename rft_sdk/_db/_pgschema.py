@@ -89,7 +89,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
         **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: names the
             template and the clones on the server; give each task its own), ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
             ``pool_half_life_s``, ``sweep_interval_s``,
-            ``admission_timeout_s``, ``max_db_bytes`` of :class:`RolloutDatabase` (``max_db_bytes``
+            ``admission_timeout_s``, ``max_db_bytes`` (``max_db_bytes``
             counts the schema's tables, indexes and TOAST: ``pg_total_relation_size``).
 
     ``rollout.db`` is a ``psycopg.Connection`` (``async def`` tools: a ``psycopg.AsyncConnection``)
