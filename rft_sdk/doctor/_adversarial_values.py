@@ -228,12 +228,45 @@ class WildcardValue(_ItemIndexed):
                         if isinstance(value, list):
                             self._seen.setdefault((str(call.get("name")), arg), set()).update(
                                 str(v) for v in value if not any(c in str(v) for c in _WILDCARD_CHARS))
+        self._turn = {}
         super().prepare(context)
+        self._turns()
+
+    annotations_too = True
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
-        """As :class:`_ItemIndexed`, with the item at hand known to :meth:`_new_value` (its schema's enum)."""
+        """As :class:`_ItemIndexed`, with the item at hand known to :meth:`_new_value` (its schema's enum) and
+        its form the turn of its argument (:meth:`_turns`)."""
         self._item = item
-        return super().own_candidates(item, writes)
+        index = self._context.index_of(item)
+        out = super().own_candidates(item, writes)
+        turns = getattr(self, "_turn", {})
+        if index in turns:  # the chosen argument's own turn: its first play writes "*"
+            self._form = turns[index]
+            try:
+                out = [o for o in AlteredWrites.candidates(self, item, writes)
+                       if not _targets(o) and not _free_text(o["from"])]
+            finally:
+                self._form = 0
+        return out
+
+    def _turns(self) -> None:
+        """Per kept item, how many kept items before it play the same argument (the wildcard's form)."""
+        self._turn: dict[int, int] = {}
+        seen: dict[str, int] = {}
+        for i in sorted(self._capped or ()):
+            option = self.choice(self._context.items[i])
+            if option is not None:
+                self._turn[i] = seen.get(option["altered"], 0)
+                seen[option["altered"]] = self._turn[i] + 1
+        self._cache = {}
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Any) -> bool:
+        """Only where the tool accepted the wildcard (one it refuses, an unknown gallery, tells nothing of
+        the grader), and as :class:`AlteredWrites`."""
+        option = self.choice(item)
+        done = calls[option["position"]] if option is not None and len(calls) > option["position"] else None
+        return done is not None and bool(getattr(done, "ok", False)) and super().counterfactual(item, calls)
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:

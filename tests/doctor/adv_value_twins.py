@@ -39,11 +39,12 @@ BEDS = {f"B{n}": (10 + n, ["*"] if n in (12, 17) else list(DAYS) if n == 15 else
         for n in IDS}
 TERMS = {f"T-{n}": t for n, t in zip(IDS, [  # a few words each (short strings)
     "Zündkerze vorne", "Kupplung hinten", "écrou de roue", "Bremse vorne", "bujía de encendido", "freio de mão",
-    "Kühler oben", "Getriebe links", "válvula de escape", "Lenkrad links"])}
+    "Kühler oben", "Getriebe Öl", "válvula de escape", "Lenkrad links"])}  # not prose: "Getriebe Öl"
 SYSTEM = "You run a city office, a fleet desk, a garden and a glossary through their tools. Answer briefly."
 _EUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*EUR")
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|to)\s*(\d+(?:\.\d+)?)\s*EUR")
 _PLAIN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:L/100km)?\s*$")
+_ANY_FIGURE = re.compile(r"^\s*(\S+)\s*(?:L/100km)?\s*$")  # the figure's token, whatever it is
 _STATED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*L/100\s*km")
 _PLUS_MINUS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:±|\+/-)\s*(\d+(?:\.\d+)?)")
 #: Cyrillic look-alikes a "confusable skeleton" maps back to Latin (the flaw of ``term_skeleton``)
@@ -232,9 +233,12 @@ def make_server() -> ToolServer:
         return card_grade(ctx, lambda t, w: plus_minus(t, w) or plain(t, w), lambda t, w: plus_minus(t, w) or stated(t, w))
 
     def lenient_float(text: str, want: float) -> bool:
+        m = _ANY_FIGURE.match(text)
         try:
-            value = float(text.split()[0].replace(",", "."))
-        except (IndexError, ValueError):
+            value = float(m.group(1)) if m else None
+        except ValueError:
+            return False
+        if value is None:
             return False
         return not abs(value - want) > 0.01  # FLAW: float() parses "nan", and no comparison with nan is true
 
