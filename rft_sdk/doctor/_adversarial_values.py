@@ -20,8 +20,10 @@ wildcard_value            one list argument of one gold write (never its target)
                           ones), or one string argument of at most :data:`SHORT_WORDS` words
                           (``"Song dynasty"``; never free text or boilerplate, which
                           ``altered_writes``' guards keep out) replaced by ``"*"`` / ``".*"`` /
-                          ``"%"``; where a gold has several, the items take turns (the least
-                          played argument first, as ``altered_writes``); never where the gold value holds a wildcard character itself
+                          ``"%"`` (each argument's first play ``"*"``); where a gold has
+                          several (a call that only annotates included), the items take
+                          turns (the least played argument first, as ``altered_writes``);
+                          judged only where the tool accepted the wildcard; never where the gold value holds a wildcard character itself
                           (``*``, ``%``, ``?``) or a list holding every value the dataset's golds
                           pass to that argument (and every value of its schema's ``enum``): there
                           ``"*"`` may mean the right answer
