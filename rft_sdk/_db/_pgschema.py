@@ -86,9 +86,10 @@ class PostgresSchemaDatabase(PostgresDatabase):
             many calls hold one at once, a call beyond waits for one (as :class:`PostgresDatabase`).
         rebuild: rebuild the template schema even when it exists (also one built from another source).
         unavailable_timeout_s: as :class:`PostgresDatabase`.
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
+        **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: names the
+            template and the clones on the server; give each task its own), ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
             ``pool_half_life_s``, ``sweep_interval_s``,
-            ``admission_timeout_s``, ``max_db_bytes`` of :class:`RolloutDatabase` (``max_db_bytes``
+            ``admission_timeout_s``, ``max_db_bytes`` (``max_db_bytes``
             counts the schema's tables, indexes and TOAST: ``pg_total_relation_size``).
 
     ``rollout.db`` is a ``psycopg.Connection`` (``async def`` tools: a ``psycopg.AsyncConnection``)

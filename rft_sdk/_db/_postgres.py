@@ -104,9 +104,9 @@ class PostgresDatabase(RolloutDatabase):
             connection's ``connect_timeout``, a pooled one's wait) before its 503
             ``database_unavailable`` (default 5 s; a server in crash recovery refuses connections, and
             the pool would otherwise retry for 30 s).
-        **options: ``name``, ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
-            ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes`` of
-            :class:`RolloutDatabase`.
+        **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: names the
+            template and the clones on the server; give each task its own), ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
+            ``pool_half_life_s``, ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes``.
 
     ``rollout.db`` is a ``psycopg.Connection`` (``async def`` tools: a
     ``psycopg.AsyncConnection``), not in autocommit mode.
