@@ -230,7 +230,7 @@ class WildcardValue(_ItemIndexed):
                         if isinstance(value, list):
                             self._seen.setdefault((str(call.get("name")), arg), set()).update(
                                 str(v) for v in value if not any(c in str(v) for c in _WILDCARD_CHARS))
-        self._turn = {}
+        self._turn: dict[int, int] = {}
         super().prepare(context)
         self._turns()
 
@@ -254,7 +254,7 @@ class WildcardValue(_ItemIndexed):
 
     def _turns(self) -> None:
         """Per kept item, how many kept items before it play the same argument (the wildcard's form)."""
-        self._turn: dict[int, int] = {}
+        self._turn = {}
         seen: dict[str, int] = {}
         for i in sorted(self._capped or ()):
             option = self.choice(self._context.items[i])
