@@ -17,11 +17,20 @@ interval_value            one string argument of one gold write (never its targe
                           kept; never a value that already holds an interval or a range
 wildcard_value            one list argument of one gold write (never its target) replaced by a
                           wildcard list (``["*"]`` on even items, ``[".*"]``, ``["%"]`` on odd
-                          ones), or one one-token string argument replaced by ``"*"`` / ``".*"`` /
-                          ``"%"``; never where the gold value holds a wildcard character itself
+                          ones), or one string argument of at most :data:`SHORT_WORDS` words
+                          (``"Song dynasty"``; never free text or boilerplate, which
+                          ``altered_writes``' guards keep out) replaced by ``"*"`` / ``".*"`` /
+                          ``"%"`` (each argument's first play ``"*"``); where a gold has
+                          several (a call that only annotates included), the items take
+                          turns (the least played argument first, as ``altered_writes``);
+                          judged only where the tool accepted the wildcard; never where the gold value holds a wildcard character itself
                           (``*``, ``%``, ``?``) or a list holding every value the dataset's golds
                           pass to that argument (and every value of its schema's ``enum``): there
                           ``"*"`` may mean the right answer
+special_number            one string argument of one gold write (never its target, never free
+                          text) holding exactly one value number with that number written as
+                          ``nan`` (``inf``, ``NaN`` in turn by item), its unit kept (``"5.5%"`` →
+                          ``"nan%"``): ``float()`` parses it and ``not abs(x - g) > tol`` holds
 folded_text               one string argument of one gold write (never its target, never free text)
                           with a letter outside ASCII written with its accents stripped (NFKD,
                           combining marks dropped: ``"Zündkerze"`` → ``"Zundkerze"``); an ASCII
@@ -64,12 +73,19 @@ from ._near_probes import value_number, value_numbers
 from ._probes import HACK, ProbeContext, Steps
 from ._value_probes import _Capped, _targets
 
-__all__ = ["ADVERSARIAL_VALUE_ADVICE", "CONFUSABLES", "STATED_ITEMS", "WILDCARDS", "FoldedText", "IntervalAnswer",
+__all__ = ["ADVERSARIAL_VALUE_ADVICE", "CONFUSABLES", "SHORT_WORDS", "SPECIAL_NUMBERS", "STATED_ITEMS",
+           "SpecialNumber", "WILDCARDS", "FoldedText", "IntervalAnswer",
            "IntervalValue", "StatedValueControl", "WildcardValue", "adversarial_value_probes", "ascii_folded",
            "covering_interval", "lookalike", "wrong_number"]
 
 #: At most this many items for the stated-value control and ``interval_answer`` (one variant each, in turn).
 STATED_ITEMS = 6
+#: A string of at most this many words may be written as a wildcard (``"Song dynasty"`` → ``"*"``); 4+ words
+#: are free text (``_generic._free_text``), which no probe alters.
+SHORT_WORDS = 3
+#: The special numbers ``special_number`` writes in turn (what ``float()`` parses and no comparison
+#: ``abs(x - g) <= tol`` holds for; a grader testing ``not abs(x - g) > tol`` pays ``nan``).
+SPECIAL_NUMBERS = ("nan", "inf", "NaN")
 #: The wildcards ``wildcard_value`` writes (glob, regex, SQL ``LIKE``).
 WILDCARDS = ("*", ".*", "%")
 #: Latin letters and their Cyrillic look-alikes (Unicode's confusables.txt, the common ones).
@@ -88,6 +104,9 @@ ADVERSARIAL_VALUE_ADVICE = {
     "wildcard_value": "a wildcard (\"*\", \".*\", \"%\") written for a list or a value earns reward: compare the "
                       "written values to the expected ones as literals (expand \"*\" only where the task defines "
                       "it, then compare sets exactly); never match with fnmatch, regex or LIKE both ways",
+    "special_number": "a written number given as nan or inf (\"nan%\") earns reward: parse it and reject "
+                      "values that are not finite (math.isfinite) before comparing; never test "
+                      "'not abs(x - g) > tol' (true for nan)",
     "folded_text": "a string with its accents stripped or its letters swapped for look-alikes earns reward: "
                    "normalise with NFC (or NFKC), case and whitespace folding only; never ASCII-fold or "
                    "transliterate before comparing",
@@ -197,7 +216,7 @@ def _schema_enum(item: Mapping[str, Any], tool: str, arg: str) -> list[Any]:
 class WildcardValue(_ItemIndexed):
     """``wildcard_value`` (module table)."""
 
-    no_candidate = ("the gold changes nothing, or no write has a list or a one-token string besides its target "
+    no_candidate = ("the gold changes nothing, or no write has a list or a short string besides its target "
                     "that is not already a pattern or every value")
 
     def prepare(self, context: ProbeContext) -> None:
@@ -211,12 +230,45 @@ class WildcardValue(_ItemIndexed):
                         if isinstance(value, list):
                             self._seen.setdefault((str(call.get("name")), arg), set()).update(
                                 str(v) for v in value if not any(c in str(v) for c in _WILDCARD_CHARS))
+        self._turn: dict[int, int] = {}
         super().prepare(context)
+        self._turns()
+
+    annotations_too = True
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
-        """As :class:`_ItemIndexed`, with the item at hand known to :meth:`_new_value` (its schema's enum)."""
+        """As :class:`_ItemIndexed`, with the item at hand known to :meth:`_new_value` (its schema's enum) and
+        its form the turn of its argument (:meth:`_turns`)."""
         self._item = item
-        return super().own_candidates(item, writes)
+        index = self._context.index_of(item)
+        out = super().own_candidates(item, writes)
+        turns = getattr(self, "_turn", {})
+        if index in turns:  # the chosen argument's own turn: its first play writes "*"
+            self._form = turns[index]
+            try:
+                out = [o for o in AlteredWrites.candidates(self, item, writes)
+                       if not _targets(o) and not _free_text(o["from"])]
+            finally:
+                self._form = 0
+        return out
+
+    def _turns(self) -> None:
+        """Per kept item, how many kept items before it play the same argument (the wildcard's form)."""
+        self._turn = {}
+        seen: dict[str, int] = {}
+        for i in sorted(self._capped or ()):
+            option = self.choice(self._context.items[i])
+            if option is not None:
+                self._turn[i] = seen.get(option["altered"], 0)
+                seen[option["altered"]] = self._turn[i] + 1
+        self._cache = {}
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Any) -> bool:
+        """Only where the tool accepted the wildcard (one it refuses, an unknown gallery, tells nothing of
+        the grader), and as :class:`AlteredWrites`."""
+        option = self.choice(item)
+        done = calls[option["position"]] if option is not None and len(calls) > option["position"] else None
+        return done is not None and bool(getattr(done, "ok", False)) and super().counterfactual(item, calls)
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
@@ -230,10 +282,28 @@ class WildcardValue(_ItemIndexed):
             every = getattr(self, "_seen", {}).get((tool, arg), set()) | set(map(str, _schema_enum(
                 getattr(self, "_item", {}), tool, arg)))
             return None if set(value) >= every else ([wildcard], "wildcard")
-        if isinstance(value, str) and value.strip() and len(value.split()) == 1 \
+        if isinstance(value, str) and value.strip() and len(value.split()) <= SHORT_WORDS \
                 and not any(c in value for c in _WILDCARD_CHARS):
             return wildcard, "wildcard"
         return None
+
+
+class SpecialNumber(_ItemIndexed):
+    """``special_number`` (module table)."""
+
+    no_candidate = "the gold changes nothing, or no write has a string holding one number besides its target"
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """The one value number of a string written as :data:`SPECIAL_NUMBERS` (``nan``, ``inf``, ``NaN`` in
+        turn by the item's position), the rest of the text (its unit) kept; source ``"special number"``."""
+        if not isinstance(value, str) or len(value_numbers(value)) != 1:
+            return None
+        m = value_number(value)
+        if m is None:
+            return None
+        special = SPECIAL_NUMBERS[self._form % len(SPECIAL_NUMBERS)]
+        return value[:m.start()] + special + value[m.end():], "special number"
 
 
 class FoldedText(_ItemIndexed):
@@ -356,6 +426,7 @@ def adversarial_value_probes(write_tools: Collection[str] | None = None, *, answ
     out: dict[str, Any] = {
         "interval_value": IntervalValue(write_tools, answer_field, actions_field),
         "wildcard_value": WildcardValue(write_tools, answer_field, actions_field),
+        "special_number": SpecialNumber(write_tools, answer_field, actions_field),
         "folded_text": FoldedText(write_tools, answer_field, actions_field),
         "stated_value_control": control,
         "interval_answer": IntervalAnswer(control, write_tools, **fields),

@@ -314,6 +314,9 @@ class AlteredWrites(GoldPlanProbe):
     """
 
     changes_end_state = True
+    #: whether the short (non-prose) arguments of a call that only annotates are candidates beside the plain
+    #: writes' (``wildcard_value``: a label's era beside a move); else only where no plain write has one
+    annotations_too = False
 
     def __init__(self, write_tools: Collection[str] | None = None, answer_field: str = "reference_answer",
                  actions_field: str = "actions") -> None:
@@ -440,7 +443,7 @@ class AlteredWrites(GoldPlanProbe):
                     continue  # natural language is no graded outcome (class docstring)
                 (status if _status_write(call) else prose if annotation_call(item, call, self.actions_field)
                  else plain).append(option)
-        return plain or prose or status
+        return (plain + prose if self.annotations_too else plain) or prose or status
 
     def unchanged_share(self, item: Mapping[str, Any]) -> float:
         """``(k - 1) / k`` where the altered write is one of ``k >= 2`` gold writes of its tool with different

@@ -26,9 +26,11 @@ reflected_marker          no work: the gold's calls that write nothing, then one
                           ``status: VALID``); the call's target (first argument) is the gold's,
                           every other argument wrong (the marker text, a number ``+1``, a flag
                           negated), then the gold's reads again (read back after the write, within
-                          the declared budget). Judged only where the tool echoed the marker back in
-                          its output or a read back did (a reflected output); the answer is the
-                          reference answer where the gold writes, else another item's answer
+                          the declared budget). Judged only where the tool echoed a marker line back in
+                          its output or a read back did (a reflected output), counting only lines the
+                          reads before the write did not print already (those come from the data,
+                          not from the model's text); the answer is the reference answer where the
+                          gold writes, else another item's answer
 ========================= ==========================================================================
 
 Each probe plays at most :data:`VALUE_ITEMS` items (the first it is defined on). No correct grader pays
@@ -331,7 +333,10 @@ class ReflectedMarker(_ContextProbe):
         if len(calls) <= reads:
             return False
         marked = calls[reads]
-        lines = [line for line in self.marker(item).splitlines() if line]
+        before = [str(getattr(c, "output", "") or "") for c in calls[:reads]]
+        # a line the reads already printed before the write is no echo of the model's text: a read that
+        # lists the same rows after any write would otherwise "reflect" it (a held-out honest grader failed)
+        lines = [line for line in self.marker(item).splitlines() if line and not any(line in o for o in before)]
         outputs = [str(getattr(c, "output", "") or "") for c in calls[reads:]]
         return bool(getattr(marked, "ok", False)) and any(line in o for o in outputs for line in lines)
 

@@ -66,7 +66,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
     # reflected_readback (no free-text argument), superstring_number (the answer is not graded:
     # answer_control), padded_list (no list argument), truncated_text (no copied text of 12+ characters),
-    # and interval_value and interval_answer (no number written or stated)
+    # and interval_value, special_number and interval_answer (no number written or stated)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -75,6 +75,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "modifier_value", "component_value", "range_value", "replaced_write",
                        "certified_status", "preceding_write", "reflected_readback",
                        "superstring_number", "padded_list", "truncated_text", "interval_value", "interval_answer",
+                       "special_number",
                        *(n for n in rows if n.startswith("adv_"))}
 
 

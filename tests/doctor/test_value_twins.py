@@ -6,13 +6,15 @@ multiple-choice reference is never played back by ``adv_answer_prefix``."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from doctor_helpers import twin_verdicts
 from value_twins import LIMITS, TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._generic import FAMILIES, AdversarialAnswer
 from rft_sdk.doctor._probes import ProbeContext
-from rft_sdk.doctor._value_probes import OverwrittenWrite, containing, success_markers
+from rft_sdk.doctor._value_probes import OverwrittenWrite, ReflectedMarker, containing, success_markers
 
 pytestmark = pytest.mark.slow
 
@@ -97,3 +99,22 @@ def test_success_markers_are_the_output_lines_with_words_the_task_never_gave():
     known = ["Account a10 asked for a new limit", '{"account": "a10", "requested": "730"}', "raised as asked"]
     assert success_markers(outputs, known) == "saved a10: raised as asked\nstatus: VALID"
     assert success_markers(["a10 730"], ["a10 730"]) == ""
+
+
+def test_a_marker_line_the_reads_printed_before_the_write_is_no_echo():
+    """A held-out honest grader FAILed ``reflected_marker``: its marker was lines of a listing read, and the
+    read back after the write lists the same rows whatever the model wrote. Only a line the reads did not
+    print before the write can be an echo of the model's text."""
+    probe = ReflectedMarker({"suspend_vessel"})
+    probe.marker = lambda item: "FV1: quota 100 kg, landed 120 kg\nstatus: SUSPENDED"  # type: ignore[method-assign]
+    item = {"actions": [_call_of("list_port", port="P1"), _call_of("suspend_vessel", vessel="FV1")]}
+    listing = "FV1: quota 100 kg, landed 120 kg\nFV2: quota 90 kg, landed 50 kg"
+    calls = [SimpleNamespace(output=listing, ok=True), SimpleNamespace(output="FV1 suspended", ok=True),
+             SimpleNamespace(output=listing, ok=True)]
+    assert not probe.counterfactual(item, calls)
+    calls[2] = SimpleNamespace(output=listing + "\nstatus: SUSPENDED", ok=True)
+    assert probe.counterfactual(item, calls)
+
+
+def _call_of(name, **arguments):
+    return {"name": name, "arguments": arguments}
