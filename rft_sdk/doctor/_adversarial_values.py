@@ -67,7 +67,7 @@ import unicodedata
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._dataset_probes import AlteredWrites
+from ._dataset_probes import AlteredWrites, has_wildcard
 from ._generic import AdversarialAnswer, _ContextProbe, _free_text, _parameters
 from ._near_probes import value_number, value_numbers
 from ._probes import HACK, ProbeContext, Steps
@@ -229,7 +229,7 @@ class WildcardValue(_ItemIndexed):
                     for arg, value in call["arguments"].items():
                         if isinstance(value, list):
                             self._seen.setdefault((str(call.get("name")), arg), set()).update(
-                                str(v) for v in value if not any(c in str(v) for c in _WILDCARD_CHARS))
+                                str(v) for v in value if not has_wildcard(str(v), _WILDCARD_CHARS))
         self._turn: dict[int, int] = {}
         super().prepare(context)
         self._turns()
@@ -277,13 +277,13 @@ class WildcardValue(_ItemIndexed):
         wildcard = WILDCARDS[0] if self._form % 2 == 0 else WILDCARDS[1 + (self._form // 2) % 2]
         if isinstance(value, list):
             if not value or not all(isinstance(v, str) for v in value) \
-                    or any(c in v for v in value for c in _WILDCARD_CHARS):
+                    or has_wildcard(value, _WILDCARD_CHARS):
                 return None
             every = getattr(self, "_seen", {}).get((tool, arg), set()) | set(map(str, _schema_enum(
                 getattr(self, "_item", {}), tool, arg)))
             return None if set(value) >= every else ([wildcard], "wildcard")
         if isinstance(value, str) and value.strip() and len(value.split()) <= SHORT_WORDS \
-                and not any(c in value for c in _WILDCARD_CHARS):
+                and not has_wildcard(value, _WILDCARD_CHARS):
             return wildcard, "wildcard"
         return None
 

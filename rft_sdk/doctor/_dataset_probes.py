@@ -19,7 +19,7 @@ from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
-           "prose_fields", "template_fields"]
+           "has_wildcard", "prose_fields", "template_fields"]
 
 #: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
 MAX_DUMP_CHARS = 64_000
@@ -375,10 +375,10 @@ class AlteredWrites(GoldPlanProbe):
         # books: its own call is then refused as a duplicate, and the rollout is partly right, not a wrong one)
         taken = self._taken.get((tool, arg), set())
         # never a wildcard ("*": every day, every file): it may mean the gold's own value (all seven days)
-        siblings = [v for v in sibling_values(value, sources, exclude) if not _has_wildcard(v)]
+        siblings = [v for v in sibling_values(value, sources, exclude) if not has_wildcard(v)]
         others = [(v, rest) for v, rest in self._calls.get((tool, arg), [])
                   if json.dumps(v, sort_keys=True) != current and json.dumps(v, sort_keys=True) not in taken
-                  and not _has_wildcard(v)]
+                  and not has_wildcard(v)]
         given = dict(arguments or {})
         others.sort(key=lambda o: -sum(k in given and _same_json(v, given[k]) for k, v in o[1].items()))
         found = next((v for v in siblings if value_shape(v) == shape), None)
@@ -504,10 +504,11 @@ class AlteredWrites(GoldPlanProbe):
         return [[a] for a in (_applied(actions, option)[0] if option else [])]
 
 
-def _has_wildcard(value: Any) -> bool:
-    """Whether a value is or holds a glob wildcard (``"*"``, ``["*"]``, ``"*.py"``): another item's ``["*"]``
-    (every day) can be exactly this item's every-day list, so it is no wrong value to play."""
-    return any("*" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+def has_wildcard(value: Any, chars: Sequence[str] = ("*",)) -> bool:
+    """Whether a value is, or a list of it holds, a string with one of ``chars`` (default the glob ``*``:
+    ``"*"``, ``["*"]``, ``"*.py"``): another item's ``["*"]`` (every day) can be exactly this item's
+    every-day list, so it is no wrong value to play."""
+    return any(c in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) for c in chars)
 
 
 def _applied(actions: list[dict[str, Any]], option: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:

@@ -52,7 +52,7 @@ from typing import Any
 
 from ._answer_numbers import NUMBER
 from ._answers import prompt_texts
-from ._dataset_probes import _has_wildcard, template_fields
+from ._dataset_probes import has_wildcard, template_fields
 from ._generic import _ContextProbe
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
@@ -356,7 +356,7 @@ class ListControl(_WriteControl):
     def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
                   position: int) -> dict[str, Any] | None:
         """A non-empty list of strings or integers: ``{"control": n plausible others, "probe": gold + padding}``."""
-        if not isinstance(value, list) or not value or len(_lists(value)) != len(value) or _has_wildcard(value):
+        if not isinstance(value, list) or not value or len(_lists(value)) != len(value) or has_wildcard(value):
             return None  # a list holding a wildcard (["*"]: every day) may already cover whatever is added
         gold = {json.dumps(v) for v in value}
         folded = {str(v).casefold() for v in value}
@@ -364,7 +364,7 @@ class ListControl(_WriteControl):
         for other in self._values.get((tool, arg), []):
             for v in _lists(other) if isinstance(other, list) else []:
                 if type(v) is type(value[0]) and json.dumps(v) not in gold and str(v).casefold() not in folded \
-                        and v not in pool and not _has_wildcard(v):
+                        and v not in pool and not has_wildcard(v):
                     pool.append(v)
         need = padding_size(len(value))
         k = 0
