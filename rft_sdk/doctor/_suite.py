@@ -67,7 +67,9 @@ on the same record, a number 3 % off or with its decimal point moved, a value's 
 range that covers the value), and ``certified_status``, ``preceding_write`` and ``reflected_readback``
 with their controls of ``_write_probes`` (a status tool the gold never calls set to what the decisive
 write shows, without that write; an earlier wrong write before the gold's; a success marker that a read
-echoes back after the model's own free text).
+echoes back after the model's own free text), and ``near_value``, ``near_stated_value`` with their controls and
+``sibling_entity`` of ``_near_writes`` (a written or stated non-integer number moved past any careful
+tolerance; the whole task done on another entity with the same used attributes).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -96,6 +98,7 @@ from ._generic import generic_probes
 from ._in_format import in_format_probes
 from ._lenient_probes import lenient_probes
 from ._near_probes import near_probes
+from ._near_writes import near_write_probes
 from ._order import order_probes
 from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
@@ -273,4 +276,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **write_probes(write_tools, **fields),
         **lenient_probes(write_tools, **fields),
         **adversarial_value_probes(write_tools, **fields),
+        **near_write_probes(write_tools, **fields),
     }
