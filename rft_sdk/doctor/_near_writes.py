@@ -272,10 +272,17 @@ class SiblingEntity(_ContextProbe):
                          "attributes, or the probe's items are already chosen", **kwargs)
         self.max_items = max_items
         self._chosen: dict[int, dict[str, Any]] = {}
+        self._read_cache: dict[int, list[tuple[Mapping[str, Any], dict[str, Any]]]] = {}
 
     def _reads(self, index: int) -> list[tuple[Mapping[str, Any], dict[str, Any]]]:
         """``(gold read call, its output's record)`` for item ``index``: the gold replay's outputs aligned with
-        the calls that succeeded (``[]`` where they cannot be aligned: an empty output is not kept)."""
+        the calls that succeeded (``[]`` where they cannot be aligned: an empty output is not kept); computed
+        once per item of the prepared dataset."""
+        if index not in self._read_cache:
+            self._read_cache[index] = self._own_reads(index)
+        return self._read_cache[index]
+
+    def _own_reads(self, index: int) -> list[tuple[Mapping[str, Any], dict[str, Any]]]:
         item = self._context.items[index]
         actions = item.get(self.actions_field) or []
         ok = self._context.gold_ok[index] if index < len(self._context.gold_ok) else []
@@ -338,7 +345,7 @@ class SiblingEntity(_ContextProbe):
     def prepare(self, context: ProbeContext) -> None:
         """Choose the first ``max_items`` items with a sibling entity."""
         super().prepare(context)
-        self._chosen = {}
+        self._chosen, self._read_cache = {}, {}
         for i in range(len(context.items)):
             if len(self._chosen) >= self.max_items:
                 break
