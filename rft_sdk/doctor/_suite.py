@@ -103,6 +103,7 @@ from ._scope import SupersetInScope
 from ._structured import structured_probes
 from ._value_probes import value_probes
 from ._write_probes import write_probes
+from ._written_answers import written_answer_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -273,4 +274,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **write_probes(write_tools, **fields),
         **lenient_probes(write_tools, **fields),
         **adversarial_value_probes(write_tools, **fields),
+        **written_answer_probes(write_tools, **fields),
     }
