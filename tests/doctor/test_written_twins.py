@@ -70,10 +70,11 @@ def test_the_report_says_what_each_probe_played(verdicts):
 
 def test_the_probes_and_their_controls_are_built_in():
     probes = default_probes()
-    for name in ("written_number_control", "written_special_number", "written_number_prefix", "written_fraction",
+    for name in ("written_number_control", "written_number_omitted", "written_special_number", "written_number_prefix", "written_fraction",
                  "written_entity_control", "written_padded_answer"):
         assert probes[name].intent == "hack"
-    assert probes["written_number_control"].control and probes["written_entity_control"].control
+    assert probes["written_number_control"].control and probes["written_number_omitted"].control
+    assert probes["written_entity_control"].control
     assert not probes["written_padded_answer"].control
 
 
