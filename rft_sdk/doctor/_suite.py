@@ -67,7 +67,10 @@ on the same record, a number 3 % off or with its decimal point moved, a value's 
 range that covers the value), and ``certified_status``, ``preceding_write`` and ``reflected_readback``
 with their controls of ``_write_probes`` (a status tool the gold never calls set to what the decisive
 write shows, without that write; an earlier wrong write before the gold's; a success marker that a read
-echoes back after the model's own free text).
+echoes back after the model's own free text), and the ``written_*`` answers of ``_written_answers`` with their
+controls (on items whose gold writes: the gold's calls, then its answer with the numbers ``nan``, cut to a
+prefix or their decimals moved, or its named entities padded with others; each judged against a control with
+the gold's calls and a plainly wrong answer of the same shape).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the

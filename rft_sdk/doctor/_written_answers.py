@@ -51,7 +51,7 @@ them it has a variant for. Nothing names a tool, a field or a task.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ._adversarial_values import SPECIAL_NUMBERS
@@ -269,6 +269,11 @@ class FractionAnswer(_NumberProbe):
         return _replace(str(item[self.answer_field]), tokens, lambda raw, k: moved[0]) if moved else None
 
 
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for ``re.sub`` that inserts ``text`` as it is (no backslash escapes)."""
+    return lambda m: text
+
+
 def _whole(value: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])", re.I)
 
@@ -359,7 +364,7 @@ class EntityControl(_Control):
         control, probe = answer, answer
         for named, pool in slots.values():
             for k, v in enumerate(named):
-                control = _whole(v).sub(lambda m, new=pool[k]: new, control)
+                control = _whole(v).sub(_literal(pool[k]), control)
             last = max((m for v in named for m in _whole(v).finditer(probe)), key=lambda m: m.end())
             padding = ", ".join(pool[:padding_size(len(named))])
             probe = probe[:last.end()] + ", " + padding + probe[last.end():]
