@@ -36,7 +36,9 @@ written_padded_answer     each group of entity tokens of one (tool, argument) fo
                           (``Suspended: FV101, FV104, FV202, FV203, ...``): set F1 of the names falls
                           under 0.4, recall and "appears in the reply" stay 1.0; played only where
                           that many real other entities exist (invented names a grader's pattern
-                          does not read would leave an honest F1 high)
+                          does not read would leave an honest F1 high), and only where the last
+                          user message asks to be told something (:func:`asks_which`: beside a
+                          confirmation nobody asked for, checking the id is *mentioned* is honest)
 ========================= ==========================================================================
 
 **Severity** (``_severity``): the plain line with the control's score as the honest-but-wrong baseline
@@ -55,12 +57,13 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ._adversarial_values import SPECIAL_NUMBERS
+from ._answers import prompt_texts
 from ._dataset_probes import has_wildcard, value_shape
 from ._lenient_probes import _Control, _Judged, padding_size, rotated
 from ._near_probes import fraction_moved
 from ._probes import HACK, ProbeContext, is_write_tool
 
-__all__ = ["WRITTEN_ADVICE", "WRITTEN_ITEMS", "EntityControl", "NumberTokenControl", "OmittedNumberControl", "entity_slots",
+__all__ = ["ASKS", "WRITTEN_ADVICE", "WRITTEN_ITEMS", "EntityControl", "asks_which", "NumberTokenControl", "OmittedNumberControl", "entity_slots",
            "number_prefix", "number_tokens", "written_answer_probes"]
 
 #: At most this many items per control of this module (its probes play the same items).
@@ -297,6 +300,19 @@ def entity_slots(answer: str, gold_values: Mapping[tuple[str, str], list[str]]) 
     return out
 
 
+#: A user message that asks to be told something (``tell me which vessels``, ``which section``, ``?``).
+ASKS = re.compile(r"\b(?:tell|which|what|list|report)\b|\?", re.I)
+
+
+def asks_which(item: Mapping[str, Any]) -> bool:
+    """Whether the item's last user message asks to be told something (:data:`ASKS`). Only then are the entities
+    the answer names the answer asked for: beside a confirmation nobody asked for ("booked slot D01-1"), a
+    grader that only checks the slot is *mentioned* is honest (an outside suite's honest booking, merge, leave
+    and roster graders are), so naming extra entities there is no counterfactual."""
+    users = prompt_texts(item, ("user",))
+    return bool(users) and bool(ASKS.search(users[-1]))
+
+
 class EntityControl(_Control):
     """``written_entity_control`` (module table); its probe is :class:`PaddedAnswer`."""
 
@@ -327,7 +343,7 @@ class EntityControl(_Control):
         (other items' gold values of that argument, then tokens of the item's gold outputs of the same
         shape; never a value this item's gold passes or its answer names)."""
         answer = item.get(self.answer_field)
-        if not isinstance(answer, str):
+        if not isinstance(answer, str) or not asks_which(item):
             return {}
         actions = item.get(self.actions_field) or []
         own: dict[tuple[str, str], list[str]] = {}
