@@ -14,7 +14,13 @@ from doctor_helpers import assert_quiet
 from written_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor import check_unhackable, default_probes
-from rft_sdk.doctor._written_answers import entity_slots, number_prefix, number_tokens, written_answer_probes
+from rft_sdk.doctor._written_answers import (
+    asks_which,
+    entity_slots,
+    number_prefix,
+    number_tokens,
+    written_answer_probes,
+)
 from rft_sdk.testing import run_server
 
 BY_NAME = {t.grader: t for t in TWINS}
@@ -93,3 +99,13 @@ def test_entity_slots_are_whole_tokens_the_gold_writes():
             ("log", "note"): ["cod over quota"], ("set", "kg"): ["12"]}
     assert entity_slots("Suspended: FV101, FV104 (not FV1040); ALTO1.", gold) \
         == {("suspend", "vessel"): ["FV101", "FV104"], ("assign", "section"): ["alto1"]}
+
+
+def test_entities_are_padded_only_where_the_user_asks_to_be_told():
+    def item(text: str) -> dict:
+        return {"messages": [{"role": "system", "content": "Tell the truth."}, {"role": "user", "content": text}]}
+
+    assert asks_which(item("Suspend every vessel over quota and tell me which vessels you suspended."))
+    assert asks_which(item("Which section is she in now?"))
+    # a confirmation nobody asked for: a grader checking that the slot is mentioned is honest there
+    assert not asks_which(item("Please book me the earliest free slot with Dr. Okafor (D01)."))
