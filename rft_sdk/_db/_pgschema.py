@@ -20,6 +20,9 @@ connection sets ``search_path`` to it, so tool code keeps its unqualified SQL;
 tool connections are shared by every rollout (a small idle list), not one per
 rollout. DDL is transactional in PostgreSQL: the clone, its registry row and a
 pool claim (``ALTER SCHEMA ... RENAME``) commit together or not at all.
+A rollout's first call whose tool wrote nothing is not measured for ``max_db_bytes`` (a measurement opens
+every relation of the schema): the clone's size, measured when it was made, bounds it
+(:meth:`PostgresSchemaDatabase.stage_and_measure`).
 
 Isolation: a rollout's unqualified names resolve to its own schema only; its
 role could still name another rollout's schema explicitly (all schemas belong
