@@ -30,6 +30,7 @@ Usage::
     python3 benchmarks/bench_stores.py --only per-call --appendfsync everysec   # Redis fsyncing once a second
     python3 benchmarks/bench_stores.py --only per-call --concurrency 16  # 16 rollouts in flight (fsyncs shared)
     python3 benchmarks/bench_stores.py --only per-call --redis-baseline ../main   # old RedisStore side by side
+    python3 benchmarks/bench_stores.py --only per-call --floor   # + memory with one durable Redis SET per call
 
 Needs ``redis-server`` on PATH, and ``wrk`` for section 1. Runtime: about 3 minutes on 2 cores.
 """
@@ -212,9 +213,36 @@ def baseline_redis_store(checkout: Path) -> type:
     return sys.modules["rft_sdk._stores._redis_baseline"].RedisStore
 
 
+class DurableWriteFloor(MemoryStore):
+    """``MemoryStore`` plus, per save, the least a durable Redis write costs: one ``EVALSHA`` of a script that
+    sets one small key (``SET``), over the same kind of connection and packer as ``RedisStore``'s scripts
+    (``ScriptBatcher``: hiredis-packed, one write, one read). With ``appendfsync always`` Redis fsyncs it before
+    answering, so this row is what any store that makes each call durable in Redis before answering pays at
+    least: the round trip, the wait on the fsync (and the wake-up after it), Redis's fsync. ``redis`` minus this
+    row is what ``RedisStore``'s own logic costs (``--floor``)."""
+
+    def __init__(self, redis_url: str) -> None:
+        import redis.asyncio
+
+        from rft_sdk._stores._redis_batch import ScriptBatcher
+
+        super().__init__()
+        self.client = redis.asyncio.Redis.from_url(redis_url, decode_responses=True)
+        self.script = self.client.register_script("redis.call('SET', KEYS[1], ARGV[1]) return 1")
+        self.batcher = ScriptBatcher(self.client)
+
+    async def save(self, rollout: StoredRollout) -> None:
+        await super().save(rollout)
+        await self.batcher.run(self.script, ["floor:" + rollout.trace_id], [str(len(rollout.trajectory))])
+
+    async def aclose(self) -> None:
+        await self.batcher.aclose()
+        await self.client.aclose()
+
+
 async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, rollouts: int = 64,
                    calls: int = 8, loop: str = "asyncio", appendfsync: str = "always",
-                   concurrency: int = 1, baseline: Path | None = None) -> list[str]:
+                   concurrency: int = 1, baseline: Path | None = None, floor: bool = False) -> list[str]:
     """Per-call cost of each store with ``item`` in every call (see the module docstring, section 0)."""
     import redis
 
@@ -223,6 +251,8 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
               "redis": RedisStore(redis_url, prefix="percall:")}
     if baseline is not None:
         stores["redis-base"] = baseline_redis_store(baseline)(redis_url, prefix="percall-base:")
+    if floor:
+        stores["redis-floor"] = DurableWriteFloor(redis_url)
     servers = {}
     for name, store in stores.items():
         server = ToolServer(auth_env_var=None, store=store)
@@ -290,6 +320,9 @@ async def per_call(redis_url: str, tmp: Path, item: bytes, rounds: int = 3, roll
         also = (f"; the baseline's ({baseline}): "
                 f"{(med(cpu['redis-base']) + med(redis_cpu['redis-base'])) / base_cpu:.2f}x CPU, "
                 f"{med(wall['redis-base']) / base_wall:.2f}x wall")
+    if floor:
+        also += (f"; the floor (memory + one durable SET per call, row redis-floor): "
+                 f"{(med(cpu['redis-floor']) + med(redis_cpu['redis-floor'])) / base_cpu:.2f}x CPU")
     setting = {"always": "the setting the SDK's deployment templates ship (docs/reliability.md)",
                "everysec": "Redis's own fsync policy once its AOF is on (its default is no AOF at all); a host "
                            "crash may lose the last second of writes"}[appendfsync]
@@ -461,6 +494,9 @@ def main() -> int:
     parser.add_argument("--redis-baseline", type=Path, default=None, metavar="CHECKOUT",
                         help="per-call: also measure the RedisStore of another checkout (e.g. a git worktree of "
                              "main), side by side in the same rounds (row redis-base)")
+    parser.add_argument("--floor", action="store_true",
+                        help="per-call: also measure memory plus one durable Redis SET per call (row redis-floor): "
+                             "the least any store that makes each call durable in Redis pays")
     parser.add_argument("--appendfsync", choices=["always", "everysec"], default="always",
                         help="Redis's fsync policy (default always, what production must run: docs/reliability.md)")
     args = parser.parse_args()
@@ -487,7 +523,7 @@ def main() -> int:
             with asyncio.Runner(loop_factory=factory) as runner:
                 lines += runner.run(per_call(redis_url, tmp, item, rounds=args.rounds, loop=args.loop, calls=args.calls,
                                               appendfsync=args.appendfsync, concurrency=args.concurrency,
-                                              baseline=args.redis_baseline)) + [""]
+                                              baseline=args.redis_baseline, floor=args.floor)) + [""]
         if args.only in (None, "throughput"):
             lines += throughput(redis_url, args.seconds, tmp, item) + [""]
         if args.only in (None, "growth"):

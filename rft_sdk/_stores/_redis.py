@@ -600,6 +600,8 @@ class RedisStore(RolloutStore):
             version = new_generation() if written_item else ""
             fast = hold is not None and hold.fast is not None
             now = self.clock()
+            # the copy's expiry is over a second ahead: SAVE need not read it (its stamp vouches for it)
+            ahead = hold is not None and hold.fast is not None and now < hold.fast.expires_at - 1.0
             sweep = not self._swept_at <= now < self._swept_at + SWEEP_EVERY_S  # (a clock that went back: sweep)
             if sweep:
                 self._swept_at = now
@@ -609,7 +611,7 @@ class RedisStore(RolloutStore):
                 "1" if delta.rewrite else "0", "", "", repr(rollout.created_at), str(len(rollout.trajectory)),
                 str(delta.calls_bytes), str(delta.nbytes), version, hold.owner if hold is not None and not fast else "",
                 "1" if release else "0", str(len(delta.records)), hold.expect if hold is not None and fast else "",
-                self._writer, "1" if sweep else "0"])
+                self._writer, "1" if sweep else "0", "1" if ahead else "0"])
             args: list[Any] = [header, delta.item_json if written_item else "", rollout.state_json, *delta.records]
             args += [text for _, text in delta.responses]
             reply = await self._run("SAVE", args)

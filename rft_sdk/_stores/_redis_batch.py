@@ -26,6 +26,7 @@ and run again.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, cast
 
 __all__ = ["BATCH_BYTES", "MAX_LANES", "ScriptBatcher"]
@@ -43,10 +44,11 @@ MAX_LANES = 64
 class _Lane:
     """One connection of the batcher and whether a script or a batch is in flight on it."""
 
-    __slots__ = ("conn", "task")
+    __slots__ = ("conn", "packer", "task")
 
     def __init__(self) -> None:
         self.conn: Any = None  # made on first use by the client's pool
+        self.packer: Any = None  # ``ScriptBatcher._packer`` of ``conn`` (looked up once per connection)
         self.task: asyncio.Task[None] | None = None  # its batch in flight (held: the loop keeps tasks weakly)
 
 
@@ -173,10 +175,17 @@ class ScriptBatcher:
         Raises:
             redis.RedisError: Redis unreachable (after the connection's ``retry``).
         """
-        import redis
-
         replies = await self._round_trip(lane, [("EVALSHA", s.sha, len(keys), *keys, *args)
                                                 for s, keys, args in scripts])
+        if any(isinstance(reply, Exception) for reply in replies):
+            await self._load_missing(lane, scripts, replies)
+        return replies
+
+    async def _load_missing(self, lane: _Lane, scripts: list[tuple[Any, list[Any], list[Any]]],
+                            replies: list[Any]) -> None:
+        """Load the scripts whose reply is ``NOSCRIPT`` and put their second run's replies in ``replies``."""
+        import redis
+
         missing = [i for i, reply in enumerate(replies) if isinstance(reply, redis.exceptions.NoScriptError)]
         if missing:
             lacking = {id(scripts[i][0]): scripts[i][0] for i in missing}.values()
@@ -187,7 +196,6 @@ class ScriptBatcher:
                                                    *scripts[i][1], *scripts[i][2]) for i in missing])
             for i, reply in zip(missing, again):
                 replies[i] = reply
-        return replies
 
     def _packer(self, conn: Any) -> Any:
         """hiredis's ``pack_command`` (C: one call per command, what redis-py's sync client's
@@ -211,26 +219,28 @@ class ScriptBatcher:
         """Write ``commands`` at once on ``lane``'s connection and read one reply each (a ``ResponseError`` is
         a reply); a broken connection is reopened and all of them sent again, as the connection's ``retry``
         says (every script is safe to run twice)."""
-        import redis
-
         if lane.conn is None:
             lane.conn = self.client.connection_pool.make_connection()
+            lane.packer = self._packer(lane.conn)
         conn = lane.conn
-
-        packer = self._packer(conn)
-
-        async def attempt() -> list[Any]:
-            packed = [packer(command) for command in commands] if packer is not None else conn.pack_commands(commands)
-            await conn.send_packed_command(packed, check_health=False)
-            replies: list[Any] = []
-            for _ in commands:
-                try:
-                    replies.append(await conn.read_response())
-                except redis.exceptions.ResponseError as exc:
-                    replies.append(exc)
-            return replies
 
         async def broken(error: Exception) -> None:
             await conn.disconnect()
 
-        return cast("list[Any]", await conn.retry.call_with_retry(attempt, broken))
+        return cast("list[Any]", await conn.retry.call_with_retry(
+            functools.partial(self._attempt, conn, lane.packer, commands), broken))
+
+    @staticmethod
+    async def _attempt(conn: Any, packer: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """One try of ``_round_trip``: ``commands`` written at once on ``conn``, one reply read each."""
+        from redis.exceptions import ResponseError
+
+        packed = [packer(command) for command in commands] if packer is not None else conn.pack_commands(commands)
+        await conn.send_packed_command(packed, check_health=False)
+        replies: list[Any] = []
+        for _ in commands:
+            try:
+                replies.append(await conn.read_response())
+            except ResponseError as exc:
+                replies.append(exc)
+        return replies

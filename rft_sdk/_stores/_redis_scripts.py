@@ -77,7 +77,8 @@ end
 #: ttl_s, gc_ms, max_rollouts, max_total_bytes, generation, rewrite (0/1), '', '', created_at, calls, calls_bytes,
 #: nbytes, item version (written with the item), owner of the rollout's lock ('' = none), release it (0/1),
 #: n_records, expected stamp ('' = none), writer, sweep (1: sweep every due rollout first; 0: only this one's
-#: expiry and release are checked, and the counters of drops answered are -1: not read). With an owner: nothing is written unless the lock is still this
+#: expiry and release are checked, and the counters of drops answered are -1: not read), expiry ahead (1: with an
+#: expected stamp, the client's copy expires later than ``now`` by more than a second, so its expiry is not read). With an owner: nothing is written unless the lock is still this
 #: owner's ('LOST'), and with release the lock is deleted after the write. With an expected stamp (a call made in
 #: one round trip, without the lock): nothing is written unless the stored copy is still the one of that stamp
 #: ``generation|version|calls``, live, not graded and not locked by anyone ('STALE'; the count of calls also
@@ -115,7 +116,13 @@ end
 -- client sends no flag: always), or before an eviction; this rollout's own expiry or release is checked every time,
 -- as that sweep would (a due rollout is dropped first, so nothing is appended to it)
 if swept then sweep(now) end
-local exp, rel = redis.call('ZSCORE', P .. 'idx', tid), redis.call('ZSCORE', P .. 'rel', tid)
+local expect = ARG[20]
+-- a one-round-trip call's save whose copy expires ahead of now by the client's reckoning (ARG[23] = '1': the
+-- expiry it read or wrote with its stamp) needs no read of it: only SAVE moves a rollout's expiry, and every SAVE
+-- changes the stamp checked below (a copy dropped since has no hash: no stamp); a release still reads it
+local rel = redis.call('ZSCORE', P .. 'rel', tid)
+local exp = (expect ~= '' and ARG[23] == '1' and not swept and not rel) and math.huge
+  or redis.call('ZSCORE', P .. 'idx', tid)
 if not swept and exp and (tonumber(exp) <= now or (rel and tonumber(rel) <= now)) then
   drop(tid, (rel and tonumber(rel) <= now and tonumber(exp) >= tonumber(rel)) and 'released' or 'expired')
   exp, rel = false, false
@@ -124,7 +131,6 @@ local n = tonumber(ARG[19])
 local first = 4
 local stored = redis.call('HMGET', meta, 'gen', 'ver', 'calls')
 local stored_gen = stored[1]
-local expect = ARG[20]
 if ARG[9] == '0' and stored_gen ~= ARG[8] then return counters(expect == '' and 'REWRITE' or 'STALE') end
 -- this very save ran already (redis-py resent it after a lost reply): its last record is the stored last one
 -- (another writer's record differs: its call_id and times), or its rewrite's fresh generation is there
@@ -132,9 +138,10 @@ local applied = stored_gen == ARG[8] and tonumber(stored[3] or redis.call('LLEN'
   and (n == 0 or redis.call('LINDEX', calls, -1) == ARGV[first + n - 1])
 if applied and (n > 0 or ARG[9] == '1') then return done() end
 if expect ~= '' then  -- a call made without the lock: only onto the copy it read, which nobody holds or graded
+  local held = redis.call('MGET', lock, P .. 't:' .. tid)  -- its lock and its grade tombstone
   if not exp or tonumber(exp) <= now or (rel and tonumber(rel) <= now)
       or (stored_gen or '') .. '|' .. (stored[2] or '') .. '|' .. (stored[3] or '') ~= expect
-      or deadline_ahead(redis.call('GET', lock)) or deadline_ahead(redis.call('GET', P .. 't:' .. tid)) then
+      or deadline_ahead(held[1]) or deadline_ahead(held[2]) then
     return counters('STALE')
   end
 end

@@ -16,6 +16,7 @@ import redis
 from store_helpers import ROOT, record
 
 from rft_sdk import FakeClock, RedisStore, Rollout, StoredRollout, ToolServer
+from rft_sdk._stores import _redis as redis_store_module
 from rft_sdk.exceptions import StoreError
 
 RETAIL = (ROOT / "examples" / "retail" / "data" / "retail_train.jsonl").read_bytes().splitlines()[0]
@@ -168,7 +169,7 @@ async def test_a_one_round_trip_save_onto_a_copy_another_process_changed_writes_
         await two.aclose()
 
 
-@pytest.mark.parametrize("change", ["graded", "locked", "released", "expired"])
+@pytest.mark.parametrize("change", ["graded", "locked", "released", "release-due", "expired"])
 async def test_a_one_round_trip_save_refuses_a_graded_locked_released_or_expired_rollout(redis_url, change):
     clock = FakeClock()
     prefix = f"edge{uuid.uuid4().hex[:8]}:"
@@ -183,6 +184,8 @@ async def test_a_one_round_trip_save_refuses_a_graded_locked_released_or_expired
             await held.__aenter__()  # another process holds the rollout (its call or grade runs)
         elif change == "released":
             await two.release("t1")
+        elif change == "release-due":
+            await two.release("t1", after_s=1.0)  # released in 1 s: due by the time the save lands (below)
         else:
             clock.advance(98.5)  # 1.5 s left of its TTL: expired by the time the save lands (below)
         with pytest.raises(StoreError, match="changed in Redis"):
@@ -196,13 +199,42 @@ async def test_a_one_round_trip_save_refuses_a_graded_locked_released_or_expired
         if change == "locked":
             await held.__aexit__(None, None, None)
         stored = await two.load("t1")
-        assert stored is None if change in ("released", "expired") else [r.call_id for r in stored.trajectory] == ["c0"]
+        gone = change in ("released", "release-due", "expired")
+        assert stored is None if gone else [r.call_id for r in stored.trajectory] == ["c0"]
+        if change in ("release-due", "expired"):  # dropped by the save itself, counted as what it was
+            stats = await two.astats()
+            assert stats["released" if change == "release-due" else "expired"] == 1 and stats["rollouts"] == 0
         if change == "graded":  # the retry takes the lock and reads the tombstone: the server's 409
             async with one.lock_for_call("t1"):
                 assert (await one.load_for_call("t1"))[1] is True
     finally:
         await one.aclose()
         await two.aclose()
+
+
+async def test_a_one_round_trip_save_reads_the_expiry_when_it_may_have_passed_during_the_tool(redis_url, monkeypatch):
+    """The stamp vouches for the copy's expiry only while it is over a second ahead of the save's clock: a copy that
+    expired while the tool ran is dropped and counted by the save itself, even when no sweep is due."""
+    monkeypatch.setattr(redis_store_module, "SWEEP_EVERY_S", 1e9)  # no sweep after the first save's
+    clock = FakeClock()
+    store = RedisStore(redis_url, prefix=f"ahead{uuid.uuid4().hex[:8]}:", clock=clock, ttl_s=100)
+    try:
+        await _one_call(store, "t1", "c0")
+        clock.advance(50)
+        await _one_call(store, "t1", "c1")  # one round trip, the expiry vouched for: 150 now
+        clock.advance(98.5)  # 1.5 s left: the call starts in one round trip
+        with pytest.raises(StoreError, match="changed in Redis"):
+            async with store.lock_for_call("t1"):
+                rollout, _ = await store.load_for_call("t1")
+                assert rollout is not None
+                rollout.trajectory.append(record("c2"))
+                rollout.responses["c2"] = [200, "{}"]
+                clock.advance(2.0)  # the tool ran 2 s: expired when the save lands
+                await store.save(rollout)
+        stats = await store.astats()
+        assert stats["expired"] == 1 and stats["rollouts"] == 0 and await store.load("t1") is None
+    finally:
+        await store.aclose()
 
 
 async def test_taking_and_releasing_a_lock_writes_nothing_to_the_append_only_file(redis_url):

@@ -24,7 +24,7 @@ def _ran(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {name: n - before.get(name, 0) for name, n in after.items() if n != before.get(name, 0)}
 
 
-async def test_a_steady_call_runs_sixteen_commands_and_sweeps_once_per_period(redis_url):
+async def test_a_steady_call_runs_fourteen_commands_and_sweeps_once_per_period(redis_url):
     clock = FakeClock()
     store = RedisStore(redis_url, prefix=f"work{uuid.uuid4().hex[:8]}:", clock=clock)
     server = ToolServer(auth_env_var=None, store=store)
@@ -59,7 +59,10 @@ async def test_a_steady_call_runs_sixteen_commands_and_sweeps_once_per_period(re
     assert ran.pop("evalsha") == 5  # one script per call
     assert "zrangebyscore" not in ran  # no sweep between two sweep periods (was 3 range reads per call)
     assert "llen" not in ran and ran.get("hmget") == 5  # the count of calls read with the hash's HMGET
-    assert sum(ran.values()) == 16 * 5  # was 21 per call
+    # the stamp vouches for the copy's expiry (read only for the release: one ZSCORE, was two), and the lock and
+    # the tombstone are read with one MGET (was two GETs)
+    assert ran.get("zscore") == 5 and ran.get("mget") == 5 and "get" not in ran
+    assert sum(ran.values()) == 14 * 5  # was 21 per call, then 16
     assert swept.get("zrangebyscore") == 3  # the period passed: this call swept
 
 
