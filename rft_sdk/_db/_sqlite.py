@@ -117,13 +117,14 @@ class SQLiteDatabase(RolloutDatabase):
             with the backup API once: it may be in use), or ``None`` with ``setup``.
         setup: ``setup(conn: sqlite3.Connection)`` creating the schema and seed
             rows in an empty database, run once (the SDK commits).
+        name: the database's name (default ``"rft"``; 1-20 lower-case letters, digits or ``_``), which
+            picks its folder under ``dir``: give each task its own.
         dir: folder shared by databases: this one's files go to ``<dir>/<name>/`` (default: the folder
             ``$RFT_DB_DIR/<name>``, else ``<temp dir>/rft-db-<name>``); every worker of one host serving
             this database must use the same. Databases of different ``name`` in one ``dir`` are kept apart.
         rebuild: rebuild the private template even when one exists (after the
             seed changed); the warm clones of the old template are removed and never handed out.
-        **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: the
-            database's name, which picks its folder under ``dir``; give each task its own), ``max_live``,
+        **options: keyword arguments of :class:`RolloutDatabase`: ``max_live``,
             ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``, ``pool_half_life_s``,
             ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes``.
 
@@ -157,9 +158,9 @@ class SQLiteDatabase(RolloutDatabase):
             word in text for word in ("locked", "unable to open", "disk i/o", "disk is full", "readonly"))
 
     def __init__(self, template: str | os.PathLike[str] | None = None, *,
-                 setup: Callable[[sqlite3.Connection], None] | None = None,
+                 setup: Callable[[sqlite3.Connection], None] | None = None, name: str = "rft",
                  dir: str | os.PathLike[str] | None = None, rebuild: bool = False, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(name=name, **options)
         if (template is None) == (setup is None):
             raise ValueError("SQLiteDatabase needs exactly one of template= (an SQLite file) or setup= (a function)")
         self.source = Path(template) if template is not None else None

@@ -314,6 +314,10 @@ class AlteredWrites(GoldPlanProbe):
     """
 
     changes_end_state = True
+    #: whether an altered write may land on another entity (a retargeted id, another item's value of any
+    #: argument): :meth:`unchanged_share` is then the F1 of one element missing; the value probes that keep the
+    #: write's target (``_value_probes._Capped``) leave one element wrong in the graded entity, ``(k - 1) / k``
+    lands_elsewhere = True
     #: whether the short (non-prose) arguments of a call that only annotates are candidates beside the plain
     #: writes' (``wildcard_value``: a label's era beside a move); else only where no plain write has one
     annotations_too = False
@@ -446,8 +450,15 @@ class AlteredWrites(GoldPlanProbe):
         return (plain + prose if self.annotations_too else plain) or prose or status
 
     def unchanged_share(self, item: Mapping[str, Any]) -> float:
-        """``(k - 1) / k`` where the altered write is one of ``k >= 2`` gold writes of its tool with different
-        arguments that changed state (one of three candidates added to a shortlist); ``0.0`` otherwise."""
+        """``2(k - 1) / (2k - 1)`` (``(k - 1) / k`` where :attr:`lands_elsewhere` is false) where the altered
+        write is one of ``k >= 2`` gold writes of its tool with different arguments that changed state (one of
+        three candidates added to a shortlist); ``0.0`` otherwise.
+
+        That is the set F1 of the item's own outcome with one of its ``k`` elements missing: an accepted
+        altered write may land on *another* entity (a vehicle loaded onto another deck), which leaves the
+        graded entity one element short, not one wrong (F1 ``(k - 1) / k``), and an honest grader scoring the
+        item's own entity by set F1 pays ``2(k - 1) / (2k - 1)`` (issue 37, doctor14's tester: 0.8 and 0.857
+        FAILed as a hack). A grader blind to the altered argument pays the gold's score, far above it."""
         option = self.choice(item)
         if option is None:
             return 0.0
@@ -455,7 +466,9 @@ class AlteredWrites(GoldPlanProbe):
         name = actions[option["position"]].get("name")
         k = len({_canonical_call(actions[i]) for i in self._context.effective_writes(item, self.actions_field)
                  if i < len(actions) and isinstance(actions[i], Mapping) and actions[i].get("name") == name})
-        return (k - 1) / k if k >= 2 else 0.0
+        if k < 2:
+            return 0.0
+        return 2 * (k - 1) / (2 * k - 1) if self.lands_elsewhere else (k - 1) / k
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the rollout played a wrong value: always for a single write; for one of ``k >= 2`` writes

@@ -98,6 +98,7 @@ class _Capped(AlteredWrites):
     candidate."""
 
     max_items = VALUE_ITEMS
+    lands_elsewhere = False  # (k - 1) / k: the value probes alter a value of the write, not where it lands
     #: why an item is not played (the probe's skip reason): each subclass states its own
     no_candidate: str | None = None
     _capped: set[int] | None = None

@@ -42,6 +42,16 @@ def test_the_memo_is_never_altered_and_one_of_three_additions_earns_honest_parti
     assert not any(p["judged"] for p in reordered["played"].values())
 
 
+def test_one_write_sent_to_another_entity_earns_the_f1_of_one_missing_not_a_hack(verdicts):
+    """A grader of the role's own list pays a candidate shortlisted for another role as one missing (F1 0.8 of
+    three); that is what leaving the write out earns, so ``altered_writes`` passes it (before: its line was
+    2/3 and it FAILed). Its blindness to the other role's list is ``superset_end_state``'s finding."""
+    rows = verdicts["shortlist_role_f1"]["probes"]
+    scores = {round(p["score"], 6) for p in rows["altered_writes"]["played"].values() if p["judged"]}
+    assert 0.8 in scores and rows["altered_writes"]["verdict"] == "pass", rows["altered_writes"]
+    assert "superset_end_state" in verdicts["shortlist_role_f1"]["failed_probes"]
+
+
 def test_superset_in_scope_says_what_it_played(verdicts):
     played = verdicts["shortlist_f1"]["probes"]["superset_in_scope"]["played"]
     assert played and all(p["write"].startswith("add_to_shortlist(") for p in played.values())
