@@ -130,8 +130,7 @@ class CallScope:
                              "(max_db_bytes): refused and rolled back", counter="rollouts_too_large")
 
     def _stage_sync(self, insert: str, params: tuple[str, str, str], size_sql: str) -> int:
-        self.connection.execute(insert, params)
-        return int(self.connection.execute(size_sql).fetchone()[0]) * self.owner.size_unit
+        return self.owner.stage_and_measure(self.connection, params)
 
     def stage_sync(self, call_id: str, output: str, record: Mapping[str, Any]) -> EndpointError | None:
         """:meth:`stage` for a sync connection, in the worker thread that holds it (``rft_sdk._db._call``):
@@ -340,6 +339,14 @@ class RolloutDatabase(abc.ABC):
     size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
     #: Bytes per unit :attr:`size_sql` answers in (SQLite: its page size, so that the query is one pragma).
     size_unit = 1
+
+    def stage_and_measure(self, conn: Any, params: tuple[str, str, str]) -> int:
+        """Insert a call's ``_rft_calls`` row ``(call_id, output, record)`` on ``conn`` (sync, in the call's
+        transaction) and return the database's size in bytes after it, for ``max_db_bytes``: measured
+        (:attr:`size_sql`), or an upper bound where the backend can prove one that stays within the budget
+        (a refusal is always decided by a measurement). Raises the driver's errors."""
+        conn.execute(self.calls_insert_sql, params)
+        return int(conn.execute(self.size_sql).fetchone()[0]) * self.size_unit
 
     def reclaim(self, db_id: str) -> None:
         """Give back the space of writes rolled back in ``db_id`` (after a ``database_too_large`` refusal;
@@ -644,11 +651,11 @@ class RolloutDatabase(abc.ABC):
             await self.astart()
             use_async = is_async and self.supports_async
             if self.connection_slots is None and not use_async:  # admission and open in one worker-thread hop
-                db_id, opened = await self._admit(trace_id, call_id)
+                db_id, _, opened = await self._admit(trace_id, call_id)
                 assert opened is not None
                 conn, row = opened
             else:  # admitted first (its own connections), then a tool connection once a slot is free
-                db_id, _ = await self._admit(trace_id)
+                db_id, source, _ = await self._admit(trace_id)
                 slot = await self._acquire_slot()
                 if use_async:
                     conn = await self.aconnect(db_id)
@@ -661,7 +668,7 @@ class RolloutDatabase(abc.ABC):
                         await self.acheckin(db_id, conn)
                         raise
                 else:
-                    conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id)
+                    conn, row = await anyio.to_thread.run_sync(self._open_sync, db_id, call_id, source is not None)
         except BaseException as exc:
             if slot is not None:
                 self._release_slot(slot)
@@ -711,7 +718,7 @@ class RolloutDatabase(abc.ABC):
             EndpointError: 503 ``database_limit``; what ``then`` raises; the driver's errors.
         """
         await self.astart()
-        _, ran = await self._admit(trace_id, call_id, then, hop)
+        _, _, ran = await self._admit(trace_id, call_id, then, hop)
         result: T = ran
         return result
 
@@ -725,10 +732,11 @@ class RolloutDatabase(abc.ABC):
                              headers={"Retry-After": "1"})
 
     async def _admit(self, trace_id: str, call_id: str | None = None, then: Callable[[str, Any, Any], Any] | None = None,
-                     hop: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None) -> tuple[str, Any]:
+                     hop: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None) -> tuple[str, str | None, Any]:
         """The rollout's database (created when missing, waiting up to ``admission_timeout_s`` at
         ``max_live``); with ``call_id`` also opened for that call in the same worker-thread hop:
-        ``(db_id, (connection, replay row) or None)`` (with ``then``: ``then``'s result in place of the pair).
+        ``(db_id, source, (connection, replay row) or None)`` (with ``then``: ``then``'s result in place of the
+        pair; ``source``: ``"pool"``/``"cold"`` when the database was made for this call, else ``None``).
         ``hop`` runs the worker-thread call (default: in a thread of :attr:`admission_threads`)."""
         arrived = self.sizer.clock()  # the pool is sized by when rollouts asked, not when they were served
         deadline = time.monotonic() + self.admission_timeout_s
@@ -755,7 +763,7 @@ class RolloutDatabase(abc.ABC):
                 self._last_start = time.monotonic()
                 self._refill_asked = min(self._refill_asked, self._last_start)
                 self._wake.set()  # refill in the background (once starts pause), to the target the start rate asks
-            return db_id, opened
+            return db_id, source, opened
 
     async def release(self, trace_id: str, after_s: float = 0.0) -> None:
         """Drop ``trace_id``'s database now (``after_s <= 0``) or let it expire ``after_s`` seconds

@@ -97,8 +97,10 @@ def pg_classes() -> tuple[type[Any], type[Any]]:
 
         rft_owned = False
 
-        def rft_begin(self) -> None:
-            super().execute(f"SAVEPOINT {SAVEPOINT}")  # psycopg sends BEGIN first
+        def rft_begin(self, setup: str = "") -> None:
+            """Open the call's savepoint; ``setup``: SQL statements (no parameters) sent before it in the same
+            round trip (simple query protocol)."""
+            super().execute(f"{setup}; SAVEPOINT {SAVEPOINT}" if setup else f"SAVEPOINT {SAVEPOINT}")  # after BEGIN
             self.rft_owned = True
 
         def rft_end(self, commit: bool) -> None:

@@ -170,6 +170,10 @@ class PostgresDatabase(RolloutDatabase):
         self._idle: OrderedDict[str, Any] = OrderedDict()
         self._idle_lock = threading.Lock()
         self._touched: dict[str, float] = {}
+        # bytes a clone this process made measured at its creation (an upper bound of its size until its first
+        # call: see PostgresSchemaDatabase.stage_and_measure), by clone name, then by the rollout that claimed it
+        self._clone_bytes: dict[str, int] = {}
+        self._first_bytes: dict[str, int] = {}
         self._claims = Combiner(self._claim_batch, self.claim_batch)
         # cold clones (and waits for another replica's) hold an admin connection for seconds: at most as many
         # at once as the admin pool has, the others queue here (no timeout), not in the pool's 30 s wait
@@ -410,9 +414,10 @@ class PostgresDatabase(RolloutDatabase):
                     if parts:  # one round trip: the renames and the registry rows (simple query protocol)
                         conn.execute(sql.SQL("; ").join(parts))
                 now = time.monotonic()
-                for _, db_id in claims:
+                for old, db_id in claims:
                     out[db_id] = "pool"
                     self._touched[db_id] = now
+                    self._claimed(old, db_id)
                 for db_id in cold:
                     out[db_id] = "creating"
         for db_id in out:
@@ -440,7 +445,14 @@ class PostgresDatabase(RolloutDatabase):
                 raise
             conn.execute(f"UPDATE {REGISTRY_TABLE} SET kind = 'rollout' WHERE name = %s", (db_id,))
         self._touched[db_id] = time.monotonic()
+        self._claimed(db_id, db_id)
         return db_id
+
+    def _claimed(self, clone: str, db_id: str) -> None:
+        """The clone ``clone`` (made by this process or not) is now rollout ``db_id``'s database."""
+        size = self._clone_bytes.pop(clone, None)
+        if size is not None:
+            self._first_bytes[db_id] = size
 
     def _wait_ready(self, conn: Any, db_id: str, timeout_s: float = 60.0) -> str:
         deadline = time.monotonic() + timeout_s

@@ -67,9 +67,13 @@ on the same record, a number 3 % off or with its decimal point moved, a value's 
 range that covers the value), and ``certified_status``, ``preceding_write`` and ``reflected_readback``
 with their controls of ``_write_probes`` (a status tool the gold never calls set to what the decisive
 write shows, without that write; an earlier wrong write before the gold's; a success marker that a read
-echoes back after the model's own free text), and ``near_value``, ``near_stated_value`` with their controls and
+echoes back after the model's own free text), ``near_value``, ``near_stated_value`` with their controls and
 ``sibling_entity`` of ``_near_writes`` (a written or stated non-integer number moved past any careful
-tolerance; the whole task done on another entity with the same used attributes).
+tolerance; the whole task done on another entity with the same used attributes), and the ``written_*``
+answers of ``_written_answers`` with their
+controls (on items whose gold writes: the gold's calls, then its answer with the numbers ``nan``, cut to a
+prefix or their decimals moved, or its named entities padded with others; each judged against a control with
+the gold's calls and a plainly wrong answer of the same shape).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -106,6 +110,7 @@ from ._scope import SupersetInScope
 from ._structured import structured_probes
 from ._value_probes import value_probes
 from ._write_probes import write_probes
+from ._written_answers import written_answer_probes
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "ToolSpam",
            "WorkThenDump", "WritePlanProbe", "default_probes", "normalize_answer"]
@@ -277,4 +282,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **lenient_probes(write_tools, **fields),
         **adversarial_value_probes(write_tools, **fields),
         **near_write_probes(write_tools, **fields),
+        **written_answer_probes(write_tools, **fields),
     }

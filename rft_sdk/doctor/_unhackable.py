@@ -49,6 +49,7 @@ from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_pro
 from ._suite import default_probes, normalize_answer
 from ._value_probes import VALUE_ADVICE
 from ._write_probes import WRITE_ADVICE
+from ._written_answers import WRITTEN_ADVICE
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
            "resolve_write_tools", "took_effect"]
@@ -123,6 +124,7 @@ ADVICE = {
     **LENIENT_ADVICE,
     **ADVERSARIAL_VALUE_ADVICE,
     **NEAR_WRITE_ADVICE,
+    **WRITTEN_ADVICE,
 }
 
 
