@@ -258,6 +258,23 @@ def _mutate(value: Any) -> Any:
     return None
 
 
+def _disjoint_list(gold: list[Any], other: Any) -> bool:
+    """Whether ``other`` is a list sharing no element with ``gold`` (compared as canonical JSON)."""
+    mine = {json.dumps(e, sort_keys=True) for e in gold}
+    return isinstance(other, list) and not mine & {json.dumps(e, sort_keys=True) for e in other}
+
+
+def _mutate_list(value: list[Any]) -> list[Any] | None:
+    """``value`` with every element mutated (``_mutate``; integers shifted past the list's range, so no
+    element stays one of the gold's), or ``None`` when that leaves an element of the gold's."""
+    if not value:
+        return None
+    if all(isinstance(e, int) and not isinstance(e, bool) for e in value):
+        return [e + max(value) - min(value) + 1 for e in value]
+    new = [_mutate(e) for e in value]
+    return new if None not in new and _disjoint_list(value, new) else None
+
+
 def _canonical_call(call: Mapping[str, Any]) -> str:
     """The call's name and its canonical arguments (``_generic._canonical``), as one comparable text."""
     return json.dumps([call.get("name"), _canonical(call.get("arguments") or {})])
@@ -283,10 +300,14 @@ class AlteredWrites(GoldPlanProbe):
        an id or key is retargeted at another *valid* entity and the call succeeds;
     2. a value **another item's** gold passes to the same tool and argument, from the call agreeing with
        this one on the most other arguments (the same ``field`` of a generic ``fill_field``);
-    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``, the last list element mutated);
+    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``; a list: every element mutated);
 
     1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
-    refuses), then a sibling or another item's value of another shape. Never a value the item's own gold
+    refuses), then a sibling or another item's value of another shape. A list is replaced only by one
+    sharing **no element** with the gold's (:func:`_disjoint_list`): another item's tags that share one
+    of three are partly right, which an honest grader pays (0.5 for the title + 0.5 x tag F1 gives
+    0.67; an outside tester's honest twin was failed), as ``wrong_answer`` never plays an overlapping
+    list answer. Never a value the item's own gold
     passes to the same tool and argument (another seat it also books: its own call would then be refused
     and the rollout end partly right, which an honest set grader pays), and never a wildcard
     (``["*"]``: another item's "every day" may be this item's seven days written out).
@@ -383,6 +404,9 @@ class AlteredWrites(GoldPlanProbe):
         others = [(v, rest) for v, rest in self._calls.get((tool, arg), [])
                   if json.dumps(v, sort_keys=True) != current and json.dumps(v, sort_keys=True) not in taken
                   and not has_wildcard(v)]
+        if isinstance(value, list):  # an overlapping list is partly right (class docstring)
+            siblings = [v for v in siblings if _disjoint_list(value, v)]
+            others = [o for o in others if _disjoint_list(value, o[0])]
         given = dict(arguments or {})
         others.sort(key=lambda o: -sum(k in given and _same_json(v, given[k]) for k, v in o[1].items()))
         found = next((v for v in siblings if value_shape(v) == shape), None)
@@ -391,7 +415,7 @@ class AlteredWrites(GoldPlanProbe):
         found = next((v for v, _ in others if value_shape(v) == shape), None)
         if found is not None:
             return found, "other item"
-        new = _mutate(value)
+        new = _mutate_list(value) if isinstance(value, list) else _mutate(value)
         if new is not None and json.dumps(new, sort_keys=True) not in taken | {current}:
             return new, "mutation"
         if siblings:

@@ -67,7 +67,10 @@ on the same record, a number 3 % off or with its decimal point moved, a value's 
 range that covers the value), and ``certified_status``, ``preceding_write`` and ``reflected_readback``
 with their controls of ``_write_probes`` (a status tool the gold never calls set to what the decisive
 write shows, without that write; an earlier wrong write before the gold's; a success marker that a read
-echoes back after the model's own free text), and the ``written_*`` answers of ``_written_answers`` with their
+echoes back after the model's own free text), ``near_value``, ``near_stated_value`` with their controls and
+``sibling_entity`` of ``_near_writes`` (a written or stated non-integer number moved past any careful
+tolerance; the whole task done on another entity with the same used attributes), and the ``written_*``
+answers of ``_written_answers`` with their
 controls (on items whose gold writes: the gold's calls, then its answer with the numbers ``nan``, cut to a
 prefix or their decimals moved, or its named entities padded with others; each judged against a control with
 the gold's calls and a plainly wrong answer of the same shape).
@@ -99,6 +102,7 @@ from ._generic import generic_probes
 from ._in_format import in_format_probes
 from ._lenient_probes import lenient_probes
 from ._near_probes import near_probes
+from ._near_writes import near_write_probes
 from ._order import order_probes
 from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
@@ -277,5 +281,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **write_probes(write_tools, **fields),
         **lenient_probes(write_tools, **fields),
         **adversarial_value_probes(write_tools, **fields),
+        **near_write_probes(write_tools, **fields),
         **written_answer_probes(write_tools, **fields),
     }

@@ -40,6 +40,7 @@ from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
 from ._near_probes import NEAR_ADVICE
+from ._near_writes import NEAR_WRITE_ADVICE
 from ._order import ORDER_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
@@ -122,6 +123,7 @@ ADVICE = {
     **WRITE_ADVICE,
     **LENIENT_ADVICE,
     **ADVERSARIAL_VALUE_ADVICE,
+    **NEAR_WRITE_ADVICE,
     **WRITTEN_ADVICE,
 }
 
