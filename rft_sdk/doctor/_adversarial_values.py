@@ -146,12 +146,16 @@ def wrong_number(raw: str) -> str:
     return _format(raw, float(raw.replace(",", "")) * 10 + 7)
 
 
-def _replace_numbers(text: str, new: Any) -> str:
-    """``text`` with every value number (``value_numbers``) ``m`` replaced by ``new(m.group(), k)``."""
+def _replace_numbers(text: str, new: Any, only: int | None = None) -> str:
+    """``text`` with every value number (``value_numbers``) ``m`` replaced by ``new(m.group(), k)``; with
+    ``only``, just the number ``only % n`` of its ``n`` (the others kept)."""
+    numbers = value_numbers(text)
+    pick = None if only is None or not numbers else only % len(numbers)
     out, last = [], 0
-    for k, m in enumerate(value_numbers(text)):
-        out += [text[last:m.start()], new(m.group(), k)]
-        last = m.end()
+    for k, m in enumerate(numbers):
+        if pick is None or k == pick:
+            out += [text[last:m.start()], new(m.group(), k)]
+            last = m.end()
     return "".join([*out, text[last:]])
 
 
@@ -355,8 +359,11 @@ class StatedValueControl(_ContextProbe):
         return [[a] for a in item[self.actions_field]]
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference with every value number :func:`wrong_number`."""
-        return _replace_numbers(str(item[self.answer_field]), lambda raw, k: wrong_number(raw))
+        """The reference with one value number :func:`wrong_number` (the number ``t % n`` of its ``n``, ``t``
+        the item's turn among the chosen ones: each number of a many-number answer is changed on some item,
+        the others kept right, so a grader of one of them is seen)."""
+        turn = self.items.get(self._context.index_of(item) or 0, 0)
+        return _replace_numbers(str(item[self.answer_field]), lambda raw, k: wrong_number(raw), only=turn)
 
     def record(self, context: ProbeContext, scores: Mapping[int, float], gold: Mapping[int, float | None]) -> None:
         """Remember each item's score."""
@@ -380,10 +387,12 @@ class IntervalAnswer(StatedValueControl):
         self.reference = reference
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference with every value number written as :func:`covering_interval` (form: the item's
-        turn among the chosen ones)."""
+        """The reference with the control's value number written as :func:`covering_interval` (form: the
+        item's turn among the chosen ones), the other numbers kept (issue 37, doctor14: a grader that pays a
+        range bracketing the price was paid 0.4 like the honest one while the inseam beside it was a range
+        too)."""
         turn = self.items.get(self._context.index_of(item) or 0, 0)
-        return _replace_numbers(str(item[self.answer_field]), lambda raw, k: covering_interval(raw, turn))
+        return _replace_numbers(str(item[self.answer_field]), lambda raw, k: covering_interval(raw, turn), only=turn)
 
     def judged(self, item: Mapping[str, Any]) -> bool:
         """Only where the control was scored."""

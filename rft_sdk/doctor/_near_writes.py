@@ -35,7 +35,8 @@ sibling_entity            every gold call's argument that names the task's entit
 ========================= ==========================================================================
 
 **The near move** (:func:`near_moves`), of a number ``v`` stated with ``p`` as one unit of its last digit
-(``4.35``: 0.01; ``24.0``: 0.1): ``d = max(3 % of |v|, 10 p)``, rounded up to a multiple of ``p``, written
+(``4.35``: 0.01; ``24.0``: 0.1): ``d = max(3 % of |v| cut to a multiple of p, plus one p; 10 p)``: strictly past 3 %, so a
+3 % tolerance with its bound included refuses it (``54.00`` moves ``1.63``, not ``1.62``); written
 with the gold's decimals; up on even turns, down on odd ones where the control's move keeps the sign.
 Where it comes from: 3 % is ``adv_near_miss``'s relative move (``_near_probes.NEAR_SHIFT``: beyond the
 relative tolerances float comparison uses, 1e-9 to 1e-2); ten units of the last stated digit is one unit
@@ -117,8 +118,9 @@ def near_moves(raw: str, down: bool) -> tuple[float, float] | None:
         return None
     decimals = len(text.split(".")[1])
     unit = 10.0 ** -decimals
-    d = max(NEAR_SHIFT * abs(value), NEAR_UNITS_WRITTEN * unit)
-    d = math.ceil(round(d / unit, 6)) * unit
+    # strictly past 3 %: one stated unit beyond it (54.00 moves 1.63, not 1.62: a careful 3 % tolerance, with
+    # its bound included, must not pay the near move — tests/doctor adv_value_twins' permit_three_percent)
+    d = max((math.floor(round(NEAR_SHIFT * abs(value) / unit, 6)) + 1) * unit, NEAR_UNITS_WRITTEN * unit)
     sign = -1 if down and abs(value) > CONTROL_FACTOR * d else 1
     sign *= 1 if value > 0 else -1  # "up" is away from zero
     return round(value + sign * d, decimals), round(value + sign * CONTROL_FACTOR * d, decimals)

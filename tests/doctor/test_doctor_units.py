@@ -385,3 +385,14 @@ def test_the_adversarial_library_holds_ranges_and_confusable_separators() -> Non
     probe.answers = ["E-1010"]
     assert FAMILIES["adv_confusable"]({}, probe) == []  # one candidate: nothing to hide
     assert "0-1000000" in FAMILIES["adv_interval"]({}, probe)
+
+
+def test_a_stated_interval_changes_one_number_of_a_many_number_answer_and_keeps_the_others():
+    """``interval_answer`` and its control change the number ``turn % n`` only (doctor14: with the inseam beside
+    the price a range too, a grader paying a range around the price scored like the honest one)."""
+    from rft_sdk.doctor._adversarial_values import _replace_numbers
+
+    text = "Hem booked at 78.7 cm; the price is 25.00 EUR."
+    assert _replace_numbers(text, lambda raw, k: f"[{raw}]", only=0) == "Hem booked at [78.7] cm; the price is 25.00 EUR."
+    assert _replace_numbers(text, lambda raw, k: f"[{raw}]", only=3) == "Hem booked at 78.7 cm; the price is [25.00] EUR."
+    assert _replace_numbers(text, lambda raw, k: f"[{raw}]") == "Hem booked at [78.7] cm; the price is [25.00] EUR."
