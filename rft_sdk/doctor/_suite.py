@@ -73,7 +73,9 @@ tolerance; the whole task done on another entity with the same used attributes),
 answers of ``_written_answers`` with their
 controls (on items whose gold writes: the gold's calls, then its answer with the numbers ``nan``, cut to a
 prefix or their decimals moved, or its named entities padded with others; each judged against a control with
-the gold's calls and a plainly wrong answer of the same shape).
+the gold's calls and a plainly wrong answer of the same shape), and ``claimed_write`` with its two controls
+of ``_claims`` (the gold without one write but with the reference answer claiming it, judged on whether the
+claim adds more to the score when the write is missing than when it is done).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -97,6 +99,7 @@ from ._adversarial_values import adversarial_value_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
+from ._claims import claim_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
@@ -283,4 +286,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **adversarial_value_probes(write_tools, **fields),
         **near_write_probes(write_tools, **fields),
         **written_answer_probes(write_tools, **fields),
+        **claim_probes(write_tools, **fields),
     }

@@ -36,6 +36,7 @@ from rft_sdk.emulator import (
 from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
+from ._claims import CLAIM_ADVICE
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
@@ -125,6 +126,7 @@ ADVICE = {
     **ADVERSARIAL_VALUE_ADVICE,
     **NEAR_WRITE_ADVICE,
     **WRITTEN_ADVICE,
+    **CLAIM_ADVICE,
 }
 
 
