@@ -52,7 +52,10 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
         result = await check_unhackable(make_items(server), job_for(server, url), fast_probes())
     rows = result.evidence["probes"]
     assert result.passed is False
-    ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"}
+    # claimed_write is relative (does the reply add more with a write missing than with it done?): a grader that
+    # pays 1.0 whatever happened lets the reply add nothing, so it passes there; the other probes catch it
+    assert rows["claimed_write"]["verdict"] == "pass" and rows["claimed_write"]["rollouts"] > 0
+    ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"} - {"claimed_write"}
     assert set(result.evidence["failed_probes"]) == ran and len(ran) == 21  # with the three value probes, malformed_value, swapped_arguments, wildcard_value and folded_text
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
@@ -76,7 +79,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "modifier_value", "component_value", "range_value", "replaced_write",
                        "certified_status", "preceding_write", "reflected_readback",
                        "superstring_number", "padded_list", "truncated_text", "interval_value", "interval_answer",
-                       "special_number",
+                       "special_number", "near_value", "near_stated_value", "sibling_entity",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 
