@@ -18,7 +18,7 @@ from db_helpers import make_db
 
 from rft_sdk._db import SQLiteDatabase
 from rft_sdk._db._base import CALLS_TABLE
-from rft_sdk._db._sqlite import _BUSY_TIMEOUT_S
+from rft_sdk._db._sqlite import _BUSY_TIMEOUT_S, _LOOP_COMMIT_MAX_ROWS
 
 JOURNAL = "-journal"
 
@@ -165,10 +165,20 @@ async def test_a_commit_on_the_loop_never_waits_for_a_reader_and_keeps_the_call_
         assert db.commit_nowait(scope.db_id, conn) is True  # committed on the loop and handed back (closed)
         scope._open, scope.connection = False, None
         await scope.close()
+
+        # a large transaction is never committed on the loop: untried, still open, then the thread commits it
+        scope = await db.open_call("r0", "call_3", is_async=False)
+        await asyncio.to_thread(scope.connection.executemany, "INSERT INTO log VALUES (?)",
+                                [(1000 + k,) for k in range(_LOOP_COMMIT_MAX_ROWS + 1)])
+        await scope.stage("call_3", "ok", {})
+        assert db.commit_nowait(scope.db_id, scope.connection) is False and scope.connection.in_transaction
+        await scope.commit()
+        await scope.close()
         check = db.connect(db.db_id_for("r0"), read_only=True)
         try:
-            assert [r[0] for r in check.execute("SELECT n FROM log ORDER BY n")] == [7, 8]
-            assert check.execute(f"SELECT count(*) FROM {CALLS_TABLE}").fetchone()[0] == 2
+            assert [r[0] for r in check.execute("SELECT n FROM log WHERE n < 1000 ORDER BY n")] == [7, 8]
+            assert check.execute("SELECT count(*) FROM log WHERE n >= 1000").fetchone()[0] == _LOOP_COMMIT_MAX_ROWS + 1
+            assert check.execute(f"SELECT count(*) FROM {CALLS_TABLE}").fetchone()[0] == 3
         finally:
             check.close()
     finally:
