@@ -169,8 +169,9 @@ class CallScope:
         try:
             if self.is_async:
                 await self.connection.rft_end(True)
-            else:  # committed and handed back in one worker-thread hop
-                await anyio.to_thread.run_sync(self._commit_sync)
+            else:  # committed and handed back on the loop where that never waits, else in one worker-thread hop
+                if not self.owner.commit_nowait(self.db_id, self.connection):
+                    await anyio.to_thread.run_sync(self._commit_sync)
                 self._open, self.connection = False, None
                 return
         except Exception as exc:
@@ -418,6 +419,16 @@ class RolloutDatabase(abc.ABC):
     async def aconnect(self, db_id: str) -> Any:
         """An async connection to ``db_id`` (backends with an async driver)."""
         raise NotImplementedError
+
+    def commit_nowait(self, db_id: str, conn: Any) -> bool:
+        """Commit a sync connection's call transaction and hand the connection back on the event loop, only
+        where that cannot wait (a backend whose commit is a local write): ``True`` when done; ``False`` (the
+        default: never tried) leaves the transaction open for the worker-thread commit.
+
+        Raises:
+            the driver's errors of a commit that failed (the caller rolls back).
+        """
+        return False
 
     def checkin(self, db_id: str, conn: Any) -> None:
         """Hand back a sync connection after a call (default: close it)."""

@@ -16,7 +16,8 @@ one visit, in this order:
 Thread hops (measured, issue 40: at 1,024 rollouts starting together the hand-offs between the event
 loop and worker threads were most of a first answer's CPU): a sync tool of a backend without connection
 slots (SQLite) runs in the worker thread that admitted and opened its database, staged there too: steps
-1-2 in **one hop**, step 4 in a second. That hop runs on the database's ``admission_threads`` (SQLite: 4)
+1-2 in **one hop**, step 4 on the event loop where the commit cannot wait (``RolloutDatabase.commit_nowait``:
+SQLite with ``busy_timeout=0``), else in a second hop. The first hop runs on the database's ``admission_threads`` (SQLite: 4)
 while the call holds a slot of the tool's own limiter (``CallWork.in_worker``: its ``max_concurrency``
 and ``queue_timeout_s`` hold as before): measured at 1,024 first calls on 2 cores, the same hop on the
 tool's 40 threads cost 20-40 % more CPU per first answer and twice the p99 (the threads queue for the

@@ -92,6 +92,11 @@ __all__ = ["SQLiteDatabase"]
 logger = logging.getLogger("rft_sdk")
 
 _JOURNAL = "-journal"
+#: Seconds a rollout connection waits for another connection's lock on its file (a grader reading it).
+_BUSY_TIMEOUT_S = 30.0
+#: A call that changed more rows than this commits in a worker thread, not on the event loop: its commit
+#: writes that many pages or more, which must not hold the loop (``SQLiteDatabase.commit_nowait``).
+_LOOP_COMMIT_MAX_ROWS = 64
 _SIDE_FILES = (_JOURNAL, "-wal", "-shm")
 #: Bytes at the start of ``.lock`` that hold the counts (``"<live> <pool>"``, space-padded).
 _COUNTS_BYTES = 40
@@ -437,11 +442,36 @@ class SQLiteDatabase(RolloutDatabase):
             if not path.exists():
                 raise RFTError(f"rollout database {db_id} does not exist (expired or dropped)")
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=SQLiteConnection,
-                                   timeout=30.0)
+                                   timeout=_BUSY_TIMEOUT_S)
             conn.execute("PRAGMA synchronous=OFF")  # a scratch copy: a killed process loses nothing, a power cut the run
             conn.execute("PRAGMA journal_mode=PERSIST")  # no file created per transaction (module docstring)
         conn.execute("PRAGMA foreign_keys=ON")
         return conn
+
+    def commit_nowait(self, db_id: str, conn: Any) -> bool:
+        """Commit on the event loop when it need not wait: ``COMMIT`` with the busy timeout at 0 (a scratch
+        file with ``synchronous=OFF``: no fsync, a few page writes); the connection is closed then. ``False``
+        when another connection (a grader reading the file) holds a lock: the transaction stays open, as
+        SQLite leaves it after ``SQLITE_BUSY`` (https://sqlite.org/lang_transaction.html), the busy timeout
+        is restored, and the caller commits in a worker thread; ``False`` too, untried, when the call changed
+        more than ``_LOOP_COMMIT_MAX_ROWS`` rows (a large transaction's page writes stay off the loop).
+        Measured at 1,024 first calls (issue 40): one thread hop less per call.
+
+        Raises:
+            sqlite3.Error: any other failure of the commit (the caller rolls back).
+        """
+        if conn.total_changes > _LOOP_COMMIT_MAX_ROWS:  # a large transaction: its page writes go off the loop
+            return False
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            conn.rft_end(True)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or not conn.in_transaction:  # SQLITE_BUSY / SQLITE_LOCKED
+                raise
+            conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+            return False
+        self.checkin(db_id, conn)
+        return True
 
     def _remove(self, path: Path) -> bool:
         existed = False

@@ -17,6 +17,8 @@ from pathlib import Path
 from db_helpers import make_db
 
 from rft_sdk._db import SQLiteDatabase
+from rft_sdk._db._base import CALLS_TABLE
+from rft_sdk._db._sqlite import _BUSY_TIMEOUT_S, _LOOP_COMMIT_MAX_ROWS
 
 JOURNAL = "-journal"
 
@@ -127,6 +129,58 @@ async def test_the_sweep_removes_a_journal_left_without_its_database(tmp_path):
         os.utime(orphan, (old, old))
         await db.sweep()
         assert not orphan.exists() and fresh.exists()
+    finally:
+        db.close()
+        db.drop_all()
+
+
+async def test_a_commit_on_the_loop_never_waits_for_a_reader_and_keeps_the_call_when_it_defers(tmp_path):
+    """The commit is tried on the event loop (issue 40: one thread hop less per call) only where it cannot
+    wait: while a grader's connection holds a read lock on the rollout's file, ``commit_nowait`` answers
+    ``False`` at once with the transaction still open and the busy timeout restored; the worker-thread
+    commit then keeps the call once the reader is done. Without a reader the loop commits and hands back."""
+    db = make_db("sqlite", tmp_path=tmp_path)
+    try:
+        await db.astart()
+        scope = await db.open_call("r0", "call_1", is_async=False)
+        await asyncio.to_thread(scope.connection.execute, "INSERT INTO log VALUES (7)")
+        await scope.stage("call_1", "ok", {})
+        reader = db.connect(db.db_id_for("r0"), read_only=True)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM log").fetchone()  # holds SQLite's SHARED lock until it ends
+        try:
+            conn = scope.connection
+            assert db.commit_nowait(scope.db_id, conn) is False  # refused at once, not after busy_timeout
+            assert conn.in_transaction and conn.execute("PRAGMA busy_timeout").fetchone()[0] == int(_BUSY_TIMEOUT_S * 1000)
+        finally:
+            reader.execute("ROLLBACK")
+            reader.close()
+        await scope.commit()  # the thread path, now that the reader is gone
+        await scope.close()
+
+        scope = await db.open_call("r0", "call_2", is_async=False)
+        await asyncio.to_thread(scope.connection.execute, "INSERT INTO log VALUES (8)")
+        await scope.stage("call_2", "ok", {})
+        conn = scope.connection
+        assert db.commit_nowait(scope.db_id, conn) is True  # committed on the loop and handed back (closed)
+        scope._open, scope.connection = False, None
+        await scope.close()
+
+        # a large transaction is never committed on the loop: untried, still open, then the thread commits it
+        scope = await db.open_call("r0", "call_3", is_async=False)
+        await asyncio.to_thread(scope.connection.executemany, "INSERT INTO log VALUES (?)",
+                                [(1000 + k,) for k in range(_LOOP_COMMIT_MAX_ROWS + 1)])
+        await scope.stage("call_3", "ok", {})
+        assert db.commit_nowait(scope.db_id, scope.connection) is False and scope.connection.in_transaction
+        await scope.commit()
+        await scope.close()
+        check = db.connect(db.db_id_for("r0"), read_only=True)
+        try:
+            assert [r[0] for r in check.execute("SELECT n FROM log WHERE n < 1000 ORDER BY n")] == [7, 8]
+            assert check.execute("SELECT count(*) FROM log WHERE n >= 1000").fetchone()[0] == _LOOP_COMMIT_MAX_ROWS + 1
+            assert check.execute(f"SELECT count(*) FROM {CALLS_TABLE}").fetchone()[0] == 3
+        finally:
+            check.close()
     finally:
         db.close()
         db.drop_all()
