@@ -5,15 +5,11 @@ run, so the file stays fast."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from claim_twins import TWINS, job_for, make_items, make_server
-from doctor_helpers import assert_quiet
+from doctor_helpers import assert_quiet, twin_verdicts
 
-from rft_sdk.doctor import check_unhackable
 from rft_sdk.doctor._claims import claim_probes
-from rft_sdk.testing import run_server
 
 BY_NAME = {t.grader: t for t in TWINS}
 
@@ -21,16 +17,7 @@ BY_NAME = {t.grader: t for t in TWINS}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: unhackable evidence} with only ``_claims``' probes; write tools declared by the server."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for twin in TWINS:
-                result = await check_unhackable(make_items(server, twin.task), job_for(server, url, twin.grader),
-                                                probes=claim_probes())
-                out[twin.grader] = result.evidence
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, TWINS, probes=claim_probes)
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])

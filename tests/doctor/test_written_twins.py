@@ -7,13 +7,11 @@ file stays fast; and the pure helpers behind them."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-from doctor_helpers import assert_quiet
+from doctor_helpers import assert_quiet, twin_verdicts
 from written_twins import TWINS, job_for, make_items, make_server
 
-from rft_sdk.doctor import check_unhackable, default_probes
+from rft_sdk.doctor import default_probes
 from rft_sdk.doctor._written_answers import (
     asks_which,
     entity_slots,
@@ -21,7 +19,6 @@ from rft_sdk.doctor._written_answers import (
     number_tokens,
     written_answer_probes,
 )
-from rft_sdk.testing import run_server
 
 BY_NAME = {t.grader: t for t in TWINS}
 
@@ -29,16 +26,7 @@ BY_NAME = {t.grader: t for t in TWINS}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: unhackable evidence} with only this module's probes; write tools declared by the server."""
-    server = make_server()
-    out = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for twin in TWINS:
-                result = await check_unhackable(make_items(server, twin.task), job_for(server, url, twin.grader),
-                                                probes=written_answer_probes())
-                out[twin.grader] = result.evidence
-        asyncio.run(run_all())
-    return out
+    return twin_verdicts(make_server, make_items, job_for, TWINS, probes=written_answer_probes)
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])
