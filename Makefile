@@ -134,7 +134,7 @@ test: $(VENV)/.installed $(ECO)/.installed $(ECO2)/.installed $(VF4)/.installed 
 	# the long files first (tests/conftest.py), so the run does not end on one worker.
 	# Bytecode is cached even where the environment says PYTHONDONTWRITEBYTECODE=1 (as this sandbox does): else
 	# every worker re-rewrites each test module's asserts and every `rft` subprocess recompiles the package
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=25
 
 # A wheel of this checkout in dist/ (until rft-sdk is on the package index), built by PyPA's `build` in a
 # small venv of its own (no need for .venv). Install it anywhere with
