@@ -694,9 +694,15 @@ class RolloutDatabase(abc.ABC):
     def _open_sync(self, db_id: str, call_id: str, fresh: bool = False) -> tuple[Any, Any]:
         """A connection to ``db_id`` in the call's transaction and the replay row of ``call_id`` (``None``
         without a lookup when the database was ``fresh``ly made for this call: it holds no call yet)."""
-        conn = self.connect(db_id)
+        return self._begin_call(db_id, call_id, fresh, self.connect(db_id))
+
+    def _begin_call(self, db_id: str, call_id: str, fresh: bool, conn: Any,
+                    setup: Callable[[Any], str] | None = None) -> tuple[Any, Any]:
+        """Open the call's transaction on ``conn`` (``setup(conn)``: SQL sent in the same round trip, backends
+        that take it) and read the replay row of ``call_id`` (none when ``fresh``); on any failure the transaction
+        is rolled back and ``conn`` handed back before the error propagates."""
         try:
-            conn.rft_begin()
+            conn.rft_begin(setup(conn)) if setup else conn.rft_begin()
             row = None if fresh else conn.execute(self.calls_select_sql, (call_id,)).fetchone()
         except BaseException:
             try:

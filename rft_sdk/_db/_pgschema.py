@@ -337,17 +337,9 @@ class PostgresSchemaDatabase(PostgresDatabase):
         from psycopg import sql
         conn, _ = self._checkout(db_id)
         conn.rft_first_bytes = self._first_bytes.pop(db_id, None) if fresh else None
-        try:
-            conn.rft_begin(sql.SQL("SELECT set_config('search_path', {}, false), set_config({}, 'on', true)").format(
-                sql.Literal(db_id), sql.Literal(_CALL_MARK)).as_string(conn))
-            row = None if fresh else conn.execute(self.calls_select_sql, (call_id,)).fetchone()
-        except BaseException:
-            try:
-                conn.rft_end(False)
-            finally:
-                self.checkin(db_id, conn)
-            raise
-        return conn, row
+        setup = sql.SQL("SELECT set_config('search_path', {}, false), set_config({}, 'on', true)").format(
+            sql.Literal(db_id), sql.Literal(_CALL_MARK))
+        return self._begin_call(db_id, call_id, fresh, conn, setup.as_string)
 
     def stage_and_measure(self, conn: Any, params: tuple[str, str, str]) -> int:
         """The call's row and the schema's size after it. A rollout's first call (its clone made by this

@@ -14,25 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from db_helpers import make_db
 
 from rft_sdk._wire._endpoint import EndpointError
 
 
 @pytest.fixture
-def schema_db(pg_url):
-    made = []
-
-    def factory(**options: Any):
-        db = make_db("postgres-schema", pg_url=pg_url, **options)
-        made.append(db)
-        return db
-
-    yield factory
-    for db in made:
-        db.close()
-        db.drop_all()
-        db.close()
+def backend():
+    """Only the schema backend (conftest's ``make`` builds it and drops it after the test)."""
+    return "postgres-schema"
 
 
 async def _first_call(db, source: str, tool: Callable[[Any], None]) -> tuple[int, int]:
@@ -63,8 +52,8 @@ def _read(conn) -> None:
 
 
 @pytest.mark.parametrize("source", ["pool", "cold"])
-async def test_a_first_call_that_only_read_gets_a_bound_at_or_above_the_real_size(schema_db, source):
-    db = schema_db()
+async def test_a_first_call_that_only_read_gets_a_bound_at_or_above_the_real_size(make, source):
+    db = make()
     await db.astart()
     got, real = await _first_call(db, source, _read)
     # not measured (a measurement would be the real size itself), and never below it
@@ -87,15 +76,15 @@ def _commits_in_sql_text(conn) -> None:
 
 
 @pytest.mark.parametrize("tool", [_writes, _writes_in_a_rolled_back_savepoint, _commits_in_sql_text])
-async def test_a_first_call_whose_tool_wrote_is_measured(schema_db, tool):
-    db = schema_db()
+async def test_a_first_call_whose_tool_wrote_is_measured(make, tool):
+    db = make()
     await db.astart()
     got, real = await _first_call(db, "pool", tool)
     assert got == real
 
 
-async def test_a_budget_the_bound_does_not_fit_in_is_decided_by_a_measurement(schema_db):
-    db = schema_db()
+async def test_a_budget_the_bound_does_not_fit_in_is_decided_by_a_measurement(make):
+    db = make()
     await db.astart()
     got, real = await _first_call(db, "pool", _read)
     db.max_db_bytes = real + (got - real) // 2  # the real size fits, the bound does not
@@ -103,8 +92,8 @@ async def test_a_budget_the_bound_does_not_fit_in_is_decided_by_a_measurement(sc
     assert again == real_again <= db.max_db_bytes  # measured, and not refused
 
 
-async def test_only_the_first_call_is_bounded_the_second_is_measured(schema_db):
-    db = schema_db(pool_size=1)
+async def test_only_the_first_call_is_bounded_the_second_is_measured(make):
+    db = make(pool_size=1)
     await db.astart()
     await asyncio.to_thread(db.refill_once)
     trace = f"r-{uuid.uuid4().hex}"
@@ -125,8 +114,8 @@ async def test_only_the_first_call_is_bounded_the_second_is_measured(schema_db):
     assert first > first_real and second == second_real
 
 
-async def test_a_first_call_past_the_budget_is_refused_and_rolled_back(schema_db):
-    db = schema_db(pool_size=1)
+async def test_a_first_call_past_the_budget_is_refused_and_rolled_back(make):
+    db = make(pool_size=1)
     await db.astart()
     await asyncio.to_thread(db.refill_once)
     db.max_db_bytes = 2 * 2**20 + 512 * 1024  # well above a fresh clone, below the clone plus the tool's rows
