@@ -144,6 +144,7 @@ async def test_the_path_matching_grader_is_caught_by_gradeable():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(960)  # its subprocess's own bound (900 s) decides first
 def test_make_doctor_passes_all_four_principles(tmp_path):
     """``make doctor`` (``python -m examples.retail.doctor_job``) on the 40 test items, as a subprocess."""
     root = Path(__file__).resolve().parents[2]
