@@ -739,6 +739,33 @@ class RolloutDatabase(abc.ABC):
         result: T = ran
         return result
 
+    async def open_and_run(self, trace_id: str, call_id: str, then: Callable[[str, Any, Any, Any], T],
+                           hop: Callable[[Callable[[], Any]], Awaitable[Any]]) -> T:
+        """Admit ``trace_id`` (its own hop: admissions are batched), take a connection slot, then open the
+        database for ``call_id`` and return ``then(db_id, connection, replay row, slot)`` in the one worker-thread
+        call ``hop`` makes (``rft_sdk._db._call``; a backend with connection slots and a sync connection).
+        ``then`` owns the connection and the slot once called (a :class:`CallScope` frees the slot on
+        :meth:`CallScope.close`); when anything before or in it raises, the slot is freed here.
+
+        Raises:
+            EndpointError: 503 ``database_limit`` / ``database_unavailable``; what ``then`` raises; the driver's
+                errors.
+        """
+        await self.astart()
+        db_id, source, _ = await self._admit(trace_id)
+        slot = await self._acquire_slot()
+
+        def run() -> T:
+            return then(db_id, *self._open_sync(db_id, call_id, source is not None), slot)
+
+        try:
+            result: T = await hop(run)
+        except BaseException:
+            if slot is not None:
+                self._release_slot(slot)
+            raise
+        return result
+
     def unavailable(self, exc: BaseException) -> EndpointError:
         """The retryable 503 ``database_unavailable`` answering a driver error of :attr:`unavailable_errors`
         (its first line only: the type and what failed, never the connection string)."""

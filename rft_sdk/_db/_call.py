@@ -108,7 +108,7 @@ async def run_call(db: RolloutDatabase, trace_id: str, call_id: str, work: CallW
             what ``work`` raises; the commit's 400 ``tool_error`` / 503 ``database_unavailable`` (withdrawn).
     """
     use_async = is_async and db.supports_async
-    if work.in_thread and not use_async and db.connection_slots is None:
+    if work.in_thread and not use_async:
         scope, error = await _one_hop(db, trace_id, call_id, work)
     else:
         scope = await db.open_call(trace_id, call_id, is_async=is_async)
@@ -144,17 +144,18 @@ async def _stage(scope: CallScope, call_id: str, staged: Staged) -> EndpointErro
 
 async def _one_hop(db: RolloutDatabase, trace_id: str, call_id: str, work: CallWork
                    ) -> tuple[CallScope, EndpointError | None]:
-    """Admission, open, the tool and the stage in one worker-thread hop (a sync tool, no connection slots):
-    ``(the open scope, the stage's refusal or None)``; a call with nothing to commit is rolled back and
-    its connection handed back in the same hop."""
+    """The open, the tool and the stage in one worker-thread hop (a sync tool): ``(the open scope, the stage's
+    refusal or None)``; a call with nothing to commit is rolled back and its connection handed back in the same
+    hop. Without connection slots (SQLite) the admission runs in that hop too, on the database's admission
+    threads; with them (PostgreSQL) the admission is a hop of its own and the hop runs on the tool's threads."""
     t0 = time.perf_counter()
 
-    def then(db_id: str, connection: Any, row: Any) -> tuple[CallScope, EndpointError | None]:
+    def then(db_id: str, connection: Any, row: Any, slot: Any = None) -> tuple[CallScope, EndpointError | None]:
         db.metrics.open_latency.observe(time.perf_counter() - t0)
         replay = (row[0], json.loads(row[1])) if row is not None else None
         if replay is not None:
             db.metrics.event("replayed_from_database")
-        scope = CallScope(db, db_id, connection, False, replay)
+        scope = CallScope(db, db_id, connection, False, replay, slot)
         try:
             staged = work.run_sync(connection, replay)
             error = scope.stage_sync(call_id, staged[0], staged[1]) if staged is not None else None
@@ -166,7 +167,9 @@ async def _one_hop(db: RolloutDatabase, trace_id: str, call_id: str, work: CallW
         return scope, error
 
     try:
-        return await db.admit_and_run(trace_id, call_id, then,
-                                      functools.partial(work.in_worker, limiter=db._admission_limiter()))
+        if db.connection_slots is None:
+            return await db.admit_and_run(trace_id, call_id, then,
+                                          functools.partial(work.in_worker, limiter=db._admission_limiter()))
+        return await db.open_and_run(trace_id, call_id, then, functools.partial(work.in_worker, limiter=None))
     except db.unavailable_errors as exc:
         raise db.unavailable(exc) from exc
