@@ -22,10 +22,13 @@ while the call holds a slot of the tool's own limiter (``CallWork.in_worker``: i
 and ``queue_timeout_s`` hold as before): measured at 1,024 first calls on 2 cores, the same hop on the
 tool's 40 threads cost 20-40 % more CPU per first answer and twice the p99 (the threads queue for the
 GIL). A tool that holds that hop longer than :data:`SHARED_HOP_S` (a tool waiting on I/O) takes the
-general path from its next call on, with its own threads. Async tools, ``blocking=False`` tools, tools with a ``timeout_s`` and the
-PostgreSQL backends (a connection slot is awaited between admission and open) take the general path:
-admission and open, the tool where it always runs, the stage, the commit: each its own hop where the
-driver is sync.
+general path from its next call on, with its own threads. On the PostgreSQL backends (connection slots) a
+sync tool's call is three hops: the admission (batched with other new rollouts' claims), then, once a
+connection slot is free, the open, the tool and the stage in **one hop** on the tool's own threads
+(:meth:`RolloutDatabase.open_and_run`), then the commit and hand-back: measured at 1,024 first calls on
+2 cores, 1.38-1.62 ms of client CPU per first answer against 1.52-2.08 ms for a hop each (docs/database.md).
+Async tools, ``blocking=False`` tools and tools with a ``timeout_s`` take the general path: admission and
+open, the tool where it always runs, the stage, the commit: each its own hop where the driver is sync.
 
 Errors: the retryable 503s of :meth:`RolloutDatabase.open_call` (``database_limit``,
 ``database_unavailable``) are raised before the tool runs; a stage refused (413 ``database_too_large``,

@@ -551,11 +551,13 @@ def run_tool_sync(definition: ToolDefinition, arguments: dict[str, Any], rollout
 
 def _held_shared_hop(definition: ToolDefinition, seconds: float) -> None:
     """A tool that ran ``seconds`` in the database's shared hop past ``SHARED_HOP_S`` gets threads of its own
-    from its next call on (``rft_sdk._db._call``), said once."""
+    from its next call on (``rft_sdk._db._call``), said once. On PostgreSQL the hop already runs on the tool's
+    threads: such a tool then takes the general path (a hop each for the open, the tool and the stage, which
+    cost little next to a call that long)."""
     if seconds > SHARED_HOP_S and not definition.runtime.own_threads:
         definition.runtime.own_threads = True
-        logger.info("tool %s ran %.3f s in the rollout database's admission threads (over %g s): its later calls "
-                    "run on threads of its own", definition.name, seconds, SHARED_HOP_S)
+        logger.info("tool %s ran %.3f s in the worker-thread hop that opens its rollout database (over %g s): "
+                    "its later calls run on threads of its own", definition.name, seconds, SHARED_HOP_S)
 
 
 async def _in_tool_thread(definition: ToolDefinition, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> T:
