@@ -26,7 +26,8 @@ general path from its next call on, with its own threads. On the PostgreSQL back
 sync tool's call is three hops: the admission (batched with other new rollouts' claims), then, once a
 connection slot is free, the open, the tool and the stage in **one hop** on the tool's own threads
 (:meth:`RolloutDatabase.open_and_run`), then the commit and hand-back: measured at 1,024 first calls on
-2 cores, 1.38-1.62 ms of client CPU per first answer against 1.52-2.08 ms for a hop each (docs/database.md).
+2 cores, 1.27-1.62 ms of client CPU per first answer against 1.49-2.08 ms for a hop each, side by side
+(docs/database.md, "measured a fifth time").
 Async tools, ``blocking=False`` tools and tools with a ``timeout_s`` take the general path: admission and
 open, the tool where it always runs, the stage, the commit: each its own hop where the driver is sync.
 
