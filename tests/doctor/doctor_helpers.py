@@ -171,13 +171,14 @@ BAD_INTENT = type("BadIntent", (Sneaky,), {"intent": "maybe"})()
 
 
 def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *,
-                  gradeable: bool = False, probes: Any = None) -> dict[str, Any]:
+                  gradeable: bool = False, probes: Any = None, hackable_probes: Any = None) -> dict[str, Any]:
     """Run the doctor once per twin against one real server (``make_server()``, served on 127.0.0.1):
     ``{grader: unhackable evidence}``, or with ``gradeable`` ``{grader: (gradeable passed, unhackable
     evidence)}`` (``check_gradeable`` with one replay and one regrade). Each twin has ``task`` and
     ``grader``, or ``twins`` maps each grader to a tuple whose first element is its task; no write tools
     are given (declared by the server or learnt). ``probes``: a callable returning the probes to run for
-    each twin (one module's, to keep a file fast), default the built-in suite."""
+    each twin (one module's, to keep a file fast), default the built-in suite; ``hackable_probes``: the same
+    for the hackable twins only (each honest one still runs ``probes``, where a false alarm would show)."""
     import asyncio
 
     from rft_sdk.doctor import check_gradeable, check_unhackable
@@ -187,11 +188,12 @@ def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *
     out: dict[str, Any] = {}
     with run_server(server) as url:
         async def run_all() -> None:
-            pairs = ([(grader, twin[0]) for grader, twin in twins.items()] if isinstance(twins, Mapping)
-                     else [(twin.grader, twin.task) for twin in twins])
-            for grader, task in pairs:
+            triples = ([(grader, twin[0], twin[1]) for grader, twin in twins.items()] if isinstance(twins, Mapping)
+                       else [(twin.grader, twin.task, twin.honest) for twin in twins])
+            for grader, task, honest in triples:
                 items, job = make_items(server, task), job_for(server, url, grader)
-                evidence = (await check_unhackable(items, job, probes() if probes else None)).evidence
+                chosen = probes if honest or hackable_probes is None else hackable_probes
+                evidence = (await check_unhackable(items, job, chosen() if chosen else None)).evidence
                 if gradeable:
                     passed = (await check_gradeable(items, job, replays=1, regrades=1)).passed
                     out[grader] = (passed, evidence)
