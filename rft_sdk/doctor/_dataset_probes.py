@@ -316,9 +316,10 @@ class AlteredWrites(GoldPlanProbe):
     (``["*"]``: another item's "every day" may be this item's seven days written out).
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
-    ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
-    argument of a write shape that repeats across items is altered on some of them, at one rollout per
-    item. A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
+    ``tool.argument`` *of that write* (its position in the gold) has been altered on the fewest items so far
+    (ties: the gold's order), so every argument of every write of a gold shape that repeats across items is
+    altered on some of them, at one rollout per item: the second of two ``set_rating`` calls (the
+    opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
     memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
     commit message ``"Merge {source}"``); natural language is not an identifier or
@@ -387,8 +388,9 @@ class AlteredWrites(GoldPlanProbe):
             options = self.candidates(item)
             if not options:
                 continue
-            pick = min(range(len(options)), key=lambda k: (used.get(options[k]["altered"], 0), k))
-            used[options[pick]["altered"]] = used.get(options[pick]["altered"], 0) + 1
+            keys = [f'{o["altered"]}@{o["position"]}' for o in options]  # each write's own: two calls of a tool
+            pick = min(range(len(options)), key=lambda k: (used.get(keys[k], 0), k))
+            used[keys[pick]] = used.get(keys[pick], 0) + 1
             self._choice[i] = pick
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],

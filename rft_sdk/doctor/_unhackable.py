@@ -37,6 +37,7 @@ from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._claims import CLAIM_ADVICE
+from ._consistent import CONSISTENT_ADVICE
 from ._common import has_gold, load_inputs
 from ._in_format import IN_FORMAT_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
@@ -129,6 +130,7 @@ ADVICE = {
     **WRITTEN_ADVICE,
     **CLAIM_ADVICE,
     **JOINED_WORDS_ADVICE,
+    **CONSISTENT_ADVICE,
 }
 
 
