@@ -37,8 +37,8 @@ from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._claims import CLAIM_ADVICE
-from ._consistent import CONSISTENT_ADVICE
 from ._common import has_gold, load_inputs
+from ._consistent import CONSISTENT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
