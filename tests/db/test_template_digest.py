@@ -25,10 +25,14 @@ from rft_sdk.exceptions import RFTError
 
 #: The seed module a user edits: one constant (SQL literal: the same text works on SQLite and PostgreSQL).
 SEED_MODULE = '''
+from pathlib import Path
+
 VOLUME = {volume!r}
 
 
 def setup(conn):
+    with open(Path(__file__).with_suffix(".builds"), "a") as log:  # the test counts the builds
+        log.write("built\\n")
     conn.execute("CREATE TABLE tanks (id TEXT PRIMARY KEY, volume REAL NOT NULL)")
     conn.execute(f"INSERT INTO tanks VALUES ('t1', {{VOLUME}})")
 
@@ -50,6 +54,12 @@ def _write_seed(folder: Path, volume: float) -> Path:
     path = folder / "moving_seed.py"
     path.write_text(SEED_MODULE.format(volume=volume))
     return path
+
+
+def _builds(seed: Path) -> int:
+    """How many times ``setup`` of the seed module ``seed`` ran."""
+    log = seed.with_suffix(".builds")
+    return len(log.read_text().splitlines()) if log.exists() else 0
 
 
 def _load(path: Path) -> ModuleType:
@@ -116,7 +126,7 @@ def test_sqlite_an_unchanged_module_reuses_the_template(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="rft_sdk"):
         assert _started_volume(_sqlite(_load(seed), tmp_path), "b") == 35.0  # a fresh import of the same file
     after = template.stat()
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns) and _builds(seed) == 1
     assert REBUILT not in caplog.text
 
 
@@ -205,6 +215,7 @@ def test_sqlite_worker_processes_starting_together_after_an_edit_rebuild_once(tm
     assert all(w.returncode == 0 for w in workers), outs
     assert [float(out.strip()) for out, _ in outs] == [29.0] * 4
     assert sum(err.count(REBUILT) for _, err in outs) == 1, [err for _, err in outs]
+    assert _builds(seed) == 2
 
 
 def test_which_digests_tell_a_change_and_which_stay_quiet(tmp_path):
@@ -263,10 +274,17 @@ def test_postgres_an_edited_seed_rebuilds_once_among_replicas_and_an_unchanged_o
             same = replica()
             same.start()  # unchanged: reused
             assert _volume(same, "b") == 35.0
-        assert REBUILT not in caplog.text and _template_oid(pg_url, cls, name) == oid
+        assert REBUILT not in caplog.text and _template_oid(pg_url, cls, name) == oid and _builds(seed) == 1
         _write_seed(tmp_path, 29.0)
         replicas = [replica() for _ in range(3)]
         errors: list[BaseException] = []
+        # every replica has found the template stale before any builds (the widest race): one must rebuild
+        decided = threading.Barrier(len(replicas), timeout=60)
+        for db in replicas:
+            def build_after_all_decided(build=db._build_template) -> None:
+                decided.wait()
+                build()
+            db._build_template = build_after_all_decided
 
         def start(db) -> None:
             try:
@@ -284,6 +302,7 @@ def test_postgres_an_edited_seed_rebuilds_once_among_replicas_and_an_unchanged_o
         assert [_volume(db, f"r{i}") for i, db in enumerate(replicas)] == [29.0] * 3
         rebuilt = [r.getMessage() for r in caplog.records if REBUILT in r.getMessage()]
         assert len(rebuilt) == 1 and "changed since the template was built" in rebuilt[0], rebuilt
+        assert _builds(seed) == 2  # the first build and one rebuild
         impostor = cls(pg_url, setup=_load(seed).other_setup, name=name, ttl_s=600)
         made.append(impostor)
         with pytest.raises(RFTError, match="was built from setup:.*:setup, not from setup:.*:other_setup"):
