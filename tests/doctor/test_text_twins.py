@@ -2,7 +2,7 @@
 inscription compared after NFC, case folding and collapsed whitespace; one also asks that the free-text note
 names the customer) pass every probe without a warning; the hackable twins (the inscription compared with
 its spaces removed; the size's unit never compared) fail through the probe made for each (run with the
-baselines, ``altered_writes`` and ``_joined_words``' probes, to keep the test fast), which the honest twins
+baselines, the controls and those probes, to keep the test fast), which the honest twins
 pass."""
 
 from __future__ import annotations
@@ -10,24 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from doctor_helpers import assert_quiet, twin_verdicts
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 from text_twins import TWINS, job_for, make_items, make_server
 
-from rft_sdk.doctor import default_probes
 from rft_sdk.doctor._joined_words import joined
 
 pytestmark = pytest.mark.slow
 
 
-def _hackable_probes() -> dict[str, Any]:
-    suite = default_probes()
-    return {n: suite[n] for n in ("cross_item_replay", "wrong_answer", "altered_writes", "joined_words_control",
-                                  "joined_words")}
-
-
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict[str, Any]]:
-    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=_hackable_probes)
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
