@@ -9,7 +9,8 @@ probe                     the one change (the rest is the gold: its calls, then 
 ========================= ==========================================================================
 consistent_value          one **number** argument of one gold write (never its target, the first
                           argument) that the reference states and that the model *computed*: it
-                          appears in no tool output of the gold replay and nowhere in the prompt
+                          appears in no output of the gold's calls before that write and nowhere
+                          in the prompt
                           (an average, a total, a quote; never a slot, a count or an id read
                           from a listing, which the model may choose among equals); altered as
                           ``altered_writes`` alters it (another item's value, a sibling, a
@@ -83,12 +84,13 @@ class ConsistentValue(_Capped):
         index = self._context.index_of(item)
         outputs = self._context.gold_outputs[index] if index is not None and index < len(
             self._context.gold_outputs) else []
-        seen = "\n".join([*outputs, *prompt_texts(item)])
+        prompt = prompt_texts(item)
         out = []
         for option in AlteredWrites.candidates(self, item, writes):
             old, new = number_of(option["from"]), number_of(option["to"])
             if _targets(option) or old is None or new is None or new == old:
                 continue
+            seen = "\n".join([*outputs[:option["position"]], *prompt])  # before the write (it may echo its value)
             if _stated(reference, old) and not _stated(seen, old):
                 out.append(option)
         return out
