@@ -109,7 +109,8 @@ class PostgresSchemaDatabase(PostgresDatabase):
             unqualified names (``search_path`` is the template schema), run once (the SDK commits).
         max_connections: tool connections (shared by every rollout) this process has open: at most this
             many calls hold one at once, a call beyond waits for one (as :class:`PostgresDatabase`).
-        rebuild: rebuild the template schema even when it exists (also one built from another source).
+        rebuild: rebuild the template schema even when it exists (also one built from another source); not
+            needed after an edit of ``setup``'s file (see :class:`PostgresDatabase`).
         unavailable_timeout_s: as :class:`PostgresDatabase`.
         **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: names the
             template and the clones on the server; give each task its own), ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
@@ -268,9 +269,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
                 conn.execute(_REGISTRY_DDL)
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
-                built = self._db_exists(conn, self.template_name) and not self.rebuild
-                if built:
-                    self._check_source(conn)
+                built = self._fresh_template(conn, log=False)
         if not built:
             self._build_template()
             self.rebuild = False
@@ -289,6 +288,8 @@ class PostgresSchemaDatabase(PostgresDatabase):
         with self._admin_conn() as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
             try:
+                if self._fresh_template(conn, log=True):  # another replica built it since _prepare looked
+                    return
                 conn.execute(sql.SQL("CREATE SCHEMA {}").format(self._ident(building)))
                 with psycopg.connect(self._schema_conninfo(building)) as target:
                     self.setup(target)
@@ -298,6 +299,7 @@ class PostgresSchemaDatabase(PostgresDatabase):
                     self._drop_db(conn, self.template_name)
                     self._rename(conn, building, self.template_name)
                     self._record_source(conn)
+                    self._record_digest(conn)
                     # the pool was copied from the old template: drop it
                     for (name,) in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s "
                                                 "AND kind = 'pool'", (self.name,)).fetchall():

@@ -48,7 +48,7 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._combine import Combiner
 from ._connection import pg_classes
 from ._diff import TableInfo
-from ._source import same_source, template_source
+from ._source import same_source, setup_digest, stale_reason, template_source
 
 __all__ = ["REGISTRY_TABLE", "PostgresDatabase"]
 
@@ -56,6 +56,9 @@ logger = logging.getLogger("rft_sdk")
 
 #: The registry table, in the database of the server URL.
 REGISTRY_TABLE = "rft_rollout_databases"
+#: The digest of what built each template (``setup``'s file), beside the registry: a table of its own, not the
+#: template's COMMENT, so that a replica of an older rft-sdk still reads the COMMENT it wrote (the source alone).
+DIGEST_TABLE = "rft_template_digests"
 _REGISTRY_DDL = f"""
 CREATE TABLE IF NOT EXISTS {REGISTRY_TABLE} (
     name text PRIMARY KEY,
@@ -65,7 +68,12 @@ CREATE TABLE IF NOT EXISTS {REGISTRY_TABLE} (
     created_at timestamptz NOT NULL DEFAULT now(),
     expires_at timestamptz NOT NULL
 );
-CREATE INDEX IF NOT EXISTS {REGISTRY_TABLE}_prefix_kind ON {REGISTRY_TABLE} (prefix, kind)
+CREATE INDEX IF NOT EXISTS {REGISTRY_TABLE}_prefix_kind ON {REGISTRY_TABLE} (prefix, kind);
+CREATE TABLE IF NOT EXISTS {DIGEST_TABLE} (
+    template text PRIMARY KEY,   -- {{name}}_template or {{name}}_tpl
+    digest text NOT NULL,        -- setup_digest(setup) when it was built
+    built_at timestamptz NOT NULL DEFAULT now()
+)
 """
 
 
@@ -99,7 +107,12 @@ class PostgresDatabase(RolloutDatabase):
             ``connection_wait_s`` = 30 s, then 503 ``database_unavailable``), and idle ones are kept only
             while in-use plus idle stay within it (least recently used closed first). Keep the sum over
             every replica under the server's ``max_connections``.
-        rebuild: rebuild the private template even when it exists (also one built from another source).
+        rebuild: rebuild the private template even when it exists (also one built from another source). Not
+            needed after an edit of ``setup``'s file (any change to it, a seed constant included: its SHA-256
+            is recorded in the table ``rft_template_digests`` beside the registry): the template is then
+            rebuilt at start, by one replica, with a warning naming the source. Needed after a change the
+            digest cannot see: data ``setup`` reads from another file, a changed ``template=`` database
+            (never digested). A ``setup=`` template built by an rft-sdk without the digest is rebuilt once.
         unavailable_timeout_s: the longest a call, grade or release waits for the server (a new
             connection's ``connect_timeout``, a pooled one's wait) before its 503
             ``database_unavailable`` (default 5 s; a server in crash recovery refuses connections, and
@@ -165,6 +178,9 @@ class PostgresDatabase(RolloutDatabase):
         self.template_name = f"{self.name}_template"
         self.ref_name = f"{self.name}_ref"
         self.source_id = template_source(template, setup)  # recorded as the template's COMMENT
+        # setup's file read now, next to the import that loaded the code setup() will run; a template= database
+        # has none (nothing tells cheaply that a database changed: rebuild=True after changing it)
+        self.digest = setup_digest(setup) if setup is not None else ""
         self._admin: Any = None
         self._admin_errors_ok = 0  # the admin pool's failed connection attempts at its last good one
         self._idle: OrderedDict[str, Any] = OrderedDict()
@@ -245,12 +261,33 @@ class PostgresDatabase(RolloutDatabase):
                 conn.execute(_REGISTRY_DDL)
             with conn.transaction():  # one replica builds; the others wait here, then find it built
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
-                if self._db_exists(conn, self.template_name) and self._db_exists(conn, self.ref_name) \
-                        and not self.rebuild:
-                    self._check_source(conn)
+                if self._fresh_template(conn, log=False):
                     return
         self._build_template()
         self.rebuild = False
+
+    def _fresh_template(self, conn: Any, *, log: bool) -> bool:
+        """Whether the template exists, was built from this source and its recorded digest is this one's (its
+        template lock held; ``rebuild=True``: never), so that it is reused. A template of another source raises
+        (:meth:`_check_source`). Called again under the build's lock before building: a replica that found it
+        stale or missing builds only when no other replica did so meanwhile (``log``: then say why it rebuilds).
+        """
+        if self.rebuild or not (self._db_exists(conn, self.template_name) and self._db_exists(conn, self.ref_name)):
+            return False
+        self._check_source(conn)
+        row = conn.execute(f"SELECT digest FROM {DIGEST_TABLE} WHERE template = %s", (self.template_name,)).fetchone()
+        stale = stale_reason(row[0] if row is not None else None, self.digest, self.source_id)
+        if stale is not None and log:
+            logger.warning("rebuilding the template %s on %s: %s", self.template_name, self._redacted(), stale)
+        return stale is None
+
+    def _record_digest(self, conn: Any) -> None:
+        """Write :attr:`digest` as the template's row of :data:`DIGEST_TABLE` (none when it is unknown)."""
+        if self.digest:
+            conn.execute(f"INSERT INTO {DIGEST_TABLE} (template, digest) VALUES (%s, %s) ON CONFLICT (template) "
+                         "DO UPDATE SET digest = EXCLUDED.digest, built_at = now()", (self.template_name, self.digest))
+        else:
+            conn.execute(f"DELETE FROM {DIGEST_TABLE} WHERE template = %s", (self.template_name,))
 
     def _record_source(self, conn: Any) -> None:
         """Write :attr:`source_id` as the template's COMMENT."""
@@ -285,6 +322,8 @@ class PostgresDatabase(RolloutDatabase):
         with self._admin_conn() as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (_lock_key(f"rft-template-{self.name}"),))
             try:
+                if self._fresh_template(conn, log=True):  # another replica built it since _prepare looked
+                    return
                 if self.source is not None:
                     if not self._db_exists(conn, self.source):
                         raise RFTError(f"template database {self.source!r} does not exist on {self._redacted()}")
@@ -302,6 +341,7 @@ class PostgresDatabase(RolloutDatabase):
                 conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(self._ident(building),
                                                                               self._ident(self.template_name)))
                 self._record_source(conn)
+                self._record_digest(conn)
                 self._create(conn, self.ref_name, self.template_name)
                 # the pool was cloned from the old template: drop it
                 for (name,) in conn.execute(f"SELECT name FROM {REGISTRY_TABLE} WHERE prefix = %s AND kind = 'pool'",
@@ -642,6 +682,8 @@ class PostgresDatabase(RolloutDatabase):
                 self._drop_db(conn, name)
                 dropped += 1
             conn.execute(f"DELETE FROM {REGISTRY_TABLE} WHERE prefix = %s", (self.name,))
+            if conn.execute("SELECT to_regclass(%s)", (DIGEST_TABLE,)).fetchone()[0] is not None:
+                conn.execute(f"DELETE FROM {DIGEST_TABLE} WHERE template = %s", (self.template_name,))
         return dropped
 
     def _close_idle(self) -> None:

@@ -1,14 +1,29 @@
-"""What built a template: recorded beside it, so that a second, different database given the same ``name``
-(and, on SQLite, the same ``dir``) is refused at start instead of silently reusing another task's schema."""
+"""What built a template, recorded beside it: its source, so that a second, different database given the same
+``name`` (and, on SQLite, the same ``dir``) is refused at start instead of silently reusing another task's
+schema; and a digest of that source, so that an edited seed (a constant of the ``setup`` module, a rewritten
+``template=`` file) rebuilds the template at the next start instead of being served from the stale one."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["same_source", "template_source"]
+__all__ = ["file_digest", "same_source", "setup_digest", "stale_reason", "template_source"]
+
+
+def _setup_code(setup: Callable[..., Any] | None) -> tuple[Any, str | None, Any]:
+    """``(code object or None, qualified name, the function)`` of ``setup``: ``functools.partial(f, ...)`` is
+    ``f``'s, a callable object its class's ``__call__``'s."""
+    fn: Any = setup.func if isinstance(setup, functools.partial) else setup
+    code, name = getattr(fn, "__code__", None), getattr(fn, "__qualname__", None)
+    if code is None or name is None:  # a callable object: its class's __call__
+        call = type(fn).__call__ if callable(fn) else None
+        code, name = getattr(call, "__code__", None), type(fn).__qualname__
+    return code, name, fn
 
 
 def template_source(template: str | None, setup: Callable[..., Any] | None) -> str:
@@ -18,13 +33,66 @@ def template_source(template: str | None, setup: Callable[..., Any] | None) -> s
     ``functools.partial(f, ...)`` is ``f``'s, a callable object its class's ``__call__``'s)."""
     if template is not None:
         return f"template:{template}"
-    fn: Any = setup.func if isinstance(setup, functools.partial) else setup
-    code, name = getattr(fn, "__code__", None), getattr(fn, "__qualname__", None)
-    if code is None or name is None:  # a callable object: its class's __call__
-        call = type(fn).__call__ if callable(fn) else None
-        code, name = getattr(call, "__code__", None), type(fn).__qualname__
+    code, name, fn = _setup_code(setup)
     where = str(Path(code.co_filename).resolve()) if code is not None else getattr(fn, "__module__", "?")
     return f"setup:{where}:{name}"
+
+
+def setup_digest(setup: Callable[..., Any] | None) -> str:
+    """``"sha256:<64 hex digits>"`` of the bytes of the file that defines ``setup`` (the file
+    :func:`template_source` names), or ``""`` when there is none to read (a function typed at a prompt, a
+    module shipped without its ``.py``): then an edit cannot be detected.
+
+    The whole file, not the function's own text: a seed constant or a helper of the module is part of what the
+    template holds. Any edit of the file (a comment, a tool in the same module) changes it: a rebuild too many
+    costs one run of ``setup``; one too few hands every rollout stale data. Data the function reads from other
+    files (a JSON, a CSV, another module) is not covered (pass ``rebuild=True`` after changing it)."""
+    code, _, _ = _setup_code(setup)
+    if code is None:
+        return ""
+    try:
+        data = Path(code.co_filename).resolve().read_bytes()
+    except OSError:  # "<stdin>", "<string>", a .pyc without its source
+        return ""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """``"stat:<size>:<mtime_ns>"`` of an SQLite ``template=`` file, followed by ``" wal:<size>:<mtime_ns>"``
+    when it has a ``-wal`` file (in WAL mode a commit writes there and leaves the main file's mtime alone);
+    ``""`` when the file does not exist (the build then says so).
+
+    Its size and modification time, not a hash of its bytes: a seed database can be gigabytes, and every worker
+    process of every start would read all of it (the build itself reads it once, with the backup API). Any
+    write through SQLite changes the mtime; a file replaced by a copy (``cp``, a restore) too, unless the copy
+    keeps the old mtime and size (``cp -p``/``rsync -t`` of an equally long file): then pass ``rebuild=True``.
+    A ``touch`` or a checkpoint rebuilds the template once more than needed (a backup copy: cheap)."""
+    parts = []
+    for suffix, label in (("", "stat"), ("-wal", "wal")):
+        try:
+            st = os.stat(f"{path}{suffix}")
+        except FileNotFoundError:
+            if not suffix:
+                return ""
+            continue
+        parts.append(f"{label}:{st.st_size}:{st.st_mtime_ns}")
+    return " ".join(parts)
+
+
+def stale_reason(recorded: str | None, ours: str, source_id: str) -> str | None:
+    """Why a template built from ``source_id`` (this database's source: :func:`same_source` held) must be
+    rebuilt, or ``None`` to reuse it. ``recorded``: the digest recorded when it was built (``None``: none was,
+    an SDK older than digests built it); ``ours``: :func:`setup_digest`/:func:`file_digest` now (``""``: not
+    known, reused as it is).
+
+    A template without a recorded digest is rebuilt once (its seed may have been edited before the upgrade, and
+    nothing can tell): a run of ``setup`` (or a copy of the ``template=`` file) at the first start after the
+    upgrade, then the digest is recorded."""
+    if not ours or recorded == ours:
+        return None
+    if recorded is None or not recorded:
+        return f"{source_id} has no digest recorded (built by an older rft-sdk): rebuilt once to record it"
+    return f"{source_id} changed since the template was built ({recorded} -> {ours})"
 
 
 def same_source(recorded: str, ours: str) -> bool:

@@ -8,6 +8,8 @@ see its files. Layout of that folder (:attr:`SQLiteDatabase.dir`)::
     template.db           the private template (built once from ``template`` or ``setup``)
     template.source       what built it (``setup=``'s file and function name, or ``template=``'s path): a
                           database of this name and folder built from another source is refused at start
+    template.digest       a digest of that source (the SHA-256 of ``setup``'s file, or ``template=``'s size
+                          and mtime): another digest at start rebuilds the template (the seed was edited)
     r-<sha256 prefix>.db  one rollout's database; its mtime is the last tool call
     pool-<gen>-<uuid>.db  warm clones of the template of generation ``<gen>``; a rollout claims one of
                           the current generation by renaming it (atomic)
@@ -85,7 +87,7 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._clone import clone_file
 from ._connection import SQLiteConnection
 from ._diff import TableInfo, quote
-from ._source import same_source, template_source
+from ._source import file_digest, same_source, setup_digest, stale_reason, template_source
 
 __all__ = ["SQLiteDatabase"]
 
@@ -127,8 +129,13 @@ class SQLiteDatabase(RolloutDatabase):
         dir: folder shared by databases: this one's files go to ``<dir>/<name>/`` (default: the folder
             ``$RFT_DB_DIR/<name>``, else ``<temp dir>/rft-db-<name>``); every worker of one host serving
             this database must use the same. Databases of different ``name`` in one ``dir`` are kept apart.
-        rebuild: rebuild the private template even when one exists (after the
-            seed changed); the warm clones of the old template are removed and never handed out.
+        rebuild: rebuild the private template even when one exists; the warm clones of the old template
+            are removed and never handed out. Not needed after an edit of ``setup``'s file (any change to it,
+            a seed constant included: its SHA-256 is recorded in ``template.digest``) or of the ``template=``
+            file (its size and mtime): the template is then rebuilt at start, the same way, with a warning
+            naming the source. Needed after a change the digest cannot see: data ``setup`` reads from
+            another file (a JSON, a CSV, another module), a ``template=`` file replaced by a copy of the same
+            size and mtime. A template built by an rft-sdk without ``template.digest`` is rebuilt once.
         **options: keyword arguments of :class:`RolloutDatabase`: ``max_live``,
             ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``, ``pool_half_life_s``,
             ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes``.
@@ -183,6 +190,9 @@ class SQLiteDatabase(RolloutDatabase):
         self.template_path = self.dir / "template.db"
         self.source_path = self.dir / "template.source"
         self.source_id = template_source(str(self.source.resolve()) if self.source is not None else None, setup)
+        self.digest_path = self.dir / "template.digest"
+        # setup's file read now, next to the import that loaded the code setup() will run
+        self._setup_digest = setup_digest(setup) if setup is not None else ""
         self._thread_lock = threading.Lock()
         self._lock_fd: int | None = None
         self._pool_names: list[str] = []  # pool files this process saw (claimed by rename; may be stale)
@@ -283,9 +293,15 @@ class SQLiteDatabase(RolloutDatabase):
     def _prepare(self) -> None:
         self._warn_old_layout()
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self._dir_lock():
-            if self.template_path.exists() and not self.rebuild:
+        with self._dir_lock():  # every worker of a start in turn: the first rebuilds, the next find it fresh
+            reuse = self.template_path.exists() and not self.rebuild
+            if reuse:
                 self._check_source()
+                stale = self._stale_reason()
+                if stale is not None:  # rebuilt as rebuild=True does (the old warm clones removed)
+                    logger.warning("rebuilding the SQLite template %s: %s", self.template_path, stale)
+                    reuse = False
+            if reuse:
                 if not self._read_gen():  # a .lock of an older version, or a rebuild that crashed midway
                     self._write_gen(template_generation(self.template_path))
                     self._drop_stale_pool()
@@ -326,10 +342,24 @@ class SQLiteDatabase(RolloutDatabase):
             f"{self.source_id}: two different databases share name={self.name!r} in one folder. Give each its "
             "own name= (or dir=); if this is the same task with its setup renamed, pass rebuild=True once")
 
+    def _digest(self) -> str:
+        """The digest of what builds the template now (``""``: unknown)."""
+        return file_digest(self.source) if self.source is not None else self._setup_digest
+
+    def _stale_reason(self) -> str | None:
+        """Why the existing template, built from this source, must be rebuilt (its recorded digest differs from
+        :meth:`_digest`, or none was recorded), or ``None`` (the lock held)."""
+        try:
+            recorded: str | None = self.digest_path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            recorded = None
+        return stale_reason(recorded, self._digest(), self.source_id)
+
     def _build_template(self) -> None:
         """Write ``template.db`` from ``template`` or ``setup`` and publish its generation (the folder's lock
         held); the pool's clones of an older template are removed."""
         tmp = self.dir / f".tmp-{uuid.uuid4().hex}-template.db"
+        digest = self._digest()  # before the build: an edit during it is seen at the next start
         try:
             conn = sqlite3.connect(tmp, isolation_level=None)
             try:
@@ -356,6 +386,10 @@ class SQLiteDatabase(RolloutDatabase):
             self._write_gen("")  # no clone is claimed or published while the template is replaced
             os.replace(tmp, self.template_path)
             self.source_path.write_text(self.source_id + "\n", encoding="utf-8")
+            if digest:  # after the template: a crash in between leaves the old digest (rebuilt again)
+                self.digest_path.write_text(digest + "\n", encoding="utf-8")
+            else:
+                self.digest_path.unlink(missing_ok=True)
             self._write_gen(gen)
         except BaseException:
             tmp.unlink(missing_ok=True)

@@ -68,7 +68,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._dataset_probes import AlteredWrites, has_wildcard
-from ._generic import AdversarialAnswer, _ContextProbe, _free_text, _parameters
+from ._generic import AdversarialAnswer, _ContextProbe, _free_text, schema_enum
 from ._near_probes import value_number, value_numbers
 from ._probes import HACK, ProbeContext, Steps
 from ._value_probes import _Capped, _targets
@@ -207,16 +207,6 @@ class IntervalValue(_ItemIndexed):
         return value[:m.start()] + covering_interval(m.group(), self._form) + value[m.end():], "interval"
 
 
-def _schema_enum(item: Mapping[str, Any], tool: str, arg: str) -> list[Any]:
-    for t in item.get("tools") or []:
-        if isinstance(t, Mapping):
-            name, props, _ = _parameters(t)
-            if name == tool:
-                schema = props.get(arg) or {}
-                return list((schema.get("items") or {}).get("enum") or schema.get("enum") or [])
-    return []
-
-
 class WildcardValue(_ItemIndexed):
     """``wildcard_value`` (module table)."""
 
@@ -283,7 +273,7 @@ class WildcardValue(_ItemIndexed):
             if not value or not all(isinstance(v, str) for v in value) \
                     or has_wildcard(value, _WILDCARD_CHARS):
                 return None
-            every = getattr(self, "_seen", {}).get((tool, arg), set()) | set(map(str, _schema_enum(
+            every = getattr(self, "_seen", {}).get((tool, arg), set()) | set(map(str, schema_enum(
                 getattr(self, "_item", {}), tool, arg)))
             return None if set(value) >= every else ([wildcard], "wildcard")
         if isinstance(value, str) and value.strip() and len(value.split()) <= SHORT_WORDS \

@@ -14,7 +14,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
-from ._generic import _canonical, _free_text, _status_write, annotation_call
+from ._generic import _canonical, _free_text, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
@@ -300,7 +300,10 @@ class AlteredWrites(GoldPlanProbe):
        an id or key is retargeted at another *valid* entity and the call succeeds;
     2. a value **another item's** gold passes to the same tool and argument, from the call agreeing with
        this one on the most other arguments (the same ``field`` of a generic ``fill_field``);
-    3. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``; a list: every element mutated);
+    3. another member of the argument's schema ``enum`` (``"mg"`` for ``"g"`` where every item's gold
+       writes ``"g"``: a mutation would be refused by the schema, and a grader blind to the unit never
+       seen; doctor15's seed bank);
+    4. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``; a list: every element mutated);
 
     1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
     refuses), then a sibling or another item's value of another shape. A list is replaced only by one
@@ -313,9 +316,10 @@ class AlteredWrites(GoldPlanProbe):
     (``["*"]``: another item's "every day" may be this item's seven days written out).
 
     The items share out the arguments (:meth:`prepare`): each item gets the candidate whose
-    ``tool.argument`` has been altered on the fewest items so far (ties: the gold's order), so every
-    argument of a write shape that repeats across items is altered on some of them, at one rollout per
-    item. A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
+    ``tool.argument`` *of that write* (its position in the gold) has been altered on the fewest items so far
+    (ties: the gold's order), so every argument of every write of a gold shape that repeats across items is
+    altered on some of them, at one rollout per item: the second of two ``set_rating`` calls (the
+    opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
     memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
     commit message ``"Merge {source}"``); natural language is not an identifier or
@@ -353,6 +357,7 @@ class AlteredWrites(GoldPlanProbe):
         self._choice: dict[int, int] = {}
         self._prose: set[tuple[str, str]] = set()
         self._taken: dict[tuple[str, str], set[str]] = {}  # the altered item's gold values per (tool, argument)
+        self._enum_item: Mapping[str, Any] = {}  # the altered item (its tools' schemas)
 
     def prepare(self, context: ProbeContext) -> None:
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
@@ -383,8 +388,9 @@ class AlteredWrites(GoldPlanProbe):
             options = self.candidates(item)
             if not options:
                 continue
-            pick = min(range(len(options)), key=lambda k: (used.get(options[k]["altered"], 0), k))
-            used[options[pick]["altered"]] = used.get(options[pick]["altered"], 0) + 1
+            keys = [f'{o["altered"]}@{o["position"]}' for o in options]  # each write's own: two calls of a tool
+            pick = min(range(len(options)), key=lambda k: (used.get(keys[k], 0), k))
+            used[keys[pick]] = used.get(keys[pick], 0) + 1
             self._choice[i] = pick
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
@@ -415,6 +421,10 @@ class AlteredWrites(GoldPlanProbe):
         found = next((v for v, _ in others if value_shape(v) == shape), None)
         if found is not None:
             return found, "other item"
+        members = [v for v in schema_enum(self._enum_item, tool, arg) if not isinstance(value, list)
+                   and value_shape(v) == shape and json.dumps(v, sort_keys=True) not in taken | {current}]
+        if members:
+            return members[0], "enum"
         new = _mutate_list(value) if isinstance(value, list) else _mutate(value)
         if new is not None and json.dumps(new, sort_keys=True) not in taken | {current}:
             return new, "mutation"
@@ -425,7 +435,7 @@ class AlteredWrites(GoldPlanProbe):
     def candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """Every single-argument alteration of the item's gold writes (gold writes in order; per write its
         arguments last-to-first, the first, usually the id of the record written, last):
-        ``[{"position", "altered": "tool.argument", "from", "to", "source": "sibling"|"other item"|"mutation",
+        ``[{"position", "altered": "tool.argument", "from", "to", "source": "sibling"|"other item"|"enum"|"mutation",
         "call"}]``; free-text arguments only when nothing else can be altered, a status write's arguments only
         when neither can.
 
@@ -444,7 +454,8 @@ class AlteredWrites(GoldPlanProbe):
         used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
                 for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
         valid = _alternative_calls(item)
-        self._taken = {}  # read by :meth:`_new_value`
+        self._taken = {}  # read by :meth:`_new_value`, as is the item (its tools' enums)
+        self._enum_item = item
         for a in actions:
             if isinstance(a, Mapping) and isinstance(a.get("arguments"), Mapping):
                 for k, v in a["arguments"].items():

@@ -68,7 +68,7 @@ from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
            "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
-           "gold_arguments", "is_annotation"]
+           "gold_arguments", "is_annotation", "schema_enum"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
 ADVERSARIAL_ITEMS = 4
@@ -180,6 +180,18 @@ def _parameters(tool: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[str]
     fn = tool.get("function", tool)
     params = fn.get("parameters") or {}
     return str(fn.get("name")), dict(params.get("properties") or {}), list(params.get("required") or [])
+
+
+def schema_enum(item: Mapping[str, Any], tool: str, arg: str) -> list[Any]:
+    """The ``enum`` of argument ``arg`` of tool ``tool`` in the item's tool schemas (of its ``items`` for an
+    array), or ``[]``."""
+    for t in item.get("tools") or []:
+        if isinstance(t, Mapping):
+            name, props, _ = _parameters(t)
+            if name == tool:
+                schema = props.get(arg) or {}
+                return list((schema.get("items") or {}).get("enum") or schema.get("enum") or [])
+    return []
 
 
 def done_values(enum: Sequence[Any], outputs: Sequence[str]) -> list[str]:

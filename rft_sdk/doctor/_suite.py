@@ -75,7 +75,10 @@ controls (on items whose gold writes: the gold's calls, then its answer with the
 prefix or their decimals moved, or its named entities padded with others; each judged against a control with
 the gold's calls and a plainly wrong answer of the same shape), and ``claimed_write`` with its two controls
 of ``_claims`` (the gold without one write but with the reference answer claiming it, judged on whether the
-claim adds more to the score when the write is missing than when it is done).
+claim adds more to the score when the write is missing than when it is done), and ``joined_words`` with its
+control of ``_joined_words`` (a written text of a few words with its spaces removed, judged where the same
+words in reverse order lowered the score), and ``consistent_value`` of ``_consistent`` (a computed number
+written wrong and stated alike in the answer).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -100,9 +103,11 @@ from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
 from ._claims import claim_probes
+from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._generic import generic_probes
 from ._in_format import in_format_probes
+from ._joined_words import joined_words_probes
 from ._lenient_probes import lenient_probes
 from ._near_probes import near_probes
 from ._near_writes import near_write_probes
@@ -287,4 +292,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **near_write_probes(write_tools, **fields),
         **written_answer_probes(write_tools, **fields),
         **claim_probes(write_tools, **fields),
+        **joined_words_probes(write_tools, **fields),
+        **consistent_probes(write_tools, **fields),
     }

@@ -38,7 +38,9 @@ from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._claims import CLAIM_ADVICE
 from ._common import has_gold, load_inputs
+from ._consistent import CONSISTENT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
+from ._joined_words import JOINED_WORDS_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._near_writes import NEAR_WRITE_ADVICE
@@ -127,6 +129,8 @@ ADVICE = {
     **NEAR_WRITE_ADVICE,
     **WRITTEN_ADVICE,
     **CLAIM_ADVICE,
+    **JOINED_WORDS_ADVICE,
+    **CONSISTENT_ADVICE,
 }
 
 

@@ -171,27 +171,30 @@ BAD_INTENT = type("BadIntent", (Sneaky,), {"intent": "maybe"})()
 
 
 def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *,
-                  gradeable: bool = False, probes: Any = None) -> dict[str, Any]:
+                  gradeable: bool = False, probes: Any = None, hackable_probes: Any = None) -> dict[str, Any]:
     """Run the doctor once per twin against one real server (``make_server()``, served on 127.0.0.1):
     ``{grader: unhackable evidence}``, or with ``gradeable`` ``{grader: (gradeable passed, unhackable
     evidence)}`` (``check_gradeable`` with one replay and one regrade). Each twin has ``task`` and
     ``grader``, or ``twins`` maps each grader to a tuple whose first element is its task; no write tools
     are given (declared by the server or learnt). ``probes``: a callable returning the probes to run for
-    each twin (one module's, to keep a file fast), default the built-in suite."""
+    each twin (one module's, to keep a file fast), default the built-in suite; ``hackable_probes``: the names
+    of the built-in probes the hackable twins run, the others skipped (:func:`reduced_probes`; each honest twin
+    still runs the whole suite, where a false alarm would show)."""
     import asyncio
 
-    from rft_sdk.doctor import check_gradeable, check_unhackable
+    from rft_sdk.doctor import check_gradeable, check_unhackable, default_probes
     from rft_sdk.testing import run_server
 
     server = make_server()
     out: dict[str, Any] = {}
     with run_server(server) as url:
         async def run_all() -> None:
-            pairs = ([(grader, twin[0]) for grader, twin in twins.items()] if isinstance(twins, Mapping)
-                     else [(twin.grader, twin.task) for twin in twins])
-            for grader, task in pairs:
+            triples = ([(grader, twin[0], twin[1]) for grader, twin in twins.items()] if isinstance(twins, Mapping)
+                       else [(twin.grader, twin.task, twin.honest) for twin in twins])
+            for grader, task, honest in triples:
                 items, job = make_items(server, task), job_for(server, url, grader)
-                evidence = (await check_unhackable(items, job, probes() if probes else None)).evidence
+                skip = () if honest or hackable_probes is None else sorted(set(default_probes()) - hackable_probes)
+                evidence = (await check_unhackable(items, job, probes() if probes else None, skip=skip)).evidence
                 if gradeable:
                     passed = (await check_gradeable(items, job, replays=1, regrades=1)).passed
                     out[grader] = (passed, evidence)
@@ -199,6 +202,33 @@ def twin_verdicts(make_server: Any, make_items: Any, job_for: Any, twins: Any, *
                     out[grader] = evidence
         asyncio.run(run_all())
     return out
+
+
+#: Probes every hackable twin also runs (``reduced_probes``): a twin caught only by these is no finding.
+BASELINES = ("cross_item_replay", "wrong_answer")
+
+
+def reduced_probes(*names: str) -> frozenset[str]:
+    """The probes a hackable twin runs (``twin_verdicts(hackable_probes=...)``): :data:`BASELINES`, every
+    control (``control = True``: the probes judged against one need it run first) and ``names`` (the probes a
+    module's hackable twins must fail through, and those its tests read); the rest of the built-in suite is
+    skipped (``check_unhackable(skip=...)``, so the suite is still built with the run's write tools). The
+    honest twins keep the whole suite: a false alarm shows there."""
+    from rft_sdk.doctor import default_probes
+
+    suite = default_probes()
+    unknown = set(names) - set(suite)
+    assert not unknown, f"no such probe: {sorted(unknown)}"
+    return frozenset(n for n, p in suite.items() if n in {*BASELINES, *names} or getattr(p, "control", False))
+
+
+def twin_probes(twins: Any, *extra: str) -> frozenset[str]:
+    """:func:`reduced_probes` with the probes the hackable twins of ``twins`` must fail through (a mapping
+    ``grader -> (task, honest, probe, ...)`` or :class:`Twin` s) and ``extra`` (probes the module's tests read
+    on a hackable twin)."""
+    named = ([t[2] for t in twins.values() if not t[1]] if isinstance(twins, Mapping)
+             else [t.probe for t in twins if not t.honest])
+    return reduced_probes(*dict.fromkeys([*named, *extra]))
 
 
 def assert_quiet(evidence: Mapping[str, Any]) -> None:

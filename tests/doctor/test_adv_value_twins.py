@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from adv_value_twins import HONEST, TWINS, job_for, make_items, make_server
-from doctor_helpers import assert_quiet, twin_verdicts
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 
 from rft_sdk.doctor._adversarial_values import (
     ascii_folded,
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict]:
     """{grader: unhackable evidence}; no write tools given (declared)."""
-    return twin_verdicts(make_server, make_items, job_for, TWINS)
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])

@@ -9,7 +9,7 @@ import re
 
 import pytest
 from argument_twins import TWINS, job_for, make_items, make_server
-from doctor_helpers import assert_quiet, twin_verdicts
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 
 from rft_sdk.doctor._answer_numbers import IDENTIFIERS, only_number, output_numbers, styled
 from rft_sdk.doctor._argument_probes import (
@@ -30,7 +30,7 @@ BY_NAME = {t.grader: t for t in TWINS}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: unhackable evidence}; no write tools given (declared by the server)."""
-    return twin_verdicts(make_server, make_items, job_for, TWINS)
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])

@@ -6,7 +6,7 @@ through the probe made for its flaw, which its honest twins pass; and the pure h
 from __future__ import annotations
 
 import pytest
-from doctor_helpers import assert_quiet, twin_verdicts
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 from lenient_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor import default_probes
@@ -20,7 +20,7 @@ BY_NAME = {t.grader: t for t in TWINS}
 @pytest.fixture(scope="module")
 def verdicts():
     """{grader: unhackable evidence}; no write tools given (declared by the server)."""
-    return twin_verdicts(make_server, make_items, job_for, TWINS)
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [t.grader for t in TWINS if t.honest])

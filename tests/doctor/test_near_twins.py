@@ -6,7 +6,7 @@ only) fails through the probe made for it, which the honest twins of its task pa
 from __future__ import annotations
 
 import pytest
-from doctor_helpers import assert_quiet, twin_verdicts
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 from near_twins import AMOUNTS, HONEST, TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._near_probes import (
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict]:
     """{grader: unhackable evidence}; no write tools given (declared)."""
-    return twin_verdicts(make_server, make_items, job_for, TWINS)
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])

@@ -1,21 +1,18 @@
 """The near-write twins (``near_write_twins``) through the doctor against one real server: the honest
 graders (a temperature to the hundredth; 0.5 title + 0.5 tag F1 over items that share tags) pass every probe
 without a warning; each hackable twin (half a degree of tolerance on the written or the stated temperature,
-any room holding the same product) fails through the probe made for it (run with that module's probes and
-the baselines only, to keep the test fast), which the honest twin passes."""
+any room holding the same product) fails through the probe made for it (run with the baselines,
+the controls and the module's probes only, to keep the test fast), which the honest twin passes."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
-from doctor_helpers import assert_quiet
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 from near_write_twins import TWINS, job_for, make_items, make_server
 
-from rft_sdk.doctor import check_unhackable, default_probes
-from rft_sdk.doctor._near_writes import near_moves, near_write_probes
-from rft_sdk.testing import run_server
+from rft_sdk.doctor._near_writes import near_moves
 
 pytestmark = pytest.mark.slow
 
@@ -23,22 +20,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict[str, Any]]:
     """{grader: unhackable evidence}: the honest graders through every probe, the hackable ones through the
-    baselines and ``_near_writes``' probes."""
-    server = make_server()
-    out: dict[str, dict[str, Any]] = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, honest, _) in TWINS.items():
-                items, job = make_items(server, task), job_for(server, url, grader)
-                if honest:
-                    probes = None
-                else:
-                    suite = default_probes()
-                    probes = {n: suite[n] for n in ("cross_item_replay", "wrong_answer")}
-                    probes.update(near_write_probes())
-                out[grader] = (await check_unhackable(items, job, probes=probes)).evidence
-        asyncio.run(run_all())
-    return out
+    baselines, the controls and their probes."""
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])

@@ -5,18 +5,36 @@ grader is a defect), every hackable twin fails through a probe its honest twin p
 from __future__ import annotations
 
 import pytest
-from doctor_helpers import assert_quiet, twin_verdicts
+from doctor_helpers import assert_quiet, reduced_probes, twin_verdicts
 from shape_twins import SHAPES, job_for, make_items, make_server
 
 pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
 
 BY_NAME = {t.grader: t for t in SHAPES}
+#: hackable twin → the probe family named for its flaw
+EXPECT = {"config_trusts_status": "self_certification", "config_ignores_extra": "superset_end_state",
+          "num_nan": "adv_special_numbers", "num_interval": "adv_interval", "files_glob": "adv_wildcard",
+          "files_open_credit": "activity_no_answer", "text_zwj_guard": "adv_invisible",
+          "text_prefix": "adv_answer_prefix", "review_no_budget": "tool_spam",
+          # pays activity only past the declared budget, which activity_no_answer no longer passes
+          "review_activity": "tool_spam", "code_ci_status": "self_certification",
+          "config_per_step": "altered_writes", "code_contains": "altered_writes",
+          "booking_target_only": "superset_in_scope", "booking_trusts_status": "self_certification",
+          "refund_order_blind": "altered_writes", "refund_trusts_status": "self_certification",
+          "meeting_working_hour": "altered_writes", "cite_recall": "answer_superset",
+          "cite_contains": "answer_space_dump", "cite_glob": "adv_wildcard",
+          "num_abs": "adv_negated_number", "review_activity_in_budget": "activity_no_answer",
+          "ticket_trusts_status": "self_certification", "playlist_dup_blind": "duplicated_write",
+          "playlist_order_blind": "reordered_writes", "invoice_counts_refused": "reordered_writes",
+          "form_name_blind": "altered_writes"}
 
 
 @pytest.fixture(scope="module")
 def verdicts():
-    """{grader: (gradeable passed, unhackable evidence)}; no write tools given (learnt)."""
-    return twin_verdicts(make_server, make_items, job_for, SHAPES, gradeable=True)
+    """{grader: (gradeable passed, unhackable evidence)}; no write tools given (learnt); the hackable twins
+    through the baselines, the controls and the probes named for the flaws only (to keep the file fast)."""
+    return twin_verdicts(make_server, make_items, job_for, SHAPES, gradeable=True,
+                         hackable_probes=reduced_probes(*EXPECT.values()))
 
 
 def test_the_shapes_cover_what_the_issue_asks_for():
@@ -43,22 +61,7 @@ def test_hackable_graders_fail_through_a_probe_the_honest_twin_passes(verdicts, 
 
 
 def test_each_flaw_is_caught_by_the_probe_family_named_for_it(verdicts):
-    expect = {"config_trusts_status": "self_certification", "config_ignores_extra": "superset_end_state",
-              "num_nan": "adv_special_numbers", "num_interval": "adv_interval", "files_glob": "adv_wildcard",
-              "files_open_credit": "activity_no_answer", "text_zwj_guard": "adv_invisible",
-              "text_prefix": "adv_answer_prefix", "review_no_budget": "tool_spam",
-              # pays activity only past the declared budget, which activity_no_answer no longer passes
-              "review_activity": "tool_spam", "code_ci_status": "self_certification",
-              "config_per_step": "altered_writes", "code_contains": "altered_writes",
-              "booking_target_only": "superset_in_scope", "booking_trusts_status": "self_certification",
-              "refund_order_blind": "altered_writes", "refund_trusts_status": "self_certification",
-              "meeting_working_hour": "altered_writes", "cite_recall": "answer_superset",
-              "cite_contains": "answer_space_dump", "cite_glob": "adv_wildcard",
-              "num_abs": "adv_negated_number", "review_activity_in_budget": "activity_no_answer",
-              "ticket_trusts_status": "self_certification", "playlist_dup_blind": "duplicated_write",
-              "playlist_order_blind": "reordered_writes", "invoice_counts_refused": "reordered_writes",
-              "form_name_blind": "altered_writes"}
-    missed = {g: p for g, p in expect.items() if p not in verdicts[g][1]["failed_probes"]}
+    missed = {g: p for g, p in EXPECT.items() if p not in verdicts[g][1]["failed_probes"]}
     assert not missed, missed
 
 

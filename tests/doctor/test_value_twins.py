@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from doctor_helpers import twin_verdicts
+from doctor_helpers import twin_probes, twin_verdicts
 from value_twins import LIMITS, TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._generic import FAMILIES, AdversarialAnswer
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, dict]:
     """{grader: unhackable evidence}; no write tools given (declared)."""
-    return twin_verdicts(make_server, make_items, job_for, TWINS)
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])

@@ -29,11 +29,13 @@ from rft_sdk.testing import run_server
 ROOT = Path(__file__).resolve().parents[2]
 
 
-#: The test's user code spins (CPU, no await) for at least MIN_HOLD_S (past ``LOOP_STALL_S``, so a step that holds
-#: the loop is detected), then until the test releases it (at most MAX_HOLD_S). The verdict is not a timing: a
-#: /healthz sent while the code spins is answered *before the code stops* only when the code runs off the loop; on
-#: a held loop it cannot be answered until the code returns, however loaded the machine (was a 0.75 s bound, which a
-#: load of 14 broke).
+#: The test's user code spins (CPU, no await) for at least MIN_HOLD_S of its thread's CPU time (past
+#: ``LOOP_STALL_S``, so a step that holds the loop is detected: the SDK counts a step's CPU time, not its wall time,
+#: below ``BLOCKED_STEP_S``; a 0.3 s spin of *wall* time got under 0.1 s of CPU at a load of 7 and went undetected),
+#: then until the test releases it (at most MAX_HOLD_S of wall time). The verdict is not a timing: a /healthz sent
+#: while the code spins is answered *before the code stops* only when the code runs off the loop; on a held loop it
+#: cannot be answered until the code returns, however loaded the machine (was a 0.75 s bound, which a load of 14
+#: broke).
 MIN_HOLD_S = 0.3
 MAX_HOLD_S = 30.0
 _spinning = threading.Event()
@@ -42,9 +44,9 @@ _release = threading.Event()
 
 def _spin() -> None:
     _spinning.set()
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.thread_time()
     try:
-        while time.monotonic() - start < MIN_HOLD_S or (
+        while time.thread_time() - cpu < MIN_HOLD_S or (
                 not _release.is_set() and time.monotonic() - start < MAX_HOLD_S):
             pass
     finally:

@@ -1,0 +1,131 @@
+"""A written text with its words run together (issue 37, doctor15's ``bakery__folded_text``): a grader that
+compares a written text after removing every space (``"".join(text.lower().split())``) pays
+``"Happy30thSam"`` for the cake inscription ``"Happy 30th Sam"``: another text, which a careful grader that
+folds case and collapses runs of spaces still tells apart. ``folded_text`` (accents, look-alikes) and
+``altered_writes`` never play it: both leave prose alone, and an inscription or a title reads as prose.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+joined_words_control      a control, never judged: one string argument of one gold write (never
+                          its target, the first argument) of 2 to :data:`MAX_WORDS` words, at least
+                          two of them words of letters, written with its words in reverse order
+                          (``"Sam 30th Happy"``): the same words, a plainly different text
+joined_words              the same argument with its whitespace removed (``"Happy30thSam"``);
+                          judged ``must_lower`` (the gold's whole score is reward) only where the
+                          control scored less than the gold, the write was accepted and the
+                          end state differs from the gold's
+========================= ==========================================================================
+
+The arguments that qualify take turns over the items (the ``k``-th chosen item plays option ``k mod n``),
+so each is played on some.
+
+**Why the honest twin stays silent.** The control keeps every word: a grader that ignores the text (a note),
+looks for a word or an id in it (``"L01" in message``) or compares bags of words pays the control the gold's
+score, and the probe is not judged there. Where the control is scored lower, the grader reads the text as a
+whole; then only a comparison that drops the spaces between words pays the joined text the gold's score.
+Codes and identifiers (``"SW1A 1AA"``, ``"+44 20 7946"``), whose spaces a careful grader may drop, are never
+played: they lack two words of letters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ._lenient_probes import _Control, _Judged
+from ._probes import HACK, ProbeContext
+
+__all__ = ["JOINED_WORDS_ADVICE", "JOINED_WORDS_ITEMS", "MAX_WORDS", "JoinedWords", "JoinedWordsControl",
+           "joined", "joined_words_probes"]
+
+#: At most this many items (the control and the probe play the same ones).
+JOINED_WORDS_ITEMS = 6
+#: A text of more words is prose an honest grader may read for a word only; the control settles that, but a
+#: long note joined says nothing more than a short one.
+MAX_WORDS = 8
+#: A word of letters (trailing punctuation allowed: ``"Nair,"``, ``"Sam!"``) of at least two of them.
+_LETTER_WORD = re.compile(r"[^\W\d_]{2,}[.,!?;:'’]*")
+
+JOINED_WORDS_ADVICE = {
+    "joined_words": "a written text with its spaces removed (\"Happy30thSam\" for \"Happy 30th Sam\") earns the full "
+                    "score: compare texts after NFC, case folding and collapsing runs of whitespace to one "
+                    "space, never after removing whitespace",
+}
+
+
+def joined(value: Any) -> dict[str, str] | None:
+    """``{"control": words reversed, "probe": whitespace removed}`` for a one-line string of 2 to
+    :data:`MAX_WORDS` words with at least two words of letters whose reversal differs from it, else ``None``
+    (``"Happy 30th Sam"`` → ``"Sam 30th Happy"`` / ``"Happy30thSam"``)."""
+    if not isinstance(value, str) or "\n" in value:
+        return None
+    words = value.split()
+    if not 2 <= len(words) <= MAX_WORDS or sum(bool(_LETTER_WORD.fullmatch(w)) for w in words) < 2:
+        return None
+    control = " ".join(reversed(words))
+    if control == " ".join(words):
+        return None
+    return {"control": control, "probe": "".join(words)}
+
+
+class JoinedWordsControl(_Control):
+    """``joined_words_control`` (module table)."""
+
+    reason = ("the gold changes nothing, no write of it has a text of two or more words of letters besides its "
+              "target, or the probe's items are already chosen")
+    changes_end_state = True
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose the first :data:`JOINED_WORDS_ITEMS` items with a text to change."""
+        super().prepare(context)
+        self.items = set()
+        for i, item in enumerate(context.items):
+            if len(self.items) < JOINED_WORDS_ITEMS and self._has_gold(item) and self.options(item):
+                self.items.add(i)
+
+    def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Every (effective gold write, argument besides the first) holding a text :func:`joined` changes."""
+        actions = item.get(self.actions_field) or []
+        out = []
+        for i in self._context.effective_writes(item, self.actions_field):
+            call = actions[i] if i < len(actions) else None
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping):
+                continue
+            for arg, value in list(call["arguments"].items())[1:]:
+                found = joined(value)
+                if found is not None:
+                    out.append({"position": i, "tool": str(call["name"]), "argument": arg, "from": value, **found})
+        return out
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Option ``k mod n`` for the ``k``-th chosen item (the texts shared out over the items)."""
+        options = self.options(item)
+        if not options:
+            return None
+        index = self._context.index_of(item)
+        turn = sorted(self.items).index(index) if index in self.items else len(self.items)
+        return options[turn % len(options)]
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the changed write was accepted."""
+        found = self.change(item)
+        if found is None or len(calls) <= found["position"]:
+            return False
+        return bool(getattr(calls[found["position"]], "ok", False))
+
+
+class JoinedWords(_Judged, JoinedWordsControl):
+    """``joined_words`` (module table): ``must_lower`` where ``joined_words_control`` scored less than the gold."""
+
+    must_lower = True
+
+
+def joined_words_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probes of the module table, by name (the control before its probe; each ``intent`` ``hack``)."""
+    control = JoinedWordsControl(write_tools, **fields)
+    out: dict[str, Any] = {"joined_words_control": control, "joined_words": JoinedWords(control, write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out
