@@ -1,36 +1,39 @@
-"""A wrong number written *and* stated (issue 37, doctor16's ``bowling__average_as_stated``): a grader that
-checks the written value against the number the reply states (consistency) instead of recomputing it pays a
-rollout that writes a wrong average and says the same wrong average. ``altered_writes`` changes the write
-only, so its reply (the reference, stating the right number) contradicts the write and such a grader
+"""A wrong number or date written *and* stated (issue 37, doctor16's ``bowling__average_as_stated``,
+doctor17's ``giftcard__stated_amount`` and ``recycling__weekday_only``): a grader that checks the written
+value against the number the reply states (consistency) instead of recomputing it, or a date by its weekday,
+pays a rollout that writes a wrong value and states the same wrong value. ``altered_writes`` changes the
+write only, so its reply (the reference, stating the right value) contradicts the write and such a grader
 scores it low.
 
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
-consistent_value          one **number** argument of one gold write (never its target, the first
-                          argument) that the reference states and that the model *computed*: it
-                          appears in no output of the gold's calls before that write and nowhere
-                          in the prompt
-                          (an average, a total, a quote; never a slot, a count or an id read
-                          from a listing, which the model may choose among equals); altered as
-                          ``altered_writes`` alters it (another item's value, a sibling, a
-                          mutation), and the reference with that number replaced by the same
-                          new value, written with the reference's decimals
+consistent_value          one **number** or ISO **date** argument of one gold write (never its
+                          target, the first argument) that the reference states, changed, **and the
+                          reference with that value replaced by the same new one** (a number
+                          written with the reference's decimals). A number becomes the value
+                          ``altered_writes`` would write (another item's, a sibling, a mutation);
+                          a date moves by whole weeks (1 to :data:`WEEKS`: the same weekday). The
+                          new value is never one that an output of the gold's calls before the
+                          write, or the prompt, shows (a listed free slot or pickup day a grader
+                          may rightly accept)
 ========================= ==========================================================================
 
 Judged like ``altered_writes`` (the plain line, one of ``k`` writes of a tool against ``(k − 1)/k``, only
 where the change was accepted and the end state differs from the gold's); at most
 :data:`~._value_probes.VALUE_ITEMS` items.
 
-**Why the honest twin stays silent.** The number is one the task computes from its data: an honest grader
-recomputes it (or compares the end state with the gold's) and scores the wrong value low however the reply
-agrees with it. A value the model picks from what the tools list (a free slot, a locker) is never played: a
+**Why the honest twin stays silent.** The value is one the task fixes (computed from its data, or asked for
+in the request): an honest grader recomputes it or compares the end state with the gold's, and scores the
+wrong value low however the reply agrees with it. A value the tools or the prompt list is never written: a
 grader may rightly accept any listed choice that the reply names.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -42,10 +45,15 @@ from ._value_probes import _Capped, _targets
 
 __all__ = ["CONSISTENT_ADVICE", "ConsistentValue", "consistent_probes", "number_of"]
 
+#: A date is moved by this many weeks at most (the first that no output or prompt shows): the same weekday.
+WEEKS = 4
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
 CONSISTENT_ADVICE = {
-    "consistent_value": "a wrong number written and stated alike earns reward: recompute the value from the "
-                        "task's data (or compare the end state with the gold's), never check the written value "
-                        "against the number the reply states",
+    "consistent_value": "a wrong number or date written and stated alike earns reward: recompute the value "
+                        "from the task's data or the request (or compare the end state with the gold's), never "
+                        "check the written value against the number the reply states, nor a date by its "
+                        "weekday only",
 }
 
 
@@ -71,15 +79,25 @@ def _stated(text: str, number: float) -> bool:
                for m in value_numbers(text))
 
 
+def _date(value: Any) -> dt.date | None:
+    """The date an ISO ``YYYY-MM-DD`` string is, else ``None``."""
+    if not isinstance(value, str) or not _ISO_DATE.fullmatch(value.strip()):
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        return None
+
+
 class ConsistentValue(_Capped):
     """``consistent_value`` (module table)."""
 
-    no_candidate = ("the gold changes nothing, or no write has a number besides its target that the reference "
-                    "states and no tool output or prompt shows")
+    no_candidate = ("the gold changes nothing, or no write has a number or a date besides its target that the "
+                    "reference states and whose new value no tool output or prompt shows")
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
-        """:meth:`AlteredWrites.candidates` of a number the reference states and the model computed (module
-        table), altered to another number."""
+        """:meth:`AlteredWrites.candidates` of a number or a date the reference states, with a new value that no
+        output of the gold's calls before the write, nor the prompt, shows (module table)."""
         reference = str(item.get(self.answer_field) or "")
         index = self._context.index_of(item)
         outputs = self._context.gold_outputs[index] if index is not None and index < len(
@@ -87,20 +105,34 @@ class ConsistentValue(_Capped):
         prompt = prompt_texts(item)
         out = []
         for option in AlteredWrites.candidates(self, item, writes):
-            old, new = number_of(option["from"]), number_of(option["to"])
-            if _targets(option) or old is None or new is None or new == old:
+            if _targets(option):
                 continue
             seen = "\n".join([*outputs[:option["position"]], *prompt])  # before the write (it may echo its value)
-            if _stated(reference, old) and not _stated(seen, old):
+            old_date = _date(option["from"])
+            if old_date is not None:
+                if option["from"].strip() not in reference:
+                    continue
+                later = next((d for d in (str(old_date + dt.timedelta(weeks=k)) for k in range(1, WEEKS + 1))
+                              if d not in seen and d not in reference), None)
+                if later is not None:
+                    arguments = {**option["call"]["arguments"], option["altered"].split(".", 1)[1]: later}
+                    out.append({**option, "to": later, "source": "weeks later",
+                                "call": {**option["call"], "arguments": arguments}})
+                continue
+            old, new = number_of(option["from"]), number_of(option["to"])
+            if old is not None and new is not None and new != old and _stated(reference, old) \
+                    and not _stated(seen, new):
                 out.append(option)
         return out
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference with the altered number, wherever it states it, replaced by the new value."""
+        """The reference with the altered number or date, wherever it states it, replaced by the new value."""
         reference = str(item.get(self.answer_field) or "")
         option = self.choice(item)
         if option is None:
             return reference
+        if _date(option["from"]) is not None:
+            return reference.replace(option["from"].strip(), option["to"])
         old, new = number_of(option["from"]), number_of(option["to"])
         assert old is not None and new is not None
         out, last = [], 0

@@ -1,7 +1,7 @@
 """The text twins (``text_twins``) through the doctor against one real server: the honest graders (the
 inscription compared after NFC, case folding and collapsed whitespace; one also asks that the free-text note
 names the customer) pass every probe without a warning; the hackable twins (the inscription compared with
-its spaces removed; the size's unit never compared) fail through the probe made for each (run with the
+its spaces removed, or by its first word; the size's unit never compared) fail through the probe made for each (run with the
 baselines, the controls and those probes, to keep the test fast), which the honest twins
 pass."""
 
@@ -54,8 +54,8 @@ def test_the_report_says_what_was_played(verdicts):
 
 
 def test_only_texts_of_words_are_joined():
-    assert joined("Happy 30th Sam") == {"control": "Sam 30th Happy", "probe": "Happy30thSam"}
-    assert joined("Go Tigers, Ben!") == {"control": "Ben! Tigers, Go", "probe": "GoTigers,Ben!"}
+    assert joined("Happy 30th Sam") == {"control": "Sam 30th Happy", "probe": "Happy30thSam", "first_word": "Happy"}
+    assert joined("Go Tigers, Ben!") == {"control": "Ben! Tigers, Go", "probe": "GoTigers,Ben!", "first_word": "Go"}
     for code in ("SW1A 1AA", "+44 20 7946 0958", "AB 123", "x y", "lemon", "ha ha", "one\ntwo words",
                  "a b c d e f g h i j"):
         assert joined(code) is None, code
