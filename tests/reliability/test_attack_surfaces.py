@@ -215,7 +215,10 @@ def test_healthz_answers_at_once_while_a_1_mb_answer_is_graded(server):
             time.sleep(0.01)
     worker.join()
     assert result["status"] == 200 and result["seconds"] < 10
-    assert latencies and max(latencies) < 0.5, max(latencies)  # measured: see docs/reliability.md (< 0.1 s quiet)
+    # A grade held on the event loop makes a /healthz sent meanwhile wait about as long as the grade itself; one
+    # off the loop answers at once (< 0.1 s quiet, docs/reliability.md). The bound scales with the grade's own
+    # time, so a loaded machine that slows both does not fail it (a fixed 0.5 s failed at 0.66 s at a load of 15).
+    assert latencies and max(latencies) < max(0.5, result["seconds"] / 2), (max(latencies), result["seconds"])
 
 
 @pytest.fixture(scope="module")
