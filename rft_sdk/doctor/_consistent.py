@@ -1,5 +1,5 @@
 """A wrong number or date written *and* stated (issue 37, doctor16's ``bowling__average_as_stated``,
-doctor17's ``giftcard__stated_amount`` and ``recycling__weekday_only``): a grader that checks the written
+doctor17's ``giftcard__stated_amount`` and ``recycling__weekday_only``, doctor18's ``dental__month_only``): a grader that checks the written
 value against the number the reply states (consistency) instead of recomputing it, or a date by its weekday,
 pays a rollout that writes a wrong value and states the same wrong value. ``altered_writes`` changes the
 write only, so its reply (the reference, stating the right value) contradicts the write and such a grader
@@ -13,7 +13,8 @@ consistent_value          one **number** or ISO **date** argument of one gold wr
                           reference with that value replaced by the same new one** (a number
                           written with the reference's decimals). A number becomes the value
                           ``altered_writes`` would write (another item's, a sibling, a mutation);
-                          a date moves by whole weeks (1 to :data:`WEEKS`: the same weekday). The
+                          a date moves by whole weeks (1 to :data:`WEEKS`, back or forth: the same
+                          weekday), within its month where it can (a grader of the month only). The
                           new value is never one that an output of the gold's calls before the
                           write, or the prompt, shows (a listed free slot or pickup day a grader
                           may rightly accept)
@@ -53,7 +54,7 @@ CONSISTENT_ADVICE = {
     "consistent_value": "a wrong number or date written and stated alike earns reward: recompute the value "
                         "from the task's data or the request (or compare the end state with the gold's), never "
                         "check the written value against the number the reply states, nor a date by its "
-                        "weekday only",
+                        "weekday or month only",
 }
 
 
@@ -112,11 +113,12 @@ class ConsistentValue(_Capped):
             if old_date is not None:
                 if option["from"].strip() not in reference:
                     continue
-                later = next((d for d in (str(old_date + dt.timedelta(weeks=k)) for k in range(1, WEEKS + 1))
-                              if d not in seen and d not in reference), None)
+                moved = [old_date + dt.timedelta(weeks=k * sign) for k in range(1, WEEKS + 1) for sign in (-1, 1)]
+                moved.sort(key=lambda d: d.month != old_date.month or d.year != old_date.year)  # same month first
+                later = next((d for d in map(str, moved) if d not in seen and d not in reference), None)
                 if later is not None:
                     arguments = {**option["call"]["arguments"], option["altered"].split(".", 1)[1]: later}
-                    out.append({**option, "to": later, "source": "weeks later",
+                    out.append({**option, "to": later, "source": "weeks apart",
                                 "call": {**option["call"], "arguments": arguments}})
                 continue
             old, new = number_of(option["from"]), number_of(option["to"])

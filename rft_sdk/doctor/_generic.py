@@ -376,6 +376,14 @@ class SelfCertification(_ContextProbe):
             for c in calls)
 
 
+def _target(call: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(tool, its first argument as JSON)`` of a call: the record it writes; ``None`` without arguments."""
+    arguments = call.get("arguments")
+    if not isinstance(arguments, Mapping) or not arguments:
+        return None
+    return str(call.get("name")), json.dumps(next(iter(arguments.values())), sort_keys=True, default=str)
+
+
 class SupersetEndState(_ContextProbe):
     """The gold's calls plus another item's writes, then the reference answer (see the module table).
 
@@ -397,11 +405,16 @@ class SupersetEndState(_ContextProbe):
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, then the donor's effective writes that are no annotation (:func:`annotation_call`:
-        another item's note is a change an honest end-state grader rightly ignores), one per turn."""
+        another item's note is a change an honest end-state grader rightly ignores) and that do not write the
+        record one of the gold's own writes of that tool writes (same tool, same first argument: that replaces
+        the gold's value instead of adding a change, ``overwritten_write``'s question; doctor18's honest
+        thermostat grader was FAILed by another item's 68 °F written over its own 20 °C, the same outcome),
+        one per turn."""
         donor = self.donor(item, different_writes=True)
+        own = {_target(a) for a in item[self.actions_field] if isinstance(a, Mapping)} - {None}
         extra = [donor[self.actions_field][i] for i in self.writes_of(donor)
-                 if not annotation_call(donor, donor[self.actions_field][i], self.actions_field)] \
-            if donor is not None else []
+                 if not annotation_call(donor, donor[self.actions_field][i], self.actions_field)
+                 and _target(donor[self.actions_field][i]) not in own] if donor is not None else []
         return [[a] for a in [*item[self.actions_field], *extra]]
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
