@@ -129,3 +129,20 @@ def test_siblings_come_from_the_items_own_collections() -> None:
     assert sibling_values("x", [item]) == ["y"]
     assert sibling_values("RF999", [item]) == [] and sibling_values(True, [item]) == []
     assert sibling_values("7", [item]) == []  # another type is another kind of value
+
+
+def test_superset_end_state_never_writes_over_a_record_the_gold_writes() -> None:
+    """doctor18: another item's ``set_setpoint(nursery, 68, "F")`` after this item's ``set_setpoint(nursery, 20,
+    "C")`` is the same outcome, which an honest grader rightly pays: a write to a record the gold writes with
+    that tool replaces the gold's value (``overwritten_write``'s question), it adds no change."""
+    def item(room: str, value: int, unit: str, answer: str, mode_room: str | None = None) -> dict:
+        actions = [{"name": "set_setpoint", "arguments": {"room": room, "value": value, "unit": unit}}]
+        if mode_room:
+            actions.append({"name": "set_mode", "arguments": {"room": mode_room, "mode": "eco"}})
+        return {"actions": actions, "reference_answer": answer}
+
+    items = [item("nursery", 20, "C", "20 C"), item("nursery", 68, "F", "68 F", mode_room="office")]
+    probe = SupersetEndState(write_tools={"set_setpoint", "set_mode"})
+    probe.prepare(ProbeContext(items, write_tools={"set_setpoint", "set_mode"}))
+    played = [call for step in probe.plan(items[0]) for call in step]
+    assert played == [items[0]["actions"][0], {"name": "set_mode", "arguments": {"room": "office", "mode": "eco"}}]
