@@ -78,7 +78,8 @@ of ``_claims`` (the gold without one write but with the reference answer claimin
 claim adds more to the score when the write is missing than when it is done), and ``joined_words`` with its
 control of ``_joined_words`` (a written text of a few words with its spaces removed, judged where the same
 words in reverse order lowered the score), and ``consistent_value`` of ``_consistent`` (a computed number
-written wrong and stated alike in the answer).
+written wrong and stated alike in the answer), and ``other_listed_choice`` of ``_choices`` (a write set to
+another entity a read listed: a shortcut, it WARNs).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -102,6 +103,7 @@ from ._adversarial_values import adversarial_value_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
+from ._choices import choice_probes
 from ._claims import claim_probes
 from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
@@ -294,4 +296,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **claim_probes(write_tools, **fields),
         **joined_words_probes(write_tools, **fields),
         **consistent_probes(write_tools, **fields),
+        **choice_probes(write_tools, **fields),
     }

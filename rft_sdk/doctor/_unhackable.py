@@ -36,6 +36,7 @@ from rft_sdk.emulator import (
 from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
+from ._choices import CHOICE_ADVICE
 from ._claims import CLAIM_ADVICE
 from ._common import has_gold, load_inputs
 from ._consistent import CONSISTENT_ADVICE
@@ -131,6 +132,7 @@ ADVICE = {
     **CLAIM_ADVICE,
     **JOINED_WORDS_ADVICE,
     **CONSISTENT_ADVICE,
+    **CHOICE_ADVICE,
 }
 
 

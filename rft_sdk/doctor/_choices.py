@@ -1,0 +1,87 @@
+"""Another listed choice (issue 37, doctor14's ``mailroom__size_blind``, doctor16's ``moving__any_fitting_truck``,
+doctor17's ``allotment__any_plot_of_member``): the task picks one of the entities a read lists by a rule
+(the smallest free truck that holds the load, the plot the member asked for), and a grader checks only that
+the entity written is *a* valid-looking one. ``altered_writes`` retargets a write at the first sibling it
+finds, which the tools often refuse (a truck too small), so such a grader is never paid there.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+other_listed_choice       one argument of one gold write (never its target, the first argument)
+                          whose gold value a read before the write listed among others of its
+                          kind (``_scope.sibling_values`` of the gold replay's JSON outputs: the
+                          trucks ``list_trucks`` showed), set to another of them: the ``k``-th
+                          item played takes sibling ``k mod n``, so different ones are tried;
+                          judged only where the tool accepted it and the end state differs from
+                          the gold's. Intent **shortcut**: rewarded, it WARNs, it does not FAIL
+========================= ==========================================================================
+
+**Why a WARN.** A grader paid by another listed entity either checks too little (any truck that fits, where
+the task asks for the smallest), or the task really accepts any of them and the dataset does not say so:
+then the item should list the others as ``alternatives`` (``gradeable`` checks they are paid), and the WARN
+says which. An honest grader that compares the end state with the gold's, or re-derives the rule, scores
+the other choice low and stays silent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ._dataset_probes import AlteredWrites, value_shape
+from ._probes import SHORTCUT
+from ._scope import _json_values, sibling_values
+from ._value_probes import _Capped, _targets
+
+__all__ = ["CHOICE_ADVICE", "OtherListedChoice", "choice_probes"]
+
+CHOICE_ADVICE = {
+    "other_listed_choice": "another entity a read listed (another truck, plot or locker than the gold's) earns the "
+                           "gold's score: check the rule that picks the entity (the smallest that fits, the one "
+                           "asked for) or compare with the gold's end state; if the task accepts any of them, list "
+                           "the others as the item's alternatives",
+}
+
+
+class OtherListedChoice(_Capped):
+    """``other_listed_choice`` (module table)."""
+
+    no_candidate = ("the gold changes nothing, or no write has an argument besides its target whose value a read "
+                    "before it listed among others of its kind")
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """:meth:`AlteredWrites.candidates` whose new value is a sibling listed by the gold's reads before the
+        write (the item's turn picks which)."""
+        index = self._context.index_of(item)
+        self._turn = index or 0
+        self._listed: list[Any] = []
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        out = []
+        for position in sorted(self._context.effective_writes(item, self.actions_field) if writes is None
+                               else writes):
+            self._listed = _json_values(outputs[:position])
+            out += [o for o in AlteredWrites.candidates(self, item, [position])
+                    if o["source"] == "listed choice" and not _targets(o)]
+        self._listed = []
+        return out
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """Sibling ``turn mod n`` of ``value`` among those the reads before the write listed, with its
+        :func:`value_shape`; never one this item's gold passes to the same argument; source ``"listed choice"``."""
+        taken = self._taken.get((tool, arg), set())
+        siblings = [v for v in sibling_values(value, getattr(self, "_listed", []), exclude)
+                    if value_shape(v) == value_shape(value) and json.dumps(v, sort_keys=True) not in taken]
+        if not siblings:
+            return None
+        return siblings[getattr(self, "_turn", 0) % len(siblings)], "listed choice"
+
+
+def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",
+                  actions_field: str = "actions") -> dict[str, Any]:
+    """The probe of the module table, by name (``intent`` ``shortcut``: it WARNs)."""
+    probe = OtherListedChoice(write_tools, answer_field, actions_field)
+    probe.intent = SHORTCUT
+    return {"other_listed_choice": probe}
