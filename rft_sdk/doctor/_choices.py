@@ -7,13 +7,14 @@ finds, which the tools often refuse (a truck too small), so such a grader is nev
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
-other_listed_choice       one argument of one gold write (never its target, the first argument)
-                          whose gold value a read before the write listed among others of its
-                          kind (``_scope.sibling_values`` of the gold replay's JSON outputs: the
-                          trucks ``list_trucks`` showed), set to another of them: the ``k``-th
-                          item played takes sibling ``k mod n``, so different ones are tried;
-                          judged only where the tool accepted it and the end state differs from
-                          the gold's. Intent **shortcut**: rewarded, it WARNs, it does not FAIL
+other_listed_choice       one argument of one gold write whose gold value a read before the write
+                          listed among others of its kind (``_scope.sibling_values`` of the gold
+                          replay's JSON outputs: the trucks ``list_trucks`` showed, the free
+                          plots), set to another of them: the ``k``-th item played takes sibling
+                          ``k mod n``, so different ones are tried; then the reference with the
+                          gold's entity, where it names it, named as the one written. Judged
+                          where the end state differs from the gold's. Intent **shortcut**:
+                          rewarded, it WARNs, it does not FAIL
 ========================= ==========================================================================
 
 **Why a WARN.** A grader paid by another listed entity either checks too little (any truck that fits, where
@@ -26,13 +27,14 @@ the other choice low and stays silent.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._dataset_probes import AlteredWrites, value_shape
 from ._probes import SHORTCUT
 from ._scope import _json_values, sibling_values
-from ._value_probes import _Capped, _targets
+from ._value_probes import _Capped
 
 __all__ = ["CHOICE_ADVICE", "OtherListedChoice", "choice_probes"]
 
@@ -62,10 +64,22 @@ class OtherListedChoice(_Capped):
         for position in sorted(self._context.effective_writes(item, self.actions_field) if writes is None
                                else writes):
             self._listed = _json_values(outputs[:position])
-            out += [o for o in AlteredWrites.candidates(self, item, [position])
-                    if o["source"] == "listed choice" and not _targets(o)]
+            out += [o for o in AlteredWrites.candidates(self, item, [position]) if o["source"] == "listed choice"]
         self._listed = []
         return out
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference with the gold's entity, where it names it (a whole word), named as the one written."""
+        reference = str(item.get(self.answer_field) or "")
+        option = self.choice(item)
+        if option is None or not isinstance(option["from"], str) or not isinstance(option["to"], str):
+            return reference
+        return re.sub(rf"(?<![\w-]){re.escape(option['from'])}(?![\w-])", lambda m: option["to"], reference)
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """As ``altered_writes``', with the answer played."""
+        described = super().describe(item)
+        return {**described, "answer": self.final_answer(item)[:160]} if described else described
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
