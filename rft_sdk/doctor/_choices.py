@@ -9,8 +9,9 @@ probe                     the one change (the rest is the gold: its calls, then 
 ========================= ==========================================================================
 other_listed_choice       one argument of one gold write whose gold value a read before the write
                           listed among others of its kind (``_scope.sibling_values`` of the gold
-                          replay's JSON outputs: the trucks ``list_trucks`` showed, the free
-                          plots), set to another of them: the ``k``-th item played takes sibling
+                          replay's JSON outputs: the trucks ``list_trucks`` showed; else, for an
+                          id with a digit, the other tokens of its shape in a plain-text output
+                          that shows it: ``P03 (20 m2); P05 (30 m2)``), set to another of them: the ``k``-th item played takes sibling
                           ``k mod n``, so different ones are tried; then the reference with the
                           gold's entity, where it names it, named as the one written. Judged
                           where the end state differs from the gold's. Intent **shortcut**:
@@ -38,6 +39,8 @@ from ._value_probes import _Capped
 
 __all__ = ["CHOICE_ADVICE", "OtherListedChoice", "choice_probes"]
 
+_TOKEN = re.compile(r"[\w-]+")
+
 CHOICE_ADVICE = {
     "other_listed_choice": "another entity a read listed (another truck, plot or locker than the gold's) earns the "
                            "gold's score: check the rule that picks the entity (the smallest that fits, the one "
@@ -64,6 +67,7 @@ class OtherListedChoice(_Capped):
         for position in sorted(self._context.effective_writes(item, self.actions_field) if writes is None
                                else writes):
             self._listed = _json_values(outputs[:position])
+            self._texts = [o for o in outputs[:position] if isinstance(o, str)]
             out += [o for o in AlteredWrites.candidates(self, item, [position]) if o["source"] == "listed choice"]
         self._listed = []
         return out
@@ -88,9 +92,26 @@ class OtherListedChoice(_Capped):
         taken = self._taken.get((tool, arg), set())
         siblings = [v for v in sibling_values(value, getattr(self, "_listed", []), exclude)
                     if value_shape(v) == value_shape(value) and json.dumps(v, sort_keys=True) not in taken]
+        if not siblings and isinstance(value, str) and value.strip():  # a listing in plain text: "P03 (20 m2); P05"
+            siblings = [t for t in _listed_tokens(value, getattr(self, "_texts", []))
+                        if json.dumps(t) not in taken and json.dumps(t) not in exclude]
         if not siblings:
             return None
         return siblings[getattr(self, "_turn", 0) % len(siblings)], "listed choice"
+
+
+def _listed_tokens(value: str, texts: list[str]) -> list[str]:
+    """The other tokens (runs of letters, digits, ``_`` and ``-``) of the outputs in ``texts`` that show
+    ``value`` as a token, with ``value``'s :func:`value_shape` and holding a digit, in order: the other entries
+    of a plain-text listing (``"P03 (20 m2); P05 (30 m2)"``: ``P05``)."""
+    if not any(c.isdigit() for c in value):
+        return []
+    out: dict[str, None] = {}
+    for text in texts:
+        tokens = _TOKEN.findall(text)
+        if value in tokens:
+            out.update(dict.fromkeys(t for t in tokens if t != value and value_shape(t) == value_shape(value)))
+    return list(out)
 
 
 def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",
