@@ -71,7 +71,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # answer_control), padded_list (no list argument), truncated_text (no copied text of 12+ characters),
     # and interval_value, special_number and interval_answer (no number written or stated), and the written_*
     # answers (their controls, a wrong answer after the gold's writes, earn the gold's score: nothing is judged),
-    # joined_words and first_word_only (no text of two words written) and consistent_value (no number stated)
+    # joined_words and first_word_only (no text of two words written), consistent_value (no number stated) and
+    # other_listed_choice (no read lists the keys)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -81,7 +82,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "certified_status", "preceding_write", "reflected_readback",
                        "superstring_number", "padded_list", "truncated_text", "interval_value", "interval_answer",
                        "special_number", "near_value", "near_stated_value", "sibling_entity",
-                       "joined_words", "first_word_only", "consistent_value",
+                       "joined_words", "first_word_only", "consistent_value", "other_listed_choice",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 
