@@ -52,8 +52,8 @@ CHOICE_ADVICE = {
 class OtherListedChoice(_Capped):
     """``other_listed_choice`` (module table)."""
 
-    no_candidate = ("the gold changes nothing, or no write has an argument besides its target whose value a read "
-                    "before it listed among others of its kind")
+    no_candidate = ("the gold changes nothing, or no write has an argument whose value a read before it listed "
+                    "among others of its kind")
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`AlteredWrites.candidates` whose new value is a sibling listed by the gold's reads before the
@@ -61,6 +61,7 @@ class OtherListedChoice(_Capped):
         index = self._context.index_of(item)
         self._turn = index or 0
         self._listed: list[Any] = []
+        self._texts: list[str] = []
         outputs = self._context.gold_outputs[index] if index is not None and index < len(
             self._context.gold_outputs) else []
         out = []
@@ -69,7 +70,7 @@ class OtherListedChoice(_Capped):
             self._listed = _json_values(outputs[:position])
             self._texts = [o for o in outputs[:position] if isinstance(o, str)]
             out += [o for o in AlteredWrites.candidates(self, item, [position]) if o["source"] == "listed choice"]
-        self._listed = []
+        self._listed, self._texts = [], []
         return out
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
