@@ -34,10 +34,10 @@ played: they lack two words of letters.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._lenient_probes import _Control, _Judged
+from ._lenient_probes import _Judged, _WriteControl
 from ._probes import HACK, ProbeContext
 
 __all__ = ["FirstWordOnly", "JOINED_WORDS_ADVICE", "JOINED_WORDS_ITEMS", "MAX_WORDS", "JoinedWords",
@@ -75,50 +75,27 @@ def joined(value: Any) -> dict[str, str] | None:
     return {"control": control, "probe": "".join(words), "first_word": words[0]}
 
 
-class JoinedWordsControl(_Control):
-    """``joined_words_control`` (module table)."""
+class JoinedWordsControl(_WriteControl):
+    """``joined_words_control`` (module table): :class:`~._lenient_probes._WriteControl`'s options, turns and
+    acceptance, on the first :data:`JOINED_WORDS_ITEMS` items."""
 
     reason = ("the gold changes nothing, no write of it has a text of two or more words of letters besides its "
               "target, or the probe's items are already chosen")
-    changes_end_state = True
 
     def prepare(self, context: ProbeContext) -> None:
-        """Choose the first :data:`JOINED_WORDS_ITEMS` items with a text to change."""
+        """As :class:`~._lenient_probes._WriteControl`, then choose the first :data:`JOINED_WORDS_ITEMS` items
+        with a text to change."""
         super().prepare(context)
         self.items = set()
         for i, item in enumerate(context.items):
             if len(self.items) < JOINED_WORDS_ITEMS and self._has_gold(item) and self.options(item):
                 self.items.add(i)
 
-    def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Every (effective gold write, argument besides the first) holding a text :func:`joined` changes."""
-        actions = item.get(self.actions_field) or []
-        out = []
-        for i in self._context.effective_writes(item, self.actions_field):
-            call = actions[i] if i < len(actions) else None
-            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping):
-                continue
-            for arg, value in list(call["arguments"].items())[1:]:
-                found = joined(value)
-                if found is not None:
-                    out.append({"position": i, "tool": str(call["name"]), "argument": arg, "from": value, **found})
-        return out
-
-    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Option ``k mod n`` for the ``k``-th chosen item (the texts shared out over the items)."""
-        options = self.options(item)
-        if not options:
-            return None
-        index = self._context.index_of(item)
-        turn = sorted(self.items).index(index) if index in self.items else len(self.items)
-        return options[turn % len(options)]
-
-    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
-        """Whether the changed write was accepted."""
-        found = self.change(item)
-        if found is None or len(calls) <= found["position"]:
-            return False
-        return bool(getattr(calls[found["position"]], "ok", False))
+    def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
+                  position: int) -> dict[str, Any] | None:
+        """:func:`joined` of an argument besides the write's first (its target)."""
+        arguments = item[self.actions_field][position]["arguments"]
+        return None if arg == next(iter(arguments)) else joined(value)
 
 
 class JoinedWords(_Judged, JoinedWordsControl):
