@@ -5,6 +5,8 @@ every subpackage says what it owns."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -62,14 +64,20 @@ def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
 
 
 def test_layers_contract_is_kept() -> None:
-    from importlinter.cli import lint_imports
-
-    sys.path.insert(0, str(ROOT))
-    try:
-        status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
-    finally:
-        sys.path.remove(str(ROOT))
-    assert status == 0, "an import breaks the layers of docs/ARCHITECTURE.md: run `lint-imports` for the chain"
+    # In a subprocess: import-linter's CLI configures logging with ``dictConfig`` and its default
+    # ``disable_existing_loggers=True``, which silenced every ``rft_sdk.*`` logger for the rest of the worker
+    # (CI failed the template-digest tests, whose warnings then never reached ``caplog``).
+    run = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, (
+        "an import breaks the layers of docs/ARCHITECTURE.md (`lint-imports` says):\n" + run.stdout + run.stderr
+    )
 
 
 def test_no_import_circle() -> None:
