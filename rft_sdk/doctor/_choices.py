@@ -13,10 +13,19 @@ other_listed_choice       one argument of one gold write whose gold value a read
                           id with a digit, the other tokens of its shape in a plain-text output
                           that shows it: ``P03 (20 m2); P05 (30 m2)``), set to another of them: the ``k``-th item played takes sibling
                           ``k mod n``, so different ones are tried; then the reference with the
-                          gold's entity, where it names it, named as the one written. Judged
+                          gold's entity, where it names it, named as the one written, and each
+                          figure it states that derives from the entity's record restated for
+                          the one written (:func:`restated_figures`: ``U03 for 3 months: $135.00``
+                          → ``U05 for 3 months: $165.00``). Judged
                           where the end state differs from the gold's. Intent **shortcut**:
                           rewarded, it WARNs, it does not FAIL
 ========================= ==========================================================================
+
+**Why the figures too** (doctor17's ``storage__self_consistent``): a grader that checks the answer against the
+model's own write (the total quoted is the written unit's price times the months) and never that the write was
+the right one pays any listed unit whose quote is consistent; the name alone swapped left the gold's total
+beside the other unit, and that grader scored it 0. A figure is restated only where it is one of the listed
+record's numbers, or one of them times a number the user message states (the months); others stay as they are.
 
 **Why a WARN.** A grader paid by another listed entity either checks too little (any truck that fits, where
 the task asks for the smallest), or the task really accepts any of them and the dataset does not say so:
@@ -32,12 +41,14 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._answers import prompt_texts
 from ._dataset_probes import AlteredWrites, value_shape
+from ._near_probes import _decimals, _format_like, value_numbers
 from ._probes import SHORTCUT
 from ._scope import _json_values, sibling_values
 from ._value_probes import _Capped
 
-__all__ = ["CHOICE_ADVICE", "OtherListedChoice", "choice_probes"]
+__all__ = ["CHOICE_ADVICE", "OtherListedChoice", "choice_probes", "listed_records", "restated_figures"]
 
 _TOKEN = re.compile(r"[\w-]+")
 
@@ -74,11 +85,20 @@ class OtherListedChoice(_Capped):
         return out
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference with the gold's entity, where it names it (a whole word), named as the one written."""
+        """The reference with the gold's entity, where it names it (a whole word), named as the one written, and
+        its figures derived from the entity's listed record restated for the other's (:func:`restated_figures`)."""
         reference = str(item.get(self.answer_field) or "")
         option = self.choice(item)
         if option is None or not isinstance(option["from"], str) or not isinstance(option["to"], str):
             return reference
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        records = listed_records(option["from"], option["to"], _json_values(outputs[:option["position"]]))
+        if records is not None:
+            factors = [float(m.group().replace(",", "")) for text in prompt_texts(item, ("user",))
+                       for m in value_numbers(text)]
+            reference = restated_figures(reference, *records, factors)
         return re.sub(rf"(?<![\w-]){re.escape(option['from'])}(?![\w-])", lambda m: option["to"], reference)
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,6 +133,61 @@ def _listed_tokens(value: str, texts: list[str]) -> list[str]:
         if value in tokens:
             out.update(dict.fromkeys(t for t in tokens if t != value and value_shape(t) == value_shape(value)))
     return list(out)
+
+
+def listed_records(value: Any, other: Any, sources: list[Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    """The records of ``value`` and ``other`` in the first listing of ``sources`` that holds both, or ``None``: a
+    mapping's values under those keys (``{"U03": {...}, "U05": {...}}``), or the two objects of a list whose same
+    field holds them (``[{"unit": "U03", ...}, {"unit": "U05", ...}]``)."""
+    stack = list(sources)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Mapping):
+            if isinstance(value, str) and isinstance(other, str) and isinstance(node.get(value), Mapping) \
+                    and isinstance(node.get(other), Mapping):
+                return node[value], node[other]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            objects = [e for e in node if isinstance(e, Mapping)]
+            for field in objects[0] if objects else ():
+                mine = [e for e in objects if e.get(field) == value]
+                theirs = [e for e in objects if e.get(field) == other]
+                if len(mine) == 1 and len(theirs) == 1:
+                    return mine[0], theirs[0]
+            stack.extend(node)
+    return None
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def restated_figures(text: str, record: Mapping[str, Any], other: Mapping[str, Any], factors: list[float]) -> str:
+    """``text`` with each value number (``_near_probes.value_numbers``: not an id, a date or a time) that is a
+    number field of ``record``, or one times a number of ``factors`` (those the user message states: the
+    months), replaced by the same field of ``other`` times the same factor, in the number's own format
+    (its decimals, more where the new value needs them; thousands separators); the first such field of
+    ``record`` wins, exact before multiplied; a number equal to one of ``factors`` is kept (given, not derived).
+    ``"$135.00"`` with ``record`` ``{"monthly": 45}``, ``other`` ``{"monthly": 55}`` and factor 3: ``"$165.00"``."""
+    fields = [k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and v
+              and isinstance(other.get(k), (int, float)) and not isinstance(other.get(k), bool)]
+    out, last = [], 0
+    for m in value_numbers(text):
+        raw = m.group()
+        x = float(raw.replace(",", ""))
+        if any(_close(x, f) for f in factors):
+            continue  # a number the user stated (the months) is given, not derived from the record
+        new = next((float(other[k]) for k in fields if _close(x, float(record[k]))), None)
+        if new is None:
+            new = next((float(other[k]) * f for k in fields for f in factors
+                        if f not in (0.0, 1.0) and _close(x, float(record[k]) * f)), None)
+        if new is not None:
+            decimals = _decimals(raw)
+            while decimals < 6 and abs(round(new, decimals) - new) > 1e-9:
+                decimals += 1  # 45 → 55.5, not 56
+            out += [text[last:m.start()], _format_like(raw, new, decimals)]
+            last = m.end()
+    return "".join([*out, text[last:]])
 
 
 def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",

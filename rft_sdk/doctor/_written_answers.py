@@ -63,7 +63,7 @@ from ._lenient_probes import _Control, _Judged, padding_size, rotated
 from ._near_probes import fraction_moved
 from ._probes import HACK, ProbeContext, is_write_tool
 
-__all__ = ["ASKS", "WRITTEN_ADVICE", "WRITTEN_ITEMS", "EntityControl", "asks_which", "NumberTokenControl", "OmittedNumberControl", "entity_slots",
+__all__ = ["ASKS", "ASKS_ENTITY", "ASKS_FIGURE", "WRITTEN_ADVICE", "WRITTEN_ITEMS", "EntityControl", "asks_which", "NumberTokenControl", "OmittedNumberControl", "entity_slots",
            "number_prefix", "number_tokens", "written_answer_probes"]
 
 #: At most this many items per control of this module (its probes play the same items).
@@ -302,15 +302,25 @@ def entity_slots(answer: str, gold_values: Mapping[tuple[str, str], list[str]]) 
 
 #: A user message that asks to be told something (``tell me which vessels``, ``which section``, ``?``).
 ASKS = re.compile(r"\b(?:tell|which|what|list|report)\b|\?", re.I)
+#: A sentence asking for a figure (``tell me the total``, ``how much``): the entity beside it is a confirmation.
+ASKS_FIGURE = re.compile(r"\b(?:total|price|cost|amount|balance|sum|fee|charge|how (?:much|many|long))\b", re.I)
+#: ... unless it also asks which entities (``tell me which units and the total``).
+ASKS_ENTITY = re.compile(r"\b(?:which|who|list|names?|ids?)\b", re.I)
 
 
 def asks_which(item: Mapping[str, Any]) -> bool:
-    """Whether the item's last user message asks to be told something (:data:`ASKS`). Only then are the entities
-    the answer names the answer asked for: beside a confirmation nobody asked for ("booked slot D01-1"), a
-    grader that only checks the slot is *mentioned* is honest (an outside suite's honest booking, merge, leave
-    and roster graders are), so naming extra entities there is no counterfactual."""
+    """Whether the item's last user message asks to be told something (:data:`ASKS`) other than a figure alone.
+    Only then are the entities the answer names the answer asked for: beside a confirmation nobody asked for
+    ("booked slot D01-1"), a grader that only checks the slot is *mentioned* is honest (an outside suite's honest
+    booking, merge, leave and roster graders are), so naming extra entities there is no counterfactual. A
+    sentence that asks for a figure (:data:`ASKS_FIGURE`: "reserve one and tell me the total") and not for
+    which entities (:data:`ASKS_ENTITY`) asks for the figure: the unit named beside the total is a
+    confirmation too (a twin's honest quote grader, which checks the unit is named, was failed before this)."""
     users = prompt_texts(item, ("user",))
-    return bool(users) and bool(ASKS.search(users[-1]))
+    if not users:
+        return False
+    asks = [s for s in re.split(r"(?<=[.!?])\s+", users[-1]) if ASKS.search(s)]
+    return any(ASKS_ENTITY.search(s) or not ASKS_FIGURE.search(s) for s in asks)
 
 
 class EntityControl(_Control):

@@ -1,7 +1,8 @@
-"""The choice twins (``choice_twins``) through the doctor against one real server: the honest grader (the
-smallest free locker that holds the parcel) passes every probe without a warning; the hackable one (any free
-locker that holds it) WARNs through ``other_listed_choice`` (a shortcut: another listed locker may be a valid
-alternative the dataset does not list), which the honest twin passes."""
+"""The choice twins (``choice_twins``) through the doctor against one real server: the honest graders (the
+smallest free locker that holds the parcel; the cheapest unit and its total) pass every probe without a warning;
+the hackable ones (any free locker that holds it; any unit whose quote agrees with it) WARN through
+``other_listed_choice`` (a shortcut: another listed entity may be a valid alternative the dataset does not
+list), which the honest twins pass. And the pure helpers that restate a quote for the other entity."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from choice_twins import TWINS, job_for, make_items, make_server
 from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 
+from rft_sdk.doctor._choices import listed_records, restated_figures
+
 pytestmark = pytest.mark.slow
 
 
@@ -19,9 +22,10 @@ def verdicts() -> dict[str, dict[str, Any]]:
     return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
-def test_the_honest_grader_passes_every_probe_without_warnings(verdicts):
-    assert_quiet(verdicts["locker_rule"])
-    assert verdicts["locker_rule"]["probes"]["other_listed_choice"]["verdict"] == "pass"
+@pytest.mark.parametrize("name", ["locker_rule", "unit_cheapest"])
+def test_the_honest_graders_pass_every_probe_without_warnings(verdicts, name):
+    assert_quiet(verdicts[name])
+    assert verdicts[name]["probes"]["other_listed_choice"]["verdict"] == "pass"
 
 
 def test_any_fitting_locker_warns_through_another_listed_choice(verdicts):
@@ -32,3 +36,29 @@ def test_any_fitting_locker_warns_through_another_listed_choice(verdicts):
     assert len(lockers) > 1  # the items take different siblings in turn
     paid = [p for p in played if p["score"] == 1.0]
     assert paid and all(p["answer"].endswith(f"locker {p['to']}.") for p in paid)  # named in the reply too
+
+
+def test_a_quote_that_only_agrees_with_the_unit_reserved_warns_with_the_total_restated(verdicts):
+    ev = verdicts["unit_self_consistent"]
+    assert ev["warned_probes"] == ["other_listed_choice"] and ev["failed_probes"] == [], ev["failed_probes"]
+    played = list(ev["probes"]["other_listed_choice"]["played"].values())
+    paid = [p for p in played if p["score"] == 1.0]
+    assert paid, played
+    for p in paid:  # the other unit named, and its own total quoted (the gold's total beside it paid nothing)
+        assert p["answer"].startswith(f"Reserved {p['to']} for ") and p["from"] not in p["answer"]
+    honest = verdicts["unit_cheapest"]["probes"]["other_listed_choice"]["played"].values()
+    assert honest and all(p["score"] == 0.0 for p in honest)
+
+
+def test_figures_are_restated_from_the_other_record_and_given_numbers_kept():
+    listing = [{"unit": "U03", "size_m2": 5, "monthly": 45}, {"unit": "U05", "size_m2": 8, "monthly": 55.5}]
+    records = listed_records("U03", "U05", [{"note": "x"}, listing])
+    assert records == (listing[0], listing[1])
+    assert listed_records("U03", "U05", [{"U03": {"monthly": 45}, "U05": {"monthly": 50}}]) \
+        == ({"monthly": 45}, {"monthly": 50})
+    assert listed_records("U03", "U07", [listing]) is None
+    text = "U03 (5 m2) for 3 months: $135.00 total, 45/month, ref 2026-03-04, id CL-45."
+    assert restated_figures(text, *records, [3.0]) \
+        == "U03 (8 m2) for 3 months: $166.50 total, 55.5/month, ref 2026-03-04, id CL-45."
+    # a figure that derives from nothing listed stays; a number the user gave is never restated
+    assert restated_figures("Done: 7 items, 3 months.", *records, [3.0]) == "Done: 7 items, 3 months."

@@ -97,3 +97,8 @@ def test_entities_are_padded_only_where_the_user_asks_to_be_told():
     assert asks_which(item("Which section is she in now?"))
     # a confirmation nobody asked for: a grader checking that the slot is mentioned is honest there
     assert not asks_which(item("Please book me the earliest free slot with Dr. Okafor (D01)."))
+    # a figure asked for: the unit named beside the total is a confirmation; asked which as well, it is not
+    assert not asks_which(item("I need a unit for 3 months. Please reserve one and tell me the total."))
+    assert not asks_which(item("How much is left on card G1?"))
+    assert asks_which(item("Suspend them, then tell me which and the port's total overage."))
+    assert asks_which(item("What is the balance? Also tell me which card you used."))
