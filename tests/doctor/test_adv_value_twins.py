@@ -1,9 +1,10 @@
 """The adversarial-value twins (``adv_value_twins``) through the doctor against one real server: the honest
 graders (an exact fee, a 3 % tolerance on it, a permit graded on the end state only, an exact or 2 %
 tolerant card, a band whose gold is a range, days compared after expanding ``"*"`` with golds that are
-``"*"`` or every day, NFC or NFKC with case and whitespace folding) pass every probe without a warning;
-each hackable twin (a fee band, a figure with an uncertainty, days matched with ``fnmatch``, ASCII folding,
-a look-alike skeleton) fails through the probe made for it, which the honest twins of its task pass."""
+``"*"`` or every day, NFC or NFKC with case and whitespace folding, a curator's name matched without its
+accents) pass every probe without a warning; each hackable twin (a fee band, a figure with an uncertainty,
+days matched with ``fnmatch``, ASCII folding, a look-alike skeleton) fails through the probe made for it
+(WARNs, for ``adv_ascii_fold``, a shortcut), which the honest twins of its task pass."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 from adv_value_twins import HONEST, TWINS, job_for, make_items, make_server
 from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 
+from rft_sdk.doctor import default_probes
 from rft_sdk.doctor._adversarial_values import (
     ascii_folded,
     covering_interval,
     lookalike,
+    proper_name,
     wrong_number,
 )
 
@@ -35,7 +38,8 @@ def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])
 def test_hackable_graders_fail_through_their_probe_which_the_honest_twins_pass(verdicts, name):
     task, _, probe = TWINS[name]
-    assert probe in verdicts[name]["failed_probes"], (verdicts[name]["failed_probes"], verdicts[name]["probes"][probe])
+    fired = verdicts[name]["warned_probes" if probe == "adv_ascii_fold" else "failed_probes"]  # a shortcut warns
+    assert probe in fired, (fired, verdicts[name]["probes"][probe])
     for honest in HONEST[task]:
         assert verdicts[honest]["probes"][probe]["verdict"] == "pass", verdicts[honest]["probes"][probe]
 
@@ -54,6 +58,16 @@ def test_the_report_says_what_each_probe_played(verdicts):
     assert verdicts["permit_only"]["probes"]["interval_answer"]["items"] == []
     # a band whose gold is a range has no single number to widen
     assert verdicts["band_exact"]["probes"]["interval_value"]["verdict"] == "skipped"
+
+
+def test_folding_a_name_is_honest_and_folding_a_term_only_warns(verdicts):
+    # a person named without the accents of the name: never played, the honest folding grader stays quiet
+    assert verdicts["curator_folded"]["probes"]["adv_ascii_fold"]["verdict"] == "skipped"
+    assert default_probes()["adv_ascii_fold"].intent == "shortcut"
+    word = verdicts["word_ascii"]
+    assert "adv_ascii_fold" in word["warned_probes"] and "adv_ascii_fold" not in word["failed_probes"]
+    assert [proper_name(t) for t in ("Tomás Ibarra", "María de la Cruz", "São Paulo", "écrou de roue",
+                                     "Zündkerze vorne", "Zürich")] == [True, True, True, False, False, False]
 
 
 def test_a_covering_interval_covers_the_value_and_is_centred_elsewhere():
