@@ -130,7 +130,9 @@ class ToolCallResult:
 class GradeResult:
     """A grader answer: ``score``, parsed ``x-rft-grade-details`` (or ``None``), timing, and the server's
     digest of the rollout's end state (``x-rft-end-state``, ``rft_sdk.protocol.END_STATE_HEADER``; ``None``
-    when the server sent none)."""
+    when the server sent none). ``latency_s``: seconds from the first send to the final answer, retries
+    included; the emulator's wait for a ``rate_limit`` slot before the first send is not counted (it measured
+    the emulator's own pacing: 0.64 s p95 for any grader at 50/s, a doctor's outside tester noticed)."""
 
     score: float
     details: dict[str, Any] | None
@@ -275,9 +277,13 @@ class EndpointClient:
             raise _Retryable("transport_error", f"{type(exc).__name__}: {exc}") from exc
 
     async def _post(self, url: str, headers: httpx.Headers, body: bytes, limiter: RateLimiter | None = None,
-                    retry_429: bool = False) -> tuple[_Response, int]:
+                    retry_429: bool = False) -> tuple[_Response, int, float]:
+        """POST with the client's retries: ``(response, attempts, first_sent)``, ``first_sent`` the
+        ``time.perf_counter()`` of the first attempt's send, after ``limiter``'s spacing (the emulator's own
+        pacing of a ``rate_limit`` is no latency of the endpoint's)."""
         s = self.settings
         attempts = 0
+        first_sent: float | None = None
         retrying = AsyncRetrying(
             stop=stop_after_attempt(s.retries + 1),
             wait=_RetryWait(s),
@@ -291,6 +297,8 @@ class EndpointClient:
                     attempts += 1
                     if limiter is not None:
                         await limiter.acquire()
+                    if first_sent is None:
+                        first_sent = time.perf_counter()
                     resp = await self._post_once(url, headers, body)
                     if is_retried(resp.status) or (retry_429 and resp.status == 429):
                         text = "" if resp.body is None else resp.body[:200].decode("utf-8", "replace")
@@ -300,7 +308,7 @@ class EndpointClient:
         except _Retryable as exc:
             raise EndpointFailure(exc.reason, f"{exc.detail} (after {attempts} attempts)",
                                   status=exc.status, attempts=attempts) from exc
-        return resp, attempts
+        return resp, attempts, first_sent if first_sent is not None else time.perf_counter()
 
     async def call_tool(self, tool: JobTool, call: ToolCall, *, trace_id: str,
                         item: dict[str, Any]) -> ToolCallResult:
@@ -330,7 +338,7 @@ class EndpointClient:
                                                f"{self.settings.max_request_bytes} bytes")
             return result
         try:
-            resp, result.attempts = await self._post(tool.server_url, _headers(tool.headers), body)
+            resp, result.attempts, _ = await self._post(tool.server_url, _headers(tool.headers), body)
         except EndpointFailure as exc:
             result.status, result.error, result.attempts = exc.status, exc.reason, exc.attempts
             result.latency_s = time.perf_counter() - t0
@@ -383,11 +391,10 @@ class EndpointClient:
         if len(body) > self.settings.max_request_bytes:
             raise EndpointFailure("request_too_large", f"grading request of {len(body)} bytes exceeds "
                                                        f"{self.settings.max_request_bytes} bytes")
-        t0 = time.perf_counter()
         # Azure's endpoint grader sends no headers; otherwise ask for the end-state digest too
         sent = {} if self.settings.target == "azure" else {END_STATE_HEADER: "1", **grader.headers}
-        resp, attempts = await self._post(grader.url, _headers(sent), body, limiter, retry_429=True)
-        latency = time.perf_counter() - t0
+        resp, attempts, t0 = await self._post(grader.url, _headers(sent), body, limiter, retry_429=True)
+        latency = time.perf_counter() - t0  # from the first send: the wait for a rate_limit slot is not the grader's
         if resp.body is None:
             raise EndpointFailure("response_too_large", f"grader response exceeds "
                                   f"{self.settings.max_response_bytes} bytes", status=resp.status, attempts=attempts)

@@ -5,13 +5,23 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 
+import anyio
 import httpx
 import pytest
 import respx
 from emu_helpers import FAST, GRADER_URL, TOOL_URL, make_item, make_job
 
-from rft_sdk.emulator import ClientSettings, PolicyStep, ScriptedPolicy, run_rollouts, summarize
+from rft_sdk.emulator import (
+    ClientSettings,
+    EndpointClient,
+    EndpointGrader,
+    PolicyStep,
+    ScriptedPolicy,
+    run_rollouts,
+    summarize,
+)
 
 CALL = {"id": "fc_1", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "puffer"}'}
 
@@ -292,3 +302,27 @@ async def test_trace_id_is_shared_within_a_rollout_and_unique_across() -> None:
     grade_traces = sorted(json.loads(c.request.content)["trace_id"] for c in grader.calls)
     assert tool_traces == grade_traces == sorted(r.trace_id for r in results)
     assert [(r.item_index, r.sample_index) for r in results] == [(i, s) for i in range(2) for s in range(3)]
+
+
+async def test_grade_latency_counts_from_the_send_not_from_the_wait_for_a_rate_limit_slot() -> None:
+    """Twelve grades started at once at 20/s wait up to 0.55 s for their slots; that pacing is the emulator's,
+    and the grader's latency (which the doctor reports as its p95) excludes it (an outside tester saw 0.64 s for
+    every grader, however trivial)."""
+    grader = EndpointGrader(name="g", url=GRADER_URL, rate_limit=20.0)
+    latencies: list[float] = []
+    with respx.mock(assert_all_called=False) as mock:
+        grader_ok(mock)
+        async with httpx.AsyncClient() as http:
+            client = EndpointClient(http, FAST)
+
+            async def one(i: int) -> None:
+                g = await client.grade(grader, {"output_text": "x"}, item=make_item(i), trace_id=f"trace_{i:032x}")
+                latencies.append(g.latency_s)
+
+            t0 = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for i in range(12):
+                    tg.start_soon(one, i)
+            elapsed = time.perf_counter() - t0
+    assert elapsed >= 0.5  # the slots were 50 ms apart: the last one waited 0.55 s
+    assert len(latencies) == 12 and max(latencies) < 0.25, latencies  # a mocked answer is immediate
