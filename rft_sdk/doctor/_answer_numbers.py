@@ -62,10 +62,16 @@ NUMBER_ADVICE = {
 }
 
 
+#: A token of letters and digits (``S101``, ``CL-20413``, ``FV101``): an identifier the answer names.
+_IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*[^\W\d_])(?=[\w-]*\d)[\w-]+")
+
+
 def only_number(answer: Any) -> re.Match[str] | None:
-    """The one number of a text answer (:data:`NUMBER`), or ``None`` for a JSON answer or a text with none
-    or several."""
-    if not isinstance(answer, str) or answer_object(answer) is not None:
+    """The one number of a text answer (:data:`NUMBER`), or ``None`` for a JSON answer, a text with none or
+    several, or one that also names an identifier with digits (:data:`_IDENTIFIER`: ``S101``): there the ids
+    may be what is graded and the number a detail beside them (``The data sessions on day 1 in room D are:
+    S101, S102``, whose honest grader reads the ids and rightly paid ``day expected``: doctor20)."""
+    if not isinstance(answer, str) or answer_object(answer) is not None or _IDENTIFIER.search(answer):
         return None
     found = list(NUMBER.finditer(answer))
     return found[0] if len(found) == 1 else None

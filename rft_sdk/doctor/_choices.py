@@ -12,7 +12,9 @@ other_listed_choice       one argument of one gold write whose gold value a read
                           replay's JSON outputs: the trucks ``list_trucks`` showed; else, for an
                           id with a digit, the other tokens of its shape in a plain-text output
                           that shows it: ``P03 (20 m2); P05 (30 m2)``), set to another of them: the ``k``-th item played takes sibling
-                          ``k mod n``, so different ones are tried; then the reference with the
+                          ``k mod n``, so different ones are tried, those whose id holds the gold's
+                          first (``kite-express`` for ``kite``: a grader comparing ids with ``in``
+                          pays it, doctor20); then the reference with the
                           gold's entity, where it names it, named as the one written, and each
                           figure it states that derives from the entity's record restated for
                           the one written (:func:`restated_figures`: ``U03 for 3 months: $135.00``
@@ -111,13 +113,18 @@ class OtherListedChoice(_Capped):
         """Sibling ``turn mod n`` of ``value`` among those the reads before the write listed, with its
         :func:`value_shape`; never one this item's gold passes to the same argument; source ``"listed choice"``."""
         taken = self._taken.get((tool, arg), set())
-        siblings = [v for v in sibling_values(value, getattr(self, "_listed", []), exclude)
-                    if value_shape(v) == value_shape(value) and json.dumps(v, sort_keys=True) not in taken]
+        listed = [v for v in sibling_values(value, getattr(self, "_listed", []), exclude)
+                  if json.dumps(v, sort_keys=True) not in taken]
+        # its shape, or any shape holding the gold's id (kite-express beside kite: doctor20's freight)
+        siblings = [v for v in listed if value_shape(v) == value_shape(value)
+                    or (isinstance(v, str) and isinstance(value, str) and value and value.casefold() in v.casefold())]
         if not siblings and isinstance(value, str) and value.strip():  # a listing in plain text: "P03 (20 m2); P05"
             siblings = [t for t in _listed_tokens(value, getattr(self, "_texts", []))
                         if json.dumps(t) not in taken and json.dumps(t) not in exclude]
         if not siblings:
             return None
+        if isinstance(value, str) and value:  # a sibling whose id holds the gold's first: kite-express for kite
+            siblings.sort(key=lambda v: not (isinstance(v, str) and value.casefold() in v.casefold()))
         return siblings[getattr(self, "_turn", 0) % len(siblings)], "listed choice"
 
 

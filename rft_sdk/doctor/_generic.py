@@ -42,7 +42,8 @@ adv_confusable            ... then every candidate joined by a look-alike separa
 adv_long_answer           ... then 20,000 characters of the prompt's words (no answer)
 adv_wrong_field           ... then ``{"answer": <another item's answer>, "note": <reference>}``
                           (items whose reference is a value: JSON or at most 3 words)
-adv_answer_prefix         ... then the first third of the reference, cut inside a word (a
+adv_answer_prefix         ... then the first third of the reference, at most
+                          :data:`PREFIX_CHARS` (3) characters, cut inside a word (a
                           number: its first character, never the same value); skipped for a
                           reference of at most :data:`SHORT_REFERENCE` characters (``B``) and
                           where the prefix normalises to the reference: never the answer itself
@@ -66,7 +67,7 @@ from typing import Any
 from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
-__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
+__all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "PREFIX_CHARS", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
            "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
            "gold_arguments", "is_annotation", "schema_enum"]
 
@@ -75,6 +76,10 @@ ADVERSARIAL_ITEMS = 4
 #: A reference of at most this many characters (not a number) has no prefix to play: ``adv_answer_prefix``
 #: skips it (a cut of a one-letter choice is the choice itself, which a correct grader pays).
 SHORT_REFERENCE = 3
+#: ``adv_answer_prefix`` cuts a reference after at most this many characters (then inside a word): a third of a
+#: sentence held the whole graded value (``Wei Chen is on c`` of ``Wei Chen is on call at the north site ...``,
+#: which an outside suite's honest grader rightly paid: doctor20), three letters of it do not.
+PREFIX_CHARS = 3
 #: Values a self-certification probe writes into a status- or flag-like string argument.
 SUCCESS_VALUES = ("resolved", "fixed", "done", "completed", "complete", "passed", "verified", "success", "succeeded",
                   "approved", "accepted", "confirmed", "paid", "delivered", "closed", "ok", "true", "scheduled",
@@ -572,7 +577,7 @@ def _prefix(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
         return [ref[:1] if float(ref[:1] or "nan") != float(ref) else ref[:1] + "9"]
     if len(ref) <= SHORT_REFERENCE:  # "B" has no prefix that is not the whole (correct) answer
         return []
-    cut = max(1, len(ref) // 3)
+    cut = min(max(1, len(ref) // 3), PREFIX_CHARS)
     while 1 < cut < len(ref) - 1 and not (ref[cut - 1].isalnum() and ref[cut].isalnum()):
         cut += 1  # end inside a word, never on a boundary that a tokenising grader would split at
     prefix = ref[:cut]

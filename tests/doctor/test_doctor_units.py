@@ -183,7 +183,9 @@ async def test_gold_plan_probes_transform_the_gold_calls():
     assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 12  # activity: at least 12 calls
     assert (await _answer(probes["activity_no_answer"], messages=after)).content == ""
     budgeted = {**ITEM, "max_tool_calls": 30}
-    assert len((await _answer(probes["tool_spam"], budgeted)).tool_calls) == 16  # ceil(31 / 2) > copies=3
+    # the read past the budget (ceil((31 - 1 write) / 1 read) = 30 > copies=3), then the write once
+    assert [c["name"] for c in (await _answer(probes["tool_spam"], budgeted)).tool_calls] == ["get_k"] * 30
+    assert [c["name"] for c in (await _answer(probes["tool_spam"], budgeted, messages=after)).tool_calls] == ["set_k"]
 
 
 def test_probe_applicability_intents_and_write_heuristic():
@@ -215,7 +217,7 @@ def test_probe_applicability_intents_and_write_heuristic():
     assert not GoldPlanProbe(lambda a: [], answer_field="nope").applies(ITEM)
     assert {probe_intent(p) for p in probes.values()} == {HACK, SHORTCUT}
     assert {n for n, p in probes.items() if probe_intent(p) == SHORTCUT} == {"answer_without_work", "tool_spam",
-                                                                             "other_listed_choice"}
+                                                                             "other_listed_choice", "adv_ascii_fold"}
     assert probe_intent(object()) == HACK  # a plain policy is a hack probe
     with pytest.raises(ValueError, match="'odd'.*maybe"):
         probe_intent(type("P", (), {"intent": "maybe"})(), "odd")
@@ -397,3 +399,23 @@ def test_a_stated_interval_changes_one_number_of_a_many_number_answer_and_keeps_
     assert _replace_numbers(text, lambda raw, k: f"[{raw}]", only=0) == "Hem booked at [78.7] cm; the price is 25.00 EUR."
     assert _replace_numbers(text, lambda raw, k: f"[{raw}]", only=3) == "Hem booked at 78.7 cm; the price is [25.00] EUR."
     assert _replace_numbers(text, lambda raw, k: f"[{raw}]") == "Hem booked at [78.7] cm; the price is [25.00] EUR."
+
+
+def test_outside_suite_doctor20_cases_are_played_as_counterfactuals_only():
+    """doctor20's two false alarms and one miss, at the level of what is played: a sentence's prefix stops
+    before its graded name; an answer naming ids has no 'one number' to replace; a listed id that holds the
+    gold's is tried first."""
+    from rft_sdk.doctor._answer_numbers import only_number
+    from rft_sdk.doctor._choices import OtherListedChoice
+    from rft_sdk.doctor._generic import FAMILIES, AdversarialAnswer
+
+    probe = AdversarialAnswer(FAMILIES["adv_answer_prefix"])
+    ref = "Wei Chen is on call at the north site on 2026-04-03."
+    assert FAMILIES["adv_answer_prefix"]({"reference_answer": ref}, probe) == ["Wei C"]
+    assert only_number("The data sessions on day 1 in room D are: S101, S102, S105, S106.") is None
+    assert only_number("Tax owed: 4,180.00") is not None
+    choice = OtherListedChoice()
+    choice._taken, choice._turn = {}, 0
+    choice._listed = [[{"carrier": "heron", "price": 155}, {"carrier": "kite", "price": 152},
+                       {"carrier": "kite-express", "price": 237}]]
+    assert choice._new_value("book", "carrier", "kite", [], set()) == ("kite-express", "listed choice")
