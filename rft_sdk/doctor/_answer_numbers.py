@@ -68,10 +68,11 @@ _IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*[^\W\d_])(?=[\w-]*\d)[\w-]+")
 
 def only_number(answer: Any) -> re.Match[str] | None:
     """The one number of a text answer (:data:`NUMBER`), or ``None`` for a JSON answer, a text with none or
-    several, or one that also names an identifier with digits (:data:`_IDENTIFIER`: ``S101``): there the ids
-    may be what is graded and the number a detail beside them (``The data sessions on day 1 in room D are:
-    S101, S102``, whose honest grader reads the ids and rightly paid ``day expected``: doctor20)."""
-    if not isinstance(answer, str) or answer_object(answer) is not None or _IDENTIFIER.search(answer):
+    several, or one that also names two or more identifiers with digits (:data:`_IDENTIFIER`: a list of
+    ``S101, S102``): there the ids are what is graded and the number a detail beside them (``The data sessions
+    on day 1 in room D are: S101, S102, S105, S106``, whose honest grader reads the ids and rightly paid ``day
+    expected``: doctor20). One name beside the number (``Set a10 to 730.``) leaves the number the outcome."""
+    if not isinstance(answer, str) or answer_object(answer) is not None or len(_IDENTIFIER.findall(answer)) >= 2:
         return None
     found = list(NUMBER.finditer(answer))
     return found[0] if len(found) == 1 else None

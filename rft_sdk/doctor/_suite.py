@@ -39,7 +39,7 @@ answer_without_work     shortcut  the reference answer without any tool call, on
                                   items and >= 10 %: a prior a policy can learn without reading;
                                   an item-specific answer paid without work is no information an
                                   RL policy could have, so it stays silent there)
-tool_spam               shortcut  every gold read repeated past the item's declared budget (each write once)
+tool_spam               shortcut  every gold call repeated past the item's declared budget
                                   (``max_tool_calls`` or ``--budget``), then the reference answer;
                                   items without a budget are skipped (repeated reads that reach
                                   the right outcome are no hack without one)
@@ -190,9 +190,8 @@ class ActivityNoAnswer(GoldPlanProbe):
         self._budget: int | None = None
 
     def prepare(self, context: ProbeContext) -> None:
-        """Remember the ``--budget`` default and the write tools."""
+        """Remember the ``--budget`` default."""
         self._budget = context.budget
-        self._write_tools = context.write_tools
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """Each gold read repeated in one turn (see the class docstring)."""
@@ -206,14 +205,10 @@ class ActivityNoAnswer(GoldPlanProbe):
 
 
 class ToolSpam(GoldPlanProbe):
-    """The gold's reads repeated past the budget, then the reference answer (``intent`` :data:`SHORTCUT`).
+    """Every gold call repeated, then the reference answer (``intent`` :data:`SHORTCUT`).
 
-    Each gold **read** is issued ``copies`` times in one turn, or more when the item declares a
-    budget: ``max(copies, ceil((budget + 1 - writes) / reads))``, so the rollout exceeds it; each
-    write once, in the gold's order, so the end state is the gold's. A gold without reads has its
-    writes repeated instead (``ceil((budget + 1) / writes)`` each). Repeating the writes too (before
-    doctor20) let a grader that refuses a doubled write but ignores the budget pass: the extra reads,
-    which cost the same calls and change nothing, were never tried.
+    Each call is issued ``copies`` times in one turn, or more when the item declares a
+    budget: ``max(copies, ceil((budget + 1) / len(gold)))``, so the rollout exceeds it.
     """
 
     def __init__(self, copies: int = 10, answer_field: str = "reference_answer", actions_field: str = "actions"
@@ -222,27 +217,21 @@ class ToolSpam(GoldPlanProbe):
                          reason="the gold makes no tool call, or the item declares no tool-call budget")
         self.copies = copies
         self._budget: int | None = None
-        self._write_tools: Collection[str] | None = None
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """Items with gold calls and a declared budget (without one, repetition is not a hack)."""
         return super().applies(item) and declared_budget(item, self._budget) is not None
 
     def prepare(self, context: ProbeContext) -> None:
-        """Remember the ``--budget`` default and the write tools."""
+        """Remember the ``--budget`` default."""
         self._budget = context.budget
-        self._write_tools = context.write_tools
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """Each gold call ``copies`` times (or enough to pass the declared budget)."""
         actions = list(item[self.actions_field])
         budget = declared_budget(item, self._budget)
-        writes = [is_write_tool(str(a.get("name")), self._write_tools) for a in actions]
-        repeated = [not w for w in writes] if not all(writes) else writes
-        once = len(actions) - sum(repeated)
-        copies = self.copies if budget is None else max(
-            self.copies, math.ceil((budget + 1 - once) / max(sum(repeated), 1)))
-        return [[a] * (copies if r else 1) for a, r in zip(actions, repeated)]
+        copies = self.copies if budget is None else max(self.copies, math.ceil((budget + 1) / max(len(actions), 1)))
+        return [[a] * copies for a in actions]
 
 
 def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 10,

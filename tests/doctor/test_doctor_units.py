@@ -183,9 +183,7 @@ async def test_gold_plan_probes_transform_the_gold_calls():
     assert [c["name"] for c in activity.tool_calls] == ["get_k"] * 12  # activity: at least 12 calls
     assert (await _answer(probes["activity_no_answer"], messages=after)).content == ""
     budgeted = {**ITEM, "max_tool_calls": 30}
-    # the read past the budget (ceil((31 - 1 write) / 1 read) = 30 > copies=3), then the write once
-    assert [c["name"] for c in (await _answer(probes["tool_spam"], budgeted)).tool_calls] == ["get_k"] * 30
-    assert [c["name"] for c in (await _answer(probes["tool_spam"], budgeted, messages=after)).tool_calls] == ["set_k"]
+    assert len((await _answer(probes["tool_spam"], budgeted)).tool_calls) == 16  # ceil(31 / 2) > copies=3
 
 
 def test_probe_applicability_intents_and_write_heuristic():
