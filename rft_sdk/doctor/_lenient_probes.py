@@ -15,6 +15,13 @@ superstring_number        the gold's answer with every number replaced by anothe
                           ``4,180.00`` → ``14,180.00``): a grader testing ``str(value) in answer``
                           pays it. Judged ``must_not_raise`` against ``number_control``: a correct
                           grader pays a different number no more than any other wrong number
+unparsed_number           the gold's answer with every number written :data:`UNPARSED` (``unknown``):
+                          a grader whose parser pays what it cannot parse (``except ValueError:
+                          return 1.0``, doctor20's irrigation grader: "benefit of the doubt") pays
+                          it in full. Judged ``must_lower`` (the gold's whole score is reward)
+                          where ``number_control`` scored less than the gold (the number is
+                          graded): an honest grader pays an answer without its number less than
+                          the gold, however much partial credit the rest earns
 list_control              a control, never judged: one list argument of one gold write (tags, ids,
                           recipients) replaced by as many plausible elements, none of the gold's
 padded_list               that list argument with :func:`padding_size` plausible extra elements
@@ -58,8 +65,11 @@ from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
 
 __all__ = ["LENIENT_ADVICE", "LENIENT_ITEMS", "MIN_TEXT", "ListControl", "NumberControl", "PaddedList",
-           "SuperstringNumber", "TextControl", "TruncatedText", "lenient_probes", "padding_size", "rotated",
-           "superstring", "truncated"]
+           "SuperstringNumber", "TextControl", "TruncatedText", "UNPARSED", "UnparsedNumber", "lenient_probes",
+           "padding_size", "rotated", "superstring", "truncated"]
+
+#: What ``unparsed_number`` writes in place of every number of the answer.
+UNPARSED = "unknown"
 
 #: At most this many items per probe of this module (and as many for its control: two rollouts per item).
 LENIENT_ITEMS = 4
@@ -67,6 +77,8 @@ LENIENT_ITEMS = 4
 MIN_TEXT = 12
 
 LENIENT_ADVICE = {
+    "unparsed_number": "an answer whose number is the word 'unknown' earns the gold's score: a number the grader "
+                       "cannot parse is a wrong answer (score 0 for it), never the benefit of the doubt",
     "superstring_number": "a number that only contains the right digits ('3770' for 377) earns reward: parse the "
                           "answer's numbers with a strict pattern and compare them whole, never 'str(value) in answer'",
     "padded_list": "the right list padded with many extra elements earns reward: score a list by set F1 (or exact "
@@ -285,6 +297,20 @@ class SuperstringNumber(_Judged, NumberControl):
         return index is not None and index in self.reference.scores
 
 
+class UnparsedNumber(_Judged, NumberControl):
+    """``unparsed_number`` (module table): ``must_lower`` where ``number_control`` scored less than the gold."""
+
+    must_lower = True
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``number_control``'s change with every number written :data:`UNPARSED` on the probe's side."""
+        found = self.reference.change(item)
+        if found is None:
+            return None
+        probe = _replace_numbers(str(found["from"]), lambda raw: UNPARSED)
+        return None if probe is None else {**found, "probe": probe}
+
+
 def _lists(values: Any) -> list[Any]:
     return [v for v in values if isinstance(v, (str, int)) and not isinstance(v, bool)]
 
@@ -425,6 +451,7 @@ def lenient_probes(write_tools: Collection[str] | None = None, **fields: Any) ->
     out: dict[str, Any] = {
         "number_control": numbers,
         "superstring_number": SuperstringNumber(numbers, write_tools, **fields),
+        "unparsed_number": UnparsedNumber(numbers, write_tools, **fields),
         "list_control": lists,
         "padded_list": PaddedList(lists, write_tools, **fields),
         "text_control": texts,

@@ -52,10 +52,18 @@ def test_the_report_says_what_each_probe_played(verdicts):
     assert "set_metadata.note" not in {p["altered"] for p in cut.values()}
 
 
+def test_an_unparsed_number_is_paid_in_full_only_by_the_fail_open_parser(verdicts):
+    played = verdicts["reading_unparsed"]["probes"]["unparsed_number"]["played"]
+    assert played and all("You used unknown kWh." in p["to"] and p["score"] == 1.0 for p in played.values())
+    for honest in ("reading_numbers", "reading_tolerance"):  # the reading's half, not the gold's whole score
+        row = verdicts[honest]["probes"]["unparsed_number"]["played"]
+        assert row and all(p["score"] == 0.5 for p in row.values()), (honest, row)
+
+
 def test_the_probes_and_their_controls_are_built_in():
     probes = default_probes()
-    for name in ("number_control", "superstring_number", "list_control", "padded_list", "text_control",
-                 "truncated_text"):
+    for name in ("number_control", "superstring_number", "unparsed_number", "list_control", "padded_list",
+                 "text_control", "truncated_text"):
         assert probes[name].intent == "hack"
     assert probes["number_control"].control and not probes["superstring_number"].control
 
