@@ -165,10 +165,12 @@ def test_make_doctor_passes_all_four_principles(tmp_path):
     assert all(r["verdict"] == "pass" for r in ran.values()) and len(ran) >= 16
     # what is left is honest partial credit: the end state right and a fact missing earns half the gold,
     # never more (an adversarial answer after the gold's reads states no fact)
-    assert all(score <= 0.5 for n, r in ran.items() if not n.startswith("written_")
+    assert all(score <= 0.5 for n, r in ran.items() if not n.startswith("written_") and n != "unparsed_number"
                for score in r["rewarded"].values()), {n: r["rewarded"] for n, r in ran.items() if r["rewarded"]}
-    # the written_* answers keep every fact but the figures (3 of 4 facts right earn 0.75), and a figure left
-    # out earns the same (written_number_omitted): no more than half-way from it to the gold
+    # the written_* answers and unparsed_number keep every fact but the figures (3 of 4 facts right earn 0.75),
+    # and a figure left out earns the same (written_number_omitted): no more than half-way from it to the gold,
+    # and below the gold's whole score (unparsed_number's line)
+    assert all(score < 1.0 for score in ran["unparsed_number"]["rewarded"].values())
     assert ran["written_special_number"]["rollouts"] > 0
     assert rows["read_only"]["skipped_items"] == len(NO_CHANGE)  # items 2, 22, 24, 25 need no write
     # items 2 and 24 share their answer (a prior a policy can learn): the shortcut applies there only; items
