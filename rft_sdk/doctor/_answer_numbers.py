@@ -83,9 +83,9 @@ def _value(match: re.Match[str]) -> float:
 
 
 def styled(value: float, like: re.Match[str]) -> str:
-    """``value`` written as the reference's number ``like`` is: its decimals (more when needed, at most 6) and
-    thousands separators when it has them."""
-    decimals = len(like.group(1) or "")
+    """``value`` written as the reference's number ``like`` (a match of any number pattern) is: its decimals
+    (more when needed, at most 6) and thousands separators when it has them."""
+    decimals = len(like.group().partition(".")[2])
     while decimals < 6 and abs(round(value, decimals) - value) > 1e-9:
         decimals += 1
     return f"{value:,.{decimals}f}" if "," in like.group() else f"{value:.{decimals}f}"

@@ -43,9 +43,10 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._answer_numbers import styled
 from ._answers import prompt_texts
 from ._dataset_probes import AlteredWrites, value_shape
-from ._near_probes import _decimals, _format_like, value_numbers
+from ._near_probes import value_numbers
 from ._probes import SHORTCUT
 from ._scope import _json_values, sibling_values
 from ._value_probes import _Capped
@@ -189,10 +190,7 @@ def restated_figures(text: str, record: Mapping[str, Any], other: Mapping[str, A
             new = next((float(other[k]) * f for k in fields for f in factors
                         if f not in (0.0, 1.0) and _close(x, float(record[k]) * f)), None)
         if new is not None:
-            decimals = _decimals(raw)
-            while decimals < 6 and abs(round(new, decimals) - new) > 1e-9:
-                decimals += 1  # 45 → 55.5, not 56
-            out += [text[last:m.start()], _format_like(raw, new, decimals)]
+            out += [text[last:m.start()], styled(new, m)]  # 45 → 55.5, not 56
             last = m.end()
     return "".join([*out, text[last:]])
 
