@@ -292,6 +292,10 @@ class RolloutDatabase(abc.ABC):
     #: admissions that many threads of their own, so that a batch of new rollouts waiting for a clone
     #: never takes the threads the calls already admitted need to finish (tool, stage, commit).
     admission_threads: int | None = None
+    #: Seconds a sync tool may spend off the CPU (blocked on I/O, a lock, a sleep) in the shared admission hop
+    #: before its later calls run on threads of their own (``rft_sdk._db._call``; ``None``: only
+    #: ``SHARED_HOP_S`` of wall time counts). Set where that hop is a single thread (SQLite).
+    shared_hop_wait_s: float | None = None
 
     def __init__(self, *, name: str = "rft", max_live: int = 1024, ttl_s: float = 3600.0, pool_size: int = 0,
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0,

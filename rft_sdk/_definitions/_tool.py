@@ -135,12 +135,16 @@ class ToolRuntime:
         calls, changing_calls: successful calls served, and those that changed the
             rollout state or database (``ToolDefinition.learned_writes``).
         own_threads: a sync tool ran longer than ``rft_sdk._db._call.SHARED_HOP_S`` in the rollout
-            database's admission threads (where a sync tool runs in the thread that opened its database):
-            its later calls run on its own threads (logged once).
+            database's admission threads (where a sync tool runs in the thread that opened its database),
+            or waited there off the CPU past ``RolloutDatabase.shared_hop_wait_s`` in
+            ``rft_sdk._server._calls.SHARED_HOP_WAITS`` calls in a row: its later calls run on its own
+            threads (logged once).
+        hop_waits: calls in a row that waited past that bound.
     """
 
     moved_to_thread: bool = False
     own_threads: bool = False
+    hop_waits: int = 0
     guard: LoopGuard = dataclasses.field(default_factory=LoopGuard)
     calls: int = 0
     changing_calls: int = 0

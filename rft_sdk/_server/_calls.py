@@ -209,7 +209,8 @@ async def execute_tool_call(definition: ToolDefinition, request: ToolCallRequest
         if graded:  # exactly-once ends at the grade, never after
             raise EndpointError(409, "already_graded", f"rollout {trace_id} was already graded: a tool call "
                                 "after its grade is refused (not run, not recorded)", counter="late_calls")
-        call = _ToolCall(definition, request, store, outcome, response_limit, stored, sent, adopt)
+        call = _ToolCall(definition, request, store, outcome, response_limit, stored, sent, adopt,
+                         hop_wait_s=db.shared_hop_wait_s if db is not None else None)
         if db is None:
             await call.run(None, None)
             await call.finish(None)
@@ -225,9 +226,10 @@ class _ToolCall:
 
     def __init__(self, definition: ToolDefinition, request: ToolCallRequest, store: RolloutStore,
                  outcome: CallOutcome, response_limit: int, stored: StoredRollout, sent: SentItem | None,
-                 adopt: bytes | None) -> None:
+                 adopt: bytes | None, *, hop_wait_s: float | None = None) -> None:
         self.definition, self.request, self.store, self.outcome = definition, request, store, outcome
         self.response_limit, self.stored, self.sent, self.adopt = response_limit, stored, sent, adopt
+        self.hop_wait_s = hop_wait_s  # the database's RolloutDatabase.shared_hop_wait_s
         self.started_at, self.t0 = time.time(), time.perf_counter()
         self.arguments: dict[str, Any] = {"_raw": request.arguments}
         self.output: str | None = None
@@ -290,11 +292,12 @@ class _ToolCall:
             if replay is not None:
                 self._replay(rollout, replay)
                 return None
-            before, t0 = _changes(connection), time.perf_counter()
+            before, t0, c0 = _changes(connection), time.perf_counter(), time.thread_time()
             try:
                 output = run_tool_sync(self.definition, self.arguments, rollout)
             finally:
-                _held_shared_hop(self.definition, time.perf_counter() - t0)
+                wall = time.perf_counter() - t0
+                _held_shared_hop(self.definition, wall, wall - (time.thread_time() - c0), self.hop_wait_s)
             return self._ran(rollout, output, before is not None and _changes(connection) != before)
         except EndpointError as exc:
             self._refused(exc)
@@ -549,15 +552,36 @@ def run_tool_sync(definition: ToolDefinition, arguments: dict[str, Any], rollout
         raise _tool_failed(definition, rollout.call_id, exc)  # noqa: B904 - its cause is set
 
 
-def _held_shared_hop(definition: ToolDefinition, seconds: float) -> None:
-    """A tool that ran ``seconds`` in the database's shared hop past ``SHARED_HOP_S`` gets threads of its own
-    from its next call on (``rft_sdk._db._call``), said once. On PostgreSQL the hop already runs on the tool's
-    threads: such a tool then takes the general path (a hop each for the open, the tool and the stage, which
-    cost little next to a call that long)."""
-    if seconds > SHARED_HOP_S and not definition.runtime.own_threads:
-        definition.runtime.own_threads = True
-        logger.info("tool %s ran %.3f s in the worker-thread hop that opens its rollout database (over %g s): "
-                    "its later calls run on threads of its own", definition.name, seconds, SHARED_HOP_S)
+#: Calls in a row that must wait past ``RolloutDatabase.shared_hop_wait_s`` before a tool leaves the shared hop:
+#: a tool that waits on I/O does on every call, a busy machine that kept a thread off the CPU once does not.
+SHARED_HOP_WAITS = 3
+
+
+def _held_shared_hop(definition: ToolDefinition, seconds: float, waited: float, wait_bound: float | None) -> None:
+    """A tool that ran ``seconds`` in the database's shared hop past ``SHARED_HOP_S``, or that spent more than
+    ``wait_bound`` of them off the CPU in :data:`SHARED_HOP_WAITS` calls in a row (``waited``: wall time less
+    the thread's CPU time: blocked on I/O, a lock or a sleep; ``RolloutDatabase.shared_hop_wait_s``, ``None``:
+    not checked), gets threads of its own from its next call on (``rft_sdk._db._call``), said once. SQLite's
+    shared hop is one thread: a tool that waits there holds every other rollout's call behind it. On
+    PostgreSQL the hop already runs on the tool's threads: such a tool then takes the general path (a hop
+    each for the open, the tool and the stage, which cost little next to a call that long)."""
+    runtime = definition.runtime
+    if runtime.own_threads:
+        return
+    if seconds > SHARED_HOP_S:
+        why = f"ran {seconds:.3f} s (over {SHARED_HOP_S:g} s)"
+    elif wait_bound is not None and waited > wait_bound:
+        runtime.hop_waits += 1
+        if runtime.hop_waits < SHARED_HOP_WAITS:
+            return
+        why = (f"waited {waited * 1e3:.1f} ms off the CPU (over {wait_bound * 1e3:g} ms, {SHARED_HOP_WAITS} calls "
+               "in a row)")
+    else:
+        runtime.hop_waits = 0
+        return
+    runtime.own_threads = True
+    logger.info("tool %s %s in the worker-thread hop that opens its rollout database: its later calls run on "
+                "threads of its own", definition.name, why)
 
 
 async def _in_tool_thread(definition: ToolDefinition, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None) -> T:

@@ -14,6 +14,7 @@ from db_helpers import TOOLS, Client, end_state, make_db
 from rft_sdk import MemoryStore, Rollout, ToolServer
 from rft_sdk._db import postgres_server
 from rft_sdk._db._call import SHARED_HOP_S
+from rft_sdk._server._calls import SHARED_HOP_WAITS
 from rft_sdk._db._pgserver import find_pg_bindir
 from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
@@ -429,3 +430,36 @@ async def test_a_slow_sync_tool_leaves_the_shared_database_hop_and_keeps_its_con
     assert first.status_code == 200
     assert server.tools["waits"].runtime.own_threads
     assert [r.status_code for r in together] == [200] * 6, [r.text for r in together]
+
+
+async def test_a_sync_tool_waiting_in_the_one_admission_thread_leaves_it_and_a_sql_tool_stays(tmp_path, caplog):
+    """SQLite runs sync tools' calls on one admission thread (issue 40: on 4 threads a first answer cost
+    ~70 % more CPU, handing the GIL around). A tool that waits there off the CPU (a backend's 10 ms, under
+    ``SHARED_HOP_S``) in ``SHARED_HOP_WAITS`` calls in a row would hold every other rollout's call behind it:
+    it gets threads of its own. A tool that only runs SQL stays, its calls in a row and 32 at once."""
+    db = make_db("sqlite", tmp_path=tmp_path)
+    assert db.admission_threads == 1 and db.shared_hop_wait_s is not None
+    server = ToolServer(tools=TOOLS, db=db)
+
+    @server.tool
+    def waits(*, rollout: Rollout) -> str:
+        """Waits on a backend (5 times the bound, under SHARED_HOP_S), then reads the rollout's database."""
+        time.sleep(5 * db.shared_hop_wait_s)
+        return str(rollout.db.execute("SELECT count(*) FROM kv").fetchone()[0])
+
+    assert 5 * db.shared_hop_wait_s < SHARED_HOP_S  # the old rule (wall time past SHARED_HOP_S) never fires
+    caplog.set_level("INFO", logger="rft_sdk")
+    try:
+        with run_server(server) as url:
+            client = Client(url)
+            waited = [await client.call("w", "waits", {}, call_id=f"call_{i}") for i in range(SHARED_HOP_WAITS)]
+            sql = [await client.call("s", "put", {"k": f"k{i}", "v": i}, call_id=f"call_{i}") for i in range(16)]
+            sql += await asyncio.gather(*(client.call(f"b{i}", "put", {"k": "a", "v": i}) for i in range(32)))
+            await client.aclose()
+    finally:
+        db.close()
+        db.drop_all()
+    assert [r.status_code for r in waited + sql] == [200] * (SHARED_HOP_WAITS + 48)
+    assert server.tools["waits"].runtime.own_threads
+    assert "tool waits waited" in caplog.text and f"{SHARED_HOP_WAITS} calls in a row" in caplog.text
+    assert not server.tools["put"].runtime.own_threads
