@@ -422,7 +422,7 @@ async def main(args: argparse.Namespace) -> str:
     flights = args.in_flight or ((16, 64) if args.quick else (16, 64, 256))
     sections = set(args.sections.split(","))
     say(f"# bench_rollout_db  python {platform.python_version()}  {platform.machine()}  cpus={os.cpu_count()}  "
-        f"load={os.getloadavg()[0]:.2f}  quick={args.quick}")
+        f"load={os.getloadavg()[0]:.2f}  quick={args.quick}  loop={type(asyncio.get_running_loop()).__module__.split('.')[0]}")
     with contextlib.ExitStack() as stack:
         pg_url = args.postgres_url or stack.enter_context(postgres_server(durable=True, max_connections=600))
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rft-bench-db-")))
@@ -553,6 +553,9 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, default=1,
                         help="section 4, SQLite: split each burst over this many processes sharing the folder "
                              "(modes cold and ahead)")
+    parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio",
+                        help="the event loop (rft serve's default --loop auto is uvloop when installed; the "
+                             "--workers processes run asyncio)")
     parser.add_argument("--out", type=Path, help="also write the table here")
     parser.add_argument("--baseline", type=Path,
                         help="a checkout of the old code (e.g. main): measure it and this one side by side")
@@ -560,6 +563,12 @@ if __name__ == "__main__":
     ns = parser.parse_args()
     if ns.baseline is not None and not (ns.baseline / "rft_sdk").is_dir():
         parser.error(f"--baseline {ns.baseline}: no rft_sdk package there (give a checkout of the repository)")
-    text = side_by_side(ns) if ns.baseline is not None else asyncio.run(main(ns))
+    if ns.baseline is not None:
+        text = side_by_side(ns)
+    elif ns.loop == "uvloop":
+        import uvloop
+        text = uvloop.run(main(ns))
+    else:
+        text = asyncio.run(main(ns))
     if ns.out:
         ns.out.write_text(text, encoding="utf-8")
