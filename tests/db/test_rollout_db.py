@@ -14,8 +14,8 @@ from db_helpers import TOOLS, Client, end_state, make_db
 from rft_sdk import MemoryStore, Rollout, ToolServer
 from rft_sdk._db import postgres_server
 from rft_sdk._db._call import SHARED_HOP_S
-from rft_sdk._server._calls import SHARED_HOP_WAITS
 from rft_sdk._db._pgserver import find_pg_bindir
+from rft_sdk._server._calls import SHARED_HOP_WAITS
 from rft_sdk.exceptions import RFTError
 from rft_sdk.testing import run_server
 
