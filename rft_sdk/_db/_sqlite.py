@@ -155,11 +155,11 @@ class SQLiteDatabase(RolloutDatabase):
     #: The one-hop calls of sync tools (a new rollout's claim or clone, then the open, the tool and the stage:
     #: ``rft_sdk._db._call``) on one thread of their own: their work (Python, and SQLite statements that
     #: drop the GIL around each step) never waits on another such thread for the GIL, and the calls that
-    #: need the shared threads (a commit that could not run on the loop) get them. Measured at 1,024 rollouts starting together with a
-    #: warm pool on 2 cores (issue 40, docs/database.md): 1.0-1.1 ms of CPU per first answer and p99
-    #: 0.98-1.06 s on one thread, 1.7-1.9 ms and 1.29-1.41 s on 4 (the tool's own time in the hop: p50
-    #: 0.16 ms against 1.4 ms, the rest waiting for the GIL), 1.38 ms on 2. A tool that waits in that
-    #: thread (``shared_hop_wait_s``) leaves it.
+    #: need the shared threads (a commit that could not run on the loop) get them. Measured at 1,024
+    #: rollouts starting together with a warm pool on 2 cores (issue 40; docs/database.md, "one admission
+    #: thread"): CPU per first answer, medians, 0.94-1.04 ms on one thread against 1.21-1.75 ms on 4, p99
+    #: 0.97-1.06 s against 1.05-1.34 s (the tool's own wall time in the hop: p50 0.16 ms against 1.4 ms,
+    #: the rest waiting for the GIL). A tool that waits in that thread (``shared_hop_wait_s``) leaves it.
     admission_threads = 1
     #: A SQLite tool's statements run on the CPU (pages from the OS cache); 2 ms off the CPU is a tool
     #: waiting on something else (measured in the 1,024 batch: the whole tool at most 0.38 ms of wall time).
