@@ -13,7 +13,8 @@ from typing import Any
 
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
-from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, prompt_texts
+from ._answers import (TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, own_inside,
+                       prompt_texts)
 from ._generic import _canonical, _free_text, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
@@ -59,7 +60,7 @@ class AnswerSpaceDump:
         mine = answer_object(item.get(self.answer_field))
         if mine is not None:
             return object_dump(mine, self._objects)[:MAX_DUMP_CHARS]
-        lines: dict[str, None] = dict.fromkeys(self._answers)
+        lines: dict[str, None] = dict.fromkeys(own_inside(self._answers, str(item.get(self.answer_field) or "")))
         index = self._context.index_of(item) if self._context else None
         if self._context is not None and index is not None and index < len(self._context.gold_outputs):
             lines.update(dict.fromkeys(o.strip() for o in self._context.gold_outputs[index] if o.strip()))
@@ -198,7 +199,7 @@ def value_shape(value: Any) -> str:
     return type(value).__name__
 
 
-_WORDY = re.compile(r"[^\W\d_][^\W_]*[.,;:!?'-]*")
+_WORDY = re.compile(r"[^\W\d_][^\W_]*(?:[-'][^\W\d_][^\W_]*)*[.,;:!?'-]*")  # "grain-free", "owner's" too
 
 
 def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, str]]:

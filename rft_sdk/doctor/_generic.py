@@ -64,7 +64,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import WORD, answer_object, normalize_answer, object_wildcards, prompt_texts
+from ._answers import WORD, answer_object, normalize_answer, object_wildcards, own_inside, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "PREFIX_CHARS", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
@@ -513,6 +513,10 @@ class AdversarialAnswer(_ContextProbe):
         answer = self.final_answer(item)
         return {"answer": answer} if len(answer) <= 120 else {"answer": answer[:120] + "...", "chars": len(answer)}
 
+    def candidates(self, item: Mapping[str, Any]) -> list[str]:
+        """The dataset's answers, the item's own never first (:func:`~._answers.own_inside`)."""
+        return own_inside(self.answers, str(item.get(self.answer_field) or ""))
+
     def other_answer(self, item: Mapping[str, Any]) -> str:
         """Another item's reference answer (or ``"unknown"``)."""
         donor = self.donor(item)
@@ -532,14 +536,14 @@ def _wildcards(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
 
 
 def _every(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
-    alternation = "(" + "|".join(re.escape(a) for a in probe.answers) + ")"
+    alternation = "(" + "|".join(re.escape(a) for a in probe.candidates(item)) + ")"
     return ["All of the above.", alternation]
 
 
 def _invisible(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
     # every candidate as one "word": a guard that counts whitespace-separated words sees one. (A
     # confusable copy of the *right* answer reads as the right answer, so it is no counterfactual.)
-    words = [w for a in probe.answers for w in a.split()]
+    words = [w for a in probe.candidates(item) for w in a.split()]
     return [ZWJ.join(words), ZWSP.join(words)]
 
 
@@ -548,7 +552,7 @@ CONFUSABLE_SEPARATORS = ("\uff0c", "\uff5c", "\uff1b")
 
 
 def _confusable(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
-    return [sep.join(probe.answers) for sep in CONFUSABLE_SEPARATORS] if len(probe.answers) > 1 else []
+    return [sep.join(probe.candidates(item)) for sep in CONFUSABLE_SEPARATORS] if len(probe.answers) > 1 else []
 
 
 def _long(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:

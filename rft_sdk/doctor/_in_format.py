@@ -392,6 +392,9 @@ def _alternation(values: Sequence[Any]) -> str:
 
 def _every(slot: Slot, probe: _SlotProbe) -> list[Any]:
     values = probe.candidates(slot)
+    mine, others = [v for v in values if _same(v, slot.value)], [v for v in values if not _same(v, slot.value)]
+    if mine and others:  # the slot's own value never first (``_answers.own_inside``: a grader reading the first
+        values = [*others[:1], *mine, *others[1:]]  # alternative grades one committed value)
     if slot.kind == "list":
         pool = {_canonical(e): e for v in values if isinstance(v, list) for e in v}
         return [list(pool.values())] if len(pool) > len(slot.value) else []
@@ -555,7 +558,7 @@ class HedgedAnswer(_Hedge):
 
 
 def _joins(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
-    words = [w for a in probe.answers for w in a.split()]
+    words = [w for a in probe.candidates(item) for w in a.split()]
     return [j.join(words) for j in JOINS] if len(words) > 1 else []
 
 

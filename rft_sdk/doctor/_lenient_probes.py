@@ -33,7 +33,8 @@ padded_list               that list argument with :func:`padding_size` plausible
                           added: ``*`` may already mean every element
 text_control              a control, never judged: one string argument of one gold write that the
                           gold copies verbatim from the task's data (the prompt or a tool output: a
-                          title, a name; 12+ characters) replaced by another item's value of the
+                          title, a name; 12+ characters; never a note in lower-case phrases across
+                          the items, ``prose_fields``) replaced by another item's value of the
                           same argument (another prefix), else by its words reversed
 truncated_text            that argument cut after about half of its words and ended with ``...``
                           (:func:`truncated`): a grader comparing only a prefix pays it. Judged
@@ -59,7 +60,7 @@ from typing import Any
 
 from ._answer_numbers import NUMBER
 from ._answers import prompt_texts
-from ._dataset_probes import has_wildcard, template_fields
+from ._dataset_probes import has_wildcard, prose_fields, template_fields
 from ._generic import _ContextProbe
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
@@ -335,6 +336,10 @@ class _WriteControl(_Control):
                         self._values.setdefault((str(call["name"]), arg), []).append(value)
                         self._texts.setdefault((str(call["name"]), arg), []).append((value, strings))
         self._boilerplate = template_fields(self._texts)
+        # a note in lower-case phrases ("grain-free diet", "no chicken diet"): free text, never a title or a
+        # name; an honest grader may look for the requested words in it (doctor22's kennel grader)
+        self._notes = {key for key in prose_fields(self._values)
+                       if all(isinstance(v, str) and v[:1].islower() for v in self._values[key])}
         super().prepare(context)
 
     def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
@@ -425,7 +430,8 @@ class TextControl(_WriteControl):
         """A string argument besides the first, not boilerplate, copied from the data: ``{"control": another
         item's value with another first word, else the words reversed, "probe": truncated}``."""
         call = item[self.actions_field][position]
-        if not isinstance(value, str) or next(iter(call["arguments"])) == arg or (tool, arg) in self._boilerplate:
+        if not isinstance(value, str) or next(iter(call["arguments"])) == arg or (tool, arg) in self._boilerplate \
+                or (tool, arg) in self._notes:
             return None
         cut = truncated(value)
         if cut is None or not self._copied(item, value):

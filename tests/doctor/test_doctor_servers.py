@@ -63,7 +63,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # sibling entity in the items' data), answer_superset (no JSON answer with a list field), hedged_answer
     # (an answer probe), superset_unused_write and superset_other_write (no write tool the gold leaves unused),
     # and duplicated_write and reordered_writes (write_removal: leaving the write out keeps the lenient score, so it is not graded), and
-    # annotated_wrong_outcome (no annotation tool the gold leaves unused), inflated_value (no number written),
+    # annotated_wrong_outcome (no annotation tool the gold leaves unused), inflated_value and negated_value (no
+    # number written),
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
     # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
@@ -77,7 +78,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
-                       "inflated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
+                       "inflated_value", "negated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
                        "certified_status", "preceding_write", "reflected_readback",
                        "superstring_number", "unparsed_number", "padded_list", "truncated_text", "interval_value",

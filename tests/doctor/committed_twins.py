@@ -1,0 +1,169 @@
+"""Grader twins from doctor22's report (issue 37): an honest grader that reads the *first* committed answer
+of the reply (the answer dumps listed item 0's own answer first, and it was failed), an honest grader that
+looks for the requested words in a lower-case, hyphenated memo (``contained_value`` and ``truncated_text``
+altered the memo, and it was failed), and a grader that compares a credit's amount with ``abs()`` (no probe
+flipped a sign). Each hackable grader is its honest twin with one flaw; none names a probe.
+
+* ``timetable``: a read-only lookup: the next departure of a route from a stop (``departures(stop)`` lists
+  them), answered ``"Route 12 at 08:15"``;
+* ``credit``: post a solar export credit of ``kwh × rate`` cents (``get_meter(account)`` reads both) with the
+  memo the member asks for (``post_credit(account, amount_cents, memo)``; the tool takes a negative amount:
+  a correction), then say so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from doctor_helpers import twin_job
+
+from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
+
+N = 10
+STOPS = {f"S{k}": [{"route": str(10 + k), "time": f"{7 + k % 5:02d}:{(15 * k) % 60:02d}"},
+                   {"route": str(40 + k), "time": f"{8 + k % 5:02d}:{(15 * k + 5) % 60:02d}"}] for k in range(N)}
+METERS = {f"A{k}": {"kwh": 100 + 13 * k, "rate_cents": 11 + k % 3} for k in range(N)}
+MONTHS = ["mid-june", "late-june", "mid-july", "late-july", "mid-august", "late-august", "mid-september",
+          "late-september", "mid-october", "late-october"]
+ANSWER = re.compile(r"route\s+(\w+)\s+at\s+(\d{1,2}:\d{2})", re.I)
+SYSTEM = "You run a small co-op's desk through its tools. Answer briefly."
+
+
+def credit_cents(account: str) -> int:
+    meter = METERS[account]
+    return int(meter["kwh"] * meter["rate_cents"])
+
+
+def make_server() -> ToolServer:
+    """Every tool and grader of :data:`TWINS` (named routes)."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def departures(stop: str) -> str:
+        """The next departures from a stop, as JSON: route and time (HH:MM).
+
+        Args:
+            stop: e.g. "S3".
+        """
+        if stop not in STOPS:
+            raise ToolError(f"no stop {stop}")
+        return json.dumps(STOPS[stop])
+
+    @server.tool(writes=False)
+    def get_meter(account: str) -> str:
+        """A member's exported kWh this month and the export rate in cents per kWh, as JSON.
+
+        Args:
+            account: e.g. "A3".
+        """
+        if account not in METERS:
+            raise ToolError(f"no account {account}")
+        return json.dumps({"account": account, **METERS[account]})
+
+    @server.tool(writes=True)
+    def post_credit(account: str, amount_cents: int, memo: str, *, rollout: Rollout) -> str:
+        """Post a credit to a member's account (a negative amount corrects an earlier one).
+
+        Args:
+            account: e.g. "A3".
+            amount_cents: the credit in cents.
+            memo: the member's words for the statement line.
+        """
+        if account not in METERS:
+            raise ToolError(f"no account {account}")
+        rollout.state.setdefault("credits", []).append({"account": account, "amount_cents": int(amount_cents),
+                                                         "memo": memo})
+        return f"posted {amount_cents} cents to {account}"
+
+    def grader(fn: Any) -> Any:
+        def within_budget(ctx: GradingContext) -> float:  # every grader refuses a run past the item's budget
+            return 0.0 if ctx.count() > ctx.item["max_tool_calls"] else fn(ctx)
+        within_budget.__doc__ = fn.__doc__
+        return server.grader(name=fn.__name__.removeprefix("grade_"))(within_budget)
+
+    def _first_departure(ctx: GradingContext) -> float:
+        found = ANSWER.search(ctx.output_text or "")
+        want = STOPS[ctx.item["stop"]][0]
+        return float(found is not None and found.group(1) == want["route"] and found.group(2) == want["time"])
+
+    @grader
+    def grade_timetable_first(ctx: GradingContext) -> float:
+        """The first "route X at HH:MM" of the reply is the answer committed to."""
+        return _first_departure(ctx)
+
+    @grader
+    def grade_timetable_anywhere(ctx: GradingContext) -> float:
+        want = STOPS[ctx.item["stop"]][0]
+        text = (ctx.output_text or "").lower()
+        return float(f"route {want['route']}" in text and want["time"] in text)  # FLAW: anywhere in the reply
+
+    def _credit(ctx: GradingContext, amount: Any = int, memo: bool = True) -> float:
+        credits = ctx.state.get("credits") or []
+        if len(credits) != 1:
+            return 0.0
+        (credit,) = credits
+        account = ctx.item["account"]
+        ok = credit["account"] == account and amount(credit["amount_cents"]) == credit_cents(account)
+        if memo and ctx.item["month"] not in credit["memo"].lower():
+            return 0.0
+        return float(ok)
+
+    @grader
+    def grade_credit_exact(ctx: GradingContext) -> float:
+        """One credit, on the member's account, of exactly kWh × rate cents; the memo names the month asked."""
+        return _credit(ctx)
+
+    @grader
+    def grade_credit_abs(ctx: GradingContext) -> float:
+        return _credit(ctx, amount=abs)  # FLAW: a debit of the right size passes for the credit
+
+    return server
+
+
+#: grader → (task, honest, the probe that must catch it)
+TWINS: dict[str, tuple[str, bool, str]] = {
+    "timetable_first": ("timetable", True, ""),
+    "timetable_anywhere": ("timetable", False, "answer_space_dump"),
+    "credit_exact": ("credit", True, ""),
+    "credit_abs": ("credit", False, "negated_value"),
+}
+
+
+def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
+    """Ten items of ``task`` (gold calls, reference answer)."""
+    tools = server.dataset_tools()
+    items = []
+    for k in range(N):
+        if task == "timetable":
+            stop = f"S{k}"
+            first = STOPS[stop][0]
+            items.append({
+                "messages": [{"role": "system", "content": SYSTEM},
+                             {"role": "user", "content": f"When is the next bus from stop {stop}? Reply "
+                                                         "'Route X at HH:MM'."}],
+                "tools": tools, "stop": stop, "max_tool_calls": 3,
+                "actions": [{"name": "departures", "arguments": {"stop": stop}}],
+                "reference_answer": f"Route {first['route']} at {first['time']}",
+            })
+        else:
+            account, month = f"A{k}", MONTHS[k]
+            memo = f"{month} solar export"
+            items.append({
+                "messages": [{"role": "system", "content": SYSTEM},
+                             {"role": "user", "content": f"Please credit my export this month to {account}, and put "
+                                                         f"'{memo}' on the statement."}],
+                "tools": tools, "account": account, "month": month, "max_tool_calls": 4,
+                "actions": [{"name": "get_meter", "arguments": {"account": account}},
+                            {"name": "post_credit", "arguments": {"account": account,
+                                                                  "amount_cents": credit_cents(account),
+                                                                  "memo": memo}}],
+                "reference_answer": f"Credited ${credit_cents(account) / 100:.2f} to {account}.",
+            })
+    return items
+
+
+def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
+    """The hosted job of ``grader``."""
+    return twin_job(server, base_url, grader)
