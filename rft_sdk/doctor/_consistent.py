@@ -11,7 +11,9 @@ probe                     the one change (the rest is the gold: its calls, then 
 consistent_value          one **number** or ISO **date** argument of one gold write (never its
                           target, the first argument) that the reference states, changed, **and the
                           reference with that value replaced by the same new one** (a number
-                          written with the reference's decimals). A number becomes the value
+                          written with the reference's decimals; a whole number of cents the
+                          reference states as dollars, ``1250`` as ``$12.50``, replaced there in
+                          dollars: doctor22's credit grader). A number becomes the value
                           ``altered_writes`` would write (another item's, a sibling, a mutation);
                           a date moves by whole weeks (1 to :data:`WEEKS`, back or forth: the same
                           weekday), within its month where it can (a grader of the month only). The
@@ -56,6 +58,10 @@ CONSISTENT_ADVICE = {
                         "check the written value against the number the reply states, nor a date by its "
                         "weekday or month only",
 }
+
+
+#: The units a written number may be stated in: itself, or cents stated as dollars (``1250`` → ``12.50``).
+_SCALES = (1.0, 0.01)
 
 
 def number_of(value: Any) -> float | None:
@@ -122,9 +128,14 @@ class ConsistentValue(_Capped):
                                 "call": {**option["call"], "arguments": arguments}})
                 continue
             old, new = number_of(option["from"]), number_of(option["to"])
-            if old is not None and new is not None and new != old and _stated(reference, old) \
-                    and not _stated(seen, new):
-                out.append(option)
+            if old is None or new is None or new == old:
+                continue
+            # the reference states the number itself, or a whole number of cents as dollars (doctor22: a credit
+            # written in cents, stated as "$12.50")
+            scale = next((k for k in _SCALES if (k == 1.0 or old.is_integer() and new.is_integer())
+                          and _stated(reference, old * k)), None)
+            if scale is not None and not _stated(seen, new) and not _stated(seen, new * scale):
+                out.append(option if scale == 1.0 else {**option, "scale": scale})
         return out
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
@@ -137,11 +148,12 @@ class ConsistentValue(_Capped):
             return reference.replace(option["from"].strip(), option["to"])
         old, new = number_of(option["from"]), number_of(option["to"])
         assert old is not None and new is not None
+        scale = option.get("scale", 1.0)
         out, last = [], 0
         for m in value_numbers(reference):
             raw = m.group()
-            if math.isclose(float(raw.replace(",", "")), old, rel_tol=1e-9, abs_tol=1e-9):
-                out += [reference[last:m.start()], _format_like(raw, new, _decimals(raw))]
+            if math.isclose(float(raw.replace(",", "")), old * scale, rel_tol=1e-9, abs_tol=1e-9):
+                out += [reference[last:m.start()], _format_like(raw, new * scale, max(_decimals(raw), 2 if scale != 1.0 else 0))]
                 last = m.end()
         return "".join([*out, reference[last:]])
 

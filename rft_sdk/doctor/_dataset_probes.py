@@ -13,8 +13,7 @@ from typing import Any
 
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
-from ._answers import (TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, own_inside,
-                       prompt_texts)
+from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, own_inside, prompt_texts
 from ._generic import _canonical, _free_text, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values

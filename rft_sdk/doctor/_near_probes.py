@@ -41,6 +41,10 @@ adv_fraction              (answer items, as ``adv_near_miss``) the value number'
                           (``$15.33`` → ``$15.63``; :func:`fraction_moved`), only where that move
                           is at least :data:`FRACTION_SHARE` (1 %) of the value: a grader
                           comparing whole units pays it
+adv_near_time             (answer items) the reference's only time of day (``08:15``; not one with
+                          seconds) moved by :data:`NEAR_MINUTES` minutes within its hour (``08:18``):
+                          a grader that accepts a departure or an appointment within a few minutes
+                          pays it (doctor22's timetable grader, 5 minutes either way)
 range_value               one string argument of one gold write (never its target) holding one
                           integer (a port ``"22"``) written as a range that covers it
                           (:func:`covering_range`: ``"0-65535"``): a grader that accepts a range
@@ -70,13 +74,16 @@ from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
 __all__ = ["FRACTION_SHARE", "ComponentValue", "NEAR_ADVICE", "RangeValue", "covering_range", "fraction_moved",
            "last_component", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "ModifierValue", "NeighbourValue",
-           "ReplacedWrite", "near_miss", "near_probes", "scaled", "stripped_modifiers", "value_number",
+           "NEAR_MINUTES", "ReplacedWrite", "near_miss", "near_probes", "near_time", "scaled", "stripped_modifiers",
+           "value_number",
            "value_numbers"]
 
 #: ``adv_near_miss`` moves the value by this share of it (a tolerance meant for cents, written relative, pays).
 NEAR_SHIFT = 0.03
 #: ... and only where the move is at least this many units of the value's last stated digit.
 NEAR_UNITS = 20
+#: ``adv_near_time`` moves the answer's time of day by this many minutes.
+NEAR_MINUTES = 3
 #: ``adv_fraction`` plays only where its move is at least this share of the value (an honest 1 % tolerance
 #: rejects it).
 FRACTION_SHARE = 0.01
@@ -98,6 +105,8 @@ NEAR_ADVICE = {
     "component_value": "a value with its last part changed (19:31 for 19:30, 10.0.0.0/23 for /24, 1.4.4 for "
                        "1.4.3) earns reward: compare every part of a time, amount, version, address or date, "
                        "not only the leading one",
+    "adv_near_time": "a time a few minutes off (08:18 for 08:15) earns reward: compare the hour and the minute "
+                     "the task's data states, with no tolerance a timetable or a booking does not have",
     "adv_fraction": "an amount with its cents changed (15.63 for 15.33) earns reward: compare the whole number "
                     "to its stated precision, never whole units only (int() or floor)",
     "range_value": "a range covering the value (0-65535 for port 22) earns reward: require the single value "
@@ -115,6 +124,8 @@ _MODIFIED_VALUE = re.compile(r"[A-Za-z]{1,3}[+\-]")
 _COMPONENTS = re.compile(r"\d+(?:[:./\-]\d+)+")
 #: A time to the second (``19:30:00``): an honest grader may compare it to the minute.
 _SECONDS = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+#: A time of day to the minute (``8:15``, ``08:15``; not part of ``19:30:00`` or of a longer number group).
+_TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 #: One integer written as a string (``"22"``).
 _INTEGER = re.compile(r"\d+")
 
@@ -177,6 +188,20 @@ def near_miss(reference: str) -> list[str]:
         return []
     moved = _format_like(raw, value * (1 + NEAR_SHIFT), _decimals(raw))
     return [reference[:m.start()] + moved + reference[m.end():]]
+
+
+def near_time(reference: str) -> list[str]:
+    """The reference with its only time of day (:data:`_TIME`) moved :data:`NEAR_MINUTES` minutes later
+    within its hour (earlier where that would leave it), the hour written as it was: ``"Route 12 at 08:15"``
+    → ``"Route 12 at 08:18"``; ``[]`` without exactly one such time (a reference stating several is honest
+    partial credit when one is off)."""
+    times = list(_TIME.finditer(reference))
+    if len(times) != 1:
+        return []
+    m = times[0]
+    minute = int(m.group(2))
+    moved = minute + NEAR_MINUTES if minute + NEAR_MINUTES < 60 else minute - NEAR_MINUTES
+    return [f"{reference[:m.start()]}{m.group(1)}:{moved:02d}{reference[m.end():]}"]
 
 
 def scaled(reference: str) -> list[str]:
@@ -458,6 +483,7 @@ def near_probes(write_tools: Collection[str] | None = None, *, answer_field: str
         "adv_modifier": AdversarialAnswer(_answer_family(stripped_modifiers), write_tools, **fields),
         "component_value": ComponentValue(write_tools, answer_field, actions_field),
         "adv_fraction": AdversarialAnswer(_answer_family(fraction_moved), write_tools, **fields),
+        "adv_near_time": AdversarialAnswer(_answer_family(near_time), write_tools, **fields),
         "range_value": RangeValue(write_tools, answer_field, actions_field),
     }
     for probe in out.values():

@@ -1,7 +1,7 @@
 """The committed-answer twins (``committed_twins``, from doctor22's report) through the doctor against one real
 server: the honest graders (the reply's *first* "route X at HH:MM"; a credit of exactly kWh × rate cents whose
 lower-case, hyphenated memo names the month asked) pass every probe without a warning; the hackable twins (the
-route and time anywhere in the reply; the credit compared with ``abs()``) fail through the probe made for
+route and time anywhere in the reply; a departure within five minutes; the credit compared with ``abs()``) fail through the probe made for
 each, which the honest twins pass."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 
 from rft_sdk.doctor._answers import own_inside
 from rft_sdk.doctor._argument_probes import negated
+from rft_sdk.doctor._near_probes import near_time
 
 pytestmark = pytest.mark.slow
 
@@ -55,3 +56,5 @@ def test_own_inside_and_negated():
     assert own_inside(["a"], "a") == ["a"] and own_inside(["b", "c"], "a") == ["b", "c"]
     assert negated(1250) == -1250 and negated(-2.5) == 2.5 and negated("12.50") == "-12.50"
     assert negated("-3") == "3" and negated(0) is None and negated(True) is None and negated("A3") is None
+    assert near_time("Route 12 at 08:15") == ["Route 12 at 08:18"] and near_time("at 23:59.") == ["at 23:56."]
+    assert near_time("19:30:00") == [] and near_time("8:58 or 9:10") == [] and near_time("v1.12:30") == []
