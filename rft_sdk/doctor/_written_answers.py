@@ -27,6 +27,12 @@ written_fraction          the answer's only number token, a decimal with 2+ deci
                           fractional part moved by 30 units of its last digit
                           (``_near_probes.fraction_moved``: ``6.92`` → ``6.62``; only where that is at
                           least 1 % of the value)
+written_hedged_number     the answer's only number token ``x`` written as three candidates, the right
+                          one in the middle (``y (or x, or z)``, ``y`` and ``z`` plainly wrong
+                          numbers of its form: ``rotated`` and every digit moved by 3): a grader
+                          that pays when the right number appears *anywhere* in the reply pays it;
+                          one that reads the first (or the last) number does not (doctor22's
+                          season-total grader)
 written_entity_control    a control, never judged: every **entity token** of the reference (a
                           one-token string the gold's writes pass, letters in it: ``FV101``,
                           ``soprano1``) replaced by another entity of the same argument (other
@@ -77,6 +83,9 @@ WRITTEN_ADVICE = {
                              "compare the whole value (==), never startswith or 'answer in reference'",
     "written_fraction": "the answer's number with its decimals changed (6.62 for 6.92) earns more than a wrong "
                         "number: compare to the stated precision, never after rounding to whole units",
+    "written_hedged_number": "an answer listing the right number among wrong ones earns more than a wrong number: "
+                             "grade the one number the answer commits to, never 'the right number appears "
+                             "somewhere in the reply'",
     "written_padded_answer": "naming the right entities plus many others earns more than naming wrong ones: "
                              "grade the named set exactly (or by F1), never by recall or 'appears in the reply'",
 }
@@ -272,6 +281,28 @@ class FractionAnswer(_NumberProbe):
         return _replace(str(item[self.answer_field]), tokens, lambda raw, k: moved[0]) if moved else None
 
 
+def _shifted(number: str, step: int) -> str:
+    """``number`` with each digit ``d`` made ``(d + step) mod 10`` and a leading ``0`` made ``9``
+    (:func:`~._lenient_probes.rotated` is ``step`` 5)."""
+    out = "".join(str((int(c) + step) % 10) if c.isdigit() else c for c in number)
+    lead = 1 if out.startswith("-") else 0
+    return out[:lead] + "9" + out[lead + 1:] if out[lead:lead + 1] == "0" else out
+
+
+class HedgedNumberAnswer(_NumberProbe):
+    """``written_hedged_number`` (module table)."""
+
+    def variant(self, item: Mapping[str, Any], tokens: list[re.Match[str]]) -> str | None:
+        """The only number token as ``y (or x, or z)``; else ``None``."""
+        if len(tokens) != 1:
+            return None
+        raw = tokens[0].group()
+        before, after = rotated(raw), _shifted(raw, 3)
+        if len({before, raw, after}) < 3:
+            return None
+        return _replace(str(item[self.answer_field]), tokens, lambda r, k: f"{before} (or {raw}, or {after})")
+
+
 def _literal(text: str) -> Callable[[re.Match[str]], str]:
     """A replacement for ``re.sub`` that inserts ``text`` as it is (no backslash escapes)."""
     return lambda m: text
@@ -416,6 +447,7 @@ def written_answer_probes(write_tools: Collection[str] | None = None, **fields: 
         "written_special_number": SpecialNumberAnswer(numbers, omitted, write_tools, **fields),
         "written_number_prefix": NumberPrefixAnswer(numbers, omitted, write_tools, **fields),
         "written_fraction": FractionAnswer(numbers, omitted, write_tools, **fields),
+        "written_hedged_number": HedgedNumberAnswer(numbers, omitted, write_tools, **fields),
         "written_entity_control": entities,
         "written_padded_answer": PaddedAnswer(entities, write_tools, **fields),
     }
