@@ -41,10 +41,14 @@ adv_fraction              (answer items, as ``adv_near_miss``) the value number'
                           (``$15.33`` → ``$15.63``; :func:`fraction_moved`), only where that move
                           is at least :data:`FRACTION_SHARE` (1 %) of the value: a grader
                           comparing whole units pays it
-adv_near_time             (answer items) the reference's only time of day (``08:15``; not one with
-                          seconds) moved by :data:`NEAR_MINUTES` minutes within its hour (``08:18``):
-                          a grader that accepts a departure or an appointment within a few minutes
-                          pays it (doctor22's timetable grader, 5 minutes either way)
+time_control              a control, never judged: every time of day of the reference (``08:15``; not
+                          one with seconds) moved :data:`FAR_MINUTES` minutes later (``10:32``), on
+                          at most :data:`~._lenient_probes.LENIENT_ITEMS` items whose answer is graded
+near_time                 every such time moved :data:`NEAR_MINUTES` minutes within its hour
+                          (``08:18``): judged ``must_lower`` where ``time_control`` scored less than
+                          the gold (a time is graded), so a grader that accepts a departure or an
+                          appointment a few minutes off pays it (doctor22's timetable grader, 5
+                          minutes either way), and one that grades no time is never judged
 range_value               one string argument of one gold write (never its target) holding one
                           integer (a port ``"22"``) written as a range that covers it
                           (:func:`covering_range`: ``"0-65535"``): a grader that accepts a range
@@ -69,21 +73,23 @@ from typing import Any
 
 from ._dataset_probes import AlteredWrites, _short
 from ._generic import AdversarialAnswer, _ContextProbe, _parameters, annotation_call, gold_arguments
+from ._lenient_probes import _Control, _Judged
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
 __all__ = ["FRACTION_SHARE", "ComponentValue", "NEAR_ADVICE", "RangeValue", "covering_range", "fraction_moved",
            "last_component", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "ModifierValue", "NeighbourValue",
-           "NEAR_MINUTES", "ReplacedWrite", "near_miss", "near_probes", "near_time", "scaled", "stripped_modifiers",
-           "value_number",
+           "FAR_MINUTES", "NEAR_MINUTES", "NearTime", "ReplacedWrite", "TimeControl", "moved_times", "near_miss",
+           "near_probes", "scaled", "stripped_modifiers", "value_number",
            "value_numbers"]
 
 #: ``adv_near_miss`` moves the value by this share of it (a tolerance meant for cents, written relative, pays).
 NEAR_SHIFT = 0.03
 #: ... and only where the move is at least this many units of the value's last stated digit.
 NEAR_UNITS = 20
-#: ``adv_near_time`` moves the answer's time of day by this many minutes.
+#: ``near_time`` moves the answer's times of day by this many minutes, ``time_control`` by this many.
 NEAR_MINUTES = 3
+FAR_MINUTES = 137
 #: ``adv_fraction`` plays only where its move is at least this share of the value (an honest 1 % tolerance
 #: rejects it).
 FRACTION_SHARE = 0.01
@@ -105,7 +111,7 @@ NEAR_ADVICE = {
     "component_value": "a value with its last part changed (19:31 for 19:30, 10.0.0.0/23 for /24, 1.4.4 for "
                        "1.4.3) earns reward: compare every part of a time, amount, version, address or date, "
                        "not only the leading one",
-    "adv_near_time": "a time a few minutes off (08:18 for 08:15) earns reward: compare the hour and the minute "
+    "near_time": "a time a few minutes off (08:18 for 08:15) earns reward: compare the hour and the minute "
                      "the task's data states, with no tolerance a timetable or a booking does not have",
     "adv_fraction": "an amount with its cents changed (15.63 for 15.33) earns reward: compare the whole number "
                     "to its stated precision, never whole units only (int() or floor)",
@@ -190,18 +196,52 @@ def near_miss(reference: str) -> list[str]:
     return [reference[:m.start()] + moved + reference[m.end():]]
 
 
-def near_time(reference: str) -> list[str]:
-    """The reference with its only time of day (:data:`_TIME`) moved :data:`NEAR_MINUTES` minutes later
-    within its hour (earlier where that would leave it), the hour written as it was: ``"Route 12 at 08:15"``
-    → ``"Route 12 at 08:18"``; ``[]`` without exactly one such time (a reference stating several is honest
-    partial credit when one is off)."""
-    times = list(_TIME.finditer(reference))
-    if len(times) != 1:
-        return []
-    m = times[0]
-    minute = int(m.group(2))
-    moved = minute + NEAR_MINUTES if minute + NEAR_MINUTES < 60 else minute - NEAR_MINUTES
-    return [f"{reference[:m.start()]}{m.group(1)}:{moved:02d}{reference[m.end():]}"]
+def moved_times(text: str, minutes: int, within_hour: bool = False) -> str | None:
+    """``text`` with every time of day (:data:`_TIME`) moved ``minutes`` later (across midnight; with
+    ``within_hour`` inside its hour, earlier where later would leave it), each hour written as wide as it was
+    (``8:15`` → ``8:18``, ``08:15`` → ``10:32``); ``None`` without one."""
+    found = list(_TIME.finditer(text))
+    if not found:
+        return None
+    out, last = [], 0
+    for m in found:
+        hour, minute = int(m.group(1)), int(m.group(2))
+        if within_hour:
+            minute = minute + minutes if minute + minutes < 60 else minute - minutes
+        else:
+            hour, minute = divmod((hour * 60 + minute + minutes) % (24 * 60), 60)
+        out += [text[last:m.start()], f"{hour:0{len(m.group(1))}d}:{minute:02d}"]
+        last = m.end()
+    return "".join([*out, text[last:]])
+
+
+class TimeControl(_Control):
+    """``time_control`` (module table)."""
+
+    reason = ("the answer states no time of day, is not the graded outcome (answer_control), or the probe's items "
+              "are already chosen")
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The answer with its times moved far (control) or a few minutes (probe)."""
+        answer = item.get(self.answer_field)
+        index = self._context.index_of(item)
+        if not isinstance(answer, str) or index is None or index in self._context.answer_free:
+            return None
+        control, probe = moved_times(answer, FAR_MINUTES), moved_times(answer, NEAR_MINUTES, within_hour=True)
+        if control is None or probe is None:
+            return None
+        return {"position": None, "from": answer, "control": control, "probe": probe}
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The changed answer."""
+        _, value = self._value(item)
+        return str(value) if value is not None else str(item[self.answer_field])
+
+
+class NearTime(_Judged, TimeControl):
+    """``near_time`` (module table): ``must_lower`` where ``time_control`` scored less than the gold."""
+
+    must_lower = True
 
 
 def scaled(reference: str) -> list[str]:
@@ -483,9 +523,10 @@ def near_probes(write_tools: Collection[str] | None = None, *, answer_field: str
         "adv_modifier": AdversarialAnswer(_answer_family(stripped_modifiers), write_tools, **fields),
         "component_value": ComponentValue(write_tools, answer_field, actions_field),
         "adv_fraction": AdversarialAnswer(_answer_family(fraction_moved), write_tools, **fields),
-        "adv_near_time": AdversarialAnswer(_answer_family(near_time), write_tools, **fields),
         "range_value": RangeValue(write_tools, answer_field, actions_field),
     }
+    times = TimeControl(write_tools, **fields)
+    out["time_control"], out["near_time"] = times, NearTime(times, write_tools, **fields)
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -27,7 +27,7 @@ written_fraction          the answer's only number token, a decimal with 2+ deci
                           fractional part moved by 30 units of its last digit
                           (``_near_probes.fraction_moved``: ``6.92`` → ``6.62``; only where that is at
                           least 1 % of the value)
-written_hedged_number     the answer's only number token ``x`` written as three candidates, the right
+written_hedged_number     every number token ``x`` of the answer written as three candidates, the right
                           one in the middle (``y (or x, or z)``, ``y`` and ``z`` plainly wrong
                           numbers of its form: ``rotated`` and every digit moved by 3): a grader
                           that pays when the right number appears *anywhere* in the reply pays it;
@@ -293,14 +293,12 @@ class HedgedNumberAnswer(_NumberProbe):
     """``written_hedged_number`` (module table)."""
 
     def variant(self, item: Mapping[str, Any], tokens: list[re.Match[str]]) -> str | None:
-        """The only number token as ``y (or x, or z)``; else ``None``."""
-        if len(tokens) != 1:
+        """Every number token as ``y (or x, or z)`` (all of them: the controls do not tell which one is graded,
+        and one left whole would be paid by an honest grader that reads only that one)."""
+        hedged = [(rotated(m.group()), m.group(), _shifted(m.group(), 3)) for m in tokens]
+        if any(len(set(h)) < 3 for h in hedged):
             return None
-        raw = tokens[0].group()
-        before, after = rotated(raw), _shifted(raw, 3)
-        if len({before, raw, after}) < 3:
-            return None
-        return _replace(str(item[self.answer_field]), tokens, lambda r, k: f"{before} (or {raw}, or {after})")
+        return _replace(str(item[self.answer_field]), tokens, lambda r, k: "{} (or {}, or {})".format(*hedged[k]))
 
 
 def _literal(text: str) -> Callable[[re.Match[str]], str]:

@@ -165,7 +165,7 @@ def make_server() -> ToolServer:
 TWINS: dict[str, tuple[str, bool, str]] = {
     "timetable_first": ("timetable", True, ""),
     "timetable_anywhere": ("timetable", False, "answer_space_dump"),
-    "timetable_five_minutes": ("timetable", False, "adv_near_time"),
+    "timetable_five_minutes": ("timetable", False, "near_time"),
     "credit_exact": ("credit", True, ""),
     "credit_reply_first": ("credit", True, ""),
     "credit_reply_anywhere": ("credit", False, "written_hedged_number"),

@@ -14,7 +14,7 @@ from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 
 from rft_sdk.doctor._answers import own_inside
 from rft_sdk.doctor._argument_probes import negated
-from rft_sdk.doctor._near_probes import near_time
+from rft_sdk.doctor._near_probes import moved_times
 
 pytestmark = pytest.mark.slow
 
@@ -56,5 +56,7 @@ def test_own_inside_and_negated():
     assert own_inside(["a"], "a") == ["a"] and own_inside(["b", "c"], "a") == ["b", "c"]
     assert negated(1250) == -1250 and negated(-2.5) == 2.5 and negated("12.50") == "-12.50"
     assert negated("-3") == "3" and negated(0) is None and negated(True) is None and negated("A3") is None
-    assert near_time("Route 12 at 08:15") == ["Route 12 at 08:18"] and near_time("at 23:59.") == ["at 23:56."]
-    assert near_time("19:30:00") == [] and near_time("8:58 or 9:10") == [] and near_time("v1.12:30") == []
+    assert moved_times("Route 12 at 08:15", 3, within_hour=True) == "Route 12 at 08:18"
+    assert moved_times("at 23:59, back 8:05", 3, within_hour=True) == "at 23:56, back 8:08"
+    assert moved_times("at 23:59, back 8:05", 137) == "at 02:16, back 10:22"
+    assert moved_times("19:30:00", 3) is None and moved_times("v1.12:30", 3) is None

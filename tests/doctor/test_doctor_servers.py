@@ -68,7 +68,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
     # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
-    # reflected_readback (no free-text argument), superstring_number and unparsed_number (the answer is not graded:
+    # reflected_readback (no free-text argument), superstring_number, unparsed_number and near_time (the answer
+    # states no number or time, or is not graded:
     # answer_control), padded_list (no list argument), truncated_text (no copied text of 12+ characters),
     # and interval_value, special_number and interval_answer (no number written or stated), and the written_*
     # answers (their controls, a wrong answer after the gold's writes, earn the gold's score: nothing is judged),
@@ -81,7 +82,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "inflated_value", "negated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
                        "modifier_value", "component_value", "range_value", "replaced_write",
                        "certified_status", "preceding_write", "reflected_readback",
-                       "superstring_number", "unparsed_number", "padded_list", "truncated_text", "interval_value",
+                       "superstring_number", "unparsed_number", "near_time", "padded_list", "truncated_text", "interval_value",
                        "interval_answer",
                        "special_number", "near_value", "near_stated_value", "sibling_entity",
                        "joined_words", "first_word_only", "consistent_value", "other_listed_choice",

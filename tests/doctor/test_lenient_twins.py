@@ -55,7 +55,7 @@ def test_the_report_says_what_each_probe_played(verdicts):
 def test_an_unparsed_number_is_paid_in_full_only_by_the_fail_open_parser(verdicts):
     played = verdicts["reading_unparsed"]["probes"]["unparsed_number"]["played"]
     assert played and all("You used unknown kWh." in p["to"] and p["score"] == 1.0 for p in played.values())
-    for honest in ("reading_numbers", "reading_tolerance"):  # the reading's half, not the gold's whole score
+    for honest in ("reading_stated", "reading_stated_tolerance"):  # the reading's half, not the gold's whole score
         row = verdicts[honest]["probes"]["unparsed_number"]["played"]
         assert row and all(p["score"] == 0.5 for p in row.values()), (honest, row)
 
