@@ -203,13 +203,15 @@ _WORDY = re.compile(r"[^\W\d_][^\W_]*(?:[-'][^\W\d_][^\W_]*)*[.,;:!?'-]*")  # "g
 
 def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, str]]:
     """The ``(tool, argument)`` pairs whose gold values across the items (``values``: one entry per item's
-    call) read as free text: three or more values, all distinct single-line strings of 2+ words, at least
+    call) read as free text: three or more values, at least three and 60% of them distinct (doctor24: two
+    receipts rejected with the same reason), single-line strings of 2+ words, at least
     60% of each value's words letters first, and either 3+ words on average or a lower-case word in every
     value (``"June rent"``, ``"rent for unit 12"``, ``"Fix the login redirect"``). Names (``"Ana Lima"``:
     each word capitalised), ids, dates, codes and enums (values repeat) are not."""
     out = set()
     for key, vs in values.items():
-        if len(vs) < 3 or len({json.dumps(v) for v in vs}) < len(vs) \
+        distinct = len({json.dumps(v) for v in vs})
+        if len(vs) < 3 or distinct < 3 or distinct < 0.6 * len(vs) \
                 or not all(isinstance(v, str) and "\n" not in v for v in vs):
             continue
         words = [v.split() for v in vs]

@@ -266,11 +266,13 @@ def is_annotation(props: Mapping[str, Any], arguments: Mapping[str, Any], known:
     return references > 0 and texts > 0
 
 
-_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:-]*")
+_PROSE = re.compile(r"[^\W\d_][\w\s,.'!?;:$€£%()/&-]*")
 
 
 def _free_text(value: Any) -> bool:
-    """Prose (a note, a reason): 4+ words of letters and punctuation on one line; code, ids and numbers are not."""
+    """Prose (a note, a reason): 4+ words on one line, starting with a letter, of letters, digits and
+    punctuation, money and percent signs included (``over the hotel cap of $210.00``: doctor24's honest grader
+    reads no reason); code, ids and numbers are not."""
     return isinstance(value, str) and len(value.split()) >= 4 and "\n" not in value and bool(_PROSE.fullmatch(value))
 
 

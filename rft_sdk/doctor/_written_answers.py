@@ -27,7 +27,8 @@ written_fraction          the answer's only number token, a decimal with 2+ deci
                           fractional part moved by 30 units of its last digit
                           (``_near_probes.fraction_moved``: ``6.92`` → ``6.62``; only where that is at
                           least 1 % of the value)
-written_hedged_number     every number token ``x`` of the answer written as three candidates, the right
+written_hedged_number     every number token ``x`` of the answer (plain numbers only: an answer with a
+                          time or a date is not played) written as three candidates, the right
                           one in the middle (``y (or x, or z)``, ``y`` and ``z`` plainly wrong
                           numbers of its form: ``rotated`` and every digit moved by 3): a grader
                           that pays when the right number appears *anywhere* in the reply pays it;
@@ -92,6 +93,8 @@ WRITTEN_ADVICE = {
 
 #: A number token: digit groups with separators (``116.00``, ``1,234.56``, ``5:14``, ``2026-03-14``).
 _TOKEN = re.compile(r"\d+(?:[,:./-]\d+)*")
+#: A plain number (``116``, ``1,234.56``): no time, date or version, whose digits moved are still a number.
+_PLAIN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 #: A decimal number with 2+ decimals (``fraction_moved``'s domain).
 _DECIMAL = re.compile(r"\d{1,3}(?:,\d{3})*\.\d{2,}|\d+\.\d{2,}")
 
@@ -295,6 +298,8 @@ class HedgedNumberAnswer(_NumberProbe):
     def variant(self, item: Mapping[str, Any], tokens: list[re.Match[str]]) -> str | None:
         """Every number token as ``y (or x, or z)`` (all of them: the controls do not tell which one is graded,
         and one left whole would be paid by an honest grader that reads only that one)."""
+        if any(not _PLAIN.fullmatch(m.group()) for m in tokens):
+            return None  # a time or a date: its rotated digits are no time a parser reads (doctor24: "54:60")
         hedged = [(rotated(m.group()), m.group(), _shifted(m.group(), 3)) for m in tokens]
         if any(len(set(h)) < 3 for h in hedged):
             return None
