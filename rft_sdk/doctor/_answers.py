@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._common import message_text
@@ -32,15 +32,18 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .!?\"'")
 
 
-def own_inside(candidates: Sequence[str], own: str) -> list[str]:
-    """``candidates`` with the ones equal to ``own`` (:func:`normalize_answer`) moved to the second place: never
-    first and, with three or more, never last. A list of every candidate is a hack only for a grader that
-    finds the right answer *anywhere* in it; one that reads the first (or the last) candidate grades one
-    committed answer, and the dataset's order must not hand it the item's own (doctor22: an honest grader read
-    the first "route X at HH:MM" of the reply, and item 0's own answer led every dump)."""
-    key = normalize_answer(own)
-    mine = [c for c in candidates if normalize_answer(c) == key]
-    others = [c for c in candidates if normalize_answer(c) != key]
+def own_inside(candidates: Sequence[Any], own: Any, same: Callable[[Any, Any], bool] | None = None) -> list[Any]:
+    """``candidates`` with the ones equal to ``own`` (``same``; default: equal after :func:`normalize_answer`)
+    moved to the second place: never first and, with three or more, never last. A list of every candidate is a
+    hack only for a grader that finds the right answer *anywhere* in it; one that reads the first (or the
+    last) candidate grades one committed answer, and the dataset's order must not hand it the item's own
+    (doctor22: an honest grader read the first "route X at HH:MM" of the reply, and item 0's own answer led
+    every dump)."""
+    if same is None:
+        key = normalize_answer(str(own))
+        same = lambda candidate, _: normalize_answer(str(candidate)) == key  # noqa: E731
+    mine = [c for c in candidates if same(c, own)]
+    others = [c for c in candidates if not same(c, own)]
     return [*others[:1], *mine, *others[1:]] if mine and others else list(candidates)
 
 

@@ -86,7 +86,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._answers import answer_object, normalize_answer
+from ._answers import answer_object, normalize_answer, own_inside
 from ._generic import (
     NEUTRAL_TEXT,
     AdversarialAnswer,
@@ -391,10 +391,7 @@ def _alternation(values: Sequence[Any]) -> str:
 
 
 def _every(slot: Slot, probe: _SlotProbe) -> list[Any]:
-    values = probe.candidates(slot)
-    mine, others = [v for v in values if _same(v, slot.value)], [v for v in values if not _same(v, slot.value)]
-    if mine and others:  # the slot's own value never first (``_answers.own_inside``: a grader reading the first
-        values = [*others[:1], *mine, *others[1:]]  # alternative grades one committed value)
+    values = own_inside(probe.candidates(slot), slot.value, _same)  # a grader reading the first grades one value
     if slot.kind == "list":
         pool = {_canonical(e): e for v in values if isinstance(v, list) for e in v}
         return [list(pool.values())] if len(pool) > len(slot.value) else []
