@@ -264,19 +264,21 @@ class _Judged(_Control):
         return dict(self.reference.scores)
 
 
-class NumberControl(_Control):
-    """``number_control`` (module table)."""
+class _AnswerTextControl(_Control):
+    """A control that rewrites the item's graded answer (never an ``answer_free`` item): :meth:`variants` gives
+    the control's and the probe's text."""
 
-    reason = ("the answer holds no number, is not the graded outcome (answer_control), or the probe's items are "
-              "already chosen")
+    def variants(self, answer: str) -> tuple[str | None, str | None]:  # pragma: no cover - abstract
+        """``(control answer, probe answer)``; ``None`` in either: no change for this answer."""
+        raise NotImplementedError
 
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The answer with its numbers rotated (control) or made superstrings (probe)."""
+        """The answer rewritten by :meth:`variants` (``{"position": None, "from", "control", "probe"}``)."""
         answer = item.get(self.answer_field)
         index = self._context.index_of(item)
         if not isinstance(answer, str) or index is None or index in self._context.answer_free:
             return None
-        control, probe = _replace_numbers(answer, rotated), _replace_numbers(answer, superstring)
+        control, probe = self.variants(answer)
         if control is None or probe is None:
             return None
         return {"position": None, "from": answer, "control": control, "probe": probe}
@@ -285,6 +287,17 @@ class NumberControl(_Control):
         """The changed answer."""
         _, value = self._value(item)
         return str(value) if value is not None else str(item[self.answer_field])
+
+
+class NumberControl(_AnswerTextControl):
+    """``number_control`` (module table)."""
+
+    reason = ("the answer holds no number, is not the graded outcome (answer_control), or the probe's items are "
+              "already chosen")
+
+    def variants(self, answer: str) -> tuple[str | None, str | None]:
+        """The answer with its numbers rotated (control) or made superstrings (probe)."""
+        return _replace_numbers(answer, rotated), _replace_numbers(answer, superstring)
 
 
 class SuperstringNumber(_Judged, NumberControl):

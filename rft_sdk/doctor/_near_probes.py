@@ -73,7 +73,7 @@ from typing import Any
 
 from ._dataset_probes import AlteredWrites, _short
 from ._generic import AdversarialAnswer, _ContextProbe, _parameters, annotation_call, gold_arguments
-from ._lenient_probes import _Control, _Judged
+from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
@@ -215,27 +215,15 @@ def moved_times(text: str, minutes: int, within_hour: bool = False) -> str | Non
     return "".join([*out, text[last:]])
 
 
-class TimeControl(_Control):
+class TimeControl(_AnswerTextControl):
     """``time_control`` (module table)."""
 
     reason = ("the answer states no time of day, is not the graded outcome (answer_control), or the probe's items "
               "are already chosen")
 
-    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+    def variants(self, answer: str) -> tuple[str | None, str | None]:
         """The answer with its times moved far (control) or a few minutes (probe)."""
-        answer = item.get(self.answer_field)
-        index = self._context.index_of(item)
-        if not isinstance(answer, str) or index is None or index in self._context.answer_free:
-            return None
-        control, probe = moved_times(answer, FAR_MINUTES), moved_times(answer, NEAR_MINUTES, within_hour=True)
-        if control is None or probe is None:
-            return None
-        return {"position": None, "from": answer, "control": control, "probe": probe}
-
-    def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The changed answer."""
-        _, value = self._value(item)
-        return str(value) if value is not None else str(item[self.answer_field])
+        return moved_times(answer, FAR_MINUTES), moved_times(answer, NEAR_MINUTES, within_hour=True)
 
 
 class NearTime(_Judged, TimeControl):
