@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from doctor_helpers import twin_job
+from doctor_helpers import budget_grader, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
 
@@ -121,11 +121,7 @@ def make_server() -> ToolServer:
         rollout.state.setdefault("rejected", []).append([receipt, reason])
         return f"rejected {receipt}"
 
-    def grader(fn: Any) -> Any:
-        def within_budget(ctx: GradingContext) -> float:  # every grader refuses a run past the item's budget
-            return 0.0 if ctx.count() > ctx.item["max_tool_calls"] else fn(ctx)
-        within_budget.__doc__ = fn.__doc__
-        return server.grader(name=fn.__name__.removeprefix("grade_"))(within_budget)
+    grader = budget_grader(server)
 
     def _first_departure(ctx: GradingContext) -> float:
         found = ANSWER.search(ctx.output_text or "")

@@ -254,3 +254,16 @@ class Twin:
 def twin_job(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
     """The hosted job of ``grader`` at ``base_url`` for a twin suite (fast grader rate limit, 16 steps)."""
     return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)
+
+
+def budget_grader(server: Any) -> Any:
+    """A decorator registering ``fn`` on ``server`` under its name without ``grade_``; past the item's declared
+    budget (``max_tool_calls``) the grader scores 0 (the honest twins enforce it, as gold-items.md asks)."""
+
+    def grader(fn: Any) -> Any:
+        def within_budget(ctx: GradingContext) -> float:
+            return 0.0 if ctx.count() > ctx.item["max_tool_calls"] else fn(ctx)
+        within_budget.__name__ = within_budget.__qualname__ = fn.__name__
+        within_budget.__doc__ = fn.__doc__
+        return server.grader(name=fn.__name__.removeprefix("grade_"))(within_budget)
+    return grader

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from doctor_helpers import Twin, twin_job
+from doctor_helpers import Twin, budget_grader, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
 
@@ -249,12 +249,7 @@ def make_server() -> ToolServer:
         _claim(rollout, claim_id)["status"] = status
         return f"{claim_id}: {status}"
 
-    def grader(fn: Any) -> Any:
-        """Register ``fn`` under its name without ``grade_``; past the item's declared budget it scores 0."""
-        def within_budget(ctx: GradingContext) -> float:
-            return 0.0 if ctx.count() > ctx.item["max_tool_calls"] else fn(ctx)
-        within_budget.__name__ = within_budget.__qualname__ = fn.__name__
-        return server.grader(name=fn.__name__.removeprefix("grade_"))(within_budget)
+    grader = budget_grader(server)
 
     def _release(ctx: GradingContext) -> tuple[dict[str, Any], float]:
         episodes = ctx.state.get("episodes") or {}
