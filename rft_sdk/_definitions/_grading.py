@@ -115,7 +115,7 @@ class GraderDefinition:
         default: whether it also serves ``POST /grade``.
         is_async: whether ``fn`` is a coroutine function.
         guard: the loop guard (``rft_sdk._definitions._invoke.invoke_guarded``): an ``async def`` grader that never
-            awaits runs in a worker thread; one that holds the loop past ``LOOP_STALL_S`` is moved off it.
+            awaits runs in a worker thread; one whose step holds the loop past ``LOOP_STALL_S`` is named in a warning.
     """
 
     name: str

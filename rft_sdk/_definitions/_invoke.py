@@ -229,29 +229,33 @@ class _Timed:
 
 
 class LoopGuard:
-    """What the guard learnt of one served function (one per tool or grader definition).
+    """What the guard learnt of one served ``async def`` (one per tool or grader definition).
 
     Attributes:
-        moved: the function held the loop longer than ``protocol.LOOP_STALL_S`` in one step and
-            runs in a worker thread (on a private event loop) from then on.
+        warned: one of its steps held the loop longer than ``protocol.LOOP_STALL_S`` and a warning named it
+            (once). It stays on the server's loop: see :func:`invoke_guarded`.
     """
 
     def __init__(self) -> None:
-        self.moved = False
+        self.warned = False
 
 
 async def invoke_guarded(fn: Callable[..., Any], is_async: bool, guard: LoopGuard | None, what: str,
-                         /, *args: Any, movable: bool = True, await_free_in_thread: bool = True,
-                         **kwargs: Any) -> Any:
-    """Return ``fn(*args, **kwargs)`` without user code holding the event loop (docs/reliability.md):
+                         /, *args: Any, await_free_in_thread: bool = True, **kwargs: Any) -> Any:
+    """Return ``fn(*args, **kwargs)`` without user code holding the event loop where that is safe
+    (docs/reliability.md):
 
     * a sync ``fn`` runs in a worker thread (anyio's default limiter), as :func:`invoke`;
     * an ``async def`` that never awaits (:func:`never_awaits`: CPU code) runs in a worker thread
       (with ``await_free_in_thread``, what graders get; tools, mostly quick lookups, run on the loop timed);
-    * any other ``async def`` runs on the loop, each step timed; one whose step held the loop past
-      ``protocol.LOOP_STALL_S`` is named in a warning (``what``) and runs in a worker thread, on an event
-      loop of its own, from its next call on (unless ``movable`` is false: it uses objects bound to the
-      server's loop, e.g. an async rollout database; then the warning says so and it stays).
+    * any other ``async def`` runs on the server's loop, each step timed; one whose step held the loop past
+      ``protocol.LOOP_STALL_S`` is named in a warning (``what``), once, with the fix.
+
+    An ``async def`` that awaits is never moved to another event loop: it may share objects bound to the
+    server's loop across calls (an ``httpx.AsyncClient``, an OpenAI client, a database pool made at startup,
+    ``rewards.LLMJudge``), and such an object used from a second loop leaves its requests unanswered. The
+    earlier guard moved a stalled function onto a fresh loop per call; an ``LLMJudge`` grader then hung for
+    good after one slow step on a loaded machine (``tests/reliability/test_attack_loop.py``).
 
     Raises:
         whatever ``fn`` raises, unchanged.
@@ -262,18 +266,13 @@ async def invoke_guarded(fn: Callable[..., Any], is_async: bool, guard: LoopGuar
         return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
     if await_free_in_thread and never_awaits(fn):
         return await anyio.to_thread.run_sync(_drive, fn(*args, **kwargs))
-    if guard is not None and guard.moved and movable:
-        import asyncio
-
-        return await anyio.to_thread.run_sync(asyncio.run, fn(*args, **kwargs))
     timed = _Timed(fn(*args, **kwargs))
     try:
         return await timed
     finally:
-        if guard is not None and timed.longest > LOOP_STALL_S and not guard.moved:
-            guard.moved = True
-            where = ("its later calls run in a worker thread on an event loop of their own" if movable else
-                     "it stays on the loop because it uses the server's async rollout database; await its CPU "
-                     "work with asyncio.to_thread")
+        if guard is not None and timed.longest > LOOP_STALL_S and not guard.warned:
+            guard.warned = True
             logger.warning("%s held the event loop for %.3f s in one step (every other request of the process "
-                           "waited): %s", what, timed.longest, where)
+                           "waited). It stays on the loop (an async function may hold clients bound to it); "
+                           "run its blocking part with `await asyncio.to_thread(...)`, or write it as `def` to "
+                           "run in a worker thread", what, timed.longest)

@@ -131,7 +131,7 @@ class ToolRuntime:
             the process waited): its later calls run in a worker thread, and a
             warning said so once.
         guard: the loop guard of an ``async def`` tool (``rft_sdk._definitions._invoke.LoopGuard``): one whose
-            step held the loop past ``LOOP_STALL_S`` runs in a worker thread from then on.
+            step held the loop past ``LOOP_STALL_S`` is named in a warning once (it stays on the loop).
         calls, changing_calls: successful calls served, and those that changed the
             rollout state or database (``ToolDefinition.learned_writes``).
         own_threads: a sync tool ran longer than ``rft_sdk._db._call.SHARED_HOP_S`` in the rollout

@@ -528,10 +528,10 @@ async def run_tool(definition: ToolDefinition, arguments: dict[str, Any], rollou
     kwargs = _tool_kwargs(definition, arguments, rollout)
     try:
         if definition.on_loop and definition.timeout_s is None and definition.max_concurrency is None:
-            if definition.is_async:  # timed on the loop; moved to a thread once it holds the loop (loop guard)
+            if definition.is_async:  # timed on the loop, named in a warning once it holds the loop (loop guard)
                 return _to_output(await invoke_guarded(definition.fn, True, definition.runtime.guard,
-                                                       f"tool {definition.name!r}", movable=rollout._db is None,
-                                                       await_free_in_thread=False, **kwargs))
+                                                       f"tool {definition.name!r}", await_free_in_thread=False,
+                                                       **kwargs))
             return _to_output(_on_loop(definition, kwargs))  # @tool(blocking=False): on the loop, no thread hop
         return _to_output(await call_limited(definition.fn, kwargs, is_async=definition.is_async,
                                              in_thread=not definition.on_loop, limiter=definition.limiter,

@@ -219,7 +219,7 @@ async def _run_grader(definition: GraderDefinition, ctx: GradingContext) -> Grad
     owner = getattr(ctx.db, "owner", None)  # the rollout database, when the grader reads one
     try:
         value = await invoke_guarded(definition.fn, definition.is_async, definition.guard,
-                                     f"grader {definition.name!r}", ctx, movable=ctx.db is None)
+                                     f"grader {definition.name!r}", ctx)
         return coerce_grade(value, definition)
     except EndpointError:
         raise

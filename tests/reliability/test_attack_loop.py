@@ -3,7 +3,7 @@
 #1 before: an ``async def`` grader that computes (the retail grader's quadratic expression on a long answer)
 ran on the event loop, and ``/healthz`` waited as long as it (16.7 s). Now an async grader that never awaits
 runs in a worker thread, and any async grader or tool whose step holds the loop past ``LOOP_STALL_S`` is named
-in a warning and moved off the loop from its next call on.
+in a warning with the fix; it stays on the loop (a second loop strands the clients it shares: it hung).
 #4 before: the control-character filter sat on the ``rft_sdk`` logger only; records of its children
 (``rft_sdk.eval_protocol``, ``rft_sdk.sandbox``) bypassed it.
 """
@@ -112,19 +112,62 @@ def test_an_async_grader_that_never_awaits_runs_off_the_loop_from_its_first_call
     assert status == 200 and answered_while_spinning  # before: answered only once the grader returned
 
 
-def test_a_grader_or_tool_holding_the_loop_is_named_and_moved_off_it(caplog):
+def test_a_grader_or_tool_holding_the_loop_is_named_once_and_still_served(caplog):
     server = ToolServer(tools=[lookup], graders=[holds], auth_env_var=None)
     with caplog.at_level(logging.WARNING, logger="rft_sdk"), run_server(server) as url:
-        _release.set()  # the first calls spin MIN_HOLD_S only
-        for request in (_grade(url, "holds", "g1"), _call(url, "c1")):
-            assert request().status_code == 200  # the first call holds the loop: detected
-        moved_grade = _healthz_while(url, _grade(url, "holds", "g2"))
-        moved_call = _healthz_while(url, _call(url, "c2"))
+        _release.set()  # every call spins MIN_HOLD_S only
+        for request in (_grade(url, "holds", "g1"), _call(url, "c1"), _grade(url, "holds", "g2"), _call(url, "c2")):
+            assert request().status_code == 200
     warnings = [r.getMessage() for r in caplog.records if "held the event loop" in r.getMessage()]
     assert any("grader 'holds'" in w for w in warnings) and any("tool 'lookup'" in w for w in warnings), warnings
     assert len(warnings) == 2  # once each
-    for status, answered_while_spinning in (moved_grade, moved_call):
-        assert status == 200 and answered_while_spinning  # held: answered only once the code returned
+    assert all("asyncio.to_thread" in w for w in warnings)  # the fix, named
+
+
+_JUDGE_CLIENT: list[httpx.AsyncClient] = []  # one client shared by every call, as a grader's LLM client is
+_JUDGE_URL: list[str] = []
+
+
+async def judges(ctx: GradingContext) -> float:
+    """Asks a judge through the shared client; its first call then holds the loop (a slow step)."""
+    answer = await _JUDGE_CLIENT[0].get(_JUDGE_URL[0], params={"q": ctx.output_text})
+    if ctx.trace_id == "slow":
+        _spin()
+    return float(answer.json()["score"])
+
+
+def test_an_async_grader_sharing_a_client_keeps_answering_after_it_held_the_loop(caplog):
+    """Before: one slow step moved the grader onto a fresh event loop per call, where the client bound to the
+    server's loop never answered (the grader-twin corpus hung in CI on ``rewards.LLMJudge``)."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def judge(request):
+        await asyncio.sleep(0.01)
+        return JSONResponse({"score": 1.0 if request.query_params["q"] == "right" else 0.0})
+
+    server = ToolServer(graders=[judges], auth_env_var=None)
+    with (caplog.at_level(logging.WARNING, logger="rft_sdk"), run_server(Starlette(routes=[Route("/", judge)])) as j,
+          run_server(server) as url):
+        _JUDGE_URL[:] = [f"{j}/"]
+        _JUDGE_CLIENT[:] = [httpx.AsyncClient(timeout=5)]
+        _release.set()
+        first = httpx.post(f"{url}/grade/judges", timeout=30,
+                           json={"sample": {"output_text": "right"}, "item": {}, "trace_id": "slow"})
+        assert first.status_code == 200 and first.json()["score"] == 1.0
+
+        def grade(i: int) -> httpx.Response:
+            return httpx.post(f"{url}/grade/judges", timeout=20, json={
+                "sample": {"output_text": "right" if i % 2 else "wrong"}, "item": {}, "trace_id": f"t{i}"})
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(grade, range(16)))
+    assert [a.status_code for a in answers] == [200] * 16, [a.text for a in answers]
+    assert [a.json()["score"] for a in answers] == [float(i % 2) for i in range(16)]
+    assert any("grader 'judges'" in r.getMessage() for r in caplog.records)  # the slow step was seen
 
 
 def test_every_rft_sdk_logger_escapes_control_characters(caplog):
