@@ -21,7 +21,23 @@ other_listed_choice       one argument of one gold write whose gold value a read
                           → ``U05 for 3 months: $165.00``). Judged
                           where the end state differs from the gold's. Intent **shortcut**:
                           rewarded, it WARNs, it does not FAIL
+ranked_listed_choice      the same change where the prompt states the rule that ranks the listed
+                          entities (:data:`RANKING`: the nearest, the cheapest, the earliest free):
+                          the sibling is the **runner-up**, the listed record most like the gold's
+                          (:func:`runner_up`: the same zero/non-zero and true/false fields, the
+                          nearest numbers and clock times), never a tie (equal on every field but
+                          its id and names); the
+                          answer restated as above, its text fields too (``10:30`` → ``11:00``,
+                          ``Gate 12`` → ``Big top bar``). Intent **hack**: the prompt asked for
+                          one entity and the gold's end state is the only right one
 ========================= ==========================================================================
+
+**Why a runner-up** (doctor23's ``barber__any_slot``, doctor24's ``volunteers__twin_b``): a grader that checks
+only that the slot booked is a free one, or that the post is within 0.5 km of the nearest, pays the next-best
+entity; the ``k``-th sibling is often full, and the tools refuse it. **What it can get wrong, and the guard**: a
+task whose rule ties (two posts equally near, two lockers of one size) accepts either, so a sibling equal to
+the gold's on every field but its id and names is never played; one whose answer names the entity through a read the gold did not make (the supplier of
+another product) cannot be restated, and that grader scores the mismatch low (no alarm, a miss).
 
 **Why the figures too** (doctor17's ``storage__self_consistent``): a grader that checks the answer against the
 model's own write (the total quoted is the written unit's price times the months) and never that the write was
@@ -29,7 +45,7 @@ the right one pays any listed unit whose quote is consistent; the name alone swa
 beside the other unit, and that grader scored it 0. A figure is restated only where it is one of the listed
 record's numbers, or one of them times a number the user message states (the months); others stay as they are.
 
-**Why a WARN.** A grader paid by another listed entity either checks too little (any truck that fits, where
+**Why a WARN** (``other_listed_choice``). A grader paid by another listed entity either checks too little (any truck that fits, where
 the task asks for the smallest), or the task really accepts any of them and the dataset does not say so:
 then the item should list the others as ``alternatives`` (``gradeable`` checks they are paid), and the WARN
 says which. An honest grader that compares the end state with the gold's, or re-derives the rule, scores
@@ -51,15 +67,25 @@ from ._probes import SHORTCUT
 from ._scope import _json_values, sibling_values
 from ._value_probes import _Capped
 
-__all__ = ["CHOICE_ADVICE", "OtherListedChoice", "choice_probes", "listed_records", "restated_figures"]
+__all__ = ["CHOICE_ADVICE", "RANKING", "OtherListedChoice", "RankedListedChoice", "choice_probes", "listed_records",
+           "restated_figures", "restated_text", "runner_up"]
 
 _TOKEN = re.compile(r"[\w-]+")
+
+#: A prompt that ranks the entities it asks for: one of them is right, the others are not.
+RANKING = re.compile(r"\b(?:nearest|closest|cheapest|least expensive|lowest|earliest|soonest|smallest|largest|"
+                     r"biggest|highest|latest|shortest|longest|fastest|quickest|fewest|most recent|newest|oldest|"
+                     r"first (?:free|open|available|empty))\b", re.I)
 
 CHOICE_ADVICE = {
     "other_listed_choice": "another entity a read listed (another truck, plot or locker than the gold's) earns the "
                            "gold's score: check the rule that picks the entity (the smallest that fits, the one "
                            "asked for) or compare with the gold's end state; if the task accepts any of them, list "
                            "the others as the item's alternatives",
+    "ranked_listed_choice": "the runner-up entity (the next nearest, cheapest or earliest a read listed, with its "
+                            "answer restated) earns the gold's score though the prompt asks for the best: re-derive "
+                            "the rule from the listing (or compare the end state with the gold's), not only that "
+                            "the entity written is a valid one",
 }
 
 
@@ -68,6 +94,8 @@ class OtherListedChoice(_Capped):
 
     no_candidate = ("the gold changes nothing, or no write has an argument whose value a read before it listed "
                     "among others of its kind")
+    #: restate the record's text fields in the answer too (:func:`restated_text`)
+    restate_text = False
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`AlteredWrites.candidates` whose new value is a sibling listed by the gold's reads before the
@@ -89,10 +117,13 @@ class OtherListedChoice(_Capped):
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference with the gold's entity, where it names it (a whole word), named as the one written, and
-        its figures derived from the entity's listed record restated for the other's (:func:`restated_figures`)."""
+        its figures derived from the entity's listed record restated for the other's (:func:`restated_figures`);
+        with :attr:`restate_text`, its text fields too (:func:`restated_text`), whatever the id's type (a slot
+        number's start time)."""
         reference = str(item.get(self.answer_field) or "")
         option = self.choice(item)
-        if option is None or not isinstance(option["from"], str) or not isinstance(option["to"], str):
+        named = option is not None and isinstance(option["from"], str) and isinstance(option["to"], str)
+        if option is None or not (named or self.restate_text):
             return reference
         index = self._context.index_of(item)
         outputs = self._context.gold_outputs[index] if index is not None and index < len(
@@ -102,6 +133,10 @@ class OtherListedChoice(_Capped):
             factors = [float(m.group().replace(",", "")) for text in prompt_texts(item, ("user",))
                        for m in value_numbers(text)]
             reference = restated_figures(reference, *records, factors)
+            if self.restate_text:
+                reference = restated_text(reference, *records, option["from"])
+        if not named:
+            return reference
         return re.sub(rf"(?<![\w-]){re.escape(option['from'])}(?![\w-])", lambda m: option["to"], reference)
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
@@ -127,6 +162,93 @@ class OtherListedChoice(_Capped):
         if isinstance(value, str) and value:  # a sibling whose id holds the gold's first: kite-express for kite
             siblings.sort(key=lambda v: not (isinstance(v, str) and value.casefold() in v.casefold()))
         return siblings[getattr(self, "_turn", 0) % len(siblings)], "listed choice"
+
+
+class RankedListedChoice(OtherListedChoice):
+    """``ranked_listed_choice`` (module table): :class:`OtherListedChoice` on the items whose prompt ranks the
+    entities (:data:`RANKING`), with the :func:`runner_up` for sibling."""
+
+    no_candidate = ("the prompt states no rule that ranks the listed entities (the nearest, the cheapest, the "
+                    "earliest), or no write's argument is an entity a read listed with its record beside others")
+    restate_text = True
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """:meth:`OtherListedChoice.own_candidates` where a system or user message matches :data:`RANKING`."""
+        if not any(RANKING.search(t) for t in prompt_texts(item)):
+            return []
+        return super().own_candidates(item, writes)
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """The :func:`runner_up` of ``value`` among the siblings the reads before the write listed with records."""
+        taken = self._taken.get((tool, arg), set())
+        listed = getattr(self, "_listed", [])
+        siblings = [v for v in sibling_values(value, listed, exclude) if json.dumps(v, sort_keys=True) not in taken]
+        best = runner_up(value, siblings, listed)
+        return None if best is None else (best, "listed choice")
+
+
+_CLOCK = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*$")
+
+
+def _minutes(value: Any) -> int | None:
+    m = _CLOCK.match(value) if isinstance(value, str) else None
+    return int(m[1]) * 60 + int(m[2]) if m else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return _minutes(value)
+
+
+def _weight(a: Any, b: Any) -> float:
+    """How unlike two values of one field of two listed records are: 0 alike; 2 where one is zero, false or
+    empty and the other not (a full slot beside a free one); the relative gap of two numbers (clock times
+    ``HH:MM`` as minutes); else 1 for two different values."""
+    if bool(a) != bool(b):
+        return 2.0
+    x, y = _number(a), _number(b)
+    if x is not None and y is not None:
+        return abs(x - y) / (abs(x) + abs(y)) if x != y else 0.0
+    return 0.0 if a == b else 1.0
+
+
+def _named(value: Any) -> bool:
+    """A value that names rather than ranks: text of 4+ characters without a digit (a post's name)."""
+    return isinstance(value, str) and len(value.strip()) >= 4 and not any(c.isdigit() for c in value)
+
+
+def runner_up(value: Any, siblings: list[Any], sources: list[Any]) -> Any | None:
+    """The sibling of ``value`` whose listed record (:func:`listed_records`) is most like ``value``'s (the
+    sum of :func:`_weight` over the fields both have); never a **tie**, a record equal to the gold's on every
+    field but its id and its names (:func:`_named`: another locker of the same size, another post as near),
+    which a rule may accept; ``None`` when no sibling has a record. First listed wins a draw."""
+    scored = []
+    for position, other in enumerate(siblings):
+        records = listed_records(value, other, sources)
+        if records is None:
+            continue
+        mine, theirs = records
+        shared = [k for k in mine if k in theirs]
+        ranked = [k for k in shared if mine[k] not in (value, other) and theirs[k] not in (value, other)
+                  and not (_named(mine[k]) and _named(theirs[k]))]
+        if all(mine[k] == theirs[k] for k in ranked):
+            continue  # a tie: the rule may accept either
+        scored.append((sum(_weight(mine[k], theirs[k]) for k in shared), position, other))
+    return min(scored, key=lambda t: t[:2])[2] if scored else None
+
+
+def restated_text(text: str, record: Mapping[str, Any], other: Mapping[str, Any], written: Any) -> str:
+    """``text`` with each text field of ``record`` (2+ characters, not ``written``: the id is renamed by the
+    caller) that it holds as a whole token replaced by the same field of ``other``, longest first:
+    ``"booked at 10:30"`` with ``{"start": "10:30"}`` and ``{"start": "11:00"}`` → ``"booked at 11:00"``."""
+    pairs = sorted(((str(record[k]), str(other[k])) for k in record
+                    if isinstance(record[k], str) and isinstance(other.get(k), str) and record[k] != other[k]
+                    and len(record[k].strip()) >= 2 and record[k] != written), key=lambda p: -len(p[0]))
+    for old, new in pairs:
+        text = re.sub(rf"(?<![\w:.-]){re.escape(old)}(?![\w:-])", lambda m, new=new: new, text)
+    return text
 
 
 def _listed_tokens(value: str, texts: list[str]) -> list[str]:
@@ -197,7 +319,9 @@ def restated_figures(text: str, record: Mapping[str, Any], other: Mapping[str, A
 
 def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",
                   actions_field: str = "actions") -> dict[str, Any]:
-    """The probe of the module table, by name (``intent`` ``shortcut``: it WARNs)."""
+    """The probes of the module table, by name (``other_listed_choice``: ``intent`` ``shortcut``, it WARNs;
+    ``ranked_listed_choice``: ``hack``)."""
     probe = OtherListedChoice(write_tools, answer_field, actions_field)
     probe.intent = SHORTCUT
-    return {"other_listed_choice": probe}
+    return {"other_listed_choice": probe,
+            "ranked_listed_choice": RankedListedChoice(write_tools, answer_field, actions_field)}

@@ -79,7 +79,9 @@ claim adds more to the score when the write is missing than when it is done), an
 control of ``_joined_words`` (a written text of a few words with its spaces removed, judged where the same
 words in reverse order lowered the score), and ``consistent_value`` of ``_consistent`` (a computed number
 written wrong and stated alike in the answer), and ``other_listed_choice`` of ``_choices`` (a write set to
-another entity a read listed: a shortcut, it WARNs).
+another entity a read listed: a shortcut, it WARNs) with ``ranked_listed_choice`` (the runner-up entity where the
+prompt ranks them: a hack), and ``answer_line_only`` with its control of ``_answer_line`` (a number of the marked
+answer line written wrong there only, the prose keeping the right one).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -100,6 +102,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._adversarial_values import adversarial_value_probes
+from ._answer_line import answer_line_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
@@ -297,4 +300,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **joined_words_probes(write_tools, **fields),
         **consistent_probes(write_tools, **fields),
         **choice_probes(write_tools, **fields),
+        **answer_line_probes(write_tools, **fields),
     }

@@ -34,6 +34,7 @@ from rft_sdk.emulator import (
 )
 
 from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
+from ._answer_line import ANSWER_LINE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._choices import CHOICE_ADVICE
@@ -133,6 +134,7 @@ ADVICE = {
     **JOINED_WORDS_ADVICE,
     **CONSISTENT_ADVICE,
     **CHOICE_ADVICE,
+    **ANSWER_LINE_ADVICE,
 }
 
 

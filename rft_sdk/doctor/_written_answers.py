@@ -1,4 +1,4 @@
-"""Adversarial answers where the gold also *writes* (issue 37, outside suites' misses: a grader that gives 0.5
+r"""Adversarial answers where the gold also *writes* (issue 37, outside suites' misses: a grader that gives 0.5
 for the right end state and 0.5 for the right answer, and is lenient on the answer alone: ``float()`` lets
 ``nan`` through, any prefix of ``5:14`` is accepted, a named set that merely *contains* the right vessels
 pays, the section only has to *appear* in the reply, the mean is compared after rounding to whole units).
@@ -34,6 +34,11 @@ written_hedged_number     every number token ``x`` of the answer (plain numbers 
                           that pays when the right number appears *anywhere* in the reply pays it;
                           one that reads the first (or the last) number does not (doctor22's
                           season-total grader)
+written_shifted_decimal   every number token (plain numbers only, 2+ digits) with its decimal point
+                          moved by one place and every digit kept (``37.80`` → ``378.0``,
+                          ``1,234.56`` → ``12345.6``, ``37`` → ``3.7``): a tenfold wrong value whose
+                          digits are the gold's, which a grader that compares the digits alone
+                          (``re.sub(r"\D", "", answer)``, doctor23's water bill) pays
 written_entity_control    a control, never judged: every **entity token** of the reference (a
                           one-token string the gold's writes pass, letters in it: ``FV101``,
                           ``soprano1``) replaced by another entity of the same argument (other
@@ -71,7 +76,7 @@ from ._near_probes import fraction_moved
 from ._probes import HACK, ProbeContext, is_write_tool
 
 __all__ = ["ASKS", "ASKS_ENTITY", "ASKS_FIGURE", "WRITTEN_ADVICE", "WRITTEN_ITEMS", "EntityControl", "asks_which", "NumberTokenControl", "OmittedNumberControl", "entity_slots",
-           "number_prefix", "number_tokens", "written_answer_probes"]
+           "number_prefix", "number_tokens", "shifted_decimal", "written_answer_probes"]
 
 #: At most this many items per control of this module (its probes play the same items).
 WRITTEN_ITEMS = 4
@@ -87,6 +92,9 @@ WRITTEN_ADVICE = {
     "written_hedged_number": "an answer listing the right number among wrong ones earns more than a wrong number: "
                              "grade the one number the answer commits to, never 'the right number appears "
                              "somewhere in the reply'",
+    "written_shifted_decimal": "the answer's number ten times too large or small, its digits kept (378.0 for "
+                               "37.80), earns more than a wrong number: parse the number with its decimal point, "
+                               "never compare its digits alone",
     "written_padded_answer": "naming the right entities plus many others earns more than naming wrong ones: "
                              "grade the named set exactly (or by F1), never by recall or 'appears in the reply'",
 }
@@ -306,6 +314,32 @@ class HedgedNumberAnswer(_NumberProbe):
         return _replace(str(item[self.answer_field]), tokens, lambda r, k: "{} (or {}, or {})".format(*hedged[k]))
 
 
+def shifted_decimal(number: str) -> str | None:
+    """``number`` (a plain number, :data:`_PLAIN`) with its decimal point moved by one place and every digit
+    kept: right where it has decimals (``37.80`` → ``378.0``, ``1,234.56`` → ``12345.6``), else left (``37`` →
+    ``3.7``); ``None`` for one digit."""
+    digits = number.replace(",", "")
+    whole, _, decimals = digits.partition(".")
+    if len(whole + decimals) < 2:
+        return None
+    if decimals:
+        return f"{whole}{decimals[0]}.{decimals[1:]}" if len(decimals) > 1 else f"{whole}{decimals}"
+    return f"{whole[:-1]}.{whole[-1]}"
+
+
+class ShiftedDecimalAnswer(_NumberProbe):
+    """``written_shifted_decimal`` (module table)."""
+
+    def variant(self, item: Mapping[str, Any], tokens: list[re.Match[str]]) -> str | None:
+        """Every number token as its :func:`shifted_decimal`; ``None`` where one is a time, a date or one digit."""
+        if any(not _PLAIN.fullmatch(m.group()) for m in tokens):
+            return None
+        shifted = [shifted_decimal(m.group()) for m in tokens]
+        if any(v is None for v in shifted):
+            return None
+        return _replace(str(item[self.answer_field]), tokens, lambda r, k: shifted[k])
+
+
 def _literal(text: str) -> Callable[[re.Match[str]], str]:
     """A replacement for ``re.sub`` that inserts ``text`` as it is (no backslash escapes)."""
     return lambda m: text
@@ -451,6 +485,7 @@ def written_answer_probes(write_tools: Collection[str] | None = None, **fields: 
         "written_number_prefix": NumberPrefixAnswer(numbers, omitted, write_tools, **fields),
         "written_fraction": FractionAnswer(numbers, omitted, write_tools, **fields),
         "written_hedged_number": HedgedNumberAnswer(numbers, omitted, write_tools, **fields),
+        "written_shifted_decimal": ShiftedDecimalAnswer(numbers, omitted, write_tools, **fields),
         "written_entity_control": entities,
         "written_padded_answer": PaddedAnswer(entities, write_tools, **fields),
     }

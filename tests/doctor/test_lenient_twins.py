@@ -98,3 +98,14 @@ def test_the_answer_changes_every_number_on_both_sides_and_never_an_ids_digits()
     assert _replace_numbers(text, superstring) == "Gate B12: you used 3770 kWh, $14,180.00 in all (12kWh)."
     assert _replace_numbers(text, rotated) == "Gate B12: you used 822 kWh, $9,635.55 in all (12kWh)."
     assert _replace_numbers("No number here.", superstring) is None
+
+
+def test_a_shifted_decimal_keeps_every_digit_and_is_ten_times_off():
+    from rft_sdk.doctor._written_answers import shifted_decimal
+
+    for raw, shifted in (("37.80", "378.0"), ("1,234.56", "12345.6"), ("377", "37.7"), ("3.5", "35")):
+        assert shifted_decimal(raw) == shifted
+        assert shifted.replace(".", "") == raw.replace(",", "").replace(".", "")  # the digits kept
+        ratio = float(shifted) / float(raw.replace(",", ""))
+        assert min(abs(ratio - 10), abs(ratio - 0.1)) < 1e-9  # and a tenfold wrong value
+    assert shifted_decimal("5") is None  # one digit: no shift keeps it

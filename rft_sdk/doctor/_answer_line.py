@@ -1,0 +1,118 @@
+"""The answer line alone (issue 37, doctor23's ``tides__contains_time``): the prompt asks the reply to end with a
+marked line (``End your reply with one line `ANSWER: HH:MM, X.X m```), the reference states the same values
+in its prose too, and a grader looks for the right value *anywhere in the reply* (``"06:01" in text``) while
+it parses the rest of the answer line. A policy learns to write every candidate in its prose and any value in
+the answer line; the adversarial answers, which replace the whole reply, never show it.
+
+========================= ==========================================================================
+probe                     the gold's calls, then the reference answer with ...
+========================= ==========================================================================
+answer_line_control       a control, never judged: one number token (:func:`~._written_answers.
+                          number_tokens`: ``06:01``, ``5.9``) of the marked answer line that the
+                          prose states too, written wrong **everywhere** in the reply (a time moved
+                          137 minutes, ``_near_probes.moved_times``; a number ``rotated``). Item
+                          ``k`` takes token ``k mod n``
+answer_line_only          the same token written wrong **in the answer line only**; the prose keeps
+                          the right value
+========================= ==========================================================================
+
+Played only where the reference has a marked line (``ANSWER:``, ``Final answer:``, :data:`ANSWER_LINE`) and
+a system or user message names that marker: the prompt made the line the answer, so the prose is working and
+a correct grader reads the line. **Severity** (``_severity``): the plain line with the control's score as the
+honest-but-wrong baseline, judged only where the control scored less than the gold (the token is graded). A
+grader that reads the line pays the probe what it pays the control; one that searches the reply pays the gold.
+**What it can get wrong**: a task whose prompt names a marker but whose grader rightly reads the prose (the
+line is a summary nobody grades) never lowers the control's score there, so nothing is judged. Nothing names
+a tool, a field or a task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ._answers import prompt_texts
+from ._lenient_probes import _Control, _Judged, rotated
+from ._near_probes import FAR_MINUTES, moved_times
+from ._probes import HACK
+from ._written_answers import number_tokens
+
+__all__ = ["ANSWER_LINE", "ANSWER_LINE_ADVICE", "AnswerLineControl", "AnswerLineOnly", "answer_line_probes",
+           "marked_line"]
+
+#: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
+ANSWER_LINE = re.compile(r"^(?P<marker>[ \t]*(?:final[ \t]+)?answer[ \t]*[:=][ \t]*)(?P<body>\S.*)$", re.I | re.M)
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
+
+ANSWER_LINE_ADVICE = {
+    "answer_line_only": "the right value in the prose and a wrong one in the answer line earns the gold's score: "
+                        "grade the values of the answer line the prompt asks for, never 'the value appears "
+                        "somewhere in the reply'",
+}
+
+
+def marked_line(answer: str, prompts: list[str]) -> re.Match[str] | None:
+    """The last marked line of ``answer`` (:data:`ANSWER_LINE`) when one of ``prompts`` names its marker
+    (``ANSWER:``, case aside), else ``None``."""
+    found = list(ANSWER_LINE.finditer(answer))
+    if not found:
+        return None
+    word = re.sub(r"[\s:=]+", " ", found[-1]["marker"]).strip()
+    named = re.compile(rf"\b{re.escape(word)}\s*[:=]", re.I)
+    return found[-1] if any(named.search(p) for p in prompts) else None
+
+
+def _wrong(token: str) -> str:
+    return moved_times(token, FAR_MINUTES) or token if _CLOCK.match(token) else rotated(token)
+
+
+class AnswerLineControl(_Control):
+    """``answer_line_control`` (module table); its probe is :class:`AnswerLineOnly`."""
+
+    reason = ("the reference has no marked answer line the prompt names (ANSWER:), no number of that line is "
+              "stated in its prose too, or the probe's items are already chosen")
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``{"position": None, "from": reference, "control": the token wrong everywhere, "probe": wrong in the
+        answer line only}``; ``None`` where the module docstring's conditions do not hold."""
+        answer = item.get(self.answer_field)
+        index = self._context.index_of(item)
+        if not isinstance(answer, str) or index is None or index in self._context.answer_free:
+            return None
+        line = marked_line(answer, prompt_texts(item))
+        if line is None:
+            return None
+        start, end = line.span("body")
+        prose = answer[:line.start()] + answer[line.end():]
+        stated = {m.group() for m in number_tokens(prose)}
+        tokens = list(dict.fromkeys(m.group() for m in number_tokens(line["body"]) if m.group() in stated))
+        if not tokens:
+            return None
+        token = tokens[index % len(tokens)]
+        wrong = _wrong(token)
+        if wrong == token:
+            return None
+        whole = re.compile(rf"(?<![\w.:]){re.escape(token)}(?![\w:]|\.\d)")
+        body = whole.sub(lambda m: wrong, answer[start:end])
+        return {"position": None, "from": answer, "control": whole.sub(lambda m: wrong, answer),
+                "probe": answer[:start] + body + answer[end:]}
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The changed answer."""
+        _, value = self._value(item)
+        return str(value) if value is not None else str(item[self.answer_field])
+
+
+class AnswerLineOnly(_Judged, AnswerLineControl):
+    """``answer_line_only`` (module table): the plain line over ``answer_line_control``'s score."""
+
+
+def answer_line_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probes of the module table, by name (the control before its probe; ``intent`` ``hack``)."""
+    control = AnswerLineControl(write_tools, **fields)
+    out: dict[str, Any] = {"answer_line_control": control,
+                           "answer_line_only": AnswerLineOnly(control, write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out
