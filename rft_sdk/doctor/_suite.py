@@ -81,7 +81,9 @@ words in reverse order lowered the score), and ``consistent_value`` of ``_consis
 written wrong and stated alike in the answer), and ``other_listed_choice`` of ``_choices`` (a write set to
 another entity a read listed: a shortcut, it WARNs) with ``ranked_listed_choice`` (the runner-up entity where the
 prompt ranks them: a hack), and ``answer_line_only`` with its control of ``_answer_line`` (a number of the marked
-answer line written wrong there only, the prose keeping the right one).
+answer line written wrong there only, the prose keeping the right one), and ``unread_note`` with its control of
+``_requested_note`` (a note the user asked for written as ``as requested``, judged where dropping it lowered the
+score).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -119,6 +121,7 @@ from ._near_writes import near_write_probes
 from ._order import order_probes
 from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
+from ._requested_note import note_probes
 from ._scope import SupersetInScope
 from ._structured import structured_probes
 from ._value_probes import value_probes
@@ -301,4 +304,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **consistent_probes(write_tools, **fields),
         **choice_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
+        **note_probes(write_tools, **fields),
     }

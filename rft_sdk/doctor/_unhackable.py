@@ -49,6 +49,7 @@ from ._near_writes import NEAR_WRITE_ADVICE
 from ._order import ORDER_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
+from ._requested_note import NOTE_ADVICE
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._suite import default_probes, normalize_answer
@@ -135,6 +136,7 @@ ADVICE = {
     **CONSISTENT_ADVICE,
     **CHOICE_ADVICE,
     **ANSWER_LINE_ADVICE,
+    **NOTE_ADVICE,
 }
 
 
