@@ -83,7 +83,9 @@ another entity a read listed: a shortcut, it WARNs) with ``ranked_listed_choice`
 prompt ranks them: a hack), and ``answer_line_only`` with its control of ``_answer_line`` (a number of the marked
 answer line written wrong there only, the prose keeping the right one), and ``unread_note`` with its control of
 ``_requested_note`` (a note the user asked for written as ``as requested``, judged where dropping it lowered the
-score).
+score), and ``near_date`` with its control of ``_near_dates`` (the answer's dates nine days off within their
+month), and ``flipped_decision`` of ``_decisions`` (one entity decided the other way, the stated total restated
+to agree).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -112,10 +114,12 @@ from ._choices import choice_probes
 from ._claims import claim_probes
 from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
+from ._decisions import decision_probes
 from ._generic import generic_probes
 from ._in_format import in_format_probes
 from ._joined_words import joined_words_probes
 from ._lenient_probes import lenient_probes
+from ._near_dates import date_probes
 from ._near_probes import near_probes
 from ._near_writes import near_write_probes
 from ._order import order_probes
@@ -305,4 +309,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **choice_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
+        **date_probes(write_tools, **fields),
+        **decision_probes(write_tools, **fields),
     }

@@ -41,9 +41,11 @@ from ._choices import CHOICE_ADVICE
 from ._claims import CLAIM_ADVICE
 from ._common import has_gold, load_inputs
 from ._consistent import CONSISTENT_ADVICE
+from ._decisions import DECISION_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
+from ._near_dates import DATE_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._near_writes import NEAR_WRITE_ADVICE
 from ._order import ORDER_ADVICE
@@ -137,6 +139,8 @@ ADVICE = {
     **CHOICE_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
+    **DATE_ADVICE,
+    **DECISION_ADVICE,
 }
 
 

@@ -74,7 +74,9 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # and interval_value, special_number and interval_answer (no number written or stated), and the written_*
     # answers (their controls, a wrong answer after the gold's writes, earn the gold's score: nothing is judged),
     # joined_words and first_word_only (no text of two words written), consistent_value (no number stated) and
-    # other_listed_choice (no read lists the keys)
+    # other_listed_choice and ranked_listed_choice (no read lists the keys), answer_line_only (no marked answer
+    # line), unread_note (no note write the user asks for), near_date (no date stated) and flipped_decision
+    # (one write tool)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -86,6 +88,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "interval_answer",
                        "special_number", "near_value", "near_stated_value", "sibling_entity",
                        "joined_words", "first_word_only", "consistent_value", "other_listed_choice",
+                       "ranked_listed_choice", "answer_line_only", "unread_note", "near_date", "flipped_decision",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 

@@ -1,0 +1,207 @@
+"""One decision flipped, the total restated (issue 37, doctor23's ``timesheets__consistent_total``): the task
+decides each entity of a listing with one of two write tools (``approve_entry`` / ``reject_entry``) and states a
+total over one decision (``ANSWER: 31.5``, the approved hours). A grader that checks only that every entity got
+*a* decision and that the total agrees with the decisions made pays any set of decisions with its own total:
+approve everything, sum it, and be paid. ``altered_writes`` changes a decision but leaves the gold's total,
+which that grader then refuses.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+flipped_decision          where the gold writes entities of one listing with two write tools whose
+                          first argument is the entity (``approve_entry(entry_id)``,
+                          ``reject_entry(entry_id, reason)``) and its reference states the **sum**
+                          of a number field of the listed records over the entities of one of them
+                          (the approved hours): one entity of the other tool decided with that
+                          one instead (its other arguments copied from the gold's own call of
+                          that tool), and every number of the reference that is such a sum
+                          restated with that entity's field moved across (``31.5`` → ``39.5``),
+                          and each count of one side that differs from the other's (``2
+                          approved, 3 rejected`` → ``3 approved, 2 rejected``); the items take
+                          the entities in turn. Judged ``must_lower`` where the call was accepted
+========================= ==========================================================================
+
+**Why the honest twin stays silent**: the flipped entity's decision is wrong by the task's own gold, so a grader
+that checks the decisions (or the end state against the gold's) scores it lower, whatever the total says; only a
+grader that checks nothing but the total's agreement with the decisions keeps the gold's score. Played only
+where the relationship holds on the gold itself (the reference's number is that sum or count), so a total that
+is no such sum is never restated. Nothing names a tool, a field or a task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ._answer_numbers import styled
+from ._generic import _ContextProbe
+from ._near_probes import value_numbers
+from ._probes import HACK, Steps
+from ._scope import _json_values
+
+__all__ = ["DECISION_ADVICE", "DECISION_ITEMS", "FlippedDecision", "decision_probes"]
+
+#: At most this many items.
+DECISION_ITEMS = 6
+
+DECISION_ADVICE = {
+    "flipped_decision": "one entity decided the other way, with the total restated to agree, earns the gold's "
+                        "score: check each decision against the rule (or the end state against the gold's), not "
+                        "only that the total agrees with the decisions made",
+}
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def _records(values: Sequence[Any]) -> list[Mapping[str, Any]]:
+    """Every JSON object of ``values`` (nested lists and objects walked)."""
+    out, stack = [], list(values)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Mapping):
+            out.append(node)
+            stack.extend(v for v in node.values() if isinstance(v, (list, Mapping)))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def _key(value: Any) -> str:
+    return f"{type(value).__name__}:{value}"
+
+
+def _listing(records: list[Mapping[str, Any]], entities: list[Any]) -> dict[str, Mapping[str, Any]] | None:
+    """Per entity (:func:`_key`), its one record: the records of a field that holds each entity exactly once
+    (``{"id": 7, "hours": 8.5, ...}`` for entity ``7``); ``None`` when no field does."""
+    if not entities or any(isinstance(e, (bool, list, dict)) or e is None for e in entities):
+        return None
+    for field in dict.fromkeys(k for r in records for k in r):
+        found: dict[str, list[Mapping[str, Any]]] = {}
+        for r in records:
+            if field in r and not isinstance(r[field], (bool, list, dict)):
+                found.setdefault(_key(r[field]), []).append(r)
+        if all(len(found.get(_key(e), [])) == 1 for e in entities):
+            return {_key(e): found[_key(e)][0] for e in entities}
+    return None
+
+
+class FlippedDecision(_ContextProbe):
+    """``flipped_decision`` (module table)."""
+
+    must_lower = True
+    changes_end_state = True
+
+    def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(write_tools, reason="the gold does not decide entities of one listing with two write tools "
+                         "and state a sum or count over one of them, or the probe's items are already chosen",
+                         **kwargs)
+        self._chosen: set[int] = set()
+
+    def prepare(self, context: Any) -> None:
+        """Choose the first :data:`DECISION_ITEMS` items with a flip."""
+        super().prepare(context)
+        self._chosen = set()
+        for i, item in enumerate(context.items):
+            if len(self._chosen) < DECISION_ITEMS and self._has_gold(item) and self.flip(item) is not None:
+                self._chosen.add(i)
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the chosen items."""
+        return self._context.index_of(item) in self._chosen
+
+    def flip(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``{"position", "call" (the new call), "from" (the gold call), "answer"}`` or ``None``."""
+        actions = item.get(self.actions_field) or []
+        index = self._context.index_of(item)
+        reference = item.get(self.answer_field)
+        if index is None or not isinstance(reference, str) or index >= len(self._context.gold_outputs):
+            return None
+        by_tool: dict[str, list[int]] = {}
+        for i in self.writes_of(item):
+            call = actions[i] if i < len(actions) else None
+            if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping) and call["arguments"]:
+                by_tool.setdefault(str(call["name"]), []).append(i)
+        if len(by_tool) != 2:
+            return None
+        first = {t: next(iter(actions[ps[0]]["arguments"])) for t, ps in by_tool.items()}
+        if len(set(first.values())) != 1:
+            return None
+        key = next(iter(first.values()))
+        before = min(p for ps in by_tool.values() for p in ps)  # the listing read before the first decision
+        entities = {t: [actions[p]["arguments"][key] for p in ps] for t, ps in by_tool.items()}
+        record = _listing(_records(_json_values(list(self._context.gold_outputs[index])[:before])),
+                          [e for es in entities.values() for e in es])
+        if record is None:
+            return None
+        numbers = list(value_numbers(reference))
+        k = sorted(self._chosen).index(index) if index in self._chosen else 0
+        for tool, other in (tuple(by_tool), tuple(reversed(tuple(by_tool)))):
+            mine = [record[_key(e)] for e in entities[tool]]
+            theirs = [(p, record[_key(actions[p]["arguments"][key])]) for p in by_tool[other]]
+            rest = [r for _, r in theirs]
+            fields = [f for f in mine[0] if all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool)
+                                                for r in mine + rest)]
+            position, flipped = theirs[k % len(theirs)]
+            # per number of the reference, its new value: a sum of a field over either side first, then a count
+            # where the two sides' counts differ (``2 approved, 2 rejected`` says nothing of which is which)
+            sides = [(mine, 1.0), (rest, -1.0)]
+            moves = [(sum(float(r[f]) for r in side), sign * float(flipped[f])) for f in fields for side, sign in sides]
+            if len(mine) != len(rest):
+                moves += [(float(len(side)), sign) for side, sign in sides]
+            new_values = {}
+            for m in numbers:
+                stated = float(m.group().replace(",", ""))
+                move = next((d for total, d in moves if d and _close(stated, total)), None)
+                if move is not None:
+                    new_values[m.start()] = (m, styled(stated + move, m))
+            if not any(_close(float(m.group().replace(",", "")), sum(float(r[f]) for r in mine))
+                       for m, _ in new_values.values() for f in fields) or not fields:
+                continue  # the reference states no sum over the decided side: nothing to keep consistent
+            answer, last = [], 0
+            for start in sorted(new_values):
+                m, text = new_values[start]
+                answer += [reference[last:m.start()], text]
+                last = m.end()
+            template = actions[by_tool[tool][0]]["arguments"]
+            call = {"name": tool, "arguments": {**template, key: actions[position]["arguments"][key]}}
+            return {"position": position, "call": call, "from": actions[position],
+                    "answer": "".join([*answer, reference[last:]])}
+        return None
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls with the flipped one."""
+        found = self.flip(item)
+        actions = [dict(a) for a in item[self.actions_field]]
+        if found is not None:
+            actions[found["position"]] = found["call"]
+        return [[a] for a in actions]
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference with the total restated."""
+        found = self.flip(item)
+        return found["answer"] if found is not None else str(item[self.answer_field])
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the flipped call was accepted."""
+        found = self.flip(item)
+        return found is not None and len(calls) > found["position"] and bool(getattr(calls[found["position"]],
+                                                                                      "ok", False))
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was played: the call replaced, the call played and the answer."""
+        found = self.flip(item)
+        if found is None:
+            return {}
+        return {"altered": f"{found['from']['name']} → {found['call']['name']}",
+                "from": re.sub(r"\s+", " ", str(found["from"]["arguments"]))[:120],
+                "to": str(found["call"]["arguments"])[:120], "answer": found["answer"][:160]}
+
+
+def decision_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probe of the module table, by name (``intent`` ``hack``)."""
+    probe = FlippedDecision(write_tools, **fields)
+    probe.intent = HACK
+    return {"flipped_decision": probe}
