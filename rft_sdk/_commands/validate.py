@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, metavar="JOB",
                         help="the job JSON: its tool names, and (without --app/--url) its tools' URLs and headers "
                              "for the live diff")
+    parser.add_argument("--grader", default=None, metavar="NAME",
+                        help="dry run: grade with this named grader (default: the job's with --config, else the "
+                             "server's default grader)")
     parser.add_argument("--target", default="openai", choices=list(TARGETS),
                         help="whose rules: openai or azure (default openai)")
     parser.add_argument("--min-lines", type=int, default=MIN_LINES, help=f"fewest lines (default {MIN_LINES})")
@@ -87,13 +90,14 @@ def _replay_client(app: Any, url: str | None, token: str | None, target: str, co
 
 def validate(dataset: str | Path, *, target: str = "openai", config: str | Path | None = None, app: Any = None,
              url: str | None = None, token: str | None = None, timeout_s: float = 10.0, replay: bool = True,
-             strict: bool = False, **options: Any) -> Report:
+             strict: bool = False, grader: str | None = None, **options: Any) -> Report:
     """``rft validate`` as a function: the checks of :func:`rft_sdk._validation._preflight.validate`
     (same arguments; ``options``: ``min_lines``, ``check_job``, ``transport``, ``gold``), then, with a
     server (``app``, ``url``, or a ``config`` whose tools share one base URL) and ``replay``, the dry
     run: every well-formed gold trajectory played on fresh rollouts (``rft_sdk._validation._gold``:
     each call must answer 2xx unless marked ``expect_error``, and the gold must earn the full score;
-    ``strict``: an unmarked 400 ``tool_error`` is an error, not a warning). No dry run through a
+    ``strict``: an unmarked 400 ``tool_error`` is an error, not a warning), graded by ``grader`` (a
+    name; default the job's grader with ``config``, else the server's default one). No dry run through a
     ``transport`` (it is synchronous): pass ``app`` to replay in process.
 
     Returns:
@@ -106,7 +110,8 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
     found = _replay_client(app, url, token, target, config, timeout_s)
     if found is None:
         return report
-    client, grader = found
+    client, named = found
+    grader = grader or named
 
     async def go() -> None:
         async with client:
@@ -131,6 +136,12 @@ def run(args: argparse.Namespace) -> int:
         if not hasattr(app, "dataset_tools"):
             print(f"rft validate: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)
             return 2
+        if args.grader is not None:
+            try:
+                app.grader_spec("http://localhost", name=args.grader)
+            except ValueError as exc:
+                print(f"rft validate: --grader: {exc}", file=sys.stderr)
+                return 2
     try:
         token = env_secret(args.token_env)
     except ValueError as exc:
@@ -138,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = validate(args.dataset, target=args.target, config=args.config, app=app, url=args.url, token=token,
                       min_lines=args.min_lines, timeout_s=args.timeout, replay=not args.no_replay,
-                      strict=args.strict)
+                      strict=args.strict, grader=args.grader)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 

@@ -64,8 +64,10 @@ class Report:
 
     @property
     def findings(self) -> list[Finding]:
-        """Errors first, then warnings; each group by first line."""
-        out = [Finding(sev, tuple(lines), f, msg, fix) for (sev, f, msg, fix), lines in self._found.items()]  # type: ignore[arg-type]
+        """Errors first, then warnings; each group by first line; a finding's lines in order (the dry run plays
+        the lines concurrently, so they are recorded as they finish)."""
+        out = [Finding(sev, tuple(sorted(set(lines))), f, msg, fix)  # type: ignore[arg-type]
+               for (sev, f, msg, fix), lines in self._found.items()]
         return sorted(out, key=lambda x: (x.severity != "error", x.lines[:1] or (0,), x.field))
 
     @property

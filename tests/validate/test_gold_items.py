@@ -151,3 +151,27 @@ def test_the_gold_schema_is_one_json_schema_that_matches_the_model(task) -> None
         with pytest.raises(ValueError):
             GoldItem.model_validate(bad)
     assert {"actions", "reference_answer", "alternatives", "max_tool_calls"} <= set(schema["properties"])
+
+
+def test_the_dry_run_grades_with_the_grader_named(task, tmp_path) -> None:
+    root, _, items = task
+    server = load_app_file(root / "app.py")  # a fresh server: a grader added here stays here
+
+    @server.grader(name="never")
+    def never(ctx) -> float:
+        return 0.0
+
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    assert validate(path, app=server).findings == []  # the default grader pays the gold
+    found = validate(path, app=server, grader="never").findings
+    assert [(f.lines, f.field) for f in found] == [(tuple(range(1, 11)), "reference_answer")]  # folded: all 10
+    assert "scored 0" in found[0].message
+
+
+def test_an_unknown_grader_name_is_refused_before_anything_runs(task, tmp_path) -> None:
+    root, _, _ = task
+    proc = subprocess.run([sys.executable, "-m", "rft_sdk.cli", "validate", "train.jsonl", "--app", "app:server",
+                           "--grader", "nope"], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{ROOT}"})
+    assert proc.returncode == 2 and "--grader: no grader named 'nope'; available:" in proc.stderr, proc.stderr
