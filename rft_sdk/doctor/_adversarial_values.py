@@ -33,8 +33,9 @@ special_number            one string argument of one gold write (never its targe
                           ``"nan%"``): ``float()`` parses it and ``not abs(x - g) > tol`` holds
 folded_text               one string argument of one gold write (never its target, never free text)
                           with a letter outside ASCII written with its accents stripped (NFKD,
-                          combining marks dropped: ``"Zündkerze"`` → ``"Zundkerze"``); an ASCII
-                          value has its look-alike letters swapped for Cyrillic ones
+                          combining marks dropped: ``"Zündkerze"`` → ``"Zundkerze"``; never a
+                          proper name, ``"Tomás Ferreira"``: the same person); an ASCII value or a
+                          name has its look-alike letters swapped for Cyrillic ones
                           (:data:`CONFUSABLES`: ``"Kuehler"`` → ``"Kuеhlеr"``)
 stated_value_control      a control, never judged: on items whose gold writes and whose reference
                           states value numbers, the gold's calls, then the reference with every
@@ -315,11 +316,12 @@ class FoldedText(_ItemIndexed):
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
-        """:func:`ascii_folded` (source ``"accents stripped"``), else :func:`lookalike` (``"look-alikes"``)
-        of a string with a letter."""
+        """:func:`ascii_folded` (source ``"accents stripped"``; never a :func:`proper_name`: ``Tomas Ferreira``
+        is the same person, and an honest grader comparing names folds accents, doctor25's lost property), else
+        :func:`lookalike` (``"look-alikes"``) of a string with a letter."""
         if not isinstance(value, str) or not any(c.isalpha() for c in value):
             return None
-        folded = ascii_folded(value)
+        folded = None if proper_name(value) else ascii_folded(value)
         if folded is not None:
             return folded, "accents stripped"
         swapped = lookalike(value)

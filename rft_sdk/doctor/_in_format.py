@@ -89,6 +89,7 @@ from typing import Any
 from ._answers import answer_object, normalize_answer, own_inside
 from ._generic import (
     NEUTRAL_TEXT,
+    SUCCESS_VALUES,
     AdversarialAnswer,
     SupersetEndState,
     _canonical,
@@ -570,12 +571,22 @@ class WhitespaceJoin(AdversarialAnswer):
         return {"join": f"U+{ord(join):04X}" if join else "", "answer": text[:300]}
 
 
+#: An enum value that undoes or refuses what a record stands for.
+UNDOING = re.compile(r"cancel|void|reject|refus|declin|fail|revok|no[_ -]?show|lost|expired|suspend|block", re.I)
+
+
 def _placeholder(schema: Mapping[str, Any], known: Mapping[str, Any], strings: Sequence[str],
                  text: str | None = None) -> Any:
-    """A plausible value for a parameter without a gold value: an enum's first value, else by type (a string:
-    ``text`` when given, else the first string the gold passes; a list: that string)."""
-    if schema.get("enum"):
-        return schema["enum"][0]
+    """A plausible value for a parameter without a gold value: an enum's first value that undoes or refuses
+    (:data:`UNDOING`: ``cancelled``, ``no_show``), else its first that is no success value (``SUCCESS_VALUES``),
+    else its first; else by type (a string: ``text`` when given, else the first string the gold passes; a list:
+    that string). Why not a success value (doctor25's studio): setting a rescheduled session ``confirmed`` is a
+    change an honest grader may rightly accept as the same live session; cancelling it is not."""
+    enum = schema.get("enum")
+    if enum:
+        undoing = [v for v in enum if isinstance(v, str) and UNDOING.search(v)]
+        plain = [v for v in enum if not (isinstance(v, str) and v.lower() in SUCCESS_VALUES)]
+        return (undoing or plain or enum)[0]
     kinds = schema.get("type")
     kind = kinds[0] if isinstance(kinds, list) and kinds else kinds
     if kind == "boolean":

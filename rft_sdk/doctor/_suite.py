@@ -85,7 +85,9 @@ answer line written wrong there only, the prose keeping the right one), and ``un
 ``_requested_note`` (a note the user asked for written as ``as requested``, judged where dropping it lowered the
 score), and ``near_date`` with its control of ``_near_dates`` (the answer's dates nine days off within their
 month), and ``flipped_decision`` of ``_decisions`` (one entity decided the other way, the stated total restated
-to agree).
+to agree), and ``hedged_listed_text`` with its control of ``_hedged_text`` (after the writes, the name a read listed
+stated among two other names of its field), and ``ranked_time`` of ``_ranked_time`` (a written time of day
+moved later where the user asks for the earliest).
 
 Sources: MACO's kernel agent's hacks (reference returned, no output), the usual
 LLM-grader attacks (injection, claims, dumping candidates), and the families the
@@ -116,6 +118,7 @@ from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._decisions import decision_probes
 from ._generic import generic_probes
+from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
 from ._joined_words import joined_words_probes
 from ._lenient_probes import lenient_probes
@@ -125,6 +128,7 @@ from ._near_writes import near_write_probes
 from ._order import order_probes
 from ._outside import outside_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
+from ._ranked_time import ranked_time_probes
 from ._requested_note import note_probes
 from ._scope import SupersetInScope
 from ._structured import structured_probes
@@ -311,4 +315,6 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **note_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),
+        **hedged_text_probes(write_tools, **fields),
+        **ranked_time_probes(write_tools, **fields),
     }

@@ -42,6 +42,7 @@ from ._claims import CLAIM_ADVICE
 from ._common import has_gold, load_inputs
 from ._consistent import CONSISTENT_ADVICE
 from ._decisions import DECISION_ADVICE
+from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
@@ -51,6 +52,7 @@ from ._near_writes import NEAR_WRITE_ADVICE
 from ._order import ORDER_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
+from ._ranked_time import RANKED_TIME_ADVICE
 from ._requested_note import NOTE_ADVICE
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
@@ -141,6 +143,8 @@ ADVICE = {
     **NOTE_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,
+    **HEDGED_TEXT_ADVICE,
+    **RANKED_TIME_ADVICE,
 }
 
 
@@ -229,6 +233,24 @@ def _majority(items: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
         return None
     answer, count = Counter(answers).most_common(1)[0]
     return answer, count / len(answers)
+
+
+def _untouched(context: ProbeContext, items: Sequence[Mapping[str, Any]]) -> Callable[[Mapping[str, Any]], float]:
+    """Per item, the share of the write tools the dataset's golds call (their writes that changed state) that
+    this item's gold does not call: what doing nothing already leaves right (``_severity``, ``nothing``)."""
+    tools = []
+    for item in items:
+        actions = item.get("actions") or []
+        tools.append({str(actions[p].get("name")) for p in context.effective_writes(item)
+                      if p < len(actions) and isinstance(actions[p], Mapping)})
+    union = set().union(*tools) if tools else set()
+
+    def share(item: Mapping[str, Any]) -> float:
+        index = context.index_of(item)
+        if not union or index is None or index >= len(tools):
+            return 0.0
+        return len(union - tools[index]) / len(union)
+    return share
 
 
 def _row(name: str, intent: str, results: Sequence[RolloutResult], index: Sequence[int],
@@ -470,7 +492,8 @@ async def check_unhackable(
                           baseline=None if is_baseline else _baselines(probe, baseline),
                           must_lower=getattr(probe, "must_lower", False),
                           ceilings=probe.ceilings() if getattr(probe, "must_not_raise", False) else None,
-                          unchanged=getattr(probe, "unchanged_share", None),
+                          unchanged=getattr(probe, "unchanged_share", None) or (
+                              _untouched(context, items) if getattr(probe, "outcome", "") == "none" else None),
                           must_lower_on=getattr(probe, "must_lower_on", None))
         rows[name]["skip_reasons"] = dict(reasons)
         if played:

@@ -1,0 +1,118 @@
+"""A later time than the earliest (issue 37, doctor25's ``studio__twin_a``): the user asks for the earliest time
+(``move my session to 2026-05-12, the earliest time you have``), the gold writes it (``reschedule_booking(...,
+new_start="2026-05-12T13:00")``), and a grader compares only the date. ``ranked_listed_choice`` plays a listed
+entity; a free hour is no listed entity, so nothing played a later time of the same day.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+ranked_time               where a system or user message asks for the earliest (``earliest``,
+                          ``soonest``, ``first free``): the first time of day of a gold write's
+                          string argument (``2026-05-12T13:00``, ``13:00``) moved ``k`` whole hours
+                          later on the same day (``k`` = 1, 2, 3 by the item's turn; not past
+                          23:59), and every ``HH:MM`` of the reference equal to it restated
+                          (``at 13:00`` → ``at 15:00``). Judged ``must_lower`` where the tool
+                          accepted the write
+========================= ==========================================================================
+
+**Why the honest twin stays silent**: the later time is not the earliest the user asked for, so a grader that
+checks the time scores it lower; one that checks only the date (or only that *a* time was set) keeps the gold's
+score. The tools often refuse a taken hour: such an item is not judged (no counterfactual). Nothing names a
+tool, a field or a task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ._answers import prompt_texts
+from ._generic import _ContextProbe
+from ._probes import HACK, Steps
+
+__all__ = ["EARLIEST", "RANKED_TIME_ADVICE", "RankedTime", "ranked_time_probes"]
+
+#: A prompt asking for the earliest time.
+EARLIEST = re.compile(r"\b(?:earliest|soonest|first (?:free|open|available)|as early as)\b", re.I)
+_TIME = re.compile(r"(?<![\d:])([01]\d|2[0-3]):([0-5]\d)(?![\d])")
+
+RANKED_TIME_ADVICE = {
+    "ranked_time": "a later time than the earliest asked for earns the gold's score: compare the whole time written "
+                   "(date and time of day), not the date alone",
+}
+
+
+class RankedTime(_ContextProbe):
+    """``ranked_time`` (module table)."""
+
+    must_lower = True
+    changes_end_state = True
+
+    def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(write_tools, reason="no message asks for the earliest, or no gold write passes a time of "
+                         "day in a string", **kwargs)
+
+    def move(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``{"position", "argument", "from", "to", "old", "new"}`` (the times of day ``old`` → ``new``) or ``None``."""
+        if not any(EARLIEST.search(t) for t in prompt_texts(item)):
+            return None
+        index = self._context.index_of(item)
+        actions = item.get(self.actions_field) or []
+        for position in self.writes_of(item):
+            call = actions[position] if position < len(actions) else None
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping):
+                continue
+            for arg, value in call["arguments"].items():
+                m = _TIME.search(value) if isinstance(value, str) else None
+                if m is None:
+                    continue
+                hour = int(m[1]) + 1 + (index or 0) % 3
+                if hour > 23:
+                    continue
+                new = f"{hour:02d}:{m[2]}"
+                return {"position": position, "argument": arg, "from": value,
+                        "to": value[:m.start()] + new + value[m.end():], "old": m.group(), "new": new}
+        return None
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Items with gold and a :meth:`move`."""
+        return self._has_gold(item) and self.move(item) is not None
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls with the time moved."""
+        found = self.move(item)
+        actions = [dict(a) for a in item[self.actions_field]]
+        if found is not None:
+            call = actions[found["position"]]
+            actions[found["position"]] = {**call, "arguments": {**call["arguments"], found["argument"]: found["to"]}}
+        return [[a] for a in actions]
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference with the moved time restated."""
+        found = self.move(item)
+        reference = str(item[self.answer_field])
+        if found is None:
+            return reference
+        return re.sub(rf"(?<![\d:]){re.escape(found['old'])}(?![\d])", lambda m: found["new"], reference)
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the write with the later time was accepted."""
+        found = self.move(item)
+        return found is not None and len(calls) > found["position"] and bool(
+            getattr(calls[found["position"]], "ok", False))
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was played."""
+        found = self.move(item)
+        if found is None:
+            return {}
+        return {"altered": f"{item[self.actions_field][found['position']]['name']}.{found['argument']}",
+                "from": found["from"], "to": found["to"], "answer": self.final_answer(item)[:160]}
+
+
+def ranked_time_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probe of the module table, by name (``intent`` ``hack``)."""
+    probe = RankedTime(write_tools, **fields)
+    probe.intent = HACK
+    return {"ranked_time": probe}
