@@ -247,7 +247,7 @@ def restated_text(text: str, record: Mapping[str, Any], other: Mapping[str, Any]
                     if isinstance(record[k], str) and isinstance(other.get(k), str) and record[k] != other[k]
                     and len(record[k].strip()) >= 2 and record[k] != written), key=lambda p: -len(p[0]))
     for old, new in pairs:
-        text = re.sub(rf"(?<![\w:.-]){re.escape(old)}(?![\w:-])", lambda m, new=new: new, text)
+        text = re.sub(rf"(?<![\w:.-]){re.escape(old)}(?![\w:-])", new.replace("\\", "\\\\"), text)
     return text
 
 
