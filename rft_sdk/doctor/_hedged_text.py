@@ -8,7 +8,10 @@ only read-only items, and ``written_padded_answer`` pads only entities the gold'
 probe                     the gold's calls, then the reference answer with ...
 ========================= ==========================================================================
 listed_text_control       a control, never judged: the longest text value ``V`` of a field of a JSON
-                          record the gold's reads returned (4+ characters, a letter in it) that the
+                          record the gold's reads returned (two or more words: a place's or a
+                          desk's name; a one-token value is an entity, ``written_padded_answer``'s
+                          domain, and τ²-bench's honest ``outputs`` rule only asks that the reply
+                          mention it: ``mastercard``) that the
                           reference states as a whole phrase, replaced by another value ``W1`` of
                           the same field in the dataset's gold outputs (one the reference does not
                           state)
@@ -89,7 +92,7 @@ class ListedTextControl(_Control):
         best: tuple[int, str, list[str]] | None = None
         for record in _records(_json_values(list(self._context.gold_outputs[index]))):
             for field, value in record.items():
-                if not isinstance(value, str) or len(value.strip()) < 4 or not any(c.isalpha() for c in value) \
+                if not isinstance(value, str) or len(value.split()) < 2 or not any(c.isalpha() for c in value) \
                         or not _phrase(value).search(answer):
                     continue
                 others = [w for w in getattr(self, "_fields", {}).get(field, [])

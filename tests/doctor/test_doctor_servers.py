@@ -89,6 +89,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "special_number", "near_value", "near_stated_value", "sibling_entity",
                        "joined_words", "first_word_only", "consistent_value", "other_listed_choice",
                        "ranked_listed_choice", "answer_line_only", "unread_note", "near_date", "flipped_decision",
+                       "hedged_listed_text", "ranked_time",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 
