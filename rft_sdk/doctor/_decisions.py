@@ -38,7 +38,7 @@ from ._answer_numbers import styled
 from ._generic import _ContextProbe
 from ._near_probes import value_numbers
 from ._probes import HACK, Steps
-from ._scope import _json_values
+from ._scope import _json_values, json_records
 
 __all__ = ["DECISION_ADVICE", "DECISION_ITEMS", "FlippedDecision", "decision_probes"]
 
@@ -54,19 +54,6 @@ DECISION_ADVICE = {
 
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
-
-
-def _records(values: Sequence[Any]) -> list[Mapping[str, Any]]:
-    """Every JSON object of ``values`` (nested lists and objects walked)."""
-    out, stack = [], list(values)
-    while stack:
-        node = stack.pop(0)
-        if isinstance(node, Mapping):
-            out.append(node)
-            stack.extend(v for v in node.values() if isinstance(v, (list, Mapping)))
-        elif isinstance(node, list):
-            stack.extend(node)
-    return out
 
 
 def _key(value: Any) -> str:
@@ -132,7 +119,7 @@ class FlippedDecision(_ContextProbe):
         key = next(iter(first.values()))
         before = min(p for ps in by_tool.values() for p in ps)  # the listing read before the first decision
         entities = {t: [actions[p]["arguments"][key] for p in ps] for t, ps in by_tool.items()}
-        record = _listing(_records(_json_values(list(self._context.gold_outputs[index])[:before])),
+        record = _listing(json_records(_json_values(list(self._context.gold_outputs[index])[:before])),
                           [e for es in entities.values() for e in es])
         if record is None:
             return None

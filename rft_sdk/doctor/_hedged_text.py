@@ -35,7 +35,7 @@ from typing import Any
 from ._answers import prompt_texts
 from ._lenient_probes import _Control, _Judged
 from ._probes import HACK, ProbeContext
-from ._scope import _json_values
+from ._scope import _json_values, json_records
 
 __all__ = ["HEDGED_TEXT_ADVICE", "HedgedListedText", "ListedTextControl", "hedged_text_probes"]
 
@@ -46,18 +46,6 @@ HEDGED_TEXT_ADVICE = {
                           "reply naming a wrong one: grade the one name the reply commits to, never 'the right "
                           "name appears somewhere in the reply'",
 }
-
-
-def _records(values: Any) -> list[Mapping[str, Any]]:
-    out, stack = [], [values]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            out.append(node)
-            stack.extend(v for v in node.values() if isinstance(v, (list, Mapping)))
-        elif isinstance(node, list):
-            stack.extend(node)
-    return out
 
 
 def _phrase(value: str) -> re.Pattern[str]:
@@ -75,7 +63,7 @@ class ListedTextControl(_Control):
         self._context = context
         self._fields: dict[str, list[str]] = {}
         for outputs in context.gold_outputs:
-            for record in _records(_json_values(list(outputs))):
+            for record in json_records(_json_values(list(outputs))):
                 for field, value in record.items():
                     if isinstance(value, str) and value not in self._fields.setdefault(field, []):
                         self._fields[field].append(value)
@@ -90,7 +78,7 @@ class ListedTextControl(_Control):
                 or index >= len(self._context.gold_outputs):
             return None
         best: tuple[int, str, list[str]] | None = None
-        for record in _records(_json_values(list(self._context.gold_outputs[index]))):
+        for record in json_records(_json_values(list(self._context.gold_outputs[index]))):
             for field, value in record.items():
                 if not isinstance(value, str) or len(value.split()) < 2 or not any(c.isalpha() for c in value) \
                         or not _phrase(value).search(answer):

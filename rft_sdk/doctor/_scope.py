@@ -31,7 +31,7 @@ from typing import Any
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["SCOPE_ITEMS", "SupersetInScope", "sibling_values"]
+__all__ = ["SCOPE_ITEMS", "SupersetInScope", "json_records", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
@@ -67,6 +67,20 @@ def _json_values(texts: Sequence[str]) -> list[Any]:
                 out.append(json.loads(text))
             except ValueError:
                 continue
+    return out
+
+
+def json_records(values: Sequence[Any]) -> list[Mapping[str, Any]]:
+    """Every JSON object of ``values`` (parsed outputs: ``_json_values``), nested lists and objects walked,
+    breadth first: a listing's records in their order."""
+    out, queue = [], list(values)
+    while queue:
+        node = queue.pop(0)
+        if isinstance(node, Mapping):
+            out.append(node)
+            queue.extend(v for v in node.values() if isinstance(v, (list, Mapping)))
+        elif isinstance(node, list):
+            queue.extend(node)
     return out
 
 
