@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import prompt_texts
-from ._lenient_probes import _Control, _Judged, rotated
+from ._lenient_probes import _AnswerTextControl, _Judged, rotated
 from ._near_probes import FAR_MINUTES, moved_times
 from ._probes import HACK
 from ._written_answers import number_tokens
@@ -67,7 +67,7 @@ def _wrong(token: str) -> str:
     return moved_times(token, FAR_MINUTES) or token if _CLOCK.match(token) else rotated(token)
 
 
-class AnswerLineControl(_Control):
+class AnswerLineControl(_AnswerTextControl):
     """``answer_line_control`` (module table); its probe is :class:`AnswerLineOnly`."""
 
     reason = ("the reference has no marked answer line the prompt names (ANSWER:), no number of that line is "
@@ -97,11 +97,6 @@ class AnswerLineControl(_Control):
         body = whole.sub(lambda m: wrong, answer[start:end])
         return {"position": None, "from": answer, "control": whole.sub(lambda m: wrong, answer),
                 "probe": answer[:start] + body + answer[end:]}
-
-    def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The changed answer."""
-        _, value = self._value(item)
-        return str(value) if value is not None else str(item[self.answer_field])
 
 
 class AnswerLineOnly(_Judged, AnswerLineControl):

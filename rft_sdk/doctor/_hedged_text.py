@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import prompt_texts
-from ._lenient_probes import _Control, _Judged
+from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, ProbeContext
 from ._scope import _json_values, json_records
 
@@ -52,7 +52,7 @@ def _phrase(value: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])")
 
 
-class ListedTextControl(_Control):
+class ListedTextControl(_AnswerTextControl):
     """``listed_text_control`` (module table); its probe is :class:`HedgedListedText`."""
 
     reason = ("the gold changes nothing, no message asks which or where, or the reference states no text a read "
@@ -95,11 +95,6 @@ class ListedTextControl(_Control):
         return {"position": None, "from": answer,
                 "control": _phrase(value).sub(lambda m: first, answer),
                 "probe": _phrase(value).sub(lambda m: f"{first} (or {value}, or {last})", answer)}
-
-    def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The changed answer."""
-        _, value = self._value(item)
-        return str(value) if value is not None else str(item[self.answer_field])
 
 
 class HedgedListedText(_Judged, ListedTextControl):
