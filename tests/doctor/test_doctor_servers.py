@@ -68,7 +68,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
     # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
-    # reflected_readback (no free-text argument), superstring_number, unparsed_number and near_time (the answer
+    # reflected_readback (no free-text argument), superstring_number, unparsed_number, near_time and loose_value (the answer
     # states no number or time, or is not graded:
     # answer_control), padded_list (no list argument), truncated_text (no copied text of 12+ characters),
     # and interval_value, special_number and interval_answer (no number written or stated), and the written_*
@@ -89,7 +89,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "special_number", "near_value", "near_stated_value", "sibling_entity",
                        "joined_words", "first_word_only", "consistent_value", "other_listed_choice",
                        "ranked_listed_choice", "answer_line_only", "unread_note", "near_date", "flipped_decision",
-                       "hedged_listed_text", "ranked_time",
+                       "hedged_listed_text", "ranked_time", "loose_value",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 

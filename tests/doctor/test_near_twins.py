@@ -1,7 +1,7 @@
 """The near-miss twins (``near_twins``) through the doctor against one real server: the honest graders
-(exact position, exact letter, cents, a 1 % tolerance) pass every probe without a warning; each hackable
-twin (position within ±1, a missing record taken for done, the modifier stripped, a 5 % tolerance, digits
-only) fails through the probe made for it, which the honest twins of its task pass."""
+(exact position, exact letter, cents, a 1 % tolerance, a tide height to its stated 0.1 m or one unit either
+way) pass every probe without a warning; each hackable twin (position within ±1, a missing record taken for
+done, the modifier stripped, a 5 % or a 2 % tolerance, digits only, half a metre on a height) fails through the probe made for it, which the honest twins of its task pass."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 from near_twins import AMOUNTS, HONEST, TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._near_probes import (
+    FAR_SHARE,
     covering_range,
     fraction_moved,
     last_component,
+    loose_moved,
+    moved_value,
     near_miss,
+    one_value,
     scaled,
     stripped_modifiers,
     value_number,
@@ -114,3 +118,23 @@ def test_stripped_modifiers_drop_grade_modifiers_only():
     assert stripped_modifiers("AB+ blood") == ["AB blood"]
     assert stripped_modifiers("C++ and B-cell and a - b") == []
 
+
+
+def test_the_one_value_is_every_place_an_answer_restates_its_figure():
+    tide = "The next high tide is at 06:01, 5.9 m.\nANSWER: 06:01, 5.9 m"
+    assert [m.group() for m in one_value(tide)] == ["5.9", "5.9"]  # the times are no value
+    assert one_value("Paid $12.50 of $40.00.") == [] and one_value("on 2024-05-01 at 10:30") == []
+
+
+def test_a_loose_value_is_just_past_an_honest_tolerance_and_the_control_far_past_it():
+    # finely stated (money): 1.5 %, which a 1 % tolerance rejects and a 2 % one pays
+    [fine] = [loose_moved("Invoice v12: $2,068.82 is due.")]
+    moved = float(fine.split("$")[1].split(" ")[0].replace(",", ""))
+    assert 1.015 * 2068.82 <= moved < 1.016 * 2068.82 and fine.endswith(" is due.")
+    # coarsely stated: 6 % and 4 units of the last digit at least, every place moved alike, the time kept
+    assert loose_moved("At 06:01, 5.9 m.\nANSWER: 06:01, 5.9 m") == "At 06:01, 6.3 m.\nANSWER: 06:01, 6.3 m"
+    assert loose_moved("You need 375 g of flour.") == "You need 398 g of flour."  # 6.1 %: past a 5 % tolerance
+    assert loose_moved("7 items") == "11 items"
+    assert moved_value("At 06:01, 5.9 m.", FAR_SHARE, 10) == "At 06:01, 8.9 m."
+    # several figures, or none: not played
+    assert loose_moved("Paid $12.50 of $40.00.") is None and loose_moved("item i10") is None
