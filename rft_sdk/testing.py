@@ -478,22 +478,40 @@ class TestClient:
         """The calls made through this client in rollout ``trace_id``, in order (``[]`` when none)."""
         return list(self._calls.get(trace_id, []))
 
-    def replay(self, item: Mapping[str, Any], *, grader: str | None = None) -> GoldRun:
+    def replay(self, item: Mapping[str, Any], *, grader: str | None = None,
+               alternative: int | str | None = None) -> GoldRun:
         """Play ``item``'s gold (``actions`` then ``reference_answer``, ``rft_sdk.protocol.GoldItem``) on a
         fresh rollout and grade it: what ``rft validate``'s dry run does for one line.
 
+        Args:
+            item: the dataset line.
+            grader: the grader's name (``None``: the default grader).
+            alternative: play one of the item's ``alternatives`` instead of the gold: its index, or its
+                ``name``; its ``actions``, then its ``reference_answer`` (the item's when it has none), as
+                ``rft doctor`` plays it.
+
         Raises:
             pydantic.ValidationError: the item's gold fields are malformed.
-            RFTError: the item has no gold, or the grade failed.
+            RFTError: the item has no gold, no such alternative, or the grade failed.
         """
         from .protocol import GoldItem
 
         gold = GoldItem.model_validate(dict(item))
         if not gold.has_gold:
             raise RFTError("the item has no gold: it needs both actions and reference_answer")
+        actions, answer = gold.actions or [], gold.reference_answer or ""
+        if alternative is not None:
+            alternatives = gold.alternatives or []
+            chosen = [a for i, a in enumerate(alternatives)
+                      if (a.name == alternative if isinstance(alternative, str) else i == alternative)]
+            if not chosen:
+                names = [a.name if a.name is not None else i for i, a in enumerate(alternatives)]
+                raise RFTError(f"the item has no alternative {alternative!r}: it has {len(alternatives)} "
+                               f"({', '.join(map(repr, names)) or 'none'}); pass an index or a name")
+            actions, answer = chosen[0].actions, chosen[0].reference_answer or answer
         trace_id = self.new_trace_id()
-        calls = [self.call(a.name, trace_id=trace_id, item=item, arguments=a.arguments) for a in gold.actions or []]
-        return GoldRun(trace_id, calls, self.grade(trace_id, gold.reference_answer or "", item=item, grader=grader))
+        calls = [self.call(a.name, trace_id=trace_id, item=item, arguments=a.arguments) for a in actions]
+        return GoldRun(trace_id, calls, self.grade(trace_id, answer, item=item, grader=grader))
 
     # -- the rollout's database -----------------------------------------------------------
     def _run(self, fn: Callable[[], Awaitable[T]]) -> T:

@@ -119,7 +119,7 @@ async def check_gradeable(
         :class:`PrincipleResult` with evidence ``{"items", "replays", "regrades",
         "nondeterministic_items", "nondeterministic_examples", "grader_errors",
         "error_examples", "gold_checked", "gold_below_threshold_share",
-        "gold_below_threshold_items", "pass_threshold", "grader_latency_s":
+        "gold_below_threshold_items", "gold_truncated_items", "pass_threshold", "grader_latency_s":
         {"p50", "p95", "max"}, "rate_limit", "grades_in_flight_at_rate_limit",
         "alternatives_checked", "alternatives_rejected_count", "alternatives_rejected" (first 20):
         [{"item", "path", "score", "reasons"}],
@@ -141,6 +141,7 @@ async def check_gradeable(
     examples: list[dict[str, Any]] = []
     errors: list[str] = []
     gold_bad: list[int] = []
+    gold_cut: list[int] = []  # gold replays cut off at max_episode_steps before their answer
     if gold_checked:
         ref = await run_rollouts(items, ReferenceReplayPolicy(), job, samples_per_item=replays,
                                  max_concurrency=max_concurrency, settings=settings)
@@ -154,6 +155,7 @@ async def check_gradeable(
             if max(scores) < threshold:
                 gold_bad.append(idx)
         gold_bad = sorted([*gold_bad, *(i for i in range(len(items)) if i not in by_item)])  # all discarded
+        gold_cut = sorted({r.item_index for r in ref if r.truncated})
     else:
         findings.append(Finding("warn", "items carry no 'actions' + 'reference_answer': gold solutions not replayed",
                                 "add the gold tool calls and answer to each item so the grader can be checked "
@@ -173,7 +175,7 @@ async def check_gradeable(
         "grader_errors": len(errors), "error_examples": errors[:10],
         "gold_checked": gold_checked,
         "gold_below_threshold_share": len(gold_bad) / len(items) if gold_checked and items else None,
-        "gold_below_threshold_items": gold_bad, "pass_threshold": threshold,
+        "gold_below_threshold_items": gold_bad, "gold_truncated_items": gold_cut, "pass_threshold": threshold,
         "grader_latency_s": lat, "rate_limit": job.grader.rate_limit,
         "grades_in_flight_at_rate_limit": in_flight,
         "alternatives_checked": alts["checked"], "alternatives_rejected_count": len(alts["rejected"]),
@@ -188,10 +190,18 @@ async def check_gradeable(
         findings.append(Finding("fail", f"{len(errors)} grader/tool failure(s) after retries",
                                 "every failed grade is a discarded rollout the run pays for: fix the errors "
                                 "shown in error_examples"))
+    if gold_cut:
+        findings.append(Finding("fail" if set(gold_cut) & set(gold_bad) else "warn",
+                                f"{len(gold_cut)} gold solution(s) need more turns than max_episode_steps="
+                                f"{job.max_episode_steps} and were cut off before their answer (items "
+                                f"{', '.join(map(str, gold_cut[:10]))})",
+                                "each gold call is one turn and the answer one more: raise "
+                                "method.reinforcement.max_episode_steps in the job, or shorten the gold"))
     if gold_bad:
         findings.append(Finding("fail", f"{len(gold_bad)} of {len(items)} gold solutions score below the pass "
                                 f"threshold {threshold}",
-                                "the grader rejects a known-good answer: fix the grader or the item's gold"))
+                                "the grader rejects a known-good answer: fix the grader or the item's gold"
+                                + (" (the cut-off gold replays above count here)" if gold_cut else "")))
     if alts["rejected"]:
         first = alts["rejected"][0]
         paths = sorted({r["path"] for r in alts["rejected"]})

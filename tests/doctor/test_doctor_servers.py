@@ -138,6 +138,18 @@ async def test_gold_rejected_by_its_grader_fails_gradeable():
     assert result.evidence["gold_below_threshold_share"] == pytest.approx(0.1)
 
 
+async def test_a_gold_longer_than_max_episode_steps_is_named_as_cut_off():
+    server = make_server("honest")
+    items = make_items(server)
+    lookup = next(a for a in items[2]["actions"] if a["name"] == "lookup")
+    items[2]["actions"] = [lookup] * 3 + items[2]["actions"]  # 3 reads more: past the job's 4 turns
+    with run_server(server) as url:
+        result = await check_gradeable(items, job_for(server, url), replays=1, regrades=1)
+    assert result.passed is False and result.evidence["gold_truncated_items"] == [2]
+    cut = next(f for f in result.findings if "cut off" in f.message)
+    assert cut.severity == "fail" and "max_episode_steps=4" in cut.message and "raise" in cut.advice
+
+
 async def test_zero_variance_dataset_fails_learnable():
     server = make_server("honest")
     with run_server(server) as url:

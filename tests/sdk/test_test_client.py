@@ -100,6 +100,21 @@ def test_replay_plays_an_items_gold(client: TestClient) -> None:
         client.replay({"messages": item["messages"]})
 
 
+def test_replay_plays_an_alternative_by_index_or_name(client: TestClient) -> None:
+    item = {"messages": [{"role": "user", "content": "empty a"}], "reference_answer": "emptied",
+            "actions": [{"name": "take", "arguments": {"sku": "a", "n": 2}}],
+            "alternatives": [{"name": "one by one", "actions": [{"name": "take", "arguments": {"sku": "a", "n": 1}},
+                                                                 {"name": "take", "arguments": {"sku": "a", "n": 1}}]},
+                             {"actions": [{"name": "take", "arguments": {"sku": "a", "n": 1}}]}]}
+    by_name = client.replay(item, alternative="one by one")
+    assert by_name.grade.score == 1.0 and [c.arguments for c in by_name.calls] == [{"sku": "a", "n": 1}] * 2
+    # the second alternative leaves one unit: it plays, and the grader scores it as it is
+    half = client.replay(item, alternative=1)
+    assert len(half.calls) == 1 and half.grade.score == 0.0
+    with pytest.raises(RFTError, match=r"no alternative 'other': it has 2 \('one by one', 1\)"):
+        client.replay(item, alternative="other")
+
+
 def test_without_with_block_calls_and_diffs_still_work(tmp_path: Path) -> None:
     client = TestClient(make_server(tmp_path))
     trace = client.new_trace_id()
