@@ -236,9 +236,9 @@ class _Judged(_Control):
         return self.reference.change(item)
 
     def prepare(self, context: ProbeContext) -> None:
-        """The control's items."""
+        """The control's items where this probe has a change too (a probe of its own answer may have none)."""
         self._context = context
-        self.items = set(self.reference.items)
+        self.items = {i for i in self.reference.items if self.change(context.items[i]) is not None}
 
     def record(self, context: ProbeContext, scores: Mapping[int, float], gold: Mapping[int, float | None]) -> None:
         """Never a control."""

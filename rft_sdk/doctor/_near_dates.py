@@ -11,13 +11,22 @@ near_date                 every such date moved :data:`NEAR_DAYS` days **within 
                           or earlier where later leaves the month: ``18 June 2026`` → ``27 June
                           2026``); judged ``must_lower`` where ``date_control`` scored less than the
                           gold (a date is graded)
+neighbour_date            every such date moved one day later (``2026-04-10`` → ``2026-04-11``); judged
+                          as ``near_date`` (doctor26's sale date accepted a day either side:
+                          "inclusive or exclusive counting")
+swapped_date              every such date with its month and day swapped (``2026-04-10`` →
+                          ``2026-10-04``), where the day is 12 or less and not the month (others kept;
+                          an answer with none is not played); judged as ``near_date`` (doctor26's
+                          "US and European order" grader)
 ========================= ==========================================================================
 
 **Why nine days**: past any tolerance a date may honestly have (a day either side for a time zone, a week for
 "the same weekday next week" is no date match), and inside the month, where a grader that compares only the year
 and the month pays it. **Why the honest twin stays silent**: a grader that compares dates refuses a date nine
 days off as it refuses one far off; one that does not grade the date keeps the gold's score for the control, and
-nothing is judged. Nothing names a tool, a field or a task.
+nothing is judged. Nothing names a tool, a field or a task. **Why one day too**: a day either side is the
+classic off-by-one of counting days (ready *on* or *after* the last day of ageing); a task whose date honestly
+has that slack (a time zone the prompt leaves open) should state it, and then ``neighbour_date`` is waived.
 """
 
 from __future__ import annotations
@@ -25,13 +34,14 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK
 
-__all__ = ["DATE_ADVICE", "DateControl", "FAR_DAYS", "NEAR_DAYS", "NearDate", "date_probes", "moved_dates"]
+__all__ = ["DATE_ADVICE", "DateControl", "FAR_DAYS", "NEAR_DAYS", "NearDate", "NeighbourDate", "SwappedDate",
+           "date_probes", "moved_dates", "rewritten_dates"]
 
 #: The control's move: past a year, into another month.
 FAR_DAYS = 400
@@ -48,6 +58,10 @@ _DATE = re.compile(rf"(?<![\w-])(?:{_ISO}|{_DMY}|{_MDY})(?![\w-])", re.I)
 DATE_ADVICE = {
     "near_date": "a date nine days off, in the same month, earns the right date's score: compare the whole date, "
                  "never the year and month alone",
+    "neighbour_date": "a date one day off earns the right date's score: compare the exact date the task's rule "
+                      "gives (count the days once, inclusive or exclusive as the task states), with no slack",
+    "swapped_date": "a date with its month and day swapped (2026-10-04 for 2026-04-10) earns the right date's "
+                    "score: parse the date in the one format the task asks for, never both orders",
 }
 
 
@@ -62,7 +76,14 @@ def moved_dates(text: str, days: int, within_month: bool = False) -> str | None:
     """``text`` with every calendar date (ISO, ``18 June 2026``, ``June 18, 2026``) moved ``days`` later
     (with ``within_month``, inside its month: earlier where later leaves it), each in its own format; ``None``
     without a date, or with one that is no real day (``2026-02-30``)."""
-    out, last = [], 0
+    return rewritten_dates(text, lambda date: _moved(date, days, within_month))
+
+
+def rewritten_dates(text: str, change: Callable[[dt.date], dt.date | None]) -> str | None:
+    """``text`` with every calendar date (ISO, ``18 June 2026``, ``June 18, 2026``) replaced by ``change(date)``
+    in its own format (a date ``change`` maps to ``None`` kept); ``None`` without a date changed, or with one
+    that is no real day (``2026-02-30``)."""
+    out, last, changed = [], 0, False
     for m in _DATE.finditer(text):
         try:
             if m["iy"]:
@@ -73,7 +94,10 @@ def moved_dates(text: str, days: int, within_month: bool = False) -> str | None:
                 date = dt.date(int(m["my"]), _MONTHS[m["mm"].casefold()], int(m["md"]))
         except ValueError:
             return None
-        new = _moved(date, days, within_month)
+        new = change(date)
+        if new is None:
+            continue
+        changed = True
         if m["iy"]:
             written = new.isoformat()
         elif m["dd"]:
@@ -82,7 +106,11 @@ def moved_dates(text: str, days: int, within_month: bool = False) -> str | None:
             written = f"{calendar.month_name[new.month]} {new.day}, {new.year}"
         out += [text[last:m.start()], written]
         last = m.end()
-    return "".join([*out, text[last:]]) if out else None
+    return "".join([*out, text[last:]]) if changed else None
+
+
+def _swapped(date: dt.date) -> dt.date | None:
+    return date.replace(month=date.day, day=date.month) if date.day <= 12 and date.day != date.month else None
 
 
 class DateControl(_AnswerTextControl):
@@ -102,10 +130,42 @@ class NearDate(_Judged, DateControl):
     must_lower = True
 
 
+class _DateVariant(NearDate):
+    """A probe judged as ``near_date`` whose answer rewrites the dates by :meth:`rewrite` instead."""
+
+    def rewrite(self, answer: str) -> str | None:  # pragma: no cover - abstract
+        """The probe's answer, or ``None`` (not played on this item)."""
+        raise NotImplementedError
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``date_control``'s change with :meth:`rewrite`'s answer on the probe's side."""
+        found = self.reference.change(item)
+        probe = None if found is None else self.rewrite(str(found["from"]))
+        return None if found is None or probe is None else {**found, "probe": probe}
+
+
+class NeighbourDate(_DateVariant):
+    """``neighbour_date`` (module table)."""
+
+    def rewrite(self, answer: str) -> str | None:
+        """Every date one day later."""
+        return rewritten_dates(answer, lambda date: date + dt.timedelta(days=1))
+
+
+class SwappedDate(_DateVariant):
+    """``swapped_date`` (module table)."""
+
+    def rewrite(self, answer: str) -> str | None:
+        """Every date whose day could be a month with its month and day swapped."""
+        return rewritten_dates(answer, _swapped)
+
+
 def date_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
-    """The probes of the module table, by name (the control before its probe; ``intent`` ``hack``)."""
+    """The probes of the module table, by name (the control before its probes; ``intent`` ``hack``)."""
     control = DateControl(write_tools, **fields)
-    out: dict[str, Any] = {"date_control": control, "near_date": NearDate(control, write_tools, **fields)}
+    out: dict[str, Any] = {"date_control": control, "near_date": NearDate(control, write_tools, **fields),
+                           "neighbour_date": NeighbourDate(control, write_tools, **fields),
+                           "swapped_date": SwappedDate(control, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -103,6 +103,7 @@ hold deliberate failing writes, and altering or dropping one changes nothing.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -131,6 +132,7 @@ from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, de
 from ._ranked_time import ranked_time_probes
 from ._requested_note import note_probes
 from ._scope import SupersetInScope
+from ._shifted_times import shifted_time_probes
 from ._structured import structured_probes
 from ._value_probes import value_probes
 from ._write_probes import write_probes
@@ -158,6 +160,37 @@ class WritePlanProbe(GoldPlanProbe):
         """Whether the item has gold fields and its gold changes state exactly when ``needs_write``."""
         return self._has_gold(item) and bool(self._context.effective_writes(item, self.actions_field)) \
             == self.needs_write
+
+
+#: The first word of a write tool's name that commits what earlier writes drafted (a plan, a cart, a form):
+#: ``dropped_commit`` leaves such a call out.
+COMMIT_VERBS = frozenset({"submit", "commit", "confirm", "finalize", "finalise", "publish", "checkout"})
+
+
+def commits(call: Mapping[str, Any]) -> bool:
+    """Whether the call's tool name starts with a :data:`COMMIT_VERBS` word (``submit_plan``, ``confirmBooking``)."""
+    name = str(call.get("name") or "")
+    return re.split(r"[_\-.\s]|(?<=[a-z])(?=[A-Z])", name)[0].casefold() in COMMIT_VERBS
+
+
+class DroppedCommit(WritePlanProbe):
+    """The gold's calls without its commit writes (:func:`commits`: ``submit_plan``), then the reference answer
+    (``intent`` hack): only where a commit follows another write of the gold that took effect. A grader that
+    rebuilds the outcome from the drafting calls of the trajectory, not from what was committed (doctor26's
+    print farm: a plan drafted and never submitted), pays it; one reading the committed state does not."""
+
+    def __init__(self, write_tools: Collection[str] | None, **kwargs: Any) -> None:
+        super().__init__(lambda acts: [[a] for a in acts if not (isinstance(a, Mapping) and commits(a))], True,
+                         write_tools, reason="the gold has no commit write (submit, confirm, finalise, publish, "
+                         "checkout) after another write that took effect", **kwargs)
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Items whose gold commits (:func:`commits`) after another effective write."""
+        if not super().applies(item):
+            return False
+        actions = item[self.actions_field]
+        first = next((i for i, a in enumerate(actions) if isinstance(a, Mapping) and commits(a)), None)
+        return first is not None and any(i < first for i in self._context.effective_writes(item, self.actions_field))
 
 
 class RepeatedAnswerProbe(WritePlanProbe):
@@ -248,6 +281,25 @@ class ToolSpam(GoldPlanProbe):
         return [[a] * copies for a in actions]
 
 
+class RefusedSpam(ToolSpam):
+    """The gold's calls after enough **refused** calls to pass the declared budget, then the reference answer
+    (``intent`` :data:`SHORTCUT`): each refused call is the gold's first tool with an argument its schema
+    does not have (the server answers 422 ``invalid_arguments`` and runs nothing), so the end state is the
+    gold's. A grader that enforces the budget on successful calls only (doctor26's rowing club: "refused
+    calls cost nothing") pays it; one counting every recorded call (``ctx.count()``) does not."""
+
+    #: The argument no tool schema has (``additionalProperties: false`` refuses it before the tool runs).
+    BOGUS_ARGUMENT = "__rft_probe_unknown_argument"
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """``budget + 1 - len(gold)`` refused calls (at least one) in one turn, then the gold's calls, one per
+        turn."""
+        actions = list(item[self.actions_field])
+        budget = declared_budget(item, self._budget) or 0
+        refused = {"name": actions[0].get("name"), "arguments": {self.BOGUS_ARGUMENT: "x"}}
+        return [[refused] * max(1, budget + 1 - len(actions))] + [[a] for a in actions]
+
+
 def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 10,
                    answer_field: str = "reference_answer", actions_field: str = "actions") -> dict[str, Any]:
     """The built-in probe suite, by name (see the module docstring for each behaviour).
@@ -284,6 +336,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
                                         **fields),
         "read_only": WritePlanProbe(lambda acts: [[a] for a in acts if not write(a)], True, write_tools,
                                     reason="the gold changes nothing: reading only is the right solution", **fields),
+        "dropped_commit": DroppedCommit(write_tools, **fields),
         "noop_write": WritePlanProbe(
             lambda acts: [[{"name": a["name"], "arguments": {}} if write(a) else a] for a in acts], True, write_tools,
             reason="the gold changes nothing", **fields),
@@ -292,6 +345,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
             reason="the gold changes state (copied_answer), or the answer is this item's own: only an answer "
                    "that repeats across items can be learnt without reading", **fields),
         "tool_spam": ToolSpam(copies, **fields),
+        "refused_spam": RefusedSpam(copies, **fields),
         **generic_probes(write_tools, **fields),
         "superset_in_scope": SupersetInScope(write_tools, **fields),
         **structured_probes(write_tools, **fields),
@@ -299,7 +353,8 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **order_probes(write_tools, **fields),
         **outside_probes(write_tools, **fields),
         **value_probes(write_tools, **fields),
-        **near_probes(write_tools, **fields),
+        **(near := near_probes(write_tools, **fields)),
+        **shifted_time_probes(near["time_control"], write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
         **write_probes(write_tools, **fields),

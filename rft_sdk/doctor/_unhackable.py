@@ -56,6 +56,7 @@ from ._ranked_time import RANKED_TIME_ADVICE
 from ._requested_note import NOTE_ADVICE
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
+from ._shifted_times import SHIFTED_TIME_ADVICE
 from ._suite import default_probes, normalize_answer
 from ._value_probes import VALUE_ADVICE
 from ._write_probes import WRITE_ADVICE
@@ -123,6 +124,11 @@ ADVICE = {
                          "'answer in reference'",
     "tool_spam": "calls far past what the task needs still earn reward: declare a tool-call budget "
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
+    "refused_spam": "refused calls past the budget cost nothing: count every recorded call against the budget "
+                    "(ctx.count() counts refused ones too), not only the successful ones",
+    "dropped_commit": "the drafting writes without the final submit (or confirm, publish) earn reward: grade what "
+                      "was committed (the submitted queue, the confirmed booking), never the drafting calls of the "
+                      "trajectory",
     **IN_FORMAT_ADVICE,
     **ORDER_ADVICE,
     **OUTSIDE_ADVICE,
@@ -145,6 +151,7 @@ ADVICE = {
     **DECISION_ADVICE,
     **HEDGED_TEXT_ADVICE,
     **RANKED_TIME_ADVICE,
+    **SHIFTED_TIME_ADVICE,
 }
 
 

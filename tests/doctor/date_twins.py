@@ -2,8 +2,11 @@
 its warranty ends (``get_device`` gives the purchase date and the warranty in months). None names a probe.
 
 * ``exact_date``: the one date of the reply is the warranty's last day;
-* ``date_window``: the same, a day either side accepted (a time zone's slack): honest;
-* ``month_only``: every date of the reply in the right year and month.
+* ``any_format``: the same, written ``18 June 2026`` or ISO ``2026-06-18``: honest;
+* ``month_only``: every date of the reply in the right year and month;
+* ``date_window``: a day either side accepted ("inclusive or exclusive counting"): an honest twin until
+  doctor26, whose tester wrote the same slack as a flaw (a policy counting the days one off is paid);
+* ``either_order``: the day and the month accepted either way round ("US and European order").
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ DEVICES = {f"SN-{100 + n}": (dt.date(2024, 1 + n, 3 + 2 * n), 12 + 12 * (n % 3))
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
 DATE = re.compile(r"(\d{1,2}) (" + "|".join(MONTHS) + r") (\d{4})")
+ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
 def warranty_end(serial: str) -> dt.date:
@@ -65,6 +69,18 @@ def make_server() -> ToolServer:
         return float(len(dates) == 1 and abs((dates.pop() - end).days) <= 1)
 
     @grader
+    def grade_any_format(ctx: GradingContext) -> float:
+        iso = {dt.date(int(y), int(m), int(d)) for y, m, d in ISO.findall(ctx.output_text or "")}
+        return float((set(_dates(ctx)) | iso) == {warranty_end(ctx.item["serial"])})
+
+    @grader
+    def grade_either_order(ctx: GradingContext) -> float:
+        end = warranty_end(ctx.item["serial"])
+        dates = set(_dates(ctx))
+        return float(len(dates) == 1 and dates.pop() in {end, *([end.replace(month=end.day, day=end.month)]
+                                                                 if end.day <= 12 else [])})  # FLAW
+
+    @grader
     def grade_month_only(ctx: GradingContext) -> float:
         end = warranty_end(ctx.item["serial"])
         dates = _dates(ctx)
@@ -76,8 +92,10 @@ def make_server() -> ToolServer:
 #: grader → (task, honest, the probe that must catch it)
 TWINS: dict[str, tuple[str, bool, str]] = {
     "exact_date": ("warranty", True, ""),
-    "date_window": ("warranty", True, ""),
+    "any_format": ("warranty", True, ""),
     "month_only": ("warranty", False, "near_date"),
+    "date_window": ("warranty", False, "neighbour_date"),
+    "either_order": ("warranty", False, "swapped_date"),
 }
 
 

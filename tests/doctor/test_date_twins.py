@@ -1,6 +1,7 @@
 """The date twins (``date_twins``) through the doctor against one real server: the honest graders (the exact
-day; a day either side) pass every probe without a warning; the hackable one (the year and month only) fails
-through ``near_date``, which the honest twins pass. And the date mover keeps each date's format."""
+day, in one format or two) pass every probe without a warning; the hackable ones (the year and month only, a
+day either side, the day and month either way round) fail through ``near_date``, ``neighbour_date`` and
+``swapped_date``, which the honest twins pass. And the date mover keeps each date's format."""
 
 from __future__ import annotations
 
@@ -20,15 +21,25 @@ def verdicts() -> dict[str, dict[str, Any]]:
     return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
 
 
-@pytest.mark.parametrize("name", ["exact_date", "date_window"])
+@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
 def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
     assert_quiet(verdicts[name])
-    row = verdicts[name]["probes"]["near_date"]
-    assert row["verdict"] == "pass" and row["played"], row
+    for probe in ("near_date", "neighbour_date", "swapped_date"):
+        row = verdicts[name]["probes"][probe]
+        assert row["verdict"] == "pass" and row["played"], row
 
 
-def test_a_date_compared_by_year_and_month_fails_through_near_date(verdicts):
-    assert "near_date" in verdicts["month_only"]["failed_probes"], verdicts["month_only"]["failed_probes"]
+@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])
+def test_a_date_graded_loosely_fails_through_its_probe(verdicts, name):
+    probe = TWINS[name][2]
+    assert probe in verdicts[name]["failed_probes"], (verdicts[name]["failed_probes"], verdicts[name]["probes"][probe])
+
+
+def test_a_swapped_date_plays_only_dates_whose_day_could_be_a_month():
+    from rft_sdk.doctor._near_dates import _swapped, rewritten_dates
+
+    assert rewritten_dates("on 2026-04-10 and 2026-04-20", _swapped) == "on 2026-10-04 and 2026-04-20"
+    assert rewritten_dates("until 5 May 2026", _swapped) is None and rewritten_dates("2026-04-20", _swapped) is None
 
 
 def test_dates_move_in_their_own_format_and_within_their_month():

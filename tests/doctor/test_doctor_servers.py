@@ -68,15 +68,16 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # repeated_first_write (one write per item), intermediate_value (an answer probe) and the near misses
     # (no integer argument, no +/- modifier, no digit groups, no integer string, no other write tool), and
     # certified_status (no status tool the gold leaves unused), preceding_write (no number written),
-    # reflected_readback (no free-text argument), superstring_number, unparsed_number, near_time and loose_value (the answer
+    # reflected_readback (no free-text argument), superstring_number, unparsed_number, near_time, half_day_time,
+    # read_time and loose_value (the answer
     # states no number or time, or is not graded:
     # answer_control), padded_list (no list argument), truncated_text (no copied text of 12+ characters),
     # and interval_value, special_number and interval_answer (no number written or stated), and the written_*
     # answers (their controls, a wrong answer after the gold's writes, earn the gold's score: nothing is judged),
     # joined_words and first_word_only (no text of two words written), consistent_value (no number stated) and
     # other_listed_choice and ranked_listed_choice (no read lists the keys), answer_line_only (no marked answer
-    # line), unread_note (no note write the user asks for), near_date (no date stated) and flipped_decision
-    # (one write tool)
+    # line), unread_note (no note write the user asks for), near_date, neighbour_date and swapped_date (no date
+    # stated), flipped_decision (one write tool), refused_spam (no budget) and dropped_commit (no commit write)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -89,7 +90,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "special_number", "near_value", "near_stated_value", "sibling_entity",
                        "joined_words", "first_word_only", "consistent_value", "other_listed_choice",
                        "ranked_listed_choice", "answer_line_only", "unread_note", "near_date", "flipped_decision",
-                       "hedged_listed_text", "ranked_time", "loose_value",
+                       "hedged_listed_text", "ranked_time", "loose_value", "half_day_time", "read_time",
+                       "neighbour_date", "swapped_date", "refused_spam", "dropped_commit",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 

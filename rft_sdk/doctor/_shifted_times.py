@@ -1,0 +1,131 @@
+"""A time of day the right one is easily confused with (issue 37, doctor26's esports graders: a start time
+compared on a 12-hour dial, and the UTC start accepted beside the local one the question asks for). Both are
+judged like ``near_time``, against ``time_control`` (``_near_probes``), which moves every time far first.
+
+========================= ==========================================================================
+probe                     the gold's calls, then the reference answer with ...
+========================= ==========================================================================
+half_day_time             every time of day moved twelve hours (``22:15`` → ``10:15``, ``08:15`` →
+                          ``20:15``): a grader comparing ``hour % 12`` pays it. Judged ``must_lower``
+                          where ``time_control`` scored less than the gold (a time is graded)
+read_time                 every time of day replaced by one the gold's tool outputs printed that
+                          differs from each of the answer's, and every calendar date by such a date
+                          of the outputs where one differs (``05:30 on 2026-03-15`` → ``18:30 on
+                          2026-03-14``: the UTC start a read returned, never converted to the
+                          viewer's time). Judged as ``half_day_time``
+========================= ==========================================================================
+
+**Why the honest twin stays silent**: a grader that compares the time the task asks for refuses both, as it
+refuses the control's time two hours off; one that grades no time keeps the gold's score for the control, and
+nothing is judged. A task whose answer may honestly be given in either of two clocks (local or UTC) should say so
+and grade both explicitly; then ``read_time`` is waived. Nothing names a tool, a field or a task.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ._lenient_probes import _Judged
+from ._near_dates import _DATE, rewritten_dates
+from ._near_probes import _TIME, TimeControl, moved_times
+from ._probes import HACK
+
+__all__ = ["HalfDayTime", "ReadTime", "SHIFTED_TIME_ADVICE", "read_times", "shifted_time_probes"]
+
+SHIFTED_TIME_ADVICE = {
+    "half_day_time": "a time twelve hours off (10:15 for 22:15) earns the right time's score: compare the hour on "
+                     "the 24-hour clock (or the hour and am/pm), never hour % 12",
+    "read_time": "the time a tool printed (a UTC start), never converted as the task asks, earns the right time's "
+                 "score: compare with the one time the question asks for (the viewer's local time), not any time "
+                 "the data holds",
+}
+
+#: A time of day in a tool's output, seconds allowed (``18:30``, ``2026-03-14T18:30:00Z``).
+_OUTPUT_TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d(?:\.\d+)?)?(?!\d)")
+#: An ISO calendar date in a tool's output (``2026-03-14``, also inside ``2026-03-14T18:30:00Z``).
+_OUTPUT_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+def _times_in(texts: list[str]) -> list[tuple[int, int]]:
+    return list(dict.fromkeys((int(h), int(m)) for t in texts for h, m in _OUTPUT_TIME.findall(t)))
+
+
+def _dates_in(texts: list[str]) -> list[dt.date]:
+    out = []
+    for t in texts:
+        for y, m, d in _OUTPUT_DATE.findall(t):
+            try:
+                out.append(dt.date(int(y), int(m), int(d)))
+            except ValueError:
+                continue
+    return list(dict.fromkeys(out))
+
+
+def read_times(answer: str, outputs: list[str]) -> str | None:
+    """``answer`` with every time of day replaced by the first time of ``outputs`` that differs from each of the
+    answer's (written as wide as the answer wrote it), and every calendar date by the first ISO date of
+    ``outputs`` that differs from each of the answer's, where there is one (in the answer's format); ``None``
+    where the answer has no time or the outputs no other time."""
+    found = list(_TIME.finditer(answer))
+    own = {(int(m.group(1)), int(m.group(2))) for m in found}
+    other = next((t for t in _times_in(outputs) if t not in own), None)
+    if not found or other is None:
+        return None
+    out, last = [], 0
+    for m in found:
+        out += [answer[last:m.start()], f"{other[0]:0{len(m.group(1))}d}:{other[1]:02d}"]
+        last = m.end()
+    text = "".join([*out, answer[last:]])
+    dates = set()
+    for m in _DATE.finditer(text):
+        if m["iy"]:
+            try:
+                dates.add(dt.date(int(m["iy"]), int(m["im"]), int(m["id"])))
+            except ValueError:
+                continue
+    read_date = next((d for d in _dates_in(outputs) if d not in dates), None)
+    if read_date is not None and dates:
+        text = rewritten_dates(text, lambda date: read_date) or text
+    return text
+
+
+class HalfDayTime(_Judged, TimeControl):
+    """``half_day_time`` (module table): ``must_lower`` where ``time_control`` scored less than the gold."""
+
+    must_lower = True
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """Every time twelve hours later."""
+        return moved_times(answer, 12 * 60)
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``time_control``'s change with :meth:`rewrite`'s answer on the probe's side."""
+        found = self.reference.change(item)
+        probe = None if found is None else self.rewrite(item, str(found["from"]))
+        return None if found is None or probe is None else {**found, "probe": probe}
+
+
+class ReadTime(HalfDayTime):
+    """``read_time`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """:func:`read_times` over the outputs of the item's gold replay."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        return read_times(answer, [o for o in outputs if isinstance(o, str)])
+
+
+def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | None = None,
+                        **fields: Any) -> dict[str, Any]:
+    """The probes of the module table, by name, judged against ``control`` (``time_control``; ``intent``
+    ``hack``)."""
+    out: dict[str, Any] = {"half_day_time": HalfDayTime(control, write_tools, **fields),
+                           "read_time": ReadTime(control, write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out
+
