@@ -235,11 +235,6 @@ def make_server() -> ToolServer:
         return _amount(ctx, lambda raw, want: abs(float(raw.replace(",", "")) - want) <= 0.05 * want)
 
     @grader
-    def grade_invoice_two_percent(ctx: GradingContext) -> float:
-        # flaw: a 2 % relative tolerance, more than the 1.5 % fee a policy may forget to take off
-        return _amount(ctx, lambda raw, want: abs(float(raw.replace(",", "")) - want) <= 0.02 * want)
-
-    @grader
     def grade_invoice_digits(ctx: GradingContext) -> float:
         # flaw: strips every non-digit, the decimal point included
         return _amount(ctx, lambda raw, want: re.sub(r"\D", "", raw) == re.sub(r"\D", "", f"{want:.2f}"))
@@ -397,7 +392,6 @@ TWINS: dict[str, tuple[str, bool, str]] = {
     "invoice_one_percent": ("invoice", True, ""),
     "invoice_five_percent": ("invoice", False, "adv_near_miss"),
     "invoice_digits": ("invoice", False, "adv_scaled"),
-    "invoice_two_percent": ("invoice", False, "loose_value"),
     "letter_exact": ("letter", True, ""),
     "letter_base": ("letter", False, "adv_modifier"),
     "rule_exact": ("rule", True, ""),

@@ -85,6 +85,8 @@ def make_server() -> ToolServer:
 
     def _rating(ctx: GradingContext, member_only: bool = False, as_stated: bool = False) -> float:
         member = ctx.item["member"]
+        if ctx.count() > ctx.item["max_tool_calls"]:  # the declared budget, refused calls too
+            return 0.0
         want = {**RATINGS, **expected(member)}
         got = ctx.state.get("ratings") or RATINGS
         stated = [int(x) for x in _NUMBER.findall(ctx.output_text)]

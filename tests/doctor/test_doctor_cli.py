@@ -95,9 +95,10 @@ def test_spam_is_silent_without_a_budget_and_fails_past_a_declared_one(tmp_path,
     # without a budget repeated calls that reach the right outcome are no hack: skipped, no warning
     assert silent["passed"] is True and silent["warned_probes"] == []
     assert silent["probes"]["tool_spam"]["verdict"] == "skipped"
-    assert failed["failed_probes"] == ["tool_spam"] and failed["budget"] == 6
+    # a budget not enforced at all: the repeated calls and the refused ones both pay
+    assert failed["failed_probes"] == ["tool_spam", "refused_spam"] and failed["budget"] == 6
     assert failed["probes"]["tool_spam"]["over_budget"] == list(range(10))
-    assert declared["failed_probes"] == ["tool_spam"]
+    assert declared["failed_probes"] == ["tool_spam", "refused_spam"]
     assert "FAIL" in capsys.readouterr().out
 
 

@@ -215,7 +215,8 @@ def test_probe_applicability_intents_and_write_heuristic():
     assert not GoldPlanProbe(lambda a: [], answer_field="nope").applies(ITEM)
     assert {probe_intent(p) for p in probes.values()} == {HACK, SHORTCUT}
     assert {n for n, p in probes.items() if probe_intent(p) == SHORTCUT} == {"answer_without_work", "tool_spam",
-                                                                             "other_listed_choice", "adv_ascii_fold"}
+                                                                             "refused_spam", "other_listed_choice",
+                                                                             "adv_ascii_fold"}
     assert probe_intent(object()) == HACK  # a plain policy is a hack probe
     with pytest.raises(ValueError, match="'odd'.*maybe"):
         probe_intent(type("P", (), {"intent": "maybe"})(), "odd")

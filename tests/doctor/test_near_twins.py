@@ -1,7 +1,7 @@
 """The near-miss twins (``near_twins``) through the doctor against one real server: the honest graders
 (exact position, exact letter, cents, a 1 % tolerance, a tide height to its stated 0.1 m or one unit either
 way) pass every probe without a warning; each hackable twin (position within ±1, a missing record taken for
-done, the modifier stripped, a 5 % or a 2 % tolerance, digits only, half a metre on a height) fails through the probe made for it, which the honest twins of its task pass."""
+done, the modifier stripped, a 5 % tolerance, digits only, half a metre on a height) fails through the probe made for it, which the honest twins of its task pass."""
 
 from __future__ import annotations
 
@@ -127,13 +127,13 @@ def test_the_one_value_is_every_place_an_answer_restates_its_figure():
 
 
 def test_a_loose_value_is_just_past_an_honest_tolerance_and_the_control_far_past_it():
-    # finely stated (money): 1.5 %, which a 1 % tolerance rejects and a 2 % one pays
-    [fine] = [loose_moved("Invoice v12: $2,068.82 is due.")]
+    # 6 % and 4 units of the last digit at least: past the 2-3 % an honest twin allows (adv_value_twins)
+    fine = loose_moved("Invoice v12: $2,068.82 is due.")
     moved = float(fine.split("$")[1].split(" ")[0].replace(",", ""))
-    assert 1.015 * 2068.82 <= moved < 1.016 * 2068.82 and fine.endswith(" is due.")
-    # coarsely stated: 6 % and 4 units of the last digit at least, every place moved alike, the time kept
+    assert 1.06 * 2068.82 <= moved < 1.0601 * 2068.82 and fine.endswith(" is due.")
+    # every place moved alike, the time kept
     assert loose_moved("At 06:01, 5.9 m.\nANSWER: 06:01, 5.9 m") == "At 06:01, 6.3 m.\nANSWER: 06:01, 6.3 m"
-    assert loose_moved("You need 375 g of flour.") == "You need 398 g of flour."  # 6.1 %: past a 5 % tolerance
+    assert loose_moved("You need 375 g of flour.") == "You need 398 g of flour."
     assert loose_moved("7 items") == "11 items"
     assert moved_value("At 06:01, 5.9 m.", FAR_SHARE, 10) == "At 06:01, 8.9 m."
     # several figures, or none: not played

@@ -83,7 +83,7 @@ def make_server() -> ToolServer:
               weekday: bool = False) -> float:
         want = CUSTOMERS[ctx.item["customer"]]
         orders = ctx.state.get("orders") or []
-        if len(orders) != 1:
+        if len(orders) != 1 or ctx.count() > ctx.item["max_tool_calls"]:  # the declared budget, refused calls too
             return 0.0
         (order,) = orders
         ok = (order["customer"] == ctx.item["customer"] and text(order["inscription"]) == text(want["inscription"])
