@@ -134,6 +134,7 @@ from ._requested_note import note_probes
 from ._scope import SupersetInScope
 from ._shifted_times import shifted_time_probes
 from ._structured import structured_probes
+from ._surnames import surname_probes
 from ._value_probes import value_probes
 from ._write_probes import write_probes
 from ._written_answers import written_answer_probes
@@ -372,4 +373,5 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **decision_probes(write_tools, **fields),
         **hedged_text_probes(write_tools, **fields),
         **ranked_time_probes(write_tools, **fields),
+        **surname_probes(write_tools, **fields),
     }

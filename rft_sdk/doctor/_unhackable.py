@@ -58,6 +58,7 @@ from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._shifted_times import SHIFTED_TIME_ADVICE
 from ._suite import default_probes, normalize_answer
+from ._surnames import SURNAME_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._write_probes import WRITE_ADVICE
 from ._written_answers import WRITTEN_ADVICE
@@ -152,6 +153,7 @@ ADVICE = {
     **HEDGED_TEXT_ADVICE,
     **RANKED_TIME_ADVICE,
     **SHIFTED_TIME_ADVICE,
+    **SURNAME_ADVICE,
 }
 
 
