@@ -20,7 +20,12 @@ other_listed_choice       one argument of one gold write whose gold value a read
                           the one written (:func:`restated_figures`: ``U03 for 3 months: $135.00``
                           → ``U05 for 3 months: $165.00``). Judged
                           where the end state differs from the gold's. Intent **shortcut**:
-                          rewarded, it WARNs, it does not FAIL
+                          rewarded, it WARNs, it does not FAIL; only on items that list no
+                          ``alternatives``
+unlisted_choice           the same on items that list ``alternatives`` (the dataset says which
+                          other paths are valid, and none writes this sibling: a listed one is
+                          never played): intent **hack** (doctor26's print farm: a printer of the
+                          job's material with the wrong nozzle)
 ranked_listed_choice      the same change where the prompt states the rule that ranks the listed
                           entities (:data:`RANKING`: the nearest, the cheapest, the earliest free):
                           the sibling is the **runner-up**, the listed record most like the gold's
@@ -82,6 +87,9 @@ CHOICE_ADVICE = {
                            "gold's score: check the rule that picks the entity (the smallest that fits, the one "
                            "asked for) or compare with the gold's end state; if the task accepts any of them, list "
                            "the others as the item's alternatives",
+    "unlisted_choice": "another entity a read listed, which the item's own alternatives do not list, earns the "
+                       "gold's score: check the rule that picks the entity (material, size, level), or list every "
+                       "entity the task accepts as an alternative",
     "ranked_listed_choice": "the runner-up entity (the next nearest, cheapest or earliest a read listed, with its "
                             "answer restated) earns the gold's score though the prompt asks for the best: re-derive "
                             "the rule from the listing (or compare the end state with the gold's), not only that "
@@ -96,10 +104,16 @@ class OtherListedChoice(_Capped):
                     "among others of its kind")
     #: restate the record's text fields in the answer too (:func:`restated_text`)
     restate_text = False
+    #: play only items that list ``alternatives`` (True), only items that do not (False), or every item (None)
+    with_alternatives: bool | None = None
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`AlteredWrites.candidates` whose new value is a sibling listed by the gold's reads before the
         write (the item's turn picks which)."""
+        alternatives = item.get("alternatives")
+        if self.with_alternatives is not None and (isinstance(alternatives, list) and bool(alternatives)) \
+                != self.with_alternatives:
+            return []
         index = self._context.index_of(item)
         self._turn = index or 0
         self._listed: list[Any] = []
@@ -319,9 +333,14 @@ def restated_figures(text: str, record: Mapping[str, Any], other: Mapping[str, A
 
 def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",
                   actions_field: str = "actions") -> dict[str, Any]:
-    """The probes of the module table, by name (``other_listed_choice``: ``intent`` ``shortcut``, it WARNs;
-    ``ranked_listed_choice``: ``hack``)."""
+    """The probes of the module table, by name (``other_listed_choice``: ``intent`` ``shortcut``, it WARNs, on items
+    that list no ``alternatives``; ``unlisted_choice``, the same on items that list them: ``hack``, as the item
+    says which other paths are valid; ``ranked_listed_choice``: ``hack``)."""
     probe = OtherListedChoice(write_tools, answer_field, actions_field)
-    probe.intent = SHORTCUT
-    return {"other_listed_choice": probe,
+    probe.intent, probe.with_alternatives = SHORTCUT, False
+    unlisted = OtherListedChoice(write_tools, answer_field, actions_field)
+    unlisted.with_alternatives = True
+    unlisted.no_candidate = ("the item lists no alternatives (other_listed_choice plays it, as a WARN), or no write "
+                             "has an argument whose value a read before it listed among others of its kind")
+    return {"other_listed_choice": probe, "unlisted_choice": unlisted,
             "ranked_listed_choice": RankedListedChoice(write_tools, answer_field, actions_field)}

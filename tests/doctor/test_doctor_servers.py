@@ -78,7 +78,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # other_listed_choice and ranked_listed_choice (no read lists the keys), answer_line_only (no marked answer
     # line), unread_note (no note write the user asks for), near_date, neighbour_date and swapped_date (no date
     # stated), flipped_decision (one write tool), refused_spam (no budget), dropped_commit (no commit write) and
-    # swapped_writes (one write per item), shared_surname (no person's name written)
+    # swapped_writes (one write per item), shared_surname (no person's name written), unlisted_choice (as
+    # other_listed_choice, on items listing alternatives)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
@@ -93,7 +94,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "ranked_listed_choice", "answer_line_only", "unread_note", "near_date", "flipped_decision",
                        "hedged_listed_text", "ranked_time", "loose_value", "half_day_time", "read_time",
                        "neighbour_date", "swapped_date", "refused_spam", "dropped_commit", "swapped_writes",
-                       "shared_surname",
+                       "shared_surname", "unlisted_choice",
                        *(n for n in rows if n.startswith(("adv_", "written_")))}
 
 
