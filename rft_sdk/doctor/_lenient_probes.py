@@ -264,6 +264,21 @@ class _Judged(_Control):
         return dict(self.reference.scores)
 
 
+class _Rewritten(_Judged):
+    """A judged probe whose answer is its own rewrite of the item's answer (:meth:`rewrite`), on the control's
+    items where it has one."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:  # pragma: no cover - abstract
+        """The probe's answer, or ``None`` (not played on this item)."""
+        raise NotImplementedError
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The control's change with :meth:`rewrite`'s answer on the probe's side."""
+        found = self.reference.change(item)
+        probe = None if found is None else self.rewrite(item, str(found["from"]))
+        return None if found is None or probe is None else {**found, "probe": probe}
+
+
 class _AnswerTextControl(_Control):
     """A control that rewrites the item's graded answer (never an ``answer_free`` item): :meth:`variants` gives
     the control's and the probe's text."""
@@ -311,18 +326,14 @@ class SuperstringNumber(_Judged, NumberControl):
         return index is not None and index in self.reference.scores
 
 
-class UnparsedNumber(_Judged, NumberControl):
+class UnparsedNumber(_Rewritten, NumberControl):
     """``unparsed_number`` (module table): ``must_lower`` where ``number_control`` scored less than the gold."""
 
     must_lower = True
 
-    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``number_control``'s change with every number written :data:`UNPARSED` on the probe's side."""
-        found = self.reference.change(item)
-        if found is None:
-            return None
-        probe = _replace_numbers(str(found["from"]), lambda raw: UNPARSED)
-        return None if probe is None else {**found, "probe": probe}
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """Every number written :data:`UNPARSED`."""
+        return _replace_numbers(answer, lambda raw: UNPARSED)
 
 
 def _lists(values: Any) -> list[Any]:

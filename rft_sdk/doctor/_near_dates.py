@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from ._lenient_probes import _AnswerTextControl, _Judged
+from ._lenient_probes import _AnswerTextControl, _Judged, _Rewritten
 from ._probes import HACK
 
 __all__ = ["DATE_ADVICE", "DateControl", "FAR_DAYS", "NEAR_DAYS", "NearDate", "NeighbourDate", "SwappedDate",
@@ -130,24 +130,16 @@ class NearDate(_Judged, DateControl):
     must_lower = True
 
 
-class _DateVariant(NearDate):
+class _DateVariant(_Rewritten, DateControl):
     """A probe judged as ``near_date`` whose answer rewrites the dates by :meth:`rewrite` instead."""
 
-    def rewrite(self, answer: str) -> str | None:  # pragma: no cover - abstract
-        """The probe's answer, or ``None`` (not played on this item)."""
-        raise NotImplementedError
-
-    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``date_control``'s change with :meth:`rewrite`'s answer on the probe's side."""
-        found = self.reference.change(item)
-        probe = None if found is None else self.rewrite(str(found["from"]))
-        return None if found is None or probe is None else {**found, "probe": probe}
+    must_lower = True
 
 
 class NeighbourDate(_DateVariant):
     """``neighbour_date`` (module table)."""
 
-    def rewrite(self, answer: str) -> str | None:
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
         """Every date one day later."""
         return rewritten_dates(answer, lambda date: date + dt.timedelta(days=1))
 
@@ -155,7 +147,7 @@ class NeighbourDate(_DateVariant):
 class SwappedDate(_DateVariant):
     """``swapped_date`` (module table)."""
 
-    def rewrite(self, answer: str) -> str | None:
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
         """Every date whose day could be a month with its month and day swapped."""
         return rewritten_dates(answer, _swapped)
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._lenient_probes import _Judged
+from ._lenient_probes import _Rewritten
 from ._near_dates import _DATE, rewritten_dates
 from ._near_probes import _TIME, TimeControl, moved_times
 from ._probes import HACK
@@ -92,7 +92,7 @@ def read_times(answer: str, outputs: list[str]) -> str | None:
     return text
 
 
-class HalfDayTime(_Judged, TimeControl):
+class HalfDayTime(_Rewritten, TimeControl):
     """``half_day_time`` (module table): ``must_lower`` where ``time_control`` scored less than the gold."""
 
     must_lower = True
@@ -100,12 +100,6 @@ class HalfDayTime(_Judged, TimeControl):
     def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
         """Every time twelve hours later."""
         return moved_times(answer, 12 * 60)
-
-    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``time_control``'s change with :meth:`rewrite`'s answer on the probe's side."""
-        found = self.reference.change(item)
-        probe = None if found is None else self.rewrite(item, str(found["from"]))
-        return None if found is None or probe is None else {**found, "probe": probe}
 
 
 class ReadTime(HalfDayTime):
