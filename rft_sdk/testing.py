@@ -458,7 +458,9 @@ class TestClient:
         """Grade rollout ``trace_id`` with the final ``answer`` (``POST /grade[/{grader}]``).
 
         ``trace_id=None`` grades without a rollout (Azure's grader test body). A graded rollout is
-        finished: later calls in it answer 409.
+        finished: later calls in it answer 409. ``item`` is the dataset line the grader sees as
+        ``ctx.item``: pass it again here, as the hosted service sends it with the grade too (``None``:
+        ``{}``).
 
         Raises:
             RFTError: the grader answered anything but 200 (the status and body are in the message).

@@ -113,12 +113,11 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
     client, named = found
     grader = grader or named
 
-    async def go() -> None:
+    async def go() -> int:
         async with client:
-            await replay_gold(report.gold, client, report, grader=grader, strict=strict)
+            return await replay_gold(report.gold, client, report, grader=grader, strict=strict)
 
-    asyncio.run(go())
-    report.replayed = len(report.gold)
+    report.replayed = asyncio.run(go())  # gold trajectories and alternatives played
     return report
 
 

@@ -53,6 +53,11 @@ def test_the_good_dataset_has_no_finding_and_every_gold_is_replayed(task, tmp_pa
     report = validate(path, app=server)
     assert report.findings == [] and report.replayed == 10
     assert validate(path, app=server, replay=False).replayed is None
+    # an alternative is a trajectory played too, and the summary counts it
+    items = copy.deepcopy(items)
+    items[0]["alternatives"] = [{"actions": items[0]["actions"]}]
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    assert validate(path, app=server).replayed == 11
 
 
 @pytest.mark.parametrize(("name", "edit", "expected"), [
