@@ -7,9 +7,10 @@ only where its change was accepted and changed the end state.
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
 neighbour_value           one integer argument of one gold write (never its target, the first
-                          argument) set to its neighbour: ``v + 1`` on even items, ``v − 1`` on
-                          odd ones (a position, slot, seat or count off by one: a "0- vs 1-based"
-                          tolerance pays it)
+                          argument) under :data:`NEIGHBOUR_MAX` set to its neighbour: ``v + 1`` on
+                          even items, ``v − 1`` on odd ones (a position, slot, seat or count off by
+                          one: a "0- vs 1-based" tolerance pays it; a larger integer, an odometer
+                          converted from miles, may honestly allow a unit of rounding)
 modifier_value            one short categorical string argument of one gold write that ends in a
                           modifier (``B+``, ``A-``, ``AB+``: 1-3 letters then ``+``/``-``) written
                           without it (``B``): a normaliser that strips ``+-`` pays it
@@ -107,6 +108,9 @@ LOOSE_SHARE = 0.06
 LOOSE_UNITS = 4
 #: ``value_control`` moves the value by this share of it (plainly wrong), and by at least 10 units of its last digit.
 FAR_SHARE = 0.5
+#: ``neighbour_value`` plays integers under this size only (positions, slots, seats, counts; an odometer or an
+#: amount in cents, where one unit either way is rounding, is not played).
+NEIGHBOUR_MAX = 1000
 #: ``near_time`` moves the answer's times of day by this many minutes, ``time_control`` by this many.
 NEAR_MINUTES = 3
 FAR_MINUTES = 137
@@ -398,13 +402,15 @@ def fraction_moved(reference: str) -> list[str]:
 class NeighbourValue(_Capped):
     """``neighbour_value`` (module table): :class:`AlteredWrites` with an integer's neighbour as the new value."""
 
-    no_candidate = "the gold changes nothing, or no write has an integer argument besides its target"
+    no_candidate = ("the gold changes nothing, or no write has an integer argument under 1000 besides its target")
     _step = 1
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
-        """``value ± 1`` for an integer (never a boolean), source ``"neighbour"``."""
-        if isinstance(value, bool) or not isinstance(value, int):
+        """``value ± 1`` for an integer (never a boolean) under :data:`NEIGHBOUR_MAX` in size, source
+        ``"neighbour"``: a position, slot, seat or count, not a measured or converted quantity, where a unit
+        either way is honest rounding (doctor27's odometer converted from miles to km, ``50292`` ± 1)."""
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= NEIGHBOUR_MAX:
             return None
         return value + self._step, "neighbour"
 

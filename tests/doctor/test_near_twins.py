@@ -138,3 +138,13 @@ def test_a_loose_value_is_just_past_an_honest_tolerance_and_the_control_far_past
     assert moved_value("At 06:01, 5.9 m.", FAR_SHARE, 10) == "At 06:01, 8.9 m."
     # several figures, or none: not played
     assert loose_moved("Paid $12.50 of $40.00.") is None and loose_moved("item i10") is None
+
+
+def test_a_neighbour_is_played_on_positions_and_counts_never_on_a_large_measured_integer():
+    from rft_sdk.doctor._near_probes import NeighbourValue
+
+    probe = NeighbourValue()
+    assert probe._new_value("place", "position", 37, [], set()) == (38, "neighbour")
+    # an odometer converted from miles (doctor27): a kilometre either way is honest rounding
+    assert probe._new_value("log_inspection", "odometer_km", 50292, [], set()) is None
+    assert probe._new_value("t", "flag", True, [], set()) is None
