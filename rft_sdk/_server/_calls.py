@@ -40,6 +40,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
+
 import anyio
 import anyio.to_thread
 import pydantic
@@ -292,12 +297,15 @@ class _ToolCall:
             if replay is not None:
                 self._replay(rollout, replay)
                 return None
-            before, t0, c0 = _changes(connection), time.perf_counter(), time.thread_time()
+            before, t0, c0, p0 = _changes(connection), time.perf_counter(), time.process_time(), _preempted()
             try:
                 output = run_tool_sync(self.definition, self.arguments, rollout)
             finally:
                 wall = time.perf_counter() - t0
-                _held_shared_hop(self.definition, wall, wall - (time.thread_time() - c0), self.hop_wait_s)
+                # off the CPU with the whole process idle (not on the GIL other threads held) and never
+                # preempted (not a loaded machine's scheduler): waiting outside the process
+                waited = None if _preempted() != p0 else wall - (time.process_time() - c0)
+                _held_shared_hop(self.definition, wall, waited, self.hop_wait_s)
             return self._ran(rollout, output, before is not None and _changes(connection) != before)
         except EndpointError as exc:
             self._refused(exc)
@@ -552,16 +560,27 @@ def run_tool_sync(definition: ToolDefinition, arguments: dict[str, Any], rollout
         raise _tool_failed(definition, rollout.call_id, exc)  # noqa: B904 - its cause is set
 
 
+def _preempted() -> int:
+    """Involuntary context switches of the calling thread so far (Linux ``RUSAGE_THREAD``; 0 elsewhere): the
+    scheduler took the CPU from it, which is a loaded machine, not the tool waiting."""
+    who = getattr(resource, "RUSAGE_THREAD", None) if resource is not None else None
+    return resource.getrusage(who).ru_nivcsw if who is not None else 0
+
+
 #: Calls in a row that must wait past ``RolloutDatabase.shared_hop_wait_s`` before a tool leaves the shared hop:
 #: a tool that waits on I/O does on every call, a busy machine that kept a thread off the CPU once does not.
 SHARED_HOP_WAITS = 3
 
 
-def _held_shared_hop(definition: ToolDefinition, seconds: float, waited: float, wait_bound: float | None) -> None:
+def _held_shared_hop(definition: ToolDefinition, seconds: float, waited: float | None,
+                     wait_bound: float | None) -> None:
     """A tool that ran ``seconds`` in the database's shared hop past ``SHARED_HOP_S``, or that spent more than
-    ``wait_bound`` of them off the CPU in :data:`SHARED_HOP_WAITS` calls in a row (``waited``: wall time less
-    the thread's CPU time: blocked on I/O, a lock or a sleep; ``RolloutDatabase.shared_hop_wait_s``, ``None``:
-    not checked), gets threads of its own from its next call on (``rft_sdk._db._call``), said once. SQLite's
+    ``wait_bound`` of them waiting in :data:`SHARED_HOP_WAITS` calls in a row (``waited``: wall time less the
+    CPU the whole process used meanwhile; ``None`` for a call the scheduler preempted, which neither counts nor
+    breaks the run of calls: blocked on I/O, a lock or a
+    sleep while no thread ran, never the GIL another thread held nor a loaded machine's scheduler, which a CI
+    machine showed as 2 ms waits of a tool that only runs SQL;
+    ``RolloutDatabase.shared_hop_wait_s``, ``None``: not checked), gets threads of its own from its next call on (``rft_sdk._db._call``), said once. SQLite's
     shared hop is one thread: a tool that waits there holds every other rollout's call behind it. On
     PostgreSQL the hop already runs on the tool's threads: such a tool then takes the general path (a hop
     each for the open, the tool and the stage, which cost little next to a call that long)."""
@@ -570,7 +589,9 @@ def _held_shared_hop(definition: ToolDefinition, seconds: float, waited: float, 
         return
     if seconds > SHARED_HOP_S:
         why = f"ran {seconds:.3f} s (over {SHARED_HOP_S:g} s)"
-    elif wait_bound is not None and waited > wait_bound:
+    elif wait_bound is not None and waited is None:
+        return
+    elif wait_bound is not None and waited is not None and waited > wait_bound:
         runtime.hop_waits += 1
         if runtime.hop_waits < SHARED_HOP_WAITS:
             return

@@ -452,14 +452,18 @@ async def test_a_sync_tool_waiting_in_the_one_admission_thread_leaves_it_and_a_s
     try:
         with run_server(server) as url:
             client = Client(url)
-            waited = [await client.call("w", "waits", {}, call_id=f"call_{i}") for i in range(SHARED_HOP_WAITS)]
+            # SHARED_HOP_WAITS measured waits in a row; a call the scheduler preempted (a loaded machine) is not
+            # measured, so a few more calls are allowed before the tool must have left the shared hop
+            waited = []
+            while len(waited) < 3 * SHARED_HOP_WAITS and not server.tools["waits"].runtime.own_threads:
+                waited.append(await client.call("w", "waits", {}, call_id=f"call_{len(waited)}"))
             sql = [await client.call("s", "put", {"k": f"k{i}", "v": i}, call_id=f"call_{i}") for i in range(16)]
             sql += await asyncio.gather(*(client.call(f"b{i}", "put", {"k": "a", "v": i}) for i in range(32)))
             await client.aclose()
     finally:
         db.close()
         db.drop_all()
-    assert [r.status_code for r in waited + sql] == [200] * (SHARED_HOP_WAITS + 48)
+    assert [r.status_code for r in waited + sql] == [200] * (len(waited) + 48) and len(waited) >= SHARED_HOP_WAITS
     assert server.tools["waits"].runtime.own_threads
     assert "tool waits waited" in caplog.text and f"{SHARED_HOP_WAITS} calls in a row" in caplog.text
     assert not server.tools["put"].runtime.own_threads
