@@ -304,8 +304,10 @@ class AlteredWrites(GoldPlanProbe):
        this one on the most other arguments (the same ``field`` of a generic ``fill_field``);
     3. another member of the argument's schema ``enum`` (``"mg"`` for ``"g"`` where every item's gold
        writes ``"g"``: a mutation would be refused by the schema, and a grader blind to the unit never
-       seen; doctor15's seed bank);
-    4. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``; a list: every element mutated);
+       seen; doctor15's seed bank), else any other member, even one the item's gold writes elsewhere (a
+       round's results ``"1-0"``, ``"0-1"``, ``"1/2-1/2"`` over its boards: doctor27's chess);
+    4. a **mutation** (``" (altered)"`` appended, ``+1``, ``not``; a list: every element mutated), which a
+       schema with an enum of other members refuses, so it comes after them;
 
     1 and 2 only with the gold value's :func:`value_shape` (a name for a name, never a date a validator
     refuses), then a sibling or another item's value of another shape. A list is replaced only by one
@@ -423,8 +425,14 @@ class AlteredWrites(GoldPlanProbe):
         found = next((v for v, _ in others if value_shape(v) == shape), None)
         if found is not None:
             return found, "other item"
-        members = [v for v in schema_enum(self._enum_item, tool, arg) if not isinstance(value, list)
-                   and value_shape(v) == shape and json.dumps(v, sort_keys=True) not in taken | {current}]
+        enum = [] if isinstance(value, list) else schema_enum(self._enum_item, tool, arg)
+        members = [v for v in enum if value_shape(v) == shape and json.dumps(v, sort_keys=True) not in taken | {current}]
+        if members:
+            return members[0], "enum"
+        # every other member is one the gold also writes elsewhere (a round's three results "1-0", "0-1",
+        # "1/2-1/2" over its boards): a member still, since a mutation ("1-0 (altered)") is refused by the
+        # schema and changes nothing (doctor27's chess results, corrected by a second call)
+        members = [v for v in enum if json.dumps(v, sort_keys=True) != current]
         if members:
             return members[0], "enum"
         new = _mutate_list(value) if isinstance(value, list) else _mutate(value)

@@ -19,8 +19,9 @@ flipped_decision          where the gold writes entities of one listing with two
                           and each count of one side that differs from the other's (``2
                           approved, 3 rejected`` → ``3 approved, 2 rejected``); the items take
                           the entities in turn. Judged ``must_lower`` where the call was accepted
-swapped_writes            where the gold makes two writes of one tool on different entities (its
-                          first argument) whose other arguments differ in a number or a plain word
+swapped_writes            where the gold makes two writes of one tool on different entities (the
+                          first argument whose values differ: the SKU of two checkouts of one
+                          member) whose other arguments differ in a number or a plain word
                           (``approve``/``reject``, an award; never only in ids or free text): those
                           other arguments exchanged between the two entities (A-1031 rejected with
                           A-1032's reason, A-1032 approved with A-1031's award), the entities'
@@ -46,7 +47,7 @@ from typing import Any
 from ._answer_numbers import styled
 from ._generic import _ContextProbe
 from ._near_probes import value_numbers
-from ._probes import HACK, Steps
+from ._probes import HACK, ProbeContext, Steps
 from ._scope import _json_values, json_records
 
 __all__ = ["DECISION_ADVICE", "DECISION_ITEMS", "FlippedDecision", "SwappedWrites", "decision_probes"]
@@ -211,51 +212,76 @@ class SwappedWrites(_ContextProbe):
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
         super().__init__(write_tools, reason="no two gold writes of one tool on different entities whose other "
                          "arguments differ in a number or a plain word", **kwargs)
+        self._pairs: dict[int, tuple[int, int, str] | None] = {}
 
-    def pair(self, item: Mapping[str, Any]) -> tuple[int, int] | None:
-        """The first two effective gold writes of one tool, same argument names, different first arguments,
-        whose other arguments differ in a :func:`_plain` value; ``None`` without."""
+    def prepare(self, context: ProbeContext) -> None:
+        """Forget the pairs of an earlier dataset (:meth:`found` computes each item's once)."""
+        super().prepare(context)
+        self._pairs = {}
+
+    def found(self, item: Mapping[str, Any]) -> tuple[int, int, str] | None:
+        """``(i, j, entity argument)``: the first two effective gold writes of one tool, same argument names,
+        whose *entity* (the first argument whose values differ: ``sku`` of ``checkout(member_id, sku, qty)``,
+        the member shared) differs and whose other differing arguments include a :func:`_plain` value; ``None``
+        without. Computed once per item of the prepared dataset."""
+        index = self._context.index_of(item)
+        if index is not None and index in self._pairs:
+            return self._pairs[index]
         actions = item.get(self.actions_field) or []
         writes = [i for i in sorted(self.writes_of(item)) if i < len(actions) and isinstance(actions[i], Mapping)
                   and isinstance(actions[i].get("arguments"), Mapping) and len(actions[i]["arguments"]) >= 2]
+        out = None
         for n, i in enumerate(writes):
             for j in writes[n + 1:]:
                 a, b = actions[i], actions[j]
                 if a.get("name") != b.get("name") or list(a["arguments"]) != list(b["arguments"]):
                     continue
-                target = next(iter(a["arguments"]))
-                if a["arguments"][target] == b["arguments"][target]:
+                differing = [k for k in a["arguments"] if a["arguments"][k] != b["arguments"][k]]
+                if len(differing) < 2:
                     continue
-                if any(a["arguments"][k] != b["arguments"][k] and _plain(a["arguments"][k]) and
-                       _plain(b["arguments"][k]) for k in a["arguments"] if k != target):
-                    return i, j
-        return None
+                entity = differing[0]
+                if any(_plain(a["arguments"][k]) and _plain(b["arguments"][k]) for k in differing[1:]):
+                    out = (i, j, entity)
+                    break
+            if out is not None:
+                break
+        if index is not None:
+            self._pairs[index] = out
+        return out
+
+    def pair(self, item: Mapping[str, Any]) -> tuple[int, int] | None:
+        """The positions of :meth:`found`'s two writes, or ``None``."""
+        found = self.found(item)
+        return None if found is None else found[:2]
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """Items with a :meth:`pair`."""
-        return self._has_gold(item) and self.pair(item) is not None
+        return self._has_gold(item) and self.found(item) is not None
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls with the pair's other arguments exchanged."""
+        """The gold's calls with the pair's other differing arguments exchanged (each write keeps its entity
+        and the arguments both share)."""
         actions = [dict(a) for a in item[self.actions_field]]
-        found = self.pair(item)
+        found = self.found(item)
         if found is not None:
-            i, j = found
+            i, j, entity = found
             a, b = actions[i]["arguments"], actions[j]["arguments"]
-            target = next(iter(a))
-            actions[i] = {**actions[i], "arguments": {**b, target: a[target]}}
-            actions[j] = {**actions[j], "arguments": {**a, target: b[target]}}
+            actions[i] = {**actions[i], "arguments": {**b, entity: a[entity]}}
+            actions[j] = {**actions[j], "arguments": {**a, entity: b[entity]}}
         return [[a] for a in actions]
+
+    def _names(self, item: Mapping[str, Any]) -> list[Any]:
+        found = self.found(item)
+        if found is None:
+            return []
+        actions = item[self.actions_field]
+        return [actions[k]["arguments"][found[2]] for k in found[:2]]
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference with the two entities' names (where they are strings) exchanged, as whole words."""
         reference = str(item.get(self.answer_field) or "")
-        found = self.pair(item)
-        if found is None:
-            return reference
-        actions = item[self.actions_field]
-        names = [next(iter(actions[k]["arguments"].values())) for k in found]
-        if not all(isinstance(n, str) and n for n in names):
+        names = self._names(item)
+        if not names or not all(isinstance(n, str) and n for n in names):
             return reference
         swap = {names[0]: names[1], names[1]: names[0]}
         pattern = "|".join(re.escape(n) for n in sorted(swap, key=len, reverse=True))
@@ -263,7 +289,7 @@ class SwappedWrites(_ContextProbe):
 
     def unchanged_share(self, item: Mapping[str, Any]) -> float:
         """``(k - 2) / k``: the share of the tool's ``k`` effective gold writes the swap leaves right."""
-        found = self.pair(item)
+        found = self.found(item)
         if found is None:
             return 0.0
         actions = item[self.actions_field]
@@ -274,12 +300,11 @@ class SwappedWrites(_ContextProbe):
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """``{"swapped": "tool: entity <-> entity", "answer"}``."""
-        found = self.pair(item)
+        found = self.found(item)
         if found is None:
             return {}
-        actions = item[self.actions_field]
-        names = [str(next(iter(actions[k]["arguments"].values()))) for k in found]
-        return {"swapped": f"{actions[found[0]].get('name')}: {names[0]} <-> {names[1]}",
+        names = [str(n) for n in self._names(item)]
+        return {"swapped": f"{item[self.actions_field][found[0]].get('name')}.{found[2]}: {names[0]} <-> {names[1]}",
                 "answer": self.final_answer(item)[:160]}
 
 
