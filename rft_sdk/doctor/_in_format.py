@@ -86,6 +86,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._answer_line import ANSWER_LINE
 from ._answers import answer_object, normalize_answer, own_inside
 from ._generic import (
     NEUTRAL_TEXT,
@@ -154,10 +155,16 @@ class Slot:
     kind: str
     value: Any
     span: tuple[int, int] | None = None
+    #: the span of the marked answer line's body the slot lies in (``Ben Okoro`` of ``...\nANSWER: Ben Okoro``)
+    line: tuple[int, int] | None = None
 
 
 def answer_slots(answer: str) -> list[Slot]:
-    """The typed slots of a reference answer (module docstring); ``[]`` for prose or a one-word answer."""
+    """The typed slots of a reference answer (module docstring); ``[]`` for prose or a one-word answer.
+
+    Prose that ends in a marked answer line (``ANSWER: Ben Okoro``, :data:`~._answer_line.ANSWER_LINE`) has
+    the slots of that line: the whole body (slot ``"line"``, a string) and, for a body of 2 to
+    :data:`MAX_FORMAT_WORDS` words, its numbers and words, each with ``line`` set to the body's span."""
     obj = answer_object(answer)
     if obj is not None:
         out = []
@@ -170,7 +177,7 @@ def answer_slots(answer: str) -> list[Slot]:
                 out.append(Slot(name, "list", value))
         return out
     if not 2 <= len(answer.split()) <= MAX_FORMAT_WORDS:
-        return []
+        return _line_slots(answer)
     numbers = [Slot(f"number {k}", "number", m.group(), m.span()) for k, m in enumerate(_NUMBER.finditer(answer))]
     taken = [s.span for s in numbers if s.span is not None]
     words, k = [], 0
@@ -181,6 +188,29 @@ def answer_slots(answer: str) -> list[Slot]:
         words.append(Slot(f"word {k}", "string", token.group(), (m.start(), m.start() + token.end())))
         k += 1
     return numbers + words
+
+
+def _line_slots(answer: str) -> list[Slot]:
+    """The slots of the last marked answer line of prose (:func:`answer_slots`), ``[]`` without one."""
+    found = list(ANSWER_LINE.finditer(answer))
+    if not found:
+        return []
+    start = found[-1].start("body")
+    body = found[-1]["body"].rstrip()
+    line = (start, start + len(body))
+    inner = answer_slots(body) if 2 <= len(body.split()) <= MAX_FORMAT_WORDS and answer_object(body) is None else []
+    return [Slot("line", "string", body, line, line)] + [
+        Slot(s.name, s.kind, s.value, (s.span[0] + start, s.span[1] + start), line) for s in inner
+        if s.span and not (s.kind == "number" and _GROUPED.search(body, *_around(s.span, len(body))))]
+
+
+#: A number that is a part of a date, a clock time or a code (``05`` of ``2025-05-31``, ``15`` of ``18:15``): a
+#: digit group joined to another by ``-``, ``:`` or ``/``. Negating or replacing it alone writes no number.
+_GROUPED = re.compile(r"\d[-:/]\d")
+
+
+def _around(span: tuple[int, int], size: int) -> tuple[int, int]:
+    return max(span[0] - 2, 0), min(span[1] + 2, size)
 
 
 def substitute(answer: str, slot: Slot, value: Any) -> str:
@@ -259,8 +289,8 @@ class _SlotProbe(_ContextProbe):
         self._seen = {k: list(v.values()) for k, v in seen.items()}
         self._chosen = {}
         for i, item in enumerate(context.items):
-            if len(self._chosen) < self.max_items and self._has_gold(item) and not self.writes_of(item) \
-                    and i not in context.answer_free and self.variants(item):
+            if len(self._chosen) < self.max_items and self._has_gold(item) and i not in context.answer_free \
+                    and self.variants(item):
                 self._chosen[i] = len(self._chosen)
 
     def applies(self, item: Mapping[str, Any]) -> bool:
@@ -442,7 +472,7 @@ def unit_of(answer: str, number: Slot) -> Slot | None:
     (``USD 12.34``); ``None`` for a JSON answer or none."""
     if number.span is None or number.kind != "number":
         return None
-    words = [s for s in answer_slots(answer) if s.kind == "string" and s.span is not None]
+    words = [s for s in answer_slots(answer) if s.kind == "string" and s.span is not None and s.name != "line"]
     start, end = number.span
     after = next((w for w in words if w.span and w.span[0] >= end and not answer[end:w.span[0]].strip()), None)
     if after is not None or answer[end:].strip(" .,;!"):
@@ -493,6 +523,12 @@ class _Hedge(_SlotProbe):
                 out.append((slot, substitute(answer, slot, " or ".join(pair))))
                 continue
             other = substitute(answer, slot, wrong)
+            if slot.line is not None:  # within the marked line: "ANSWER: Ben Okoro or Carla Mendes"
+                start, end = slot.line
+                right, wrong_body = answer[start:end], other[start:len(other) - (len(answer) - end)]
+                pair = f"{wrong_body} or {right}" if self.wrong_first else f"{right} or {wrong_body}"
+                out.append((slot, answer[:start] + pair + answer[end:]))
+                continue
             out.append((slot, f"{other} or {answer}" if self.wrong_first else f"{answer} or {other}"))
         if not out and answer and not answer_slots(answer) and answer_object(answer) is None \
                 and len(answer.split()) <= MAX_FORMAT_WORDS:
