@@ -526,8 +526,8 @@ class _Hedge(_SlotProbe):
             if slot.line is not None:  # within the marked line: "ANSWER: Ben Okoro or Carla Mendes"
                 start, end = slot.line
                 right, wrong_body = answer[start:end], other[start:len(other) - (len(answer) - end)]
-                pair = f"{wrong_body} or {right}" if self.wrong_first else f"{right} or {wrong_body}"
-                out.append((slot, answer[:start] + pair + answer[end:]))
+                hedge = f"{wrong_body} or {right}" if self.wrong_first else f"{right} or {wrong_body}"
+                out.append((slot, answer[:start] + hedge + answer[end:]))
                 continue
             out.append((slot, f"{other} or {answer}" if self.wrong_first else f"{answer} or {other}"))
         if not out and answer and not answer_slots(answer) and answer_object(answer) is None \
