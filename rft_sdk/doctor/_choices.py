@@ -72,8 +72,8 @@ from ._probes import SHORTCUT
 from ._scope import _json_values, sibling_values
 from ._value_probes import _Capped
 
-__all__ = ["CHOICE_ADVICE", "RANKING", "OtherListedChoice", "RankedListedChoice", "choice_probes", "listed_records",
-           "restated_figures", "restated_text", "runner_up"]
+__all__ = ["CHOICE_ADVICE", "RANKING", "NamedListedChoice", "OtherListedChoice", "RankedListedChoice", "choice_probes",
+           "listed_records", "record_texts", "restated_figures", "restated_text", "runner_up"]
 
 _TOKEN = re.compile(r"[\w-]+")
 
@@ -90,6 +90,9 @@ CHOICE_ADVICE = {
     "unlisted_choice": "another entity a read listed, which the item's own alternatives do not list, earns the "
                        "gold's score: check the rule that picks the entity (material, size, level), or list every "
                        "entity the task accepts as an alternative",
+    "named_listed_choice": "another entity a read listed, which the user's own words tell apart from the one asked "
+                           "for (their Transit van, not their Civic), earns the gold's score: check the entity "
+                           "written is the one the user named (or compare with the gold's end state)",
     "ranked_listed_choice": "the runner-up entity (the next nearest, cheapest or earliest a read listed, with its "
                             "answer restated) earns the gold's score though the prompt asks for the best: re-derive "
                             "the rule from the listing (or compare the end state with the gold's), not only that "
@@ -272,11 +275,30 @@ def _listed_tokens(value: str, texts: list[str]) -> list[str]:
     if not any(c.isdigit() for c in value):
         return []
     out: dict[str, None] = {}
+    spaced = len(value.split()) > 1
+    pattern = _char_pattern(value) if spaced else None
     for text in texts:
+        if pattern is not None:  # a value of several words (a plate "MD71 RRA"): others of its exact character classes
+            found = [m.group() for m in pattern.finditer(text)]
+            if value in found:
+                out.update(dict.fromkeys(t for t in found if t != value))
+            continue
         tokens = _TOKEN.findall(text)
         if value in tokens:
             out.update(dict.fromkeys(t for t in tokens if t != value and value_shape(t) == value_shape(value)))
     return list(out)
+
+
+def _char_pattern(value: str) -> re.Pattern[str]:
+    """A whole-token pattern of ``value``'s characters by class, each run's length kept: ``"MD71 RRA"`` →
+    ``[A-Z]{2}[0-9]{2} [A-Z]{3}``; other characters literal."""
+    parts = []
+    for run in re.finditer(r"[A-Z]+|[a-z]+|[0-9]+|[^A-Za-z0-9]", value.strip()):
+        text = run.group()
+        cls = "[A-Z]" if text.isupper() and text.isalpha() else "[a-z]" if text.isalpha() else \
+            "[0-9]" if text.isdigit() else None
+        parts.append(f"{cls}{{{len(text)}}}" if cls else re.escape(text))
+    return re.compile(r"(?<![\w-])" + "".join(parts) + r"(?![\w-])")
 
 
 def listed_records(value: Any, other: Any, sources: list[Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
@@ -331,6 +353,81 @@ def restated_figures(text: str, record: Mapping[str, Any], other: Mapping[str, A
     return "".join([*out, text[last:]])
 
 
+#: Words too common to tell two listed records apart (``_prompt_words``).
+_COMMON = frozenset("the and for with from this that her his their our your you are was has have not but".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in re.findall(r"[^\W\d_]{3,}", text)} - _COMMON
+
+
+def record_texts(value: Any, other: Any, texts: list[str], sources: list[Any]) -> tuple[str, str] | None:
+    """The text of ``value``'s and ``other``'s records in the listing a read printed: their JSON records'
+    string fields (:func:`listed_records`), else, in the first plain-text output showing both, what follows
+    each up to the next listed entity, the end of its line or a ``;`` (``"MD71 RRA (Ford Transit van);
+    MD19 KLP (Honda Civic)"`` → ``"(Ford Transit van)"``, ``"(Honda Civic)"``); ``None`` where neither is."""
+    records = listed_records(value, other, sources)
+    if records is not None:
+        return tuple(" ".join(str(v) for k, v in r.items() if isinstance(v, str) and v not in (value, other))
+                     for r in records)  # type: ignore[return-value]
+    if not (isinstance(value, str) and isinstance(other, str)):
+        return None
+    for text in texts:
+        found = {v: m for v in (value, other)
+                 if (m := re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)) is not None}
+        if len(found) < 2:
+            continue
+        starts = sorted(m.start() for m in found.values())
+
+        def segment(m: re.Match[str]) -> str:
+            end = min([t for t in starts if t > m.start()] + [len(text)])
+            return re.split(r"[;\n]", text[m.end():end], maxsplit=1)[0]
+
+        return segment(found[value]), segment(found[other])
+    return None
+
+
+class NamedListedChoice(OtherListedChoice):
+    """``named_listed_choice`` (module table): :class:`OtherListedChoice` with a sibling the user's own words
+    tell apart from the gold's entity: a word (3+ letters) of a user message that the gold's listed record
+    holds and the sibling's does not (``"for her Transit van"``, the gold's ``MD71 RRA (Ford Transit van)``
+    beside ``MD19 KLP (Honda Civic)``: doctor27's parking permits). The user asked for that one, so the other
+    is wrong whatever the task accepts: intent **hack**."""
+
+    no_candidate = ("no write has an argument whose value a read before it listed among others of its kind with a "
+                    "record the user's words tell apart (a word of the user message in the gold's record only)")
+
+    def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
+        """:meth:`OtherListedChoice.own_candidates` with the user's words at hand."""
+        self._said: set[str] = set().union(*(_words(t) for t in prompt_texts(item, ("user",))))
+        try:
+            return super().own_candidates(item, writes)
+        finally:
+            self._said = set()
+
+    def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
+                   arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
+        """The first sibling :meth:`OtherListedChoice._new_value` could take whose record the user's words tell
+        apart from the gold's (:func:`record_texts`)."""
+        said: set[str] = getattr(self, "_said", set())
+        if not said:
+            return None
+        turn = getattr(self, "_turn", 0)
+        seen: list[Any] = []
+        for k in range(8):  # the parent walks the siblings by turn: ask it for each in turn
+            self._turn = turn + k
+            found = super()._new_value(tool, arg, value, sources, exclude, arguments)
+            if found is None or any(found[0] == v for v in seen):
+                break
+            seen.append(found[0])
+            texts = record_texts(value, found[0], getattr(self, "_texts", []), getattr(self, "_listed", []))
+            if texts is not None and (_words(texts[0]) & said) - _words(texts[1]):
+                self._turn = turn
+                return found
+        self._turn = turn
+        return None
+
+
 def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: str = "reference_answer",
                   actions_field: str = "actions") -> dict[str, Any]:
     """The probes of the module table, by name (``other_listed_choice``: ``intent`` ``shortcut``, it WARNs, on items
@@ -343,4 +440,5 @@ def choice_probes(write_tools: Collection[str] | None = None, *, answer_field: s
     unlisted.no_candidate = ("the item lists no alternatives (other_listed_choice plays it, as a WARN), or no write "
                              "has an argument whose value a read before it listed among others of its kind")
     return {"other_listed_choice": probe, "unlisted_choice": unlisted,
-            "ranked_listed_choice": RankedListedChoice(write_tools, answer_field, actions_field)}
+            "ranked_listed_choice": RankedListedChoice(write_tools, answer_field, actions_field),
+            "named_listed_choice": NamedListedChoice(write_tools, answer_field, actions_field)}

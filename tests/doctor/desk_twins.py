@@ -1,0 +1,312 @@
+"""Grader twins for four changes an outside suite's misses asked for (issue 37, doctor27), three small desks on
+``rollout.state``. None names a probe.
+
+* ``round``: a chess round's results phoned in (``pairings`` reads them; ``record_result(board, result)``, an enum
+  of ``1-0``/``0-1``/``1/2-1/2``, records or corrects one board), then ``ANSWER: <the sole leader>``.
+  ``round_honest`` grades the results as they stand and the answer line's name; ``round_first_call`` reads each
+  board's *first* ``record_result`` call (a corrected result unseen: ``overwritten_write``); ``round_mentions`` pays
+  any reply that mentions the leader (``"A or B"``: ``hedged_answer``, inside the marked answer line).
+* ``loan``: lend a member packets of several seed varieties (``stock`` reads a crop's SKUs;
+  ``checkout(member, sku, qty)``). ``loan_exact`` grades each SKU's quantity; ``loan_totals`` only the
+  packets lent and the SKUs moved (two SKUs' quantities swapped: ``swapped_writes``).
+* ``permit``: a parking permit for the vehicle the resident describes (``find_resident`` lists each resident's
+  vehicles as text, ``issue_permit(resident_id, plate)``). ``permit_honest`` grades the plate;
+  ``permit_resident`` only that a permit went to the resident (their other car: ``named_listed_choice``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from doctor_helpers import twin_job
+
+from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
+
+POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+PLAYERS = ["Ben Okoro", "Anika Sharma", "Carla Mendes", "Filip Novak", "Elif Yilmaz", "Hugo Brandt"]
+#: round → (scores before, pairings (board, white, black), results by board)
+ROUNDS = {}
+for _n in range(16):
+    _p = PLAYERS[_n % 6:] + PLAYERS[:_n % 6]
+    _before = {name: 1.5 if k == 0 else float((k + _n) % 2) for k, name in enumerate(_p)}
+    _pairs = [(b + 1, _p[2 * b], _p[2 * b + 1]) for b in range(3)]
+    _results = {b: ["1-0", "0-1", "1/2-1/2"][(b + _n) % 3] for b, _, _ in _pairs}
+    ROUNDS[f"R{_n}"] = (_before, _pairs, _results)
+
+#: crop → {sku: variety}
+STOCK = {"tomato": {"TOM-0412": "Cherokee Purple", "TOM-0419": "Brandywine"},
+         "basil": {"BAS-0101": "Genovese", "BAS-0107": "Thai"},
+         "bean": {"BEA-0211": "Borlotti", "BEA-0230": "Blue Lake"},
+         "pepper": {"PEP-0305": "Padron", "PEP-0311": "Jalapeno"}}
+LOANS = [(f"M{k}", [(crop, sorted(STOCK[crop])[k % 2], q) for crop, q in pairs])
+         for k, pairs in enumerate([[("tomato", 2), ("basil", 1)], [("bean", 1), ("pepper", 3)],
+                                    [("basil", 2), ("bean", 1)], [("pepper", 1), ("tomato", 3)],
+                                    [("tomato", 1), ("bean", 2)], [("basil", 3), ("pepper", 1)],
+                                    [("bean", 2), ("tomato", 1)], [("pepper", 2), ("basil", 1)],
+                                    [("tomato", 3), ("pepper", 2)], [("basil", 1), ("bean", 3)]])]
+
+#: resident id → (name, street, [(plate, description)])
+RESIDENTS = {1: ("Maria Duarte", "Alder Road", [("MD71 RRA", "Ford Transit van"), ("MD19 KLP", "Honda Civic")]),
+             2: ("Tom Okafor", "Birch Lane", [("TO62 BXE", "Toyota Prius"), ("TO15 WQR", "Vespa scooter")]),
+             3: ("Ines Vidal", "Cedar Close", [("IV70 NNS", "Nissan Leaf"), ("IV08 PLM", "Land Rover Defender")]),
+             4: ("Raj Patel", "Dove Street", [("RP21 HGT", "Tesla Model 3"), ("RP66 JTR", "Transit camper")]),
+             5: ("Lena Fischer", "Elm Row", [("LF55 ZZA", "Fiat Panda"), ("LF10 MKE", "Mazda roadster")]),
+             6: ("Sam Reyes", "Fern Walk", [("SR22 HJK", "Kia Sportage"), ("SR03 DDV", "Dacia Duster")])}
+#: per item: (resident id, which vehicle, how the user names it)
+PERMITS = [(1, 0, "her Transit van"), (2, 1, "his scooter"), (3, 0, "her Leaf"), (4, 1, "his camper"),
+           (5, 0, "her Panda"), (6, 1, "his Duster"), (1, 1, "her Civic"), (3, 1, "her Defender"),
+           (2, 0, "his Prius"), (5, 1, "her roadster")]
+
+
+def _standings(before: dict[str, float], pairs: list[tuple[int, str, str]], results: dict[str, str]) -> dict[str, float]:
+    scores = dict(before)
+    for board, white, black in pairs:
+        if str(board) in results:
+            w, b = POINTS[results[str(board)]]
+            scores[white] += w
+            scores[black] += b
+    return scores
+
+
+def leader(name: str) -> str | None:
+    """The sole leader of round ``name`` once its results are in, else ``None`` (a tie)."""
+    before, pairs, results = ROUNDS[name]
+    scores = _standings(before, pairs, {str(b): r for b, r in results.items()})
+    top = max(scores.values())
+    leaders = [p for p, s in scores.items() if s == top]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def _answer_line(text: str) -> str | None:
+    found = re.findall(r"^\s*ANSWER:\s*(.+?)\s*$", text or "", re.M)
+    return found[-1] if found else None
+
+
+def make_server() -> ToolServer:
+    """Every tool and grader of :data:`TWINS` (named routes)."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def pairings(round: str, *, rollout: Rollout) -> str:
+        """A round's pairings and the results recorded so far.
+
+        Args:
+            round: e.g. "R3".
+        """
+        if round not in ROUNDS:
+            raise ToolError(f"no round {round}")
+        results = rollout.state.setdefault("results", {})
+        return "\n".join(f"board {b}: {w} (white) vs {k} (black): {results.get(str(b), 'pending')}"
+                         for b, w, k in ROUNDS[round][1])
+
+    @server.tool(writes=True)
+    def record_result(board: int, result: Literal["1-0", "0-1", "1/2-1/2"], *, rollout: Rollout) -> str:
+        """Record (or correct) one board's result of the current round.
+
+        Args:
+            board: 1 to 3.
+            result: "1-0" white won, "0-1" black won, "1/2-1/2" a draw.
+        """
+        if board not in (1, 2, 3):
+            raise ToolError(f"no board {board}")
+        rollout.state.setdefault("results", {})[str(board)] = result
+        return f"board {board}: {result} recorded"
+
+    @server.tool(writes=False)
+    def standings(round: str, *, rollout: Rollout) -> str:
+        """The standings of a round with the results recorded so far.
+
+        Args:
+            round: e.g. "R3".
+        """
+        if round not in ROUNDS:
+            raise ToolError(f"no round {round}")
+        before, pairs, _ = ROUNDS[round]
+        scores = _standings(before, pairs, rollout.state.setdefault("results", {}))
+        return "\n".join(f"{p}: {s:g}" for p, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @server.tool(writes=False)
+    def stock(crop: str) -> str:
+        """A crop's seed varieties on the shelf, one SKU per line.
+
+        Args:
+            crop: e.g. "tomato".
+        """
+        if crop not in STOCK:
+            raise ToolError(f"no crop {crop}")
+        return "\n".join(f"{sku}: {variety}" for sku, variety in STOCK[crop].items())
+
+    @server.tool(writes=True)
+    def checkout(member: str, sku: str, qty: int, *, rollout: Rollout) -> str:
+        """Lend a member packets of one SKU.
+
+        Args:
+            member: e.g. "M3".
+            sku: e.g. "TOM-0412".
+            qty: packets, 1 to 3.
+        """
+        if not any(sku in v for v in STOCK.values()) or not 1 <= qty <= 3:
+            raise ToolError(f"cannot lend {qty} of {sku}")
+        loans = rollout.state.setdefault("loans", {})
+        loans[sku] = loans.get(sku, 0) + qty
+        return f"{member}: {qty} x {sku} lent"
+
+    @server.tool(writes=False)
+    def find_resident(name: str) -> str:
+        """Registered residents whose name matches, with their vehicles.
+
+        Args:
+            name: full or part of a name, e.g. "Duarte".
+        """
+        rows = [f"resident_id={i} name={n} street={s} vehicles: " + "; ".join(f"{p} ({d})" for p, d in cars)
+                for i, (n, s, cars) in RESIDENTS.items() if name.casefold() in n.casefold()]
+        if not rows:
+            raise ToolError(f"no resident matches {name!r}")
+        return "\n".join(rows)
+
+    @server.tool(writes=True)
+    def issue_permit(resident_id: int, plate: str, *, rollout: Rollout) -> str:
+        """Issue a resident's parking permit for one of their registered vehicles.
+
+        Args:
+            resident_id: from find_resident.
+            plate: the vehicle's plate, e.g. "MD71 RRA".
+        """
+        if resident_id not in RESIDENTS or plate not in {p for p, _ in RESIDENTS[resident_id][2]}:
+            raise ToolError(f"{plate} is not registered to resident {resident_id}")
+        rollout.state["permit"] = [resident_id, plate]
+        return f"permit issued: resident {resident_id}, {plate}"
+
+    def grader(fn: Any) -> Any:
+        return server.grader(name=fn.__name__.removeprefix("grade_"))(fn)
+
+    def _results_ok(ctx: GradingContext, results: dict[str, str]) -> bool:
+        return results == {str(b): r for b, r in ROUNDS[ctx.item["round"]][2].items()}
+
+    @grader
+    def grade_round_honest(ctx: GradingContext) -> float:
+        line = _answer_line(ctx.output_text)
+        return float(_results_ok(ctx, ctx.state.get("results") or {}) and line is not None
+                     and line.casefold() == ctx.item["leader"].casefold())
+
+    @grader
+    def grade_round_first_call(ctx: GradingContext) -> float:
+        # flaw: each board's first record_result call, not the result as it stands after corrections
+        entered: dict[str, str] = {}
+        for call in ctx.calls("record_result"):
+            if call.ok:
+                entered.setdefault(str(call.arguments.get("board")), str(call.arguments.get("result")))
+        line = _answer_line(ctx.output_text)
+        return float(_results_ok(ctx, entered) and line is not None and line.casefold() == ctx.item["leader"].casefold())
+
+    @grader
+    def grade_round_mentions(ctx: GradingContext) -> float:
+        # flaw: the leader's name anywhere in the reply, not the one name the answer line commits to
+        return float(_results_ok(ctx, ctx.state.get("results") or {})
+                     and ctx.item["leader"].casefold() in (ctx.output_text or "").casefold())
+
+    def _want_loan(ctx: GradingContext) -> dict[str, int]:
+        return {sku: q for _, sku, q in LOANS[ctx.item["loan"]][1]}
+
+    @grader
+    def grade_loan_exact(ctx: GradingContext) -> float:
+        return float((ctx.state.get("loans") or {}) == _want_loan(ctx))
+
+    @grader
+    def grade_loan_totals(ctx: GradingContext) -> float:
+        # flaw: the packets lent and the SKUs moved, not how many of each
+        got, want = ctx.state.get("loans") or {}, _want_loan(ctx)
+        return float(set(got) == set(want) and sum(got.values()) == sum(want.values()))
+
+    def _want_permit(ctx: GradingContext) -> list[Any]:
+        resident, vehicle, _ = PERMITS[ctx.item["permit"]]
+        return [resident, RESIDENTS[resident][2][vehicle][0]]
+
+    @grader
+    def grade_permit_honest(ctx: GradingContext) -> float:
+        return float(ctx.state.get("permit") == _want_permit(ctx))
+
+    @grader
+    def grade_permit_resident(ctx: GradingContext) -> float:
+        # flaw: a permit for the right resident, whichever of their vehicles
+        permit = ctx.state.get("permit")
+        return float(bool(permit) and permit[0] == _want_permit(ctx)[0])
+
+    return server
+
+
+#: grader → (task, honest, the probe that must catch it)
+TWINS: dict[str, tuple[str, bool, str]] = {
+    "round_honest": ("round", True, ""),
+    "round_first_call": ("round", False, "overwritten_write"),
+    "round_mentions": ("round", False, "hedged_answer"),
+    "loan_exact": ("loan", True, ""),
+    "loan_totals": ("loan", False, "swapped_writes"),
+    "permit_honest": ("permit", True, ""),
+    "permit_resident": ("permit", False, "named_listed_choice"),
+}
+
+SYSTEM = "You run the desk through its tools."
+
+
+def _tools(server: ToolServer, names: list[str]) -> list[dict[str, Any]]:
+    return [t for t in server.dataset_tools() if t["function"]["name"] in names]
+
+
+def _round_items(server: ToolServer) -> list[dict[str, Any]]:
+    out = []
+    for name, (_, pairs, results) in ROUNDS.items():
+        lead = leader(name)
+        if lead is None:
+            continue
+        words = {"1-0": "{w} beat {b}", "0-1": "{b}, playing black, beat {w}", "1/2-1/2": "{w} and {b} drew"}
+        said = "; ".join(words[results[b]].format(w=w, b=k) for b, w, k in pairs)
+        actions = [{"name": "pairings", "arguments": {"round": name}}]
+        actions += [{"name": "record_result", "arguments": {"board": b, "result": results[b]}} for b, _, _ in pairs]
+        actions += [{"name": "standings", "arguments": {"round": name}}]
+        out.append({"messages": [{"role": "system", "content": SYSTEM + " End with one line 'ANSWER: <full name>' "
+                                  "naming the sole leader."},
+                                 {"role": "user", "content": f"Round {name} is over: {said}. Enter them. Who leads?"}],
+                    "tools": _tools(server, ["pairings", "record_result", "standings"]), "round": name,
+                    "leader": lead, "actions": actions,
+                    "reference_answer": f"All {len(pairs)} results entered.\nANSWER: {lead}"})
+    return out
+
+
+def _loan_items(server: ToolServer) -> list[dict[str, Any]]:
+    out = []
+    for k, (member, lines) in enumerate(LOANS):
+        said = " and ".join(f"{q} packets of {STOCK[crop][sku]} {crop}" for crop, sku, q in lines)
+        actions = [{"name": "stock", "arguments": {"crop": crop}} for crop, _, _ in lines]
+        actions += [{"name": "checkout", "arguments": {"member": member, "sku": sku, "qty": q}} for _, sku, q in lines]
+        out.append({"messages": [{"role": "system", "content": SYSTEM},
+                                 {"role": "user", "content": f"Member {member} takes {said}."}],
+                    "tools": _tools(server, ["stock", "checkout"]), "loan": k, "actions": actions,
+                    "reference_answer": "All lent: " + ", ".join(f"{q} x {STOCK[c][s]}" for c, s, q in lines) + "."})
+    return out
+
+
+def _permit_items(server: ToolServer) -> list[dict[str, Any]]:
+    out = []
+    for k, (resident, vehicle, named) in enumerate(PERMITS):
+        name, street, cars = RESIDENTS[resident]
+        plate = cars[vehicle][0]
+        actions = [{"name": "find_resident", "arguments": {"name": name.split()[-1]}},
+                   {"name": "issue_permit", "arguments": {"resident_id": resident, "plate": plate}}]
+        out.append({"messages": [{"role": "system", "content": SYSTEM},
+                                 {"role": "user", "content": f"Please set up a resident parking permit for {name} of "
+                                  f"{street}, for {named}."}],
+                    "tools": _tools(server, ["find_resident", "issue_permit"]), "permit": k, "actions": actions,
+                    "reference_answer": f"Permit issued for {plate}."})
+    return out
+
+
+def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
+    """The items of ``task`` (``round``, ``loan``, ``permit``)."""
+    return {"round": _round_items, "loan": _loan_items, "permit": _permit_items}[task](server)
+
+
+def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
+    """The hosted job of ``grader``."""
+    return twin_job(server, base_url, grader)
