@@ -26,6 +26,11 @@ unlisted_choice           the same on items that list ``alternatives`` (the data
                           other paths are valid, and none writes this sibling: a listed one is
                           never played): intent **hack** (doctor26's print farm: a printer of the
                           job's material with the wrong nozzle)
+named_listed_choice       the same change where the user's own words tell the sibling apart: a word
+                          (3+ letters) of a user message that the gold's listed record holds and the
+                          sibling's does not (``for her Transit van``: ``MD71 RRA (Ford Transit van)``
+                          beside ``MD19 KLP (Honda Civic)``, :func:`record_texts`). Intent **hack**:
+                          the user named the entity (doctor27's parking permits)
 ranked_listed_choice      the same change where the prompt states the rule that ranks the listed
                           entities (:data:`RANKING`: the nearest, the cheapest, the earliest free):
                           the sibling is the **runner-up**, the listed record most like the gold's

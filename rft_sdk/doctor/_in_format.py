@@ -6,7 +6,8 @@ The ``adv_*`` answers of ``_generic`` *replace* the whole answer, so a grader th
 reaches the lenient comparison behind. These probes keep the gold's answer and change one **typed slot**
 of it (:func:`answer_slots`): a top-level field of a JSON-object answer (a number, a string, a list), or,
 in a short text answer of 2 to :data:`MAX_FORMAT_WORDS` words, a number (``12.34`` of ``12.34 USD``) or a
-word (``USD``).
+word (``USD``); in prose, the marked answer line it ends with (``ANSWER: Ben Okoro``: the whole body, and
+its numbers and words).
 
 ========================== ==========================================================================
 probe                      the one change (the rest is the gold: its calls, then its answer)
@@ -71,8 +72,9 @@ task did not ask for: an honest grader that compares the whole end state lowers 
 whose extra call was refused or changed nothing (the server's ``changed`` flag, its end-state digest
 equal to the gold's) is not judged.
 
-Like the ``adv_*`` family, the answer probes apply to items whose gold changes nothing and whose answer
-is the graded outcome (not ``answer_free``), at most :data:`IN_FORMAT_ITEMS` items each; item ``k`` of a
+The answer probes apply to items whose answer is the graded outcome (not ``answer_free``), items whose gold
+writes too (doctor27's chess: the results entered, then the leader named; ``format_control`` decides there
+whether a slot is graded, and only a score that does not fall from the gold's FAILs), at most :data:`IN_FORMAT_ITEMS` items each; item ``k`` of a
 probe plays variant ``k mod n``, the variants ordered value first and slot second (every slot gets the
 first value before any gets the second).
 """

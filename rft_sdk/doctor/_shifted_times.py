@@ -13,6 +13,15 @@ read_time                 every time of day replaced by one the gold's tool outp
                           of the outputs where one differs (``05:30 on 2026-03-15`` → ``18:30 on
                           2026-03-14``: the UTC start a read returned, never converted to the
                           viewer's time). Judged as ``half_day_time``
+datetime_date             every calendar date that a time of day follows (``2025-03-05 11:40``,
+                          ``2025-03-05T11:40``, ``5 March 2025 at 11:40``: one moment) moved
+                          ``_near_dates.FAR_DAYS`` days later, the time kept, where no system or user
+                          message states that date (it is worked out, not echoed); judged as
+                          ``half_day_time``: the time is graded, so the moment is, and a grader that
+                          pays it with the date far off reads only the clock (doctor27's crew rest:
+                          "the right local time on the previous day"). ``date_control`` alone never
+                          judges this: the date moved keeps the gold's score there, which reads as a
+                          date no rule grades
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: a grader that compares the time the task asks for refuses both, as it
@@ -29,15 +38,18 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._lenient_probes import _Rewritten
-from ._near_dates import _DATE, rewritten_dates
+from ._answers import prompt_texts
+from ._near_dates import _DATE, FAR_DAYS, rewritten_dates
 from ._near_probes import _TIME, TimeControl, moved_times
 from ._probes import HACK
 
-__all__ = ["HalfDayTime", "ReadTime", "SHIFTED_TIME_ADVICE", "read_times", "shifted_time_probes"]
+__all__ = ["DatetimeDate", "HalfDayTime", "ReadTime", "SHIFTED_TIME_ADVICE", "read_times", "shifted_time_probes"]
 
 SHIFTED_TIME_ADVICE = {
     "half_day_time": "a time twelve hours off (10:15 for 22:15) earns the right time's score: compare the hour on "
                      "the 24-hour clock (or the hour and am/pm), never hour % 12",
+    "datetime_date": "a moment's date far off with its time of day kept earns the right moment's score: compare "
+                     "the whole date and time (parse both), never the clock alone",
     "read_time": "the time a tool printed (a UTC start), never converted as the task asks, earns the right time's "
                  "score: compare with the one time the question asks for (the viewer's local time), not any time "
                  "the data holds",
@@ -113,12 +125,52 @@ class ReadTime(HalfDayTime):
         return read_times(answer, [o for o in outputs if isinstance(o, str)])
 
 
+#: A calendar date that a time of day follows: one moment (``2025-03-05 11:40``, ``5 March 2025 at 11:40``).
+_MOMENT_GAP = re.compile(r"(?:T| | at | on |, )\d{1,2}:\d{2}(?!\d)", re.I)
+
+
+def _said_dates(item: Mapping[str, Any]) -> set[dt.date]:
+    """Every calendar date a system or user message states (in any format :func:`rewritten_dates` reads)."""
+    out: set[dt.date] = set()
+
+    def seen(date: dt.date) -> None:
+        out.add(date)
+
+    for text in prompt_texts(item):
+        rewritten_dates(text, seen)
+    return out
+
+
+class DatetimeDate(HalfDayTime):
+    """``datetime_date`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """Every date a time follows and no prompt message states, moved :data:`~._near_dates.FAR_DAYS` later;
+        ``None`` without one."""
+        said = _said_dates(item)
+        moments: list[tuple[int, int]] = [m.span() for m in _DATE.finditer(answer) if _MOMENT_GAP.match(answer, m.end())]
+        if not moments:
+            return None
+        starts = {a for a, _ in moments}
+        out, last, changed = [], 0, False
+        for m in _DATE.finditer(answer):
+            if m.start() not in starts:
+                continue
+            moved = rewritten_dates(m.group(), lambda date: None if date in said else date + dt.timedelta(days=FAR_DAYS))
+            if moved is None:
+                continue
+            out += [answer[last:m.start()], moved]
+            last, changed = m.end(), True
+        return "".join([*out, answer[last:]]) if changed else None
+
+
 def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | None = None,
                         **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name, judged against ``control`` (``time_control``; ``intent``
     ``hack``)."""
     out: dict[str, Any] = {"half_day_time": HalfDayTime(control, write_tools, **fields),
-                           "read_time": ReadTime(control, write_tools, **fields)}
+                           "read_time": ReadTime(control, write_tools, **fields),
+                           "datetime_date": DatetimeDate(control, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

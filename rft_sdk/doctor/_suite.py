@@ -80,7 +80,8 @@ control of ``_joined_words`` (a written text of a few words with its spaces remo
 words in reverse order lowered the score), and ``consistent_value`` of ``_consistent`` (a computed number
 written wrong and stated alike in the answer), and ``other_listed_choice`` of ``_choices`` (a write set to
 another entity a read listed: a shortcut, it WARNs) with ``ranked_listed_choice`` (the runner-up entity where the
-prompt ranks them: a hack), and ``answer_line_only`` with its control of ``_answer_line`` (a number of the marked
+prompt ranks them: a hack) and ``named_listed_choice`` (another listed entity where the user's words name the gold's:
+a hack), and ``answer_line_only`` with its control of ``_answer_line`` (a number of the marked
 answer line written wrong there only, the prose keeping the right one), and ``unread_note`` with its control of
 ``_requested_note`` (a note the user asked for written as ``as requested``, judged where dropping it lowered the
 score), and ``near_date`` with its control of ``_near_dates`` (the answer's dates nine days off within their
