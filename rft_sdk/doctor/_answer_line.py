@@ -32,7 +32,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import prompt_texts
+from ._answers import ANSWER_LINE, prompt_texts
 from ._lenient_probes import _AnswerTextControl, _Judged, rotated
 from ._near_probes import FAR_MINUTES, moved_times
 from ._probes import HACK
@@ -41,8 +41,6 @@ from ._written_answers import number_tokens
 __all__ = ["ANSWER_LINE", "ANSWER_LINE_ADVICE", "AnswerLineControl", "AnswerLineOnly", "answer_line_probes",
            "marked_line"]
 
-#: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
-ANSWER_LINE = re.compile(r"^(?P<marker>[ \t]*(?:final[ \t]+)?answer[ \t]*[:=][ \t]*)(?P<body>\S.*)$", re.I | re.M)
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 
 ANSWER_LINE_ADVICE = {

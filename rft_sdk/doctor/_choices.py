@@ -383,13 +383,14 @@ def record_texts(value: Any, other: Any, texts: list[str], sources: list[Any]) -
         if len(found) < 2:
             continue
         starts = sorted(m.start() for m in found.values())
-
-        def segment(m: re.Match[str]) -> str:
-            end = min([t for t in starts if t > m.start()] + [len(text)])
-            return re.split(r"[;\n]", text[m.end():end], maxsplit=1)[0]
-
-        return segment(found[value]), segment(found[other])
+        return _segment(text, found[value], starts), _segment(text, found[other], starts)
     return None
+
+
+def _segment(text: str, m: re.Match[str], starts: list[int]) -> str:
+    """What follows ``m`` in ``text`` up to the next of ``starts``, the end of its line or a ``;``."""
+    end = min([t for t in starts if t > m.start()] + [len(text)])
+    return re.split(r"[;\n]", text[m.end():end], maxsplit=1)[0]
 
 
 class NamedListedChoice(OtherListedChoice):

@@ -88,8 +88,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._answer_line import ANSWER_LINE
-from ._answers import answer_object, normalize_answer, own_inside
+from ._answers import ANSWER_LINE, answer_object, normalize_answer, own_inside
 from ._generic import (
     NEUTRAL_TEXT,
     SUCCESS_VALUES,

@@ -37,8 +37,8 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._lenient_probes import _Rewritten
 from ._answers import prompt_texts
+from ._lenient_probes import _Rewritten
 from ._near_dates import _DATE, FAR_DAYS, rewritten_dates
 from ._near_probes import _TIME, TimeControl, moved_times
 from ._probes import HACK
