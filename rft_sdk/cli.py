@@ -246,7 +246,9 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                           "(read from the environment, so the token stays out of shell history)")
     job.add_argument("--allow-unauthenticated", action="store_true",
                      help="print the job without a token although the server checks tokens (refused otherwise)")
-    job.add_argument("--grader", default=None, help="grader name (default: the server's default grader)")
+    job.add_argument("--grader", default=None, metavar="NAME",
+                     help="the job's grader: its URL is <base-url>/grade/NAME (<base-url>/grade/s/<secret>/NAME "
+                          "with a grader_secret); default: the server's default grader, at <base-url>/grade")
     job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
     job.add_argument("--compute-multiplier", type=float, default=None,
                      help="rollouts per item scale (left out unless given: the service's default)")
