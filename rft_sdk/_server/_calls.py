@@ -560,11 +560,14 @@ def run_tool_sync(definition: ToolDefinition, arguments: dict[str, Any], rollout
         raise _tool_failed(definition, rollout.call_id, exc)  # noqa: B904 - its cause is set
 
 
+#: ``resource.RUSAGE_THREAD`` where the platform has it (Linux), else ``None``: looked up once, not per call.
+_RUSAGE_THREAD: int | None = getattr(resource, "RUSAGE_THREAD", None) if resource is not None else None
+
+
 def _preempted() -> int:
     """Involuntary context switches of the calling thread so far (Linux ``RUSAGE_THREAD``; 0 elsewhere): the
     scheduler took the CPU from it, which is a loaded machine, not the tool waiting."""
-    who = getattr(resource, "RUSAGE_THREAD", None) if resource is not None else None
-    return resource.getrusage(who).ru_nivcsw if who is not None else 0
+    return resource.getrusage(_RUSAGE_THREAD).ru_nivcsw if _RUSAGE_THREAD is not None else 0
 
 
 #: Calls in a row that must wait past ``RolloutDatabase.shared_hop_wait_s`` before a tool leaves the shared hop:
