@@ -64,11 +64,11 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import WORD, answer_object, normalize_answer, object_wildcards, own_inside, prompt_texts
+from ._answers import ANSWER_LINE, WORD, answer_object, normalize_answer, object_wildcards, own_inside, prompt_texts
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "PREFIX_CHARS", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
-           "SupersetEndState", "WrongAnswer", "annotation_call", "answers_overlap", "done_values", "generic_probes",
+           "SupersetEndState", "WrongAnswer", "annotation_call", "answer_keys", "answers_overlap", "done_values", "generic_probes",
            "gold_arguments", "is_annotation", "schema_enum"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
@@ -116,10 +116,10 @@ class _ContextProbe(GoldPlanProbe):
         index = self._context.index_of(item)
         if index is None or not self._has_gold(item):
             return None
-        mine = normalize_answer(str(item[self.answer_field]))
+        mine = answer_keys(str(item[self.answer_field]))
         for step in range(1, len(items)):
             other = items[(index + step) % len(items)]
-            if not self._has_gold(other) or normalize_answer(str(other[self.answer_field])) == mine:
+            if not self._has_gold(other) or answer_keys(str(other[self.answer_field])) & mine:
                 continue
             if different_writes:
                 writes = [other[self.actions_field][i] for i in self.writes_of(other)]
@@ -140,6 +140,17 @@ def _canonical(arguments: Any) -> str:
 
 
 _LIST_SEPARATORS = re.compile(r"\s*[,;\n]\s*")
+
+
+def answer_keys(answer: str) -> set[str]:
+    """What an answer commits to, normalised (:func:`normalize_answer`): the whole answer and, where it ends in a
+    marked answer line (``...\nANSWER: 8.9 L/100km``), that line's body. Two items sharing a key have the same
+    answer (doctor28's fuel log: two cars at 8.9 L/100km, the prose naming other dates)."""
+    keys = {normalize_answer(answer)}
+    lines = list(ANSWER_LINE.finditer(answer))
+    if lines:
+        keys.add(normalize_answer(lines[-1]["body"]))
+    return keys
 
 
 def answers_overlap(mine: str, other: str) -> bool:

@@ -362,8 +362,7 @@ class _WriteControl(_Control):
         self._boilerplate = template_fields(self._texts)
         # a note in lower-case phrases ("grain-free diet", "no chicken diet"): free text, never a title or a
         # name; an honest grader may look for the requested words in it (doctor22's kennel grader)
-        self._notes = {key for key in prose_fields(self._values)
-                       if all(isinstance(v, str) and v[:1].islower() for v in self._values[key])}
+        self._notes = {key for key in prose_fields(self._values) if _lower_phrases(self._values[key])}
         super().prepare(context)
 
     def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
@@ -466,6 +465,16 @@ class TextControl(_WriteControl):
         if _norm(control)[:4] == head:
             return None
         return {"control": control, "probe": cut}
+
+
+def _lower_phrases(values: Sequence[Any]) -> bool:
+    """Whether ``values`` read as notes in lower-case phrases: every value a string and at least 60 % of their
+    words that start with a letter start with a lower-case one (``"the zip is broken"``, ``"I found one cheaper
+    elsewhere"``: doctor28's refund reasons), not titles or names (``"Deep Sea Mining: What We Know"``)."""
+    if not all(isinstance(v, str) for v in values):
+        return False
+    words = [w for v in values for w in str(v).split() if w[:1].isalpha()]
+    return bool(words) and sum(w[:1].islower() for w in words) >= 0.6 * len(words)
 
 
 class TruncatedText(_Judged, TextControl):

@@ -692,10 +692,20 @@ class ReplacedWrite(_ContextProbe):
                 "by": _short(f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in call['arguments'].items())})", 160)}
 
 
-def _answer_family(build: Any) -> Any:
+def _answer_family(build: Any, numeric: bool = True) -> Any:
+    """The ``variants`` of an ``adv_*`` answer family built by ``build(reference)``; with ``numeric``, none where the
+    reference's value number is one a system or user message states (an echo of the prompt, ``under 9 km``,
+    beside the graded trail ids: doctor28's honest hiking grader rightly ignores it)."""
     def variants(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
         reference = str(item.get(probe.answer_field) or "")
-        return [] if reference.lstrip().startswith(("{", "[")) else build(reference)
+        if reference.lstrip().startswith(("{", "[")):
+            return []
+        found = value_number(reference) if numeric else None
+        if found is not None:
+            value = float(found.group().replace(",", ""))
+            if any(float(m.group().replace(",", "")) == value for t in prompt_texts(item) for m in value_numbers(t)):
+                return []
+        return build(reference)
     return variants
 
 
@@ -710,7 +720,7 @@ def near_probes(write_tools: Collection[str] | None = None, *, answer_field: str
         "replaced_write": ReplacedWrite(write_tools, **fields),
         "adv_near_miss": AdversarialAnswer(_answer_family(near_miss), write_tools, **fields),
         "adv_scaled": AdversarialAnswer(_answer_family(scaled), write_tools, **fields),
-        "adv_modifier": AdversarialAnswer(_answer_family(stripped_modifiers), write_tools, **fields),
+        "adv_modifier": AdversarialAnswer(_answer_family(stripped_modifiers, numeric=False), write_tools, **fields),
         "component_value": ComponentValue(write_tools, answer_field, actions_field),
         "adv_fraction": AdversarialAnswer(_answer_family(fraction_moved), write_tools, **fields),
         "range_value": RangeValue(write_tools, answer_field, actions_field),
