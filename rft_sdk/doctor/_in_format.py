@@ -28,6 +28,9 @@ adv_wildcard_in_format     a slot set to ``*`` (a string slot also ``.*``, ``%``
 adv_every_in_format        a slot set to every candidate: a list to every element any item's
                            answer holds there, a string to "All of the above" or the regex
                            alternation of every item's value there, a number to that alternation
+adv_id_prefix              a word slot that is an id of a letter prefix and a number (``N-02``, ``W3``)
+                           set to the same number with another prefix the dataset's answers give such
+                           ids (``S-02``): a grader comparing the number alone pays it (doctor28)
 adv_negated_number         a number slot with ``|x| >= 1`` set to ``-x`` (an answer that is one
                            number: the answer negated), where no tolerance covers ``2|x|``
 adv_unit_swap              the word that qualifies a graded number (its unit or currency: the word
@@ -110,7 +113,9 @@ IN_FORMAT_ITEMS = 6
 #: A text answer of 2 to this many whitespace-separated words is a format with slots; a longer one is prose.
 MAX_FORMAT_WORDS = 6
 #: A number inside a text answer (not part of a word: ``s10`` and ``E3`` are names, not numbers).
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])(?<!\w-)-?\d+(?:\.\d+)?(?![\w])")
+#: An id of a letter prefix and a number (``N-02``, ``W3``, ``TOM_0412``): ``adv_id_prefix`` changes its prefix.
+_PREFIXED_ID = re.compile(r"([A-Za-z]{1,4})([-_]?)(\d+)")
 #: A word slot of a text answer: a token starting with a letter, trailing punctuation left out.
 _WORD_TOKEN = re.compile(r"[A-Za-z][\w#/\-.]*(?<!\.)")
 #: Characters the whitespace joins put between words (U+00A0: no-break space).
@@ -126,6 +131,8 @@ IN_FORMAT_ADVICE = {
                               "gold's score: compare each field literally; never glob or regex-match it",
     "adv_every_in_format": "every candidate inside one field of the answer earns the gold's score: grade one "
                            "committed value per field (a list field by precision as well as recall)",
+    "adv_id_prefix": "an id with another prefix and the right number (S-02 for N-02) earns the gold's score: compare "
+                     "the whole id, never its number alone",
     "hedged_answer": "an answer that hedges ('X or Y', a list with the right and a wrong element) earns the "
                      "gold's score in either order: grade one committed value; refuse answers that name "
                      "several candidates, or score them as wrong",
@@ -771,8 +778,20 @@ def _arguments_of(call: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: The in-format families: probe name → values per slot.
+def _id_prefix(slot: Slot, probe: _SlotProbe) -> list[Any]:
+    """An id's number with another prefix the dataset's answers give such ids (``S-02`` for ``N-02``): a grader
+    comparing the number alone pays it (doctor28's trail ids, the region letter dropped)."""
+    mine = _PREFIXED_ID.fullmatch(str(slot.value)) if slot.kind == "string" else None
+    if mine is None:
+        return []
+    prefixes = dict.fromkeys(m[1] for values in probe._seen.values() for v in values if isinstance(v, str)
+                             and (m := _PREFIXED_ID.fullmatch(v)) is not None and m[2] == mine[2]
+                             and m[1].casefold() != mine[1].casefold())
+    return [f"{p}{mine[2]}{mine[3]}" for p in list(prefixes)[:1]]
+
+
 IN_FORMAT_FAMILIES = {"adv_numbers_in_format": _special, "adv_interval_in_format": _interval,
-                      "adv_wildcard_in_format": _wildcard, "adv_every_in_format": _every}
+                      "adv_wildcard_in_format": _wildcard, "adv_every_in_format": _every, "adv_id_prefix": _id_prefix}
 
 
 def in_format_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

@@ -473,6 +473,9 @@ async def check_unhackable(
                                      max_concurrency=max_concurrency, settings=settings) if index else []
         if getattr(probe, "control", False):  # never judged: it tells what the outcome is, per item
             controls.append(name)
+            if getattr(probe, "control_takes_effect", False):  # a refused change says nothing of the grader
+                results = [r for r in results if took_effect(probe, items[index[r.item_index]], r,
+                                                             replay.end_states[index[r.item_index]])]
             scores = {index[r.item_index]: float(r.score) for r in results if not r.discarded and r.score is not None}
             record = getattr(probe, "record", None)
             if record is not None:  # e.g. structured_control: where a JSON answer's lists are not graded
