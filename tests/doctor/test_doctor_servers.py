@@ -80,9 +80,11 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # stated), flipped_decision (one write tool), refused_spam (no budget), dropped_commit (no commit write) and
     # swapped_writes (one write per item), shared_surname (no person's name written), unlisted_choice (as
     # other_listed_choice, on items listing alternatives), named_listed_choice (no read lists the keys),
-    # datetime_date (no moment stated), precise_value (no precision stated) and prompt_figure (no number written)
+    # datetime_date (no moment stated), precise_value (no precision stated), prompt_figure (no number written) and
+    # unread_reason (no reason the user gave recorded)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
-    assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
+    assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
+                       "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
                        "inflated_value", "negated_value", "repeated_first_write", "intermediate_value", "neighbour_value",
