@@ -465,7 +465,11 @@ class NegatedNumber(InFormatAnswer):
         super().__init__(_negated, write_tools, **kwargs)
 
     def variants(self, item: Mapping[str, Any]) -> list[tuple[Slot, str]]:
-        """The in-format negations; for a one-number answer, that number negated."""
+        """The in-format negations; for a one-number answer, that number negated; none where the gold writes (a
+        reply's amount beside the credit the end state grades: a grader reading ``$-11.00`` as 11.00 there
+        pays no work left undone)."""
+        if self.writes_of(item):
+            return []
         out = super().variants(item)
         answer = str(item.get(self.answer_field) or "")
         text = answer.strip()

@@ -16,7 +16,8 @@ read_time                 every time of day replaced by one the gold's tool outp
 datetime_date             every calendar date that a time of day follows (``2025-03-05 11:40``,
                           ``2025-03-05T11:40``, ``5 March 2025 at 11:40``: one moment) moved
                           ``_near_dates.FAR_DAYS`` days later, the time kept, where no system or user
-                          message states that date (it is worked out, not echoed); judged as
+                          message states that date (it is worked out, not echoed), on items whose gold
+                          writes nothing (a reply about a booking may rightly go unread); judged as
                           ``half_day_time``: the time is graded, so the moment is, and a grader that
                           pays it with the date far off reads only the clock (doctor27's crew rest:
                           "the right local time on the previous day"). ``date_control`` alone never
@@ -147,6 +148,8 @@ class DatetimeDate(HalfDayTime):
     def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
         """Every date a time follows and no prompt message states, moved :data:`~._near_dates.FAR_DAYS` later;
         ``None`` without one."""
+        if self.writes_of(item):  # a reply about a booking the end state grades: its date may rightly go unread
+            return None
         said = _said_dates(item)
         moments: list[tuple[int, int]] = [m.span() for m in _DATE.finditer(answer) if _MOMENT_GAP.match(answer, m.end())]
         if not moments:

@@ -44,9 +44,10 @@ def test_the_report_says_what_each_probe_played(verdicts):
     padded = verdicts["publish_recall"]["probes"]["padded_list"]["played"]
     assert padded and all(p["altered"] == "set_metadata.tags" for p in padded.values())
     cut = verdicts["publish_prefix"]["probes"]["truncated_text"]["played"]
-    # the summary (copied, read by no grader) and the title are shared out; only the title is judged
-    assert {p["altered"] for p in cut.values()} == {"set_metadata.title", "set_metadata.summary"}
-    assert all(p["judged"] == (p["altered"] == "set_metadata.title") for p in cut.values())
+    # the summary (copied, read by no grader) reads as lower-case phrases ("Episode 3 of the season, recorded in
+    # studio 2."): a note, never played; the title is played and judged
+    assert {p["altered"] for p in cut.values()} == {"set_metadata.title"}
+    assert all(p["judged"] for p in cut.values())
     assert all(p["to"].endswith("...") for p in cut.values())
     # the note is the model's own words (not copied from the data): never cut
     assert "set_metadata.note" not in {p["altered"] for p in cut.values()}
