@@ -168,8 +168,13 @@ class OtherListedChoice(_Capped):
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
-        """Sibling ``turn mod n`` of ``value`` among those the reads before the write listed, with its
-        :func:`value_shape`; never one this item's gold passes to the same argument; source ``"listed choice"``."""
+        """Sibling ``turn mod n`` of :meth:`listed_siblings`; source ``"listed choice"``."""
+        siblings = self.listed_siblings(tool, arg, value, exclude)
+        return (siblings[getattr(self, "_turn", 0) % len(siblings)], "listed choice") if siblings else None
+
+    def listed_siblings(self, tool: str, arg: str, value: Any, exclude: Collection[str]) -> list[Any]:
+        """The siblings of ``value`` that the reads before the write listed, with its :func:`value_shape` (or
+        holding its id, those first); never one this item's gold passes to the same argument."""
         taken = self._taken.get((tool, arg), set())
         listed = [v for v in sibling_values(value, getattr(self, "_listed", []), exclude)
                   if json.dumps(v, sort_keys=True) not in taken]
@@ -179,11 +184,9 @@ class OtherListedChoice(_Capped):
         if not siblings and isinstance(value, str) and value.strip():  # a listing in plain text: "P03 (20 m2); P05"
             siblings = [t for t in _listed_tokens(value, getattr(self, "_texts", []))
                         if json.dumps(t) not in taken and json.dumps(t) not in exclude]
-        if not siblings:
-            return None
-        if isinstance(value, str) and value:  # a sibling whose id holds the gold's first: kite-express for kite
+        if siblings and isinstance(value, str) and value:  # one whose id holds the gold's first: kite-express, kite
             siblings.sort(key=lambda v: not (isinstance(v, str) and value.casefold() in v.casefold()))
-        return siblings[getattr(self, "_turn", 0) % len(siblings)], "listed choice"
+        return siblings
 
 
 class RankedListedChoice(OtherListedChoice):
@@ -413,24 +416,16 @@ class NamedListedChoice(OtherListedChoice):
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
-        """The first sibling :meth:`OtherListedChoice._new_value` could take whose record the user's words tell
-        apart from the gold's (:func:`record_texts`)."""
+        """The first of :meth:`listed_siblings`, from sibling ``turn mod n`` on (at most 8 tried), whose record the
+        user's words tell apart from the gold's (:func:`record_texts`)."""
         said: set[str] = getattr(self, "_said", set())
-        if not said:
-            return None
+        siblings = self.listed_siblings(tool, arg, value, exclude) if said else []
         turn = getattr(self, "_turn", 0)
-        seen: list[Any] = []
-        for k in range(8):  # the parent walks the siblings by turn: ask it for each in turn
-            self._turn = turn + k
-            found = super()._new_value(tool, arg, value, sources, exclude, arguments)
-            if found is None or any(found[0] == v for v in seen):
-                break
-            seen.append(found[0])
-            texts = record_texts(value, found[0], getattr(self, "_texts", []), getattr(self, "_listed", []))
+        for k in range(min(len(siblings), 8)):
+            other = siblings[(turn + k) % len(siblings)]
+            texts = record_texts(value, other, getattr(self, "_texts", []), getattr(self, "_listed", []))
             if texts is not None and (_words(texts[0]) & said) - _words(texts[1]):
-                self._turn = turn
-                return found
-        self._turn = turn
+                return other, "listed choice"
         return None
 
 
