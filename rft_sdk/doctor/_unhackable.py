@@ -50,6 +50,7 @@ from ._near_dates import DATE_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._near_writes import NEAR_WRITE_ADVICE
 from ._order import ORDER_ADVICE
+from ._other_kind import OTHER_KIND_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._ranked_time import RANKED_TIME_ADVICE
@@ -146,6 +147,7 @@ ADVICE = {
     **JOINED_WORDS_ADVICE,
     **CONSISTENT_ADVICE,
     **CHOICE_ADVICE,
+    **OTHER_KIND_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
     **DATE_ADVICE,
