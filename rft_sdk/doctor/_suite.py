@@ -130,6 +130,7 @@ from ._near_writes import near_write_probes
 from ._order import order_probes
 from ._other_kind import other_kind_probes
 from ._outside import outside_probes
+from ._own_read import own_read_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
 from ._requested_note import note_probes
@@ -370,6 +371,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **consistent_probes(write_tools, **fields),
         **choice_probes(write_tools, **fields),
         **other_kind_probes(write_tools, **fields),
+        **own_read_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),

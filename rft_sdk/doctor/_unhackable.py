@@ -52,6 +52,7 @@ from ._near_writes import NEAR_WRITE_ADVICE
 from ._order import ORDER_ADVICE
 from ._other_kind import OTHER_KIND_ADVICE
 from ._outside import OUTSIDE_ADVICE
+from ._own_read import OWN_READ_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._ranked_time import RANKED_TIME_ADVICE
 from ._requested_note import NOTE_ADVICE
@@ -148,6 +149,7 @@ ADVICE = {
     **CONSISTENT_ADVICE,
     **CHOICE_ADVICE,
     **OTHER_KIND_ADVICE,
+    **OWN_READ_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
     **DATE_ADVICE,
