@@ -1,5 +1,5 @@
 """The kind twins (``kind_twins``) through the doctor against one real server: the honest graders (the gold's
-locker; the first Tuesday re-derived) pass every probe without a warning; each hackable twin fails through the
+locker; the first Tuesday re-derived; the litres recomputed from the room) pass every probe without a warning; each hackable twin fails through the
 probe its flaw asks for, which its honest twin passes. And the units under them: which enum member a prompt names,
 which entities a listing adds, which dates a rule ranks."""
 
