@@ -18,6 +18,10 @@ swapped_date              every such date with its month and day swapped (``2026
                           ``2026-10-04``), where the day is 12 or less and not the month (others kept;
                           an answer with none is not played); judged as ``near_date`` (doctor26's
                           "US and European order" grader)
+year_date                 every such date moved one year earlier, its day and month kept (29 February
+                          → 28 February); judged as ``near_date`` (doctor29's piano tuner: the day,
+                          month and time compared, the year never, and a visit that crosses into the
+                          new year told a year off)
 ========================= ==========================================================================
 
 **Why nine days**: past any tolerance a date may honestly have (a day either side for a time zone, a week for
@@ -41,7 +45,7 @@ from ._lenient_probes import _AnswerTextControl, _Judged, _Rewritten
 from ._probes import HACK
 
 __all__ = ["DATE_ADVICE", "DateControl", "FAR_DAYS", "NEAR_DAYS", "NearDate", "NeighbourDate", "SwappedDate",
-           "date_probes", "moved_dates", "rewritten_dates"]
+           "YearDate", "date_probes", "moved_dates", "rewritten_dates"]
 
 #: The control's move: past a year, into another month.
 FAR_DAYS = 400
@@ -60,6 +64,8 @@ DATE_ADVICE = {
                  "never the year and month alone",
     "neighbour_date": "a date one day off earns the right date's score: compare the exact date the task's rule "
                       "gives (count the days once, inclusive or exclusive as the task states), with no slack",
+    "year_date": "a date a year off, its day and month kept, earns the right date's score: compare the year too "
+                 "(parse the whole date)",
     "swapped_date": "a date with its month and day swapped (2026-10-04 for 2026-04-10) earns the right date's "
                     "score: parse the date in the one format the task asks for, never both orders",
 }
@@ -152,12 +158,22 @@ class SwappedDate(_DateVariant):
         return rewritten_dates(answer, _swapped)
 
 
+class YearDate(_DateVariant):
+    """``year_date`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """Every date a year earlier (29 February → 28 February)."""
+        return rewritten_dates(answer, lambda date: date.replace(year=date.year - 1, day=min(
+            date.day, calendar.monthrange(date.year - 1, date.month)[1])))
+
+
 def date_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (the control before its probes; ``intent`` ``hack``)."""
     control = DateControl(write_tools, **fields)
     out: dict[str, Any] = {"date_control": control, "near_date": NearDate(control, write_tools, **fields),
                            "neighbour_date": NeighbourDate(control, write_tools, **fields),
-                           "swapped_date": SwappedDate(control, write_tools, **fields)}
+                           "swapped_date": SwappedDate(control, write_tools, **fields),
+                           "year_date": YearDate(control, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -695,7 +695,9 @@ class ReplacedWrite(_ContextProbe):
 def _answer_family(build: Any, numeric: bool = True) -> Any:
     """The ``variants`` of an ``adv_*`` answer family built by ``build(reference)``; with ``numeric``, none where the
     reference's value number is one a system or user message states (an echo of the prompt, ``under 9 km``,
-    beside the graded trail ids: doctor28's honest hiking grader rightly ignores it)."""
+    beside the graded trail ids: doctor28's honest hiking grader rightly ignores it), nor where the reference
+    ends in a marked answer line and the number is outside it (``you still need to print 13 parts`` above
+    ``ANSWER: BO2-01, BO2-04, ...``: doctor29's honest orchestra grader reads the line alone)."""
     def variants(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
         reference = str(item.get(probe.answer_field) or "")
         if reference.lstrip().startswith(("{", "[")):
@@ -705,6 +707,9 @@ def _answer_family(build: Any, numeric: bool = True) -> Any:
             value = float(found.group().replace(",", ""))
             if any(float(m.group().replace(",", "")) == value for t in prompt_texts(item) for m in value_numbers(t)):
                 return []
+            lines = list(ANSWER_LINE.finditer(reference))
+            if lines and not lines[-1].start("body") <= found.start() < lines[-1].end("body"):
+                return []  # a figure of the prose beside a marked answer line that holds none: no answer
         return build(reference)
     return variants
 

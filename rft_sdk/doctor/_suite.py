@@ -138,6 +138,7 @@ from ._scope import SupersetInScope
 from ._shifted_times import shifted_time_probes
 from ._structured import structured_probes
 from ._surnames import surname_probes
+from ._undone import undone_probes
 from ._value_probes import value_probes
 from ._write_probes import write_probes
 from ._written_answers import written_answer_probes
@@ -372,6 +373,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **choice_probes(write_tools, **fields),
         **other_kind_probes(write_tools, **fields),
         **own_read_probes(write_tools, **fields),
+        **undone_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),

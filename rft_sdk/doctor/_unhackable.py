@@ -61,6 +61,7 @@ from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_pro
 from ._shifted_times import SHIFTED_TIME_ADVICE
 from ._suite import default_probes, normalize_answer
 from ._surnames import SURNAME_ADVICE
+from ._undone import UNDONE_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._write_probes import WRITE_ADVICE
 from ._written_answers import WRITTEN_ADVICE
@@ -150,6 +151,7 @@ ADVICE = {
     **CHOICE_ADVICE,
     **OTHER_KIND_ADVICE,
     **OWN_READ_ADVICE,
+    **UNDONE_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
     **DATE_ADVICE,
