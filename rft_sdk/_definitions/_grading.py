@@ -30,7 +30,10 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 @dataclasses.dataclass(frozen=True)
 class Grade:
-    """A score with its explanation.
+    """A score with its explanation: ``Grade(score, subscores={}, reasons=[])``.
+
+    The second positional argument is ``subscores``: ``Grade(0.0, reasons=["no write"])`` names
+    ``reasons``; ``Grade(0.5, {"end_state": 1.0, "answer": 0.0})`` is a half score with two sub-scores.
 
     Attributes:
         score: the reward answered on the wire as ``{"score": score}``.
@@ -60,7 +63,8 @@ class GradingContext:
         trace_id: the rollout's trace_id.
         trajectory: every recorded tool call, in order (empty when the model
             called no tools: an unknown trace_id is not an error).
-        state: the rollout's final state (``{}`` when no tool ran).
+        state: the rollout's final state (``{}`` when no tool ran): a fresh copy decoded from the
+            stored JSON of ``Rollout.state``, which the grader may change (nothing it changes is kept).
         grader: name of the grader being run.
         traced: ``False`` when the grading request carried no ``trace_id``
             (Azure's grader tests): ``trajectory`` and ``state`` are then
@@ -141,7 +145,10 @@ def grader(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
 
     Usable as ``@grader`` or ``@grader(name=..., score_range=(0.0, 1.0), default=True)``,
     standalone (``ToolServer(graders=[fn])``) or as ``@server.grader``. The first
-    registered grader (or the one with ``default=True``) serves ``POST /grade``.
+    registered grader serves ``POST /grade``, unless one has ``default=True`` (even one registered
+    later); a second ``default=True`` grader on one server raises ``GraderDefinitionError`` when it
+    is registered. ``score_range=None`` (the default) accepts any finite score; with bounds, a score
+    outside them answers HTTP 500.
 
     Raises:
         GraderDefinitionError: not a one-argument callable, bad name or range.

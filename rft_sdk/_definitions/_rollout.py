@@ -63,7 +63,10 @@ class Rollout:
         item: the dataset line (JSON object) the rollout was sampled from.
         state: mutable JSON-serialisable dict; changes persist across this
             rollout's calls when the tool returns normally and are rolled
-            back when it raises.
+            back when it raises. It is stored as JSON after each call and decoded
+            for the next: a tuple comes back as a list, an ``int`` key as a string,
+            and a value JSON cannot hold (a ``set``, a ``datetime``) makes the call
+            answer 400 ``tool_error``.
         trajectory: the calls recorded so far, oldest first (read-only).
         call_id: ``call_id`` of the call being executed.
         db: the rollout's own database (see :attr:`db`).
