@@ -116,6 +116,7 @@ from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_text
 from ._argument_probes import argument_probes
 from ._choices import choice_probes
 from ._claims import claim_probes
+from ._coarse_values import coarse_value_probes
 from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._decisions import decision_probes
@@ -360,6 +361,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **value_probes(write_tools, **fields),
         **(near := near_probes(write_tools, **fields)),
         **shifted_time_probes(near["time_control"], write_tools, **fields),
+        **coarse_value_probes(near["value_control"], write_tools, **fields),
         **argument_probes(write_tools, **fields),
         **number_probes(write_tools, **fields),
         **write_probes(write_tools, **fields),

@@ -39,6 +39,7 @@ from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._choices import CHOICE_ADVICE
 from ._claims import CLAIM_ADVICE
+from ._coarse_values import COARSE_ADVICE
 from ._common import has_gold, load_inputs
 from ._consistent import CONSISTENT_ADVICE
 from ._decisions import DECISION_ADVICE
@@ -151,6 +152,7 @@ ADVICE = {
     **CHOICE_ADVICE,
     **OTHER_KIND_ADVICE,
     **OWN_READ_ADVICE,
+    **COARSE_ADVICE,
     **UNDONE_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
