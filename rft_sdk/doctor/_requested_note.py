@@ -25,6 +25,14 @@ emptied_note_control      a control, never judged: the free-text argument (``pro
 unread_reason             that argument set to :data:`NEUTRAL_NOTE`; judged ``must_lower`` where
                           ``emptied_note_control`` scored less than the gold: a grader that needs
                           *a* reason and never reads it pays it (doctor28's thrift refunds)
+reason_control            a control, never judged: ``emptied_note_control``'s argument set to
+                          :data:`NEUTRAL_NOTE` instead (a tool may refuse an empty note), on items
+                          where another item's gold gives it a value without this user's words
+other_reason              that argument set to that value (the next item's: ``Front door key is
+                          worn`` for ``Lost keys at the gym``); judged ``must_lower`` where
+                          ``reason_control`` scored less than the gold: a grader that needs a reason
+                          *word* (lost, worn, jam), never the customer's own, pays it (doctor29's
+                          locksmith)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent.** A grader that reads the note for the requested words scores the neutral
@@ -49,7 +57,7 @@ from ._lenient_probes import _Control, _Judged, _WriteControl
 from ._probes import HACK, Steps
 
 __all__ = ["EmptiedNoteControl", "NEUTRAL_NOTE", "NOTE_ADVICE", "NOTE_REQUEST", "NoteDroppedControl", "RECORD_REQUEST",
-           "UnreadNote", "UnreadReason", "note_probes", "requested_words"]
+           "OtherReason", "ReasonControl", "UnreadNote", "UnreadReason", "note_probes", "requested_words"]
 
 #: What ``unread_note`` writes: a note that says nothing the user asked for.
 NEUTRAL_NOTE = "as requested"
@@ -63,6 +71,8 @@ RECORD_REQUEST = re.compile(r"\b(?:record|log|write down|note)\b[^.]{0,60}\b(?:r
                             r"she|the \w+) said|comment|complaint)\b|\bin (?:their|his|her|your) own words\b", re.I)
 
 NOTE_ADVICE = {
+    "other_reason": "another customer's reason in the note (a worn key for lost keys) earns the gold's score: check "
+                    "the note holds this customer's own words, not any reason the desk knows",
     "unread_reason": "a reason that says nothing ('as requested') earns what the user's own reason earns: check the "
                      "recorded text holds what the user said, not only that it is not empty",
     "unread_note": "a note that says nothing ('as requested') earns what the requested note earns: check that the "
@@ -186,13 +196,50 @@ class UnreadReason(_Judged, EmptiedNoteControl):
     control_takes_effect = False
 
 
+class ReasonControl(EmptiedNoteControl):
+    """``reason_control`` (module table); its probe is :class:`OtherReason`."""
+
+    reason = ("no write of three or more arguments has a free-text argument holding words of the user's message "
+              "that a system or user message asks to be recorded, no other item's gold gives that argument a value "
+              "without those words, or the probe's items are already chosen")
+
+    def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
+                  position: int) -> dict[str, Any] | None:
+        """:meth:`EmptiedNoteControl.candidate` with :data:`NEUTRAL_NOTE` for the control (a tool may refuse an
+        empty note) and, for the probe, another item's gold value of the same argument (the next in the dataset,
+        cyclically) that holds none of this user's requested words."""
+        found = super().candidate(item, tool, arg, value, position)
+        if found is None:
+            return None
+        users = prompt_texts(item, ("user",))
+        items = list(self._context.items)
+        index = self._context.index_of(item) or 0
+        for step in range(1, len(items)):
+            other = items[(index + step) % len(items)]
+            for call in other.get(self.actions_field) or []:
+                note = (call.get("arguments") or {}).get(arg) if isinstance(call, Mapping) \
+                    and call.get("name") == tool and isinstance(call.get("arguments"), Mapping) else None
+                if isinstance(note, str) and note.strip() and note != value and not requested_words(note, users[-1]):
+                    return {"control": NEUTRAL_NOTE, "probe": note}
+        return None
+
+
+class OtherReason(_Judged, ReasonControl):
+    """``other_reason`` (module table): ``must_lower`` where ``reason_control`` scored less than the gold."""
+
+    must_lower = True
+    control_takes_effect = False
+
+
 def note_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (the control before its probe; ``intent`` ``hack``)."""
     control = NoteDroppedControl(write_tools, **fields)
     emptied = EmptiedNoteControl(write_tools, **fields)
     out: dict[str, Any] = {"note_dropped_control": control, "unread_note": UnreadNote(control, write_tools, **fields),
                            "emptied_note_control": emptied,
-                           "unread_reason": UnreadReason(emptied, write_tools, **fields)}
+                           "unread_reason": UnreadReason(emptied, write_tools, **fields),
+                           "reason_control": (reasons := ReasonControl(write_tools, **fields)),
+                           "other_reason": OtherReason(reasons, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out
