@@ -1,0 +1,50 @@
+"""The visit twins (``visit_twins``) through the doctor against one real server: the honest graders (the booking that
+stands and the whole date; the set of parts; litres within 0.05 L; the customer's words in the note) pass every
+probe without a warning; each hackable twin fails through the probe its flaw asks for, which its honest twin passes.
+And the units under them: a list answer cut to one element, a value moved inside its whole unit, converted, or
+swapped for a figure of the working, a date the user corrected."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
+from visit_twins import TWINS, job_for, make_items, make_server
+
+from rft_sdk.doctor._answer_line import first_listed
+from rft_sdk.doctor._other_kind import superseded_dates
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, dict[str, Any]]:
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
+
+
+@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
+def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
+    assert_quiet(verdicts[name])
+
+
+@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])
+def test_each_hackable_twin_fails_through_its_probe_and_its_honest_twin_played_it(verdicts, name):
+    task, _, probe = TWINS[name]
+    assert probe in verdicts[name]["failed_probes"], (name, verdicts[name]["failed_probes"])
+    honest = next(g for g, t in TWINS.items() if t[0] == task and t[1])
+    row = verdicts[honest]["probes"][probe]
+    assert row["verdict"] == "pass" and row["rollouts"] > 0, (honest, probe, row["skip_reasons"])
+
+
+def test_a_listed_answer_is_cut_to_one_element_only_from_four():
+    assert first_listed("6 to print.\nANSWER: A-1, A-2, A-4, A-5") == ["6 to print.\nANSWER: A-1"]
+    assert first_listed("ANSWER: 2026-06-11, Tom Okafor") == []  # two slots of one answer, no list
+    assert first_listed("No marked line: A-1, A-2, A-4, A-5") == []
+
+
+def test_a_date_counts_as_corrected_only_when_the_last_user_message_asks_for_it_alone():
+    said = ["Move us to the 14 May departure?", "Actually, the 16 May departure works better."]
+    assert superseded_dates("2026-05-16", said) == ["2026-05-14"]
+    assert superseded_dates("2026-05-14", said) == []  # the gold keeps the first request: nothing corrected
+    assert superseded_dates("2026-05-16", said[1:]) == []  # one user message
