@@ -25,13 +25,15 @@ sibling already held that value) is not judged: the server says so per call
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
+from ._answers import ANSWER_LINE
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["SCOPE_ITEMS", "SupersetInScope", "json_records", "sibling_values"]
+__all__ = ["SCOPE_ITEMS", "NearSiblingWrite", "SupersetInScope", "json_records", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
@@ -185,6 +187,64 @@ class SupersetInScope(_ContextProbe):
         return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
                    and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) not in gold
                    for c in calls[len(item[self.actions_field]):])
+
+
+class NearSiblingWrite(SupersetInScope):
+    """``near_sibling_write``: :class:`SupersetInScope` on the sibling whose listed record differs from the records
+    of every entity the gold's writes of that argument name in exactly **one flag** (a boolean, 0/1 or yes/no field)
+    on which those all agree (the expired box *on legal hold*, beside the expired boxes the gold schedules, none
+    on hold: doctor29's records retention). The gold's written entities share what made them right; a sibling that misses one of those
+    conditions is the extra write a grader checking all the others pays. Judged as ``superset_in_scope``
+    (``must_lower``: any extra write must lower the score)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SCOPE_ITEMS,
+                 **kwargs: Any) -> None:
+        super().__init__(write_tools, max_items, **kwargs)
+        self._reason = ("the gold changes nothing, or no sibling of a written entity has a listed record that differs "
+                        "from those the gold writes in exactly one flag they all share")
+
+    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """:meth:`SupersetInScope.candidates` whose sibling's record differs in exactly one shared flag."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        listed = json_records(_json_values(outputs))
+        gold = item[self.actions_field]
+        out = []
+        for option in super().candidates(item):
+            name, arguments = option["name"], option["arguments"]
+            written = [_arguments(gold[p].get("arguments")) for p in self.writes_of(item) if gold[p].get("name") == name]
+            changed = [k for k in arguments if written and all(w.get(k) != arguments[k] for w in written)]
+            if len(changed) != 1:
+                continue
+            key = changed[0]
+            mine = [r for r in listed if any(r.get(f) == w.get(key) for w in written for f in r)]
+            theirs = [r for r in listed if arguments[key] in r.values()]
+            if not mine or len(theirs) != 1:
+                continue
+            shared = {f: v for f, v in mine[0].items() if _flag(v) and all(r.get(f) == v for r in mine)}
+            if sum(_flag(theirs[0].get(f)) and theirs[0].get(f) != v for f, v in shared.items()) == 1:
+                out.append(option)
+        return out
+
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference, the sibling added to its marked answer line where that line lists the gold's entity
+        (``ANSWER: FIN-001, FIN-003`` → ``ANSWER: FIN-001, FIN-003, FIN-004``): the reply claims the extra write."""
+        reference = super().final_answer(item)
+        described = self.describe(item)
+        lines = list(ANSWER_LINE.finditer(reference))
+        if not lines or "to" not in described or not re.search(
+                rf"(?<![\w-]){re.escape(str(described['from']))}(?![\w-])", lines[-1]["body"]):
+            return reference
+        end = lines[-1].end("body")
+        return f"{reference[:end].rstrip().rstrip('.')}, {described['to']}{reference[end:]}"
+
+
+def _flag(value: Any) -> bool:
+    """Whether ``value`` reads as a flag: a boolean, 0 or 1, or yes/no."""
+    return isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)) or (
+        isinstance(value, str) and value.casefold() in ("yes", "no", "true", "false", "y", "n"))
 
 
 def _arguments(arguments: Any) -> dict[str, Any]:

@@ -107,6 +107,9 @@ ADVICE = {
     "superset_in_scope": "a write the task did not ask for, on another entity of the item's own (another flight, "
                          "service or order of the same customer), goes unpunished: compare the whole end state "
                          "with the gold's, not only the record the task is about",
+    "near_sibling_write": "an extra write on the entity that misses just one of the conditions the right ones share "
+                          "(the expired box on legal hold) goes unpunished: check every condition of the rule for "
+                          "every entity written (or compare the end state with the gold's)",
     "answer_superset": "the right answer with extra elements in its list fields (citations, files, ids) earns the "
                        "full score: grade each list by precision as well as recall (set F1 or exact set), so "
                        "padding it lowers the score",

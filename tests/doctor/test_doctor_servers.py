@@ -81,9 +81,15 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # swapped_writes (one write per item), shared_surname (no person's name written), unlisted_choice (as
     # other_listed_choice, on items listing alternatives), named_listed_choice (no read lists the keys),
     # datetime_date (no moment stated), precise_value (no precision stated), prompt_figure (no number written) and
-    # unread_reason (no reason the user gave recorded)
+    # unread_reason (no reason the user gave recorded), other_kind_choice (no enum member named), ranked_date (no
+    # first day asked for), own_read_answer (no read with a number argument), year_date (no date stated),
+    # undone_write (no undo tool), answer_subset (no listed answer line), whole_unit_value, unit_figure and
+    # prose_figure (no value stated), other_reason (no reason recorded), near_sibling_write (no listed flags)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
+                       "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
+                       "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
+                       "near_sibling_write",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
