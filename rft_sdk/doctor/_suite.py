@@ -114,6 +114,7 @@ from ._answer_line import answer_line_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
+from ._category_answer import category_probes
 from ._choices import choice_probes
 from ._claims import claim_probes
 from ._coarse_values import coarse_value_probes
@@ -377,6 +378,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **other_kind_probes(write_tools, **fields),
         **own_read_probes(write_tools, **fields),
         **undone_probes(write_tools, **fields),
+        **category_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),

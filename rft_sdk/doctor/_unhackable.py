@@ -37,6 +37,7 @@ from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_line import ANSWER_LINE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
+from ._category_answer import CATEGORY_ADVICE
 from ._choices import CHOICE_ADVICE
 from ._claims import CLAIM_ADVICE
 from ._coarse_values import COARSE_ADVICE
@@ -157,6 +158,7 @@ ADVICE = {
     **OWN_READ_ADVICE,
     **COARSE_ADVICE,
     **UNDONE_ADVICE,
+    **CATEGORY_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
     **DATE_ADVICE,

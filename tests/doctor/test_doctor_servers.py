@@ -89,7 +89,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
                        "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
                        "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
-                       "near_sibling_write",
+                       "near_sibling_write", "category_answer",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
