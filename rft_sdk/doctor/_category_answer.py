@@ -93,6 +93,8 @@ class CategoryAnswer(_ContextProbe):
         for p in self.writes_of(item):
             call = actions[p]
             for arg, value in (call.get("arguments") or {}).items():
+                if not isinstance(value, str):  # an enum member is a string (a list of tags is no category)
+                    continue
                 number = self._numbers.get((str(call["name"]), arg, value))
                 if number is None or number not in line:
                     continue

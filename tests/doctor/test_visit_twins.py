@@ -13,7 +13,9 @@ from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
 from visit_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._answer_line import first_listed
+from rft_sdk.doctor._category_answer import CategoryAnswer
 from rft_sdk.doctor._other_kind import superseded_dates
+from rft_sdk.doctor._probes import ProbeContext
 
 pytestmark = pytest.mark.slow
 
@@ -48,3 +50,16 @@ def test_a_date_counts_as_corrected_only_when_the_last_user_message_asks_for_it_
     assert superseded_dates("2026-05-16", said) == ["2026-05-14"]
     assert superseded_dates("2026-05-14", said) == []  # the gold keeps the first request: nothing corrected
     assert superseded_dates("2026-05-16", said[1:]) == []  # one user message
+
+
+def test_category_answer_learns_only_string_members_and_takes_a_list_argument_in_its_stride():
+    tools = [{"type": "function", "function": {"name": "tag", "parameters": {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        "kind": {"type": "string", "enum": ["x", "y"]}}}}}]
+    items = [{"messages": [{"role": "user", "content": f"item {k}"}], "tools": tools,
+              "actions": [{"name": "tag", "arguments": {"tags": ["a"], "kind": "xy"[k % 2]}}],
+              "reference_answer": f"Done.\nANSWER: EUR {'0.00' if k % 2 == 0 else '35.00'}"} for k in range(4)]
+    probe = CategoryAnswer(["tag"])
+    probe.prepare(ProbeContext(items, write_tools=["tag"]))
+    assert probe.plan(items[0]) == [[{"name": "tag", "arguments": {"tags": ["a"], "kind": "y"}}]]
+    assert probe.final_answer(items[0]) == "Done.\nANSWER: EUR 35.00"
