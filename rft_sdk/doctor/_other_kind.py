@@ -46,11 +46,11 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import prompt_texts
+from ._chosen import ChosenProbe
 from ._dataset_probes import value_shape
-from ._generic import _ContextProbe, schema_enum
+from ._generic import schema_enum
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values, json_records
-from ._value_probes import VALUE_ITEMS
 
 __all__ = ["OTHER_KIND_ADVICE", "OtherKindChoice", "kind_said", "listed_entities", "other_kind_probes",
            "superseded_dates"]
@@ -144,41 +144,27 @@ def superseded_dates(value: Any, said: list[str]) -> list[str]:
     return out
 
 
-class OtherKindChoice(_ContextProbe):
+class OtherKindChoice(ChosenProbe):
     """``other_kind_choice`` (module table). :meth:`option` is chosen before the rollout; the entity written is
     chosen during it, from what the altered read returns (:meth:`act`)."""
 
     changes_end_state = True
-    max_items = VALUE_ITEMS
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
         super().__init__(write_tools, intent=HACK, reason=(
             "no gold read has an enum argument whose value a user message names (and no other member), followed "
             "by a gold write of an entity that read listed; or the probe's items are already chosen"), **fields)
-        self._options: dict[int, dict[str, Any] | None] = {}
-        self._kept: set[int] | None = None
         self._written: dict[str, tuple[str, str]] = {}  # per rollout (trace_id): (gold entity, entity written)
 
     def prepare(self, context: ProbeContext) -> None:
-        """Remember the dataset; keep the first :attr:`max_items` items with an :meth:`option`."""
+        """As :meth:`ChosenProbe.prepare`, each rollout's entity forgotten."""
+        self._written = {}
         super().prepare(context)
-        self._options, self._written, self._kept = {}, {}, None
-        self._kept = {i for i, item in enumerate(context.items) if self._has_gold(item)
-                      and self.option(item) is not None}
-        self._kept = set(sorted(self._kept)[:self.max_items])
 
-    def option(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+    def find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:
         """``{"read", "argument", "from", "to", "write", "written", "value", "known"}``: the read's position, its
         enum argument, the gold's member and the one played; the write's position, its argument and the gold's
         entity; every text the gold's outputs and calls hold (never written). ``None`` without one."""
-        index = self._context.index_of(item)
-        if index is None:
-            return None
-        if index not in self._options:
-            self._options[index] = self._find(item, index)
-        return self._options[index]
-
-    def _find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:
         actions = list(item.get(self.actions_field) or [])
         outputs = list(self._context.gold_outputs[index]) if index < len(self._context.gold_outputs) else []
         ok = self._context.gold_ok[index] if index < len(self._context.gold_ok) else []
@@ -210,12 +196,6 @@ class OtherKindChoice(_ContextProbe):
                                     "to": others[0], "write": w, "written": name,
                                     "value": value, "known": known}
         return None
-
-    def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the kept items (every item with an :meth:`option` when not prepared)."""
-        if not super().applies(item):
-            return False
-        return self.option(item) is not None and (self._kept is None or self._context.index_of(item) in self._kept)
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, one per turn, the read's enum argument set to the other member (the write's entity

@@ -36,10 +36,9 @@ from rft_sdk.emulator import PolicyStep, turns_taken
 
 from ._answer_numbers import styled
 from ._answers import ANSWER_LINE, prompt_texts
-from ._generic import _ContextProbe
+from ._chosen import ChosenProbe
 from ._near_probes import value_numbers
-from ._probes import HACK, ProbeContext, Steps, is_write_tool
-from ._value_probes import VALUE_ITEMS
+from ._probes import HACK, Steps, is_write_tool
 
 __all__ = ["OWN_READ_ADVICE", "OwnReadAnswer", "own_read_probes"]
 
@@ -65,37 +64,18 @@ def _stated_close(a: float, b: Any) -> bool:
     return abs(a - float(b.group().replace(",", ""))) <= 0.5 * 10 ** -decimals + 1e-9
 
 
-class OwnReadAnswer(_ContextProbe):
+class OwnReadAnswer(ChosenProbe):
     """``own_read_answer`` (module table)."""
-
-    max_items = VALUE_ITEMS
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
         super().__init__(write_tools, intent=HACK, reason=(
             "the gold writes, or no gold read with a number argument prints a number the reference states and the "
             "prompt does not; or the probe's items are already chosen"), **fields)
-        self._options: dict[int, dict[str, Any] | None] = {}
-        self._kept: set[int] | None = None
 
-    def prepare(self, context: ProbeContext) -> None:
-        """Remember the dataset; keep the first :attr:`max_items` items with an :meth:`option`."""
-        super().prepare(context)
-        self._options, self._kept = {}, None
-        kept = [i for i, item in enumerate(context.items) if self._has_gold(item) and self.option(item) is not None]
-        self._kept = set(kept[:self.max_items])
-
-    def option(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``{"read", "argument", "from", "to", "place", "stated"}``: the read's position and number argument, its
-        gold and altered values, the place of the reference's number among the read's output numbers, and that
-        number as the reference states it (its text). ``None`` without one."""
-        index = self._context.index_of(item)
-        if index is None:
-            return None
-        if index not in self._options:
-            self._options[index] = self._find(item, index)
-        return self._options[index]
-
-    def _find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:
+    def find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:
+        """``{"read", "argument", "from", "to", "place", "stated", "decimals"}``: the read's position and number
+        argument, its gold and altered values, the place of the reference's number among the read's output numbers,
+        and that number as the reference states it (its text, its match). ``None`` without one."""
         actions = list(item.get(self.actions_field) or [])
         outputs = list(self._context.gold_outputs[index]) if index < len(self._context.gold_outputs) else []
         ok = self._context.gold_ok[index] if index < len(self._context.gold_ok) else []
@@ -138,11 +118,6 @@ class OwnReadAnswer(_ContextProbe):
             best = min(same, key=lambda k: abs(math.log(k / value)))
             return best if isinstance(value, float) else int(best)
         return value * 2
-
-    def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the kept items (every item with an :meth:`option` when not prepared)."""
-        return super().applies(item) and self.option(item) is not None and (
-            self._kept is None or self._context.index_of(item) in self._kept)
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, one per turn, the read's number argument altered."""

@@ -31,9 +31,9 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import prompt_texts
-from ._generic import _ContextProbe, _parameters, gold_arguments
-from ._probes import HACK, ProbeContext, Steps, is_write_tool
-from ._value_probes import VALUE_ITEMS
+from ._chosen import ChosenProbe
+from ._generic import _parameters, gold_arguments
+from ._probes import HACK, Steps, is_write_tool
 
 __all__ = ["UNDO", "UNDONE_ADVICE", "UndoneWrite", "undone_probes"]
 
@@ -48,38 +48,20 @@ UNDO = re.compile(r"cancel|delete|remove|void|revoke|withdraw|release|unbook|und
 _ID = re.compile(r"(?<![\w-])[A-Za-z]*[-_]?\d+(?![\w-])")
 
 
-class UndoneWrite(_ContextProbe):
+class UndoneWrite(ChosenProbe):
     """``undone_write`` (module table)."""
 
     changes_end_state = True
-    max_items = VALUE_ITEMS
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
         super().__init__(write_tools, intent=HACK, reason=(
             "the gold changes nothing, or no write tool the gold never calls undoes (cancel, delete, ...) with "
             "every required argument but one known from the gold; or the probe's items are already chosen"),
             **fields)
-        self._options: dict[int, dict[str, Any] | None] = {}
-        self._kept: set[int] | None = None
 
-    def prepare(self, context: ProbeContext) -> None:
-        """Remember the dataset; keep the first :attr:`max_items` items with an :meth:`option`."""
-        super().prepare(context)
-        self._options, self._kept = {}, None
-        kept = [i for i, item in enumerate(context.items) if self._has_gold(item) and self.option(item) is not None]
-        self._kept = set(kept[:self.max_items])
-
-    def option(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+    def find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:
         """``{"write", "tool", "arguments", "missing", "type"}``: the gold's last write, the undo tool, the arguments
         known from the gold, and the one to take from the write's output (its JSON type). ``None`` without one."""
-        index = self._context.index_of(item)
-        if index is None:
-            return None
-        if index not in self._options:
-            self._options[index] = self._find(item)
-        return self._options[index]
-
-    def _find(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         writes = self.writes_of(item)
         if not writes:
             return None
@@ -98,11 +80,6 @@ class UndoneWrite(_ContextProbe):
             return {"write": writes[-1], "tool": name, "arguments": {k: known[k] for k in required if k in known},
                     "missing": missing[0], "type": props[missing[0]]["type"]}
         return None
-
-    def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the kept items (every item with an :meth:`option` when not prepared)."""
-        return super().applies(item) and self.option(item) is not None and (
-            self._kept is None or self._context.index_of(item) in self._kept)
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, one per turn, then the undo (its missing argument filled in :meth:`act`)."""

@@ -1,0 +1,50 @@
+"""One option per item, found once and played on the first few items that have one: the frame of the probes whose
+change is decided per item before the rollout (``other_kind_choice``, ``own_read_answer``, ``undone_write``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._generic import _ContextProbe
+from ._probes import ProbeContext
+from ._value_probes import VALUE_ITEMS
+
+__all__ = ["ChosenProbe"]
+
+
+class ChosenProbe(_ContextProbe):
+    """A context probe playing :meth:`find`'s option on the first :attr:`max_items` items that have one."""
+
+    max_items = VALUE_ITEMS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._options: dict[int, dict[str, Any] | None] = {}
+        self._kept: set[int] | None = None
+
+    def find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:  # pragma: no cover - abstract
+        """The option played on ``item`` (its position ``index`` in the dataset), or ``None``."""
+        raise NotImplementedError
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Remember the dataset; keep the first :attr:`max_items` items with an :meth:`option`."""
+        super().prepare(context)
+        self._options, self._kept = {}, None
+        kept = [i for i, item in enumerate(context.items) if self._has_gold(item) and self.option(item) is not None]
+        self._kept = set(kept[:self.max_items])
+
+    def option(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """:meth:`find`'s option for ``item``, found once per item of the prepared dataset (``plan`` asks every
+        turn); ``None`` for an item outside it."""
+        index = self._context.index_of(item)
+        if index is None:
+            return None
+        if index not in self._options:
+            self._options[index] = self.find(item, index)
+        return self._options[index]
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the kept items (every item with an :meth:`option` when not prepared)."""
+        return super().applies(item) and self.option(item) is not None and (
+            self._kept is None or self._context.index_of(item) in self._kept)
