@@ -34,9 +34,9 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, prompt_texts
+from ._answers import ANSWER_LINE
 from ._lenient_probes import _Rewritten
-from ._near_probes import ValueControl, _decimals, _format_like, one_value, stated_precision, value_numbers
+from ._near_probes import ValueControl, _decimals, _format_like, answer_precision, one_value, value_numbers
 from ._probes import HACK
 
 __all__ = ["COARSE_ADVICE", "COARSE_UNITS", "PAIRS", "ProseFigure", "UnitFigure", "WholeUnitValue",
@@ -82,7 +82,7 @@ class WholeUnitValue(_Rewritten, ValueControl):
 
     def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
         """The one value :data:`COARSE_UNITS` units of the stated precision off, in the same whole number."""
-        precision = stated_precision(prompt_texts(item))
+        precision = answer_precision(item, answer)
         spans = one_value(answer)
         if precision is None or not spans or precision >= 1:
             return None

@@ -105,7 +105,7 @@ from ._value_probes import VALUE_ITEMS, _Capped, _targets
 __all__ = ["ComponentValue", "FAR_MINUTES", "FAR_SHARE", "FIGURE_RATIO", "FRACTION_SHARE", "LOOSE_SHARE", "LOOSE_UNITS", "LooseValue",
            "ModifierValue", "NEAR_ADVICE", "NEAR_MINUTES", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "NearTime",
            "NeighbourValue", "PRECISE_UNITS", "PreciseValue", "PromptFigure", "RangeValue", "ReplacedWrite", "TimeControl",
-           "ValueControl", "covering_range", "fraction_moved", "last_component", "loose_moved", "moved_times",
+           "ValueControl", "answer_precision", "covering_range", "example_precision", "fraction_moved", "last_component", "loose_moved", "moved_times",
            "moved_value", "near_miss", "near_probes", "one_value", "precisely_moved", "scaled", "stated_precision",
            "stripped_modifiers", "value_number", "value_numbers"]
 
@@ -365,6 +365,34 @@ def stated_precision(texts: Sequence[str]) -> float | None:
     return min(found) if found else None
 
 
+#: A format example in a system or user message (``e.g. `ANSWER: S04 65.00` ``, ``for example "12.5 kg"``): the
+#: quoted span after ``e.g.``/``for example``/``such as``.
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|for example|for instance|such as)[,:]?\s*(?P<q>[`'\"])(?P<body>[^`'\"\n]{1,80})(?P=q)",
+                      re.I)
+_DECIMAL = re.compile(r"(?<![\w.])\d+\.(\d{1,3})(?![\d.])")
+
+
+def example_precision(texts: Sequence[str], answer: str) -> float | None:
+    """The precision a format example shows for the answer's one value (:func:`one_value`): ``e.g. `ANSWER: S04
+    65.00` `` → 0.01 where the answer states its value with two decimals too (``ANSWER: S02 73.50``; doctor30's
+    campground, a total asked for in euros and cents). Only where every decimal number of the examples has as
+    many decimals as the answer's value, 1-3 of them; else ``None``."""
+    spans = one_value(answer)
+    if not spans:
+        return None
+    places = _decimals(spans[0].group())
+    shown = {len(m.group(1)) for text in texts for e in _EXAMPLE.finditer(text) for m in _DECIMAL.finditer(e["body"])}
+    return 10.0 ** -places if 1 <= places <= 3 and shown == {places} else None
+
+
+def answer_precision(item: Mapping[str, Any], answer: str) -> float | None:
+    """The precision the prompt states for the answer (:func:`stated_precision`), else the one its format example
+    shows (:func:`example_precision`), else ``None``."""
+    texts = prompt_texts(item)
+    stated = stated_precision(texts)
+    return stated if stated is not None else example_precision(texts, answer)
+
+
 def precisely_moved(text: str, precision: float) -> str | None:
     """``text`` with its one value (:func:`one_value`) moved up by :data:`PRECISE_UNITS` units of ``precision``
     (``421.9 g`` to 0.1 g → ``425.9 g``; ``£85.50`` to the cent → ``£85.90``), each place written with the
@@ -387,9 +415,9 @@ class PreciseValue(_Rewritten, ValueControl):
     must_lower = True
 
     def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
-        """The one value moved :data:`PRECISE_UNITS` units of the precision a system or user message states;
-        ``None`` where none states one."""
-        precision = stated_precision(prompt_texts(item))
+        """The one value moved :data:`PRECISE_UNITS` units of the precision a system or user message states or
+        its format example shows (:func:`answer_precision`); ``None`` where none does."""
+        precision = answer_precision(item, answer)
         return None if precision is None else precisely_moved(answer, precision)
 
 

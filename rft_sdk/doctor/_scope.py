@@ -24,6 +24,7 @@ sibling already held that value) is not judged: the server says so per call
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -33,11 +34,13 @@ from ._answers import ANSWER_LINE
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["SCOPE_ITEMS", "NearSiblingWrite", "SupersetInScope", "json_records", "sibling_values"]
+__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_records", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
 SCOPE_ITEMS = 8
+#: ``superset_apart`` combines at most this many siblings of each argument (the candidates grow as their product).
+APART_SIBLINGS = 3
 #: Item fields that are not the item's data (the conversation, the gold, the tool schemas).
 _NOT_DATA = frozenset({"messages", "tools", "actions", "alternatives", "reference_answer"})
 _SCALARS = (str, int, float)
@@ -119,8 +122,9 @@ class SupersetInScope(_ContextProbe):
         self.max_items = max_items
         self._chosen: dict[int, int] = {}
 
-    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Every retargeted write for ``item``, in order (gold writes, their arguments, siblings)."""
+    def siblings(self, item: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, list[Any]]]]:
+        """Per gold write of ``item``: its tool, its arguments and each argument's siblings (:func:`sibling_values`
+        in the item's data and the gold's JSON tool outputs, none a value any gold call passes)."""
         index = self._context.index_of(item)
         outputs = self._context.gold_outputs[index] if index is not None and index < len(
             self._context.gold_outputs) else []
@@ -129,14 +133,15 @@ class SupersetInScope(_ContextProbe):
         gold = item[self.actions_field]
         used = {json.dumps(v) for a in gold if isinstance(a, Mapping)
                 for v in (_arguments(a.get("arguments"))).values() if isinstance(v, _SCALARS)}
-        out = []
         for position in self.writes_of(item):
-            call = gold[position]
-            arguments = _arguments(call.get("arguments"))
-            for name, value in arguments.items():
-                for sibling in sibling_values(value, sources, used):
-                    out.append({"name": call["name"], "arguments": {**arguments, name: sibling}})
-        return out
+            arguments = _arguments(gold[position].get("arguments"))
+            yield gold[position]["name"], arguments, {k: sibling_values(v, sources, used) for k, v in arguments.items()}
+
+    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Every retargeted write for ``item``, in order (gold writes, their arguments, siblings)."""
+        return [{"name": tool, "arguments": {**arguments, name: sibling}}
+                for tool, arguments, siblings in self.siblings(item)
+                for name in arguments for sibling in siblings[name]]
 
     def prepare(self, context: ProbeContext) -> None:
         """Choose the items (gold writes with a retargeting), at most ``max_items``."""
@@ -187,6 +192,67 @@ class SupersetInScope(_ContextProbe):
         return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
                    and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) not in gold
                    for c in calls[len(item[self.actions_field]):])
+
+
+class SupersetApart(SupersetInScope):
+    """``superset_apart``: :class:`SupersetInScope`'s extra write with **every** argument that has siblings
+    retargeted at once (the sibling ticket assigned to another mechanic, not the gold's), at most
+    :data:`APART_SIBLINGS` siblings of each combined. The extra write then touches no entity the gold wrote: a grader
+    that reads only the records the gold changed (the item's ticket and its mechanic's load: doctor30's bike repair
+    shop) pays it. Combinations whose entities' listed records name a gold argument or one of the combination's
+    own values (the sibling ticket held by the gold's mechanic, or already by the new one) are left out while any
+    other is left. Only writes with two arguments or more that have siblings; judged as ``superset_in_scope``
+    (``must_lower``)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SCOPE_ITEMS,
+                 **kwargs: Any) -> None:
+        super().__init__(write_tools, max_items, **kwargs)
+        self._reason = ("the gold changes nothing, no write of it has two arguments that name entities with siblings "
+                        f"in the item's data or the gold's tool outputs, or the probe's {max_items} items are already "
+                        "chosen")
+
+    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Every write of ``item``'s gold with all its sibling-bearing arguments retargeted, in order (gold writes,
+        then the combinations of their first :data:`APART_SIBLINGS` siblings)."""
+        out, apart = [], []
+        records = self._records(item)
+        gold = {json.dumps(v) for a in item[self.actions_field] if isinstance(a, Mapping)
+                for v in _arguments(a.get("arguments")).values() if isinstance(v, _SCALARS)}
+        for tool, arguments, siblings in self.siblings(item):
+            moved = [k for k in arguments if siblings[k]]
+            if len(moved) < 2:
+                continue
+            for combo in itertools.product(*(siblings[k][:APART_SIBLINGS] for k in moved)):
+                out.append({"name": tool, "arguments": {**arguments, **dict(zip(moved, combo, strict=True))}})
+                named = {json.dumps(v) for v in combo}
+                if not any(json.dumps(v) in gold | named for c in combo for v in records.get(json.dumps(c), ())):
+                    apart.append(out[-1])
+        return apart or out
+
+    def _records(self, item: Mapping[str, Any]) -> dict[str, list[Any]]:
+        """Each entity's listed record as its scalar values, keyed by the entity's canonical JSON: the value under a
+        mapping key (``{"T-1": {"mechanic": "Bram"}}``) or the record holding the entity (``{"id": "T-1", ...}``),
+        in the item's data and the gold's JSON tool outputs."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
+        out: dict[str, list[Any]] = {}
+        for record in json_records([*sources, *_json_values(outputs)]):
+            scalars = [v for v in record.values() if isinstance(v, _SCALARS)]
+            for key, value in record.items():
+                if isinstance(value, Mapping):  # keyed by the entity
+                    out.setdefault(json.dumps(key), []).extend(v for v in value.values() if isinstance(v, _SCALARS))
+                elif isinstance(value, _SCALARS):  # the record holds the entity
+                    out.setdefault(json.dumps(value), []).extend(v for v in scalars if v != value)
+        return out
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was played on ``item``: ``{"write": "tool(arg=value, ...)"}``; ``{}`` when not chosen."""
+        if not self.applies(item):
+            return {}
+        call = self.extra(item)
+        return {"write": f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in call['arguments'].items())})"[:160]}
 
 
 class NearSiblingWrite(SupersetInScope):

@@ -108,6 +108,9 @@ ADVICE = {
     "superset_in_scope": "a write the task did not ask for, on another entity of the item's own (another flight, "
                          "service or order of the same customer), goes unpunished: compare the whole end state "
                          "with the gold's, not only the record the task is about",
+    "superset_apart": "a write the task did not ask for, on another entity of the item's own and with other values "
+                      "(the sibling ticket given to another mechanic), goes unpunished: compare the whole end state "
+                      "with the gold's, not only the records the gold changed",
     "near_sibling_write": "an extra write on the entity that misses just one of the conditions the right ones share "
                           "(the expired box on legal hold) goes unpunished: check every condition of the rule for "
                           "every entity written (or compare the end state with the gold's)",

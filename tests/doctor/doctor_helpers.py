@@ -239,6 +239,16 @@ def assert_quiet(evidence: Mapping[str, Any]) -> None:
         for p in evidence["failed_probes"]}
 
 
+def assert_caught(verdicts: Mapping[str, Any], twins: Mapping[str, tuple[str, bool, str]], name: str) -> None:
+    """Hackable twin ``name`` of ``twins`` (``grader -> (task, honest, probe)``) failed through its probe, and the
+    honest grader of its task played that probe and passed it (detection through a discriminating probe)."""
+    task, _, probe = twins[name]
+    assert probe in verdicts[name]["failed_probes"], (name, verdicts[name]["failed_probes"])
+    honest = next(g for g, t in twins.items() if t[0] == task and t[1])
+    row = verdicts[honest]["probes"][probe]
+    assert row["verdict"] == "pass" and row["rollouts"] > 0, (honest, probe, row["skip_reasons"])
+
+
 @dataclass(frozen=True)
 class Twin:
     """One grader of a twin suite: its route, its task, honest or not, its honest twin and the probe that

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from doctor_helpers import assert_quiet, twin_probes, twin_verdicts
+from doctor_helpers import assert_caught, assert_quiet, twin_probes, twin_verdicts
 from kind_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._other_kind import kind_said, listed_entities
@@ -30,11 +30,7 @@ def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
 
 @pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])
 def test_each_hackable_twin_fails_through_its_probe_and_its_honest_twin_played_it(verdicts, name):
-    task, _, probe = TWINS[name]
-    assert probe in verdicts[name]["failed_probes"], (name, verdicts[name]["failed_probes"])
-    honest = next(g for g, t in TWINS.items() if t[0] == task and t[1])
-    row = verdicts[honest]["probes"][probe]
-    assert row["verdict"] == "pass" and row["rollouts"] > 0, (honest, probe, row["skip_reasons"])
+    assert_caught(verdicts, TWINS, name)
 
 
 def test_an_enum_member_counts_as_asked_for_only_as_a_whole_word():

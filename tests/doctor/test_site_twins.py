@@ -1,0 +1,58 @@
+"""The site twins (``site_twins``) through the doctor against one real server: the honest graders (the total to the
+cent; the whole shop compared) pass every probe without a warning; each hackable twin fails through the probe its
+flaw asks for, which its honest twin passes. And the units under them: the precision a format example shows, and
+the extra write with every sibling-bearing argument moved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from doctor_helpers import assert_caught, assert_quiet, twin_probes, twin_verdicts
+from site_twins import TWINS, job_for, make_items, make_server
+
+from rft_sdk.doctor._near_probes import answer_precision, example_precision
+from rft_sdk.doctor._probes import ProbeContext
+from rft_sdk.doctor._scope import SupersetApart
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, dict[str, Any]]:
+    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
+
+
+@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
+def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
+    assert_quiet(verdicts[name])
+
+
+@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])
+def test_each_hackable_twin_fails_through_its_probe_and_its_honest_twin_played_it(verdicts, name):
+    assert_caught(verdicts, TWINS, name)
+
+
+def test_a_format_example_sets_the_precision_only_for_an_answer_stated_as_finely():
+    said = ["End with a line `ANSWER: <pitch> <total in euros>`, e.g. `ANSWER: P04 65.00`."]
+    assert example_precision(said, "Booked.\nANSWER: P02 73.50") == 0.01
+    assert example_precision(said, "Booked.\nANSWER: P02 73.5") is None  # the gold states it less finely
+    assert example_precision(["Reply with the total, e.g. 65.00."], "ANSWER: P02 73.50") is None  # not quoted
+    assert example_precision(['for example "12.5 kg" or "13 kg"'], "ANSWER: 14.2 kg") == 0.1
+    item = {"messages": [{"role": "user", "content": "Give it to the cent, e.g. `ANSWER: 1.5`."}]}
+    assert answer_precision(item, "ANSWER: 2.25") == 0.01  # words first
+
+
+def test_superset_apart_moves_every_argument_with_siblings_and_skips_a_write_with_one():
+    listing = '{"tickets": {"T-1": {}, "T-2": {}, "T-3": {}}, "mechanics": {"Ada": 1, "Bo": 2}}'
+    items = [{"messages": [{"role": "user", "content": "assign T-1"}],
+              "actions": [{"name": "shop", "arguments": {}},
+                          {"name": "assign", "arguments": {"ticket": "T-1", "mechanic": "Ada"}}],
+              "reference_answer": "done"}]
+    probe = SupersetApart(["assign"])
+    probe.prepare(ProbeContext(items, write_tools=["assign"], gold_outputs=[[listing, "ok"]]))
+    assert probe.candidates(items[0]) == [{"name": "assign", "arguments": {"ticket": t, "mechanic": "Bo"}}
+                                          for t in ("T-2", "T-3")]
+    one = [{**items[0], "actions": [items[0]["actions"][0], {"name": "assign", "arguments": {"ticket": "T-1"}}]}]
+    probe.prepare(ProbeContext(one, write_tools=["assign"], gold_outputs=[[listing, "ok"]]))
+    assert probe.candidates(one[0]) == []
