@@ -275,7 +275,7 @@ class _ToolCall:
     @staticmethod
     def _state_json(rollout: CallRollout) -> str:
         try:
-            return json.dumps(rollout.state)
+            return json.dumps(rollout.state, allow_nan=False)  # NaN and Infinity are not JSON (RFC 8259)
         except (TypeError, ValueError) as exc:
             raise EndpointError(400, "tool_error", f"{type(exc).__name__}: {exc}") from exc
 

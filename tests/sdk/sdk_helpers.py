@@ -44,7 +44,7 @@ def make_server(**kwargs) -> ToolServer:
         """Fail in a chosen way after dirtying the state.
 
         Args:
-            kind: one of "tool", "crash", "retry", "state".
+            kind: one of "tool", "crash", "retry", "state", "nan".
         """
         rollout.state["dirty"] = True
         if kind == "tool":
@@ -53,6 +53,9 @@ def make_server(**kwargs) -> ToolServer:
             raise RetryableToolError("database busy")
         if kind == "state":
             rollout.state["bad"] = {1, 2}
+            return "ok"
+        if kind == "nan":  # JSON holds no NaN (RFC 8259)
+            rollout.state["bad"] = float("nan")
             return "ok"
         raise ZeroDivisionError("division by zero")
 
