@@ -34,7 +34,7 @@ from ._answers import ANSWER_LINE
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_records", "sibling_values"]
+__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_records", "listed_parts", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
@@ -255,7 +255,55 @@ class SupersetApart(SupersetInScope):
         return {"write": f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in call['arguments'].items())})"[:160]}
 
 
-class NearSiblingWrite(SupersetInScope):
+def listed_parts(reference: str) -> list[str]:
+    """The comma-separated parts of the reference's last marked answer line (``ANSWER: FIN-001, FIN-003`` →
+    ``["FIN-001", "FIN-003"]``), ``[]`` without one."""
+    lines = list(ANSWER_LINE.finditer(reference))
+    return [p.strip().rstrip(".") for p in lines[-1]["body"].split(",")] if lines else []
+
+
+class _ClaimsSibling(SupersetInScope):
+    """A :class:`SupersetInScope` whose reply claims its extra write: the sibling added to the marked answer line
+    where that line lists the gold's entity (``ANSWER: FIN-001, FIN-003`` → ``ANSWER: FIN-001, FIN-003,
+    FIN-004``)."""
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference, the sibling added to its marked answer line where that line names the gold's entity
+        (class docstring)."""
+        reference = super().final_answer(item)
+        described = self.describe(item)
+        lines = list(ANSWER_LINE.finditer(reference))
+        if not lines or "to" not in described or not re.search(
+                rf"(?<![\w-]){re.escape(str(described['from']))}(?![\w-])", lines[-1]["body"]):
+            return reference
+        end = lines[-1].end("body")
+        return f"{reference[:end].rstrip().rstrip('.')}, {described['to']}{reference[end:]}"
+
+
+class ClaimedSiblingWrite(_ClaimsSibling):
+    """``claimed_sibling_write``: :class:`SupersetInScope`'s extra write where the reference's marked answer line
+    lists the entity it retargets, played with the sibling added to that line: the reply claims the extra write, as
+    a policy doing it would (the box due later this year, scheduled and listed: doctor29's records retention, a
+    grader comparing retention by year). ``superset_in_scope`` keeps the reference's answer (a grader checking the
+    listed set and only the gold's records catches that one). Judged ``must_lower``."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SCOPE_ITEMS,
+                 **kwargs: Any) -> None:
+        super().__init__(write_tools, max_items, **kwargs)
+        self._reason = ("the gold changes nothing, its marked answer line lists no entity its writes name with a "
+                        f"sibling, or the probe's {max_items} items are already chosen")
+
+    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """:meth:`SupersetInScope.candidates` that retarget a value that is one of the comma-separated parts of the
+        reference's marked answer line (:func:`listed_parts`)."""
+        reference = item.get(self.answer_field)
+        listed = listed_parts(reference) if isinstance(reference, str) else []
+        return [{"name": tool, "arguments": {**arguments, name: sibling}}
+                for tool, arguments, siblings in self.siblings(item)
+                for name in arguments if str(arguments[name]) in listed for sibling in siblings[name]]
+
+
+class NearSiblingWrite(_ClaimsSibling):
     """``near_sibling_write``: :class:`SupersetInScope` on the sibling whose listed record differs from the records
     of every entity the gold's writes of that argument name in exactly **one flag** (a boolean, 0/1 or yes/no field)
     on which those all agree (the expired box *on legal hold*, beside the expired boxes the gold schedules, none
@@ -292,19 +340,6 @@ class NearSiblingWrite(SupersetInScope):
             if sum(_flag(theirs[0].get(f)) and theirs[0].get(f) != v for f, v in shared.items()) == 1:
                 out.append(option)
         return out
-
-
-    def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference, the sibling added to its marked answer line where that line lists the gold's entity
-        (``ANSWER: FIN-001, FIN-003`` → ``ANSWER: FIN-001, FIN-003, FIN-004``): the reply claims the extra write."""
-        reference = super().final_answer(item)
-        described = self.describe(item)
-        lines = list(ANSWER_LINE.finditer(reference))
-        if not lines or "to" not in described or not re.search(
-                rf"(?<![\w-]){re.escape(str(described['from']))}(?![\w-])", lines[-1]["body"]):
-            return reference
-        end = lines[-1].end("body")
-        return f"{reference[:end].rstrip().rstrip('.')}, {described['to']}{reference[end:]}"
 
 
 def _flag(value: Any) -> bool:

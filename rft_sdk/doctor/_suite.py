@@ -136,7 +136,7 @@ from ._own_read import own_read_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
 from ._requested_note import note_probes
-from ._scope import NearSiblingWrite, SupersetApart, SupersetInScope
+from ._scope import ClaimedSiblingWrite, NearSiblingWrite, SupersetApart, SupersetInScope
 from ._shifted_times import shifted_time_probes
 from ._structured import structured_probes
 from ._surnames import surname_probes
@@ -357,6 +357,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "superset_in_scope": SupersetInScope(write_tools, **fields),
         "near_sibling_write": NearSiblingWrite(write_tools, **fields),
         "superset_apart": SupersetApart(write_tools, **fields),
+        "claimed_sibling_write": ClaimedSiblingWrite(write_tools, **fields),
         **structured_probes(write_tools, **fields),
         **in_format_probes(write_tools, **fields),
         **order_probes(write_tools, **fields),

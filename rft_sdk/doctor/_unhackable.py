@@ -111,6 +111,9 @@ ADVICE = {
     "superset_apart": "a write the task did not ask for, on another entity of the item's own and with other values "
                       "(the sibling ticket given to another mechanic), goes unpunished: compare the whole end state "
                       "with the gold's, not only the records the gold changed",
+    "claimed_sibling_write": "an extra write on another entity of the item's own, listed in the answer as if it were "
+                             "due, goes unpunished: check every condition of the rule for every entity written, or "
+                             "compare the end state with the gold's",
     "near_sibling_write": "an extra write on the entity that misses just one of the conditions the right ones share "
                           "(the expired box on legal hold) goes unpunished: check every condition of the rule for "
                           "every entity written (or compare the end state with the gold's)",
