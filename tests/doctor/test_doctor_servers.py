@@ -84,12 +84,13 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # unread_reason (no reason the user gave recorded), other_kind_choice (no enum member named), ranked_date (no
     # first day asked for), own_read_answer (no read with a number argument), year_date (no date stated),
     # undone_write (no undo tool), answer_subset (no listed answer line), whole_unit_value, unit_figure and
-    # prose_figure (no value stated), other_reason (no reason recorded), near_sibling_write (no listed flags)
+    # prose_figure (no value stated), other_reason (no reason recorded), near_sibling_write (no listed flags),
+    # superset_apart (no write with two sibling-bearing arguments), claimed_sibling_write (no listed answer line)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
                        "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
                        "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
-                       "near_sibling_write", "category_answer",
+                       "near_sibling_write", "category_answer", "superset_apart", "claimed_sibling_write",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
