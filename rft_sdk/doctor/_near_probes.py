@@ -95,7 +95,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import ANSWER_LINE, prompt_texts
+from ._answers import ANSWER_LINE, marked_lines, prompt_texts
 from ._dataset_probes import AlteredWrites, _short
 from ._generic import AdversarialAnswer, _ContextProbe, _parameters, annotation_call, gold_arguments
 from ._lenient_probes import _AnswerTextControl, _Judged, _Rewritten
@@ -246,11 +246,12 @@ def one_value(text: str) -> list[re.Match[str]]:
     value (an answer restating its figure: ``"... 5.9 m.\nANSWER: 06:01, 5.9 m"``), else, where the answer
     ends in a marked answer line (``ANSWER: 421.9 g``) holding one value, every place of that value (the prose's
     working figures, ``3.375 cup for 24 servings``, kept: doctor27's recipe), else ``[]`` (none, or several
-    figures: changing one leaves the others right, which honest partial credit pays)."""
+    figures: changing one leaves the others right, which honest partial credit pays). A marked line is also a last
+    line with a capitalised marker of its own (:func:`marked_lines`: ``PAYOUT T-4101: 3182.28``)."""
     numbers = value_numbers(text)
     if len({float(m.group().replace(",", "")) for m in numbers}) == 1:
         return numbers
-    lines = list(ANSWER_LINE.finditer(text))  # several figures, one of them the marked line's: that one
+    lines = marked_lines(text)  # several figures, one of them the marked line's: that one
     if not lines:
         return []
     start, end = lines[-1].span("body")

@@ -66,9 +66,12 @@ _WORD = re.compile(r"[a-z][a-z-]{3,}")
 NOTE_REQUEST = re.compile(r"\b(?:note|notes|noted|write (?:it |that |this )?down|let (?:the )?\w+ know|tell the \w+|"
                           r"remember|remind)\b", re.I)
 
-#: A system or user message asking for the user's words to be recorded with a write.
+#: A system or user message asking for the user's words to be recorded with a write, or saying what a written text
+#: must state (``The correction text must state the right fact``: doctor31's corrections desk).
 RECORD_REQUEST = re.compile(r"\b(?:record|log|write down|note)\b[^.]{0,60}\b(?:reason|words|own words|what (?:they|he|"
-                            r"she|the \w+) said|comment|complaint)\b|\bin (?:their|his|her|your) own words\b", re.I)
+                            r"she|the \w+) said|comment|complaint)\b|\bin (?:their|his|her|your) own words\b"
+                            r"|\b(?:text|note|message|comment|description|wording|entry)\b[^.]{0,40}\b(?:must|should|has to|"
+                            r"needs to)\s+(?:state|say|give|include|contain|name|mention|quote|explain)\b", re.I)
 
 NOTE_ADVICE = {
     "other_reason": "another customer's reason in the note (a worn key for lost keys) earns the gold's score: check "

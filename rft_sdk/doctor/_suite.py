@@ -142,6 +142,7 @@ from ._structured import structured_probes
 from ._surnames import surname_probes
 from ._undone import undone_probes
 from ._value_probes import value_probes
+from ._write_members import write_member_probes
 from ._write_probes import write_probes
 from ._written_answers import written_answer_probes
 
@@ -383,6 +384,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **category_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
+        **write_member_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),
         **hedged_text_probes(write_tools, **fields),

@@ -65,6 +65,7 @@ from ._suite import default_probes, normalize_answer
 from ._surnames import SURNAME_ADVICE
 from ._undone import UNDONE_ADVICE
 from ._value_probes import VALUE_ADVICE
+from ._write_members import WRITE_MEMBER_ADVICE
 from ._write_probes import WRITE_ADVICE
 from ._written_answers import WRITTEN_ADVICE
 
@@ -167,6 +168,7 @@ ADVICE = {
     **CATEGORY_ADVICE,
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
+    **WRITE_MEMBER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,
     **HEDGED_TEXT_ADVICE,

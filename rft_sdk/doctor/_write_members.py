@@ -1,0 +1,176 @@
+"""A write's graded argument set to a value a lenient grader accepts (issue 37, doctor31's misses): a catch-all enum
+member (``clarification`` filed for a factual error: the corrections desk) and the first write's value given to a
+later write of the same tool (every reel queued at the first group's priority, where the grader reads one row: the
+film archive).
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+member_control            a control, never judged: one ``enum`` argument (the item's tool schema, 3
+                          members or more) of one gold write set to another member; item ``k`` takes
+                          the other members in turn from ``k + 1``, on at most
+                          :data:`~._lenient_probes.LENIENT_ITEMS` items
+other_member              that argument set to the member before it in that turn (``k``), never the
+                          control's: judged ``must_lower`` where ``member_control`` scored less than
+                          the gold (the argument is graded). Over the items every other member is
+                          played, so a grader that accepts one wrong member (a "never wrong"
+                          category) pays one of them
+first_write_control       a control, never judged: on items whose gold calls one write tool twice or
+                          more with a scalar argument (not the first) that differs between them, the
+                          first such write's argument set to the last's value
+later_write_value         the last such write's argument set to the first's value: judged
+                          ``must_lower`` where ``first_write_control`` scored less than the gold. A
+                          grader that reads the argument of one row only (the first reel by id) pays
+                          it on the items where that row is the first write's
+========================= ==========================================================================
+
+**Why the honest twin stays silent.** Both probes change a graded argument of the end state to a wrong value, as
+their control does: a grader that grades the argument in every write scores the probe as low as the control. One
+that does not grade it keeps the gold's score under the control, and nothing is judged. Items that list
+``alternatives`` giving the changed call (its other arguments alike) the probe's value are not played (that value is
+right there).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._generic import schema_enum
+from ._lenient_probes import _Control, _Judged, _WriteControl
+from ._probes import HACK, Steps
+
+__all__ = ["FirstWriteControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
+           "WRITE_MEMBER_ADVICE", "write_member_probes"]
+
+#: ``member_control`` plays enums of at least this many members (the control and the probe each need one).
+MIN_MEMBERS = 3
+
+WRITE_MEMBER_ADVICE = {
+    "other_member": "a wrong member of a graded enum argument (a catch-all category) earns the gold's score: compare "
+                    "the argument with the one right member",
+    "later_write_value": "a later write given the first write's value (every row at the first row's priority) earns "
+                         "the gold's score: grade the argument of every row written, not one row",
+}
+
+
+def _alternative_values(item: Mapping[str, Any], call: Mapping[str, Any], arg: str) -> set[str]:
+    """Every value the item's listed ``alternatives`` give ``arg`` in a call of ``call``'s tool whose other
+    arguments are ``call``'s (canonical JSON): the values that are right there."""
+    rest = {k: v for k, v in call["arguments"].items() if k != arg}
+    out = set()
+    for alternative in item.get("alternatives") or []:
+        actions = alternative.get("actions") if isinstance(alternative, Mapping) else alternative
+        for other in actions if isinstance(actions, list) else []:
+            if isinstance(other, Mapping) and other.get("name") == call["name"] \
+                    and isinstance(other.get("arguments"), Mapping) and arg in other["arguments"] \
+                    and {k: v for k, v in other["arguments"].items() if k != arg} == rest:
+                out.add(json.dumps(other["arguments"][arg], sort_keys=True))
+    return out
+
+
+class MemberControl(_WriteControl):
+    """``member_control`` (module table); its probe is :class:`OtherMember`."""
+
+    reason = ("the gold changes nothing, no write of it has an enum argument of 3 members or more, or the probe's "
+              "items are already chosen")
+
+    def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
+                  position: int) -> dict[str, Any] | None:
+        """An enum argument: ``{"control": the member after the probe's, "probe": the other members' k-th}``."""
+        members = schema_enum(item, tool, arg)
+        if isinstance(value, (list, dict)) or len(members) < MIN_MEMBERS or value not in members:
+            return None
+        listed = _alternative_values(item, item[self.actions_field][position], arg)
+        others = [m for m in members if m != value and json.dumps(m, sort_keys=True) not in listed]
+        if len(others) < 2:
+            return None
+        k = self._context.index_of(item) or 0
+        return {"control": others[(k + 1) % len(others)], "probe": others[k % len(others)]}
+
+
+class OtherMember(_Judged, MemberControl):
+    """``other_member`` (module table): ``must_lower`` where ``member_control`` scored less than the gold."""
+
+    must_lower = True
+
+
+class FirstWriteControl(_WriteControl):
+    """``first_write_control`` (module table); its probe is :class:`LaterWriteValue`. The change is of two
+    writes: the control alters the first (``control_position``), the probe the last (``position``)."""
+
+    reason = ("the gold changes nothing, calls no write tool twice with a scalar argument (not the first) that "
+              "differs between the calls, or the probe's items are already chosen")
+
+    def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Per (write tool, argument): the first and the last gold write of the tool whose values differ."""
+        actions = item.get(self.actions_field) or []
+        calls: dict[str, list[int]] = {}
+        for i in self._context.effective_writes(item, self.actions_field):
+            call = actions[i] if i < len(actions) else None
+            if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
+                calls.setdefault(str(call["name"]), []).append(i)
+        out = []
+        for tool, positions in calls.items():
+            first = actions[positions[0]]["arguments"]
+            for arg in list(first)[1:]:
+                value = first[arg]
+                if isinstance(value, (list, dict)) or value is None:
+                    continue
+                later = [p for p in positions[1:] if arg in actions[p]["arguments"]
+                         and actions[p]["arguments"][arg] != value
+                         and not isinstance(actions[p]["arguments"][arg], (list, dict))]
+                if later and json.dumps(value, sort_keys=True) not in _alternative_values(item, actions[later[-1]], arg):
+                    last = later[-1]
+                    out.append({"position": last, "control_position": positions[0], "tool": tool, "argument": arg,
+                                "from": actions[last]["arguments"][arg], "control": actions[last]["arguments"][arg],
+                                "probe": value})
+        return out
+
+    def _position(self, found: Mapping[str, Any]) -> int:
+        return int(found["position"] if self.probe_side else found["control_position"])
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, this side's write's argument changed."""
+        found, value = self._value(item)
+        actions = [dict(a) for a in item[self.actions_field]]
+        if found is not None:
+            at = self._position(found)
+            actions[at] = {**actions[at], "arguments": {**actions[at]["arguments"], found["argument"]: value}}
+        return [[a] for a in actions]
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether this side's changed write was accepted."""
+        found = self.change(item)
+        if found is None or len(calls) <= self._position(found):
+            return False
+        return bool(getattr(calls[self._position(found)], "ok", False))
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was played: ``{"altered": "tool.argument", "position", "from", "to"}``."""
+        found, value = self._value(item)
+        if found is None:
+            return {}
+        at = self._position(found)
+        return {**_Control.describe(self, item), "position": at,
+                "from": str(item[self.actions_field][at]["arguments"][found["argument"]])[:120]}
+
+
+class LaterWriteValue(_Judged, FirstWriteControl):
+    """``later_write_value`` (module table): ``must_lower`` where ``first_write_control`` scored less than the
+    gold."""
+
+    must_lower = True
+
+
+def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any]:
+    """The probes of the module table, by name (each control before its probe; ``intent`` ``hack``)."""
+    members = MemberControl(write_tools, **fields)
+    first = FirstWriteControl(write_tools, **fields)
+    out: dict[str, Any] = {"member_control": members, "other_member": OtherMember(members, write_tools, **fields),
+                           "first_write_control": first,
+                           "later_write_value": LaterWriteValue(first, write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out
