@@ -11,7 +11,9 @@ import pytest
 from doctor_helpers import assert_caught, assert_quiet, twin_probes, twin_verdicts
 from site_twins import TWINS, job_for, make_items, make_server
 
-from rft_sdk.doctor._near_probes import answer_precision, example_precision
+from rft_sdk.doctor._answers import marked_lines
+from rft_sdk.doctor._near_probes import answer_precision, example_precision, one_value
+from rft_sdk.doctor._requested_note import RECORD_REQUEST
 from rft_sdk.doctor._probes import ProbeContext
 from rft_sdk.doctor._scope import SupersetApart
 
@@ -56,3 +58,19 @@ def test_superset_apart_moves_every_argument_with_siblings_and_skips_a_write_wit
     one = [{**items[0], "actions": [items[0]["actions"][0], {"name": "assign", "arguments": {"ticket": "T-1"}}]}]
     probe.prepare(ProbeContext(one, write_tools=["assign"], gold_outputs=[[listing, "ok"]]))
     assert probe.candidates(one[0]) == []
+
+
+def test_a_last_line_with_a_capitalised_marker_of_its_own_is_the_marked_answer_line():
+    reply = "412.6 kg minus 6.8 kg at the week's price comes to EUR 3182.28.\nPAYOUT T-4101: 3182.28"
+    assert [m["body"] for m in marked_lines(reply)] == ["3182.28"]
+    assert [m.group() for m in one_value(reply)] == ["3182.28", "3182.28"]  # both places, the working left
+    assert [m["body"] for m in marked_lines("Checked.\nCURRENT UNTIL: 2026-04-30\n")] == ["2026-04-30"]
+    assert marked_lines("Note: 5 and 6") == []  # not capitalised
+    assert marked_lines("PAYOUT T-1: 5\nthanks") == []  # not the last line
+    assert [m["body"] for m in marked_lines("PAYOUT T-1: 5\nANSWER: 6")] == ["6"]  # ANSWER: first
+
+
+def test_a_text_the_task_says_must_state_something_counts_as_requested():
+    assert RECORD_REQUEST.search("The correction text must state the right fact, name or speaker.")
+    assert RECORD_REQUEST.search("The note should include the dog's diet.")
+    assert not RECORD_REQUEST.search("This text is long. It must state nothing here.")  # another sentence
