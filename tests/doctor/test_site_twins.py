@@ -13,8 +13,8 @@ from site_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._answers import marked_lines
 from rft_sdk.doctor._near_probes import answer_precision, example_precision, one_value
-from rft_sdk.doctor._requested_note import RECORD_REQUEST
 from rft_sdk.doctor._probes import ProbeContext
+from rft_sdk.doctor._requested_note import RECORD_REQUEST
 from rft_sdk.doctor._scope import SupersetApart
 
 pytestmark = pytest.mark.slow
