@@ -133,6 +133,7 @@ from ._order import order_probes
 from ._other_kind import other_kind_probes
 from ._outside import outside_probes
 from ._own_read import own_read_probes
+from ._own_read_date import own_read_date_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
 from ._requested_note import note_probes
@@ -380,6 +381,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **choice_probes(write_tools, **fields),
         **other_kind_probes(write_tools, **fields),
         **own_read_probes(write_tools, **fields),
+        **own_read_date_probes(write_tools, **fields),
         **undone_probes(write_tools, **fields),
         **category_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),

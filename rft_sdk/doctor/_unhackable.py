@@ -55,6 +55,7 @@ from ._order import ORDER_ADVICE
 from ._other_kind import OTHER_KIND_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._own_read import OWN_READ_ADVICE
+from ._own_read_date import OWN_READ_DATE_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._ranked_time import RANKED_TIME_ADVICE
 from ._requested_note import NOTE_ADVICE
@@ -163,6 +164,7 @@ ADVICE = {
     **CHOICE_ADVICE,
     **OTHER_KIND_ADVICE,
     **OWN_READ_ADVICE,
+    **OWN_READ_DATE_ADVICE,
     **COARSE_ADVICE,
     **UNDONE_ADVICE,
     **CATEGORY_ADVICE,
