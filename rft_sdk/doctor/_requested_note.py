@@ -21,7 +21,9 @@ emptied_note_control      a control, never judged: the free-text argument (``pro
                           letters of the last user message, where a system or user message asks for
                           it to be recorded (:data:`RECORD_REQUEST`: ``record the customer's reason in
                           their own words``, ``note``), set to ``""``; only rollouts whose write was
-                          accepted count (a refused write undoes the rest of the call)
+                          accepted count (a refused write undoes the rest of the call). A text a user
+                          message dictates word for word (3 words or more: ``For the read note,
+                          write: "Use code PADDLE10 ..."``) counts as asked for and as free text
 unread_reason             that argument set to :data:`NEUTRAL_NOTE`; judged ``must_lower`` where
                           ``emptied_note_control`` scored less than the gold: a grader that needs
                           *a* reason and never reads it pays it (doctor28's thrift refunds)
@@ -170,11 +172,12 @@ class EmptiedNoteControl(NoteDroppedControl):
         """The free-text argument of a write of 3+ arguments holding requested words: ``{"control": "", "probe":
         NEUTRAL_NOTE}``."""
         call = item[self.actions_field][position]
-        if not isinstance(value, str) or len(call["arguments"]) < 3 or next(iter(call["arguments"])) == arg \
-                or (tool, arg) not in self._free_text():
-            return None
         users = prompt_texts(item, ("user",))
-        if not users or not any(RECORD_REQUEST.search(t) for t in prompt_texts(item)) \
+        dictated = isinstance(value, str) and len(value.split()) >= 3 and any(value.strip() in t for t in users)
+        if not isinstance(value, str) or len(call["arguments"]) < 3 or next(iter(call["arguments"])) == arg \
+                or ((tool, arg) not in self._free_text() and not dictated):
+            return None
+        if not users or not (dictated or any(RECORD_REQUEST.search(t) for t in prompt_texts(item))) \
                 or not requested_words(value, users[-1]) or requested_words(NEUTRAL_NOTE, value):
             return None
         return {"control": "", "probe": NEUTRAL_NOTE}

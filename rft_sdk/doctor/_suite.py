@@ -106,7 +106,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._adversarial_values import adversarial_value_probes
@@ -134,6 +134,7 @@ from ._other_kind import other_kind_probes
 from ._outside import outside_probes
 from ._own_read import own_read_probes
 from ._own_read_date import own_read_date_probes
+from ._own_read_total import own_read_total_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
 from ._requested_note import note_probes
@@ -169,6 +170,31 @@ class WritePlanProbe(GoldPlanProbe):
         """Whether the item has gold fields and its gold changes state exactly when ``needs_write``."""
         return self._has_gold(item) and bool(self._context.effective_writes(item, self.actions_field)) \
             == self.needs_write
+
+
+#: ``refused_writes`` adds this argument, which no tool declares, to every gold write: a strict schema refuses the call.
+REFUSED_ARGUMENT = "rft_doctor_unknown_argument"
+
+
+class RefusedWrites(WritePlanProbe):
+    """The gold's calls with every write given an argument no tool declares (:data:`REFUSED_ARGUMENT`), so that each
+    is refused (422) with the gold's arguments in its record, then the reference answer (``intent`` hack). Judged only
+    where every such write was refused: a grader that rebuilds the outcome from the writes' arguments without
+    checking ``ok`` (doctor32's snowplow: the streets of a refused call counted) pays it; one reading the end state
+    sees nothing changed."""
+
+    def __init__(self, write_tools: Collection[str] | None, **kwargs: Any) -> None:
+        def refused(acts: list[Any]) -> Steps:
+            return [[{**a, "arguments": {**a["arguments"], REFUSED_ARGUMENT: True}}
+                     if is_write_tool(str(a.get("name")), write_tools) and isinstance(a.get("arguments"), Mapping)
+                     else a] for a in acts]
+        super().__init__(refused, True, write_tools, reason="the gold changes nothing", **kwargs)
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether every write of the plan was refused (a tool accepting the unknown argument wrote the gold)."""
+        planned = [a for step in self.plan(item) for a in step]
+        return all(not getattr(c, "ok", True) for a, c in zip(planned, calls, strict=False)
+                   if REFUSED_ARGUMENT in (a.get("arguments") or {})) and len(calls) >= len(planned)
 
 
 #: The first word of a write tool's name that commits what earlier writes drafted (a plan, a cart, a form):
@@ -346,6 +372,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         "read_only": WritePlanProbe(lambda acts: [[a] for a in acts if not write(a)], True, write_tools,
                                     reason="the gold changes nothing: reading only is the right solution", **fields),
         "dropped_commit": DroppedCommit(write_tools, **fields),
+        "refused_writes": RefusedWrites(write_tools, **fields),
         "noop_write": WritePlanProbe(
             lambda acts: [[{"name": a["name"], "arguments": {}} if write(a) else a] for a in acts], True, write_tools,
             reason="the gold changes nothing", **fields),
@@ -382,6 +409,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **other_kind_probes(write_tools, **fields),
         **own_read_probes(write_tools, **fields),
         **own_read_date_probes(write_tools, **fields),
+        **own_read_total_probes(write_tools, **fields),
         **undone_probes(write_tools, **fields),
         **category_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),

@@ -56,6 +56,7 @@ from ._other_kind import OTHER_KIND_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._own_read import OWN_READ_ADVICE
 from ._own_read_date import OWN_READ_DATE_ADVICE
+from ._own_read_total import OWN_READ_TOTAL_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._ranked_time import RANKED_TIME_ADVICE
 from ._requested_note import NOTE_ADVICE
@@ -143,6 +144,8 @@ ADVICE = {
                  "(the item's 'max_tool_calls' or --budget) and have the grader enforce it",
     "refused_spam": "refused calls past the budget cost nothing: count every recorded call against the budget "
                     "(ctx.count() counts refused ones too), not only the successful ones",
+    "refused_writes": "writes the tools refused (nothing written) earn reward: rebuild the outcome from the end state, or "
+                      "read a call's arguments only where the call succeeded (ToolCallRecord.ok)",
     "dropped_commit": "the drafting writes without the final submit (or confirm, publish) earn reward: grade what "
                       "was committed (the submitted queue, the confirmed booking), never the drafting calls of the "
                       "trajectory",
@@ -165,6 +168,7 @@ ADVICE = {
     **OTHER_KIND_ADVICE,
     **OWN_READ_ADVICE,
     **OWN_READ_DATE_ADVICE,
+    **OWN_READ_TOTAL_ADVICE,
     **COARSE_ADVICE,
     **UNDONE_ADVICE,
     **CATEGORY_ADVICE,

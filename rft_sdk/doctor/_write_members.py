@@ -22,9 +22,17 @@ later_write_value         the last such write's argument set to the first's valu
                           ``must_lower`` where ``first_write_control`` scored less than the gold. A
                           grader that reads the argument of one row only (the first reel by id) pays
                           it on the items where that row is the first write's
+dropped_write             on items whose gold has two writes or more that took effect: the gold without
+                          one of them that holds no free-text argument (item ``k``: the ``k``-th),
+                          then the reference answer (which claims it); judged ``must_lower`` where the
+                          end state differs from the gold's. A grader that leaves one part of the
+                          outcome unread (the lift put back in service: doctor32's lift inspections)
+                          pays it
 ========================= ==========================================================================
 
-**Why the honest twin stays silent.** Both probes change a graded argument of the end state to a wrong value, as
+**Why the honest twin stays silent.** ``dropped_write`` leaves out a part of the end state the gold changed with ids,
+members, numbers or dates (a write holding free text, a note that a correct rule may leave unread, is never
+dropped): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
 their control does: a grader that grades the argument in every write scores the probe as low as the control. One
 that does not grade it keeps the gold's score under the control, and nothing is judged. Items that list
 ``alternatives`` giving the changed call (its other arguments alike) the probe's value are not played (that value is
@@ -37,19 +45,24 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._generic import schema_enum
+from ._dataset_probes import prose_fields
+from ._generic import _ContextProbe, schema_enum
 from ._lenient_probes import _Control, _Judged, _WriteControl
-from ._probes import HACK, Steps
+from ._probes import HACK, ProbeContext, Steps
 
-__all__ = ["FirstWriteControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
+__all__ = ["DROPPED_ITEMS", "DroppedWrite", "FirstWriteControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
            "WRITE_MEMBER_ADVICE", "write_member_probes"]
 
+#: ``dropped_write`` plays at most this many items.
+DROPPED_ITEMS = 8
 #: ``member_control`` plays enums of at least this many members (the control and the probe each need one).
 MIN_MEMBERS = 3
 
 WRITE_MEMBER_ADVICE = {
     "other_member": "a wrong member of a graded enum argument (a catch-all category) earns the gold's score: compare "
                     "the argument with the one right member",
+    "dropped_write": "the gold without one of its writes (the status never set back) earns the gold's score: grade "
+                     "every part of the end state the task changes",
     "later_write_value": "a later write given the first write's value (every row at the first row's priority) earns "
                          "the gold's score: grade the argument of every row written, not one row",
 }
@@ -164,13 +177,74 @@ class LaterWriteValue(_Judged, FirstWriteControl):
     must_lower = True
 
 
+class DroppedWrite(_ContextProbe):
+    """``dropped_write`` (module table)."""
+
+    must_lower = True
+    changes_end_state = True
+
+    def __init__(self, write_tools: Any = None, max_items: int = DROPPED_ITEMS, **fields: Any) -> None:
+        super().__init__(write_tools, reason="the gold has fewer than two writes that took effect, every such write "
+                         "has a free-text argument, or the probe's items are already chosen", **fields)
+        self.max_items = max_items
+        self._chosen: dict[int, int] = {}
+        self._prose: set[tuple[str, str]] = set()
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Find the free-text arguments (``prose_fields``), then choose the items."""
+        super().prepare(context)
+        values: dict[tuple[str, str], list[Any]] = {}
+        for item in context.items:
+            for call in item.get(self.actions_field) or []:
+                if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
+                    for arg, value in call["arguments"].items():
+                        values.setdefault((str(call.get("name")), arg), []).append(value)
+        self._prose = prose_fields(values)
+        self._chosen = {}
+        for i, item in enumerate(context.items):
+            if len(self._chosen) < self.max_items and self._has_gold(item) and self.options(item):
+                self._chosen[i] = len(self._chosen)
+
+    def options(self, item: Mapping[str, Any]) -> list[int]:
+        """The positions of the gold's writes that took effect and hold no free-text argument, where the gold has
+        two such writes or more that took effect."""
+        writes = self.writes_of(item)
+        actions = item[self.actions_field]
+        return [] if len(writes) < 2 else [p for p in writes if isinstance(actions[p].get("arguments"), Mapping) and not any(
+            (str(actions[p]["name"]), arg) in self._prose for arg in actions[p]["arguments"])]
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the chosen items."""
+        return self._context.index_of(item) in self._chosen
+
+    def dropped(self, item: Mapping[str, Any]) -> int | None:
+        """The position item ``k`` of the chosen ones leaves out: option ``k mod n``."""
+        options = self.options(item)
+        k = self._chosen.get(self._context.index_of(item) or 0, 0)
+        return options[k % len(options)] if options else None
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls without the dropped write, one per turn."""
+        at = self.dropped(item)
+        return [[dict(a)] for i, a in enumerate(item[self.actions_field]) if i != at]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What was left out: ``{"dropped": "tool(arg=value, ...)"}``."""
+        at = self.dropped(item)
+        if at is None or not self.applies(item):
+            return {}
+        call = item[self.actions_field][at]
+        return {"dropped": f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in call['arguments'].items())})"[:160]}
+
+
 def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (each control before its probe; ``intent`` ``hack``)."""
     members = MemberControl(write_tools, **fields)
     first = FirstWriteControl(write_tools, **fields)
     out: dict[str, Any] = {"member_control": members, "other_member": OtherMember(members, write_tools, **fields),
                            "first_write_control": first,
-                           "later_write_value": LaterWriteValue(first, write_tools, **fields)}
+                           "later_write_value": LaterWriteValue(first, write_tools, **fields),
+                           "dropped_write": DroppedWrite(write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out
