@@ -174,6 +174,8 @@ class WritePlanProbe(GoldPlanProbe):
 
 #: ``refused_writes`` adds this argument, which no tool declares, to every gold write: a strict schema refuses the call.
 REFUSED_ARGUMENT = "rft_doctor_unknown_argument"
+#: ``refused_writes`` plays at most this many items (a few show a grader that reads refused calls).
+REFUSED_ITEMS = 8
 
 
 class RefusedWrites(WritePlanProbe):
@@ -188,7 +190,18 @@ class RefusedWrites(WritePlanProbe):
             return [[{**a, "arguments": {**a["arguments"], REFUSED_ARGUMENT: True}}
                      if is_write_tool(str(a.get("name")), write_tools) and isinstance(a.get("arguments"), Mapping)
                      else a] for a in acts]
-        super().__init__(refused, True, write_tools, reason="the gold changes nothing", **kwargs)
+        super().__init__(refused, True, write_tools, reason="the gold changes nothing, or the probe's "
+                         f"{REFUSED_ITEMS} items are already chosen", **kwargs)
+        self._chosen: set[int] = set()
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Choose the first :data:`REFUSED_ITEMS` items whose gold changes state."""
+        super().prepare(context)
+        self._chosen = set([i for i, item in enumerate(context.items) if WritePlanProbe.applies(self, item)][:REFUSED_ITEMS])
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the chosen items."""
+        return self._context.index_of(item) in self._chosen
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether every write of the plan was refused (a tool accepting the unknown argument wrote the gold)."""
