@@ -56,7 +56,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # pays 1.0 whatever happened lets the reply add nothing, so it passes there; the other probes catch it
     assert rows["claimed_write"]["verdict"] == "pass" and rows["claimed_write"]["rollouts"] > 0
     ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"} - {"claimed_write"}
-    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 21  # with the three value probes, malformed_value, swapped_arguments, wildcard_value and folded_text
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 22  # with the three value probes, malformed_value, swapped_arguments, wildcard_value, folded_text and refused_writes
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
     # tool_spam (no declared budget), self_certification (no status-like argument), superset_in_scope (no
@@ -85,12 +85,15 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # first day asked for), own_read_answer (no read with a number argument), year_date (no date stated),
     # undone_write (no undo tool), answer_subset (no listed answer line), whole_unit_value, unit_figure and
     # prose_figure (no value stated), other_reason (no reason recorded), near_sibling_write (no listed flags),
-    # superset_apart (no write with two sibling-bearing arguments), claimed_sibling_write (no listed answer line)
+    # superset_apart (no write with two sibling-bearing arguments), claimed_sibling_write (no listed answer line),
+    # dropped_write and later_write_value (one write per item), other_member (no enum of 3 members), own_read_date
+    # (no date answered) and own_read_total (no read-only item whose value a rule gives)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
                        "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
                        "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
                        "near_sibling_write", "category_answer", "superset_apart", "claimed_sibling_write",
+                       "dropped_write", "later_write_value", "other_member", "own_read_date", "own_read_total",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
