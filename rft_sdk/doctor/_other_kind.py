@@ -182,7 +182,8 @@ class OtherKindChoice(ChosenProbe):
                 enum = schema_enum(item, str(read["name"]), arg)
                 if isinstance(member, str) and member in enum and kind_said(member, said):
                     others = [m for m in enum if isinstance(m, str) and m != member and not kind_said(m, said)]
-                    others = others[index % len(others):] + others[:index % len(others)]
+                    if others:  # every other member named too: nothing to swap in
+                        others = others[index % len(others):] + others[:index % len(others)]
                 else:  # a date the last user message asks for, where an earlier one asked for another
                     others = superseded_dates(member, said)
                 if not others:

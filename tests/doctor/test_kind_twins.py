@@ -62,3 +62,18 @@ def test_ranked_date_moves_a_worked_out_date_a_week_and_never_one_the_prompt_sta
     assert not probe.applies(stated)
     unranked = {**item, "messages": [{"role": "user", "content": "Schedule a meetup in June."}]}
     assert not probe.applies(unranked)
+
+
+def test_other_kind_choice_skips_a_read_whose_every_member_the_user_named():
+    from rft_sdk.doctor._other_kind import OtherKindChoice
+
+    tools = [{"type": "function", "function": {"name": "free", "parameters": {"type": "object", "properties": {
+        "size": {"type": "string", "enum": ["small", "large"]}}}}}]
+    item = {"messages": [{"role": "user", "content": "A large washer, or a small one if none is free."}],
+            "tools": tools, "actions": [{"name": "free", "arguments": {"size": "large"}},
+                                        {"name": "book", "arguments": {"machine": "W4"}}],
+            "reference_answer": "Booked W4."}
+    probe = OtherKindChoice(["book"])
+    probe.prepare(ProbeContext([item], write_tools=["book"], gold_outputs=[["W4 free", "booked"]],
+                               gold_ok=[[True, True]]))
+    assert not probe.applies(item)  # it raised ZeroDivisionError (doctor33's stamp catalogue)
