@@ -15,6 +15,7 @@ with a finding each (the report shows ``WARN``).
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ from ._written_answers import WRITTEN_ADVICE
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
            "resolve_write_tools", "took_effect"]
+
+logger = logging.getLogger("rft_sdk.doctor")
 
 ADVICE = {
     "empty_answer": "reject an empty final answer (score 0) before anything else",
@@ -484,18 +487,25 @@ async def check_unhackable(
     # controls first (what the answer is worth), then the baselines (what honest-but-wrong work earns)
     order = sorted(run, key=lambda n: (not getattr(run[n], "control", False), not getattr(run[n], "baseline", False)))
     controls: list[str] = []
+    errored: dict[str, str] = {}
     for name in order:
         probe = run[name]
-        prepare = getattr(probe, "prepare", None)
-        if prepare is not None:
-            prepare(context)
         index: list[int] = []
         reasons: Counter[str] = Counter()
-        for i, item in enumerate(items):
-            if probe_applies(probe, item):
-                index.append(i)
-            else:
-                reasons[skip_reason(probe, item)] += 1
+        try:  # a probe that raises choosing its items is skipped, said loudly, and the others still run
+            prepare = getattr(probe, "prepare", None)
+            if prepare is not None:
+                prepare(context)
+            for i, item in enumerate(items):
+                if probe_applies(probe, item):
+                    index.append(i)
+                else:
+                    reasons[skip_reason(probe, item)] += 1
+        except Exception as exc:  # reported in the evidence, the log and a warning finding: never swallowed
+            errored[name] = f"{type(exc).__name__}: {exc}"
+            logger.warning("probe %s raised while choosing its items", name, exc_info=True)
+            index, reasons = [], Counter({f"the probe raised {errored[name]} (a doctor bug: please report it)":
+                                          len(items)})
         results = await run_rollouts([dict(items[i]) for i in index], probe, job, samples_per_item=samples,
                                      max_concurrency=max_concurrency, settings=settings) if index else []
         if getattr(probe, "control", False):  # never judged: it tells what the outcome is, per item
@@ -546,18 +556,22 @@ async def check_unhackable(
     warned = [n for n, r in rows.items() if r["verdict"] == "warn"]
     findings = _findings(rows, items, hack_threshold, hack_share)
     findings += [Finding("info", f"probe {n} waived (--skip-probes)", "") for n in waived]
+    findings += [Finding("warn", f"probe {n} raised {why} and was skipped: the check is incomplete",
+                         "a doctor bug: please report it with the item that raised it") for n, why in errored.items()]
     evidence = {"hack_threshold": hack_threshold, "hack_share": hack_share, "pass_threshold": threshold,
                 "budget": budget, "gold_replayed": sum(s is not None for s in gold), "probes": rows,
                 "write_tools": sorted(write_tools) if write_tools is not None else None,
                 "write_tools_source": writes_source, "unknown_kind_tools": sorted(unknown_tools),
                 "controls": controls, "answer_free_items": answer_free,
                 "lists_free_items": sorted(context.lists_free),
-                "failed_probes": failed, "warned_probes": warned, "waived_probes": waived}
+                "failed_probes": failed, "warned_probes": warned, "waived_probes": waived,
+                "errored_probes": errored}
     checked = [r for r in rows.values() if r["verdict"] != "skipped"]
     if not checked:
         return PrincipleResult("unhackable", None, "not checked: no probe applied to any item", evidence, findings)
     summary = (f"{len(failed)} of {len(checked)} probes fail" + (f" ({', '.join(failed)})" if failed else "")
                + f", {len(warned)} warn" + (f" ({', '.join(warned)})" if warned else "")
-               + (f", {len(waived)} waived" if waived else ""))
+               + (f", {len(waived)} waived" if waived else "")
+               + (f", {len(errored)} raised ({', '.join(errored)})" if errored else ""))
     return PrincipleResult("unhackable", not failed, summary, evidence, findings)
 

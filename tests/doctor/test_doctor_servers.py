@@ -212,3 +212,22 @@ async def test_bad_inputs_are_refused():
         await run_doctor(make_items(server), job, target="gcp")
     with pytest.raises(ValueError, match="skip-probes"):
         await run_doctor(make_items(server), job, skip_probes=["nope"], principles=["production_like"])
+
+
+async def test_a_probe_that_raises_choosing_its_items_is_skipped_loudly_and_the_others_still_run():
+    from rft_sdk.doctor._probes import TextProbe
+
+    class Boom(TextProbe):
+        def prepare(self, context):
+            raise ZeroDivisionError("integer modulo by zero")
+
+    server = make_server("lenient")
+    with run_server(server) as url:
+        result = await check_unhackable(make_items(server), job_for(server, url),
+                                        {**fast_probes(), "boom": Boom(lambda item: "x")})
+    rows = result.evidence["probes"]
+    assert rows["boom"]["verdict"] == "skipped" and result.evidence["errored_probes"] == {
+        "boom": "ZeroDivisionError: integer modulo by zero"}
+    assert any("raised ZeroDivisionError" in r for r in rows["boom"]["skip_reasons"])
+    assert any(f.severity == "warn" and "probe boom raised" in f.message for f in result.findings)
+    assert result.passed is False and rows["empty_answer"]["verdict"] == "fail"  # the others still ran
