@@ -22,7 +22,9 @@ datetime_date             every calendar date that a time of day follows (``2025
                           pays it with the date far off reads only the clock (doctor27's crew rest:
                           "the right local time on the previous day"). ``date_control`` alone never
                           judges this: the date moved keeps the gold's score there, which reads as a
-                          date no rule grades
+                          date no rule grades. Where the reply ends in a marked answer line, only
+                          that line's moments are moved (doctor33's ground station: the UTC
+                          acquisition time in the prose, the local one on the line)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: a grader that compares the time the task asks for refuses both, as it
@@ -38,7 +40,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import prompt_texts
+from ._answers import marked_lines, prompt_texts
 from ._lenient_probes import _Rewritten
 from ._near_dates import _DATE, FAR_DAYS, rewritten_dates
 from ._near_probes import _TIME, TimeControl, moved_times
@@ -152,6 +154,10 @@ class DatetimeDate(HalfDayTime):
             return None
         said = _said_dates(item)
         moments: list[tuple[int, int]] = [m.span() for m in _DATE.finditer(answer) if _MOMENT_GAP.match(answer, m.end())]
+        lines = marked_lines(answer)
+        if lines:  # the marked answer line's moments only: a working moment beside it may rightly go unread
+            start, end = lines[-1].span("body")
+            moments = [(a, b) for a, b in moments if start <= a < end]
         if not moments:
             return None
         starts = {a for a, _ in moments}

@@ -74,3 +74,17 @@ def test_a_text_the_task_says_must_state_something_counts_as_requested():
     assert RECORD_REQUEST.search("The correction text must state the right fact, name or speaker.")
     assert RECORD_REQUEST.search("The note should include the dog's diet.")
     assert not RECORD_REQUEST.search("This text is long. It must state nothing here.")  # another sentence
+
+
+def test_datetime_date_moves_only_the_marked_lines_moment_beside_a_working_one():
+    from rft_sdk.doctor._near_probes import TimeControl
+    from rft_sdk.doctor._shifted_times import DatetimeDate
+
+    item = {"messages": [{"role": "user", "content": "The first pass from 2 May 2026 at 20:00 local time?"}],
+            "actions": [{"name": "passes", "arguments": {}}], "reference_answer": ""}
+    probe = DatetimeDate(TimeControl())
+    probe.prepare(ProbeContext([item], write_tools=[]))
+    prose = "AOS 2026-05-03 06:45 UTC, which is 2026-05-02 22:45 local.\n"
+    assert probe.rewrite(item, prose + "ANSWER: 2026-05-02 22:45") is None  # the line's date is the prompt's
+    moved = probe.rewrite(item, prose + "ANSWER: 2026-05-03 06:45")
+    assert moved is not None and moved.startswith(prose) and not moved.endswith("2026-05-03 06:45")
