@@ -187,7 +187,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="serve a ToolServer (uvicorn)")
-    serve.add_argument("app", metavar="MODULE:ATTR", help="e.g. examples.retail.app:server")
+    serve.add_argument("app", metavar="MODULE:ATTR",
+                       help="e.g. examples.retail.app:server; imported with the current directory first on sys.path "
+                            "(a folder without __init__.py works), plus $PYTHONPATH; the module's own folder is not "
+                            "added: a module it imports by a bare name from another folder needs PYTHONPATH")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--workers", type=int, default=1,

@@ -35,7 +35,10 @@ _NEEDS_EXTRA = 'rft doctor needs the emulate extra: pip install "rft-sdk[emulate
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``doctor`` options to ``parser`` (no heavy imports: ``--help`` works without extras)."""
     parser.add_argument("--dataset", required=True, help="dataset JSONL (hosted format)")
-    parser.add_argument("--config", required=True, help="job config JSON (full hosted job or 'reinforcement' object)")
+    parser.add_argument("--config", required=True,
+                        help="job config JSON (full hosted job or 'reinforcement' object); the grader measured is the "
+                             "one at its grader.url: /grade is the server's default grader, /grade/NAME the grader "
+                             "NAME (rft tools --grader NAME writes it)")
     parser.add_argument("--out", required=True, help="output directory for doctor.json and doctor.html")
     parser.add_argument("--policy", default="reference",
                         help="learnable check's policy: reference (deterministic: learnable not checked) | noisy (the "
