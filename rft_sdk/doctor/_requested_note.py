@@ -23,7 +23,9 @@ emptied_note_control      a control, never judged: the free-text argument (``pro
                           their own words``, ``note``), set to ``""``; only rollouts whose write was
                           accepted count (a refused write undoes the rest of the call). A text a user
                           message dictates word for word (3 words or more: ``For the read note,
-                          write: "Use code PADDLE10 ..."``) counts as asked for and as free text
+                          write: "Use code PADDLE10 ..."``) counts as asked for and as free text, and
+                          so does an argument named for a note (``note``, ``comment``, ``remark``,
+                          ``memo``) where the last user message asks for something to be noted
 unread_reason             that argument set to :data:`NEUTRAL_NOTE`; judged ``must_lower`` where
                           ``emptied_note_control`` scored less than the gold: a grader that needs
                           *a* reason and never reads it pays it (doctor28's thrift refunds)
@@ -58,7 +60,7 @@ from ._dataset_probes import prose_fields
 from ._lenient_probes import _Control, _Judged, _WriteControl
 from ._probes import HACK, Steps
 
-__all__ = ["EmptiedNoteControl", "NEUTRAL_NOTE", "NOTE_ADVICE", "NOTE_REQUEST", "NoteDroppedControl", "RECORD_REQUEST",
+__all__ = ["EmptiedNoteControl", "NEUTRAL_NOTE", "NOTE_ADVICE", "NOTE_ARGUMENT", "NOTE_REQUEST", "NoteDroppedControl", "RECORD_REQUEST",
            "OtherReason", "ReasonControl", "UnreadNote", "UnreadReason", "note_probes", "requested_words"]
 
 #: What ``unread_note`` writes: a note that says nothing the user asked for.
@@ -74,6 +76,11 @@ RECORD_REQUEST = re.compile(r"\b(?:record|log|write down|note)\b[^.]{0,60}\b(?:r
                             r"she|the \w+) said|comment|complaint)\b|\bin (?:their|his|her|your) own words\b"
                             r"|\b(?:text|note|message|comment|description|wording|entry)\b[^.]{0,40}\b(?:must|should|has to|"
                             r"needs to)\s+(?:state|say|give|include|contain|name|mention|quote|explain)\b", re.I)
+
+#: An argument named for a note (``note``, ``notes``, ``comment``, ``remark``, ``memo``): where the last user message
+#: asks for something to be noted (:data:`NOTE_REQUEST`), what the gold writes there is the requested note, whatever
+#: else the write does (doctor33's clock repairs: ``open_ticket(clock_id, service, quote_eur, note)``).
+NOTE_ARGUMENT = re.compile(r"(?:^|_)(?:notes?|comments?|remarks?|memo)(?:$|_)", re.I)
 
 NOTE_ADVICE = {
     "other_reason": "another customer's reason in the note (a worn key for lost keys) earns the gold's score: check "
@@ -174,10 +181,12 @@ class EmptiedNoteControl(NoteDroppedControl):
         call = item[self.actions_field][position]
         users = prompt_texts(item, ("user",))
         dictated = isinstance(value, str) and len(value.split()) >= 3 and any(value.strip() in t for t in users)
+        noted = isinstance(value, str) and len(value.split()) >= 2 and NOTE_ARGUMENT.search(arg) is not None \
+            and bool(users) and NOTE_REQUEST.search(users[-1]) is not None
         if not isinstance(value, str) or len(call["arguments"]) < 3 or next(iter(call["arguments"])) == arg \
-                or ((tool, arg) not in self._free_text() and not dictated):
+                or ((tool, arg) not in self._free_text() and not dictated and not noted):
             return None
-        if not users or not (dictated or any(RECORD_REQUEST.search(t) for t in prompt_texts(item))) \
+        if not users or not (dictated or noted or any(RECORD_REQUEST.search(t) for t in prompt_texts(item))) \
                 or not requested_words(value, users[-1]) or requested_words(NEUTRAL_NOTE, value):
             return None
         return {"control": "", "probe": NEUTRAL_NOTE}
