@@ -3,14 +3,16 @@ change is decided per item before the rollout (``other_kind_choice``, ``own_read
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from rft_sdk.emulator import PolicyStep, turns_taken
 
 from ._generic import _ContextProbe
 from ._probes import ProbeContext
 from ._value_probes import VALUE_ITEMS
 
-__all__ = ["ChosenProbe"]
+__all__ = ["ChosenProbe", "tool_results"]
 
 
 class ChosenProbe(_ContextProbe):
@@ -48,3 +50,19 @@ class ChosenProbe(_ContextProbe):
         """One of the kept items (every item with an :meth:`option` when not prepared)."""
         return super().applies(item) and self.option(item) is not None and (
             self._kept is None or self._context.index_of(item) in self._kept)
+
+    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
+                  trace_id: str) -> PolicyStep:
+        """The plan, one step per turn; after it, :meth:`final_reply` given the rollout's tool results."""
+        if self.option(item) is None or turns_taken(messages, item) < len(self.plan(item)):
+            return await super().act(messages, tools, item=item, trace_id=trace_id)
+        return PolicyStep(content=self.final_reply(item, tool_results(messages, item)))
+
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """The reply after the plan, from the rollout's tool results in order (default: the reference)."""
+        return str(item.get(self.answer_field) or "")
+
+
+def tool_results(messages: Sequence[Mapping[str, Any]], item: Mapping[str, Any]) -> list[str]:
+    """The contents of the rollout's tool messages, in order (the conversation after the item's own messages)."""
+    return [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):] if m.get("role") == "tool"]

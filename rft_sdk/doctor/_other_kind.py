@@ -46,7 +46,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import prompt_texts
-from ._chosen import ChosenProbe
+from ._chosen import ChosenProbe, tool_results
 from ._dataset_probes import value_shape
 from ._generic import schema_enum
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
@@ -230,8 +230,7 @@ class OtherKindChoice(ChosenProbe):
                 answer = str(item.get(self.answer_field) or "")
                 return PolicyStep(content=re.sub(rf"(?<![\w-]){re.escape(gold)}(?![\w-])", lambda m: new, answer))
             return await super().act(messages, tools, item=item, trace_id=trace_id)
-        results = [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):]
-                   if m.get("role") == "tool"]
+        results = tool_results(messages, item)
         call = dict(steps[turn][0])
         if found["read"] < len(results):
             arguments = call["arguments"]

@@ -32,8 +32,6 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from rft_sdk.emulator import PolicyStep, turns_taken
-
 from ._answer_numbers import styled
 from ._answers import ANSWER_LINE, prompt_texts
 from ._chosen import ChosenProbe
@@ -136,19 +134,13 @@ class OwnReadAnswer(ChosenProbe):
             return None
         return printed[found["place"]]
 
-    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
-                  trace_id: str) -> PolicyStep:
-        """The plan; then the reference with the altered read's number at the reference number's place."""
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """The reference with the altered read's number at the reference number's place."""
         found = self.option(item)
-        if found is None or turns_taken(messages, item) < len(self.plan(item)):
-            return await super().act(messages, tools, item=item, trace_id=trace_id)
-        results = [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):]
-                   if m.get("role") == "tool"]
         reference = str(item.get(self.answer_field) or "")
-        new = self._read_number(item, results[found["read"]]) if found["read"] < len(results) else None
-        if new is None:
-            return PolicyStep(content=reference)
-        return PolicyStep(content=reference.replace(found["stated"], styled(new, found["decimals"])))
+        new = self._read_number(item, results[found["read"]]) if found and found["read"] < len(results) else None
+        return reference if new is None or found is None else reference.replace(found["stated"],
+                                                                               styled(new, found["decimals"]))
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the altered read was accepted and printed another number at the reference number's place."""

@@ -33,8 +33,6 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from rft_sdk.emulator import PolicyStep, turns_taken
-
 from ._answers import marked_lines
 from ._chosen import ChosenProbe
 from ._generic import schema_enum
@@ -154,17 +152,12 @@ class OwnReadDate(ChosenProbe):
         implied = (listed[self._rule[0]] + dt.timedelta(days=self._rule[1])).isoformat()
         return None if implied == found["date"] else implied
 
-    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
-                  trace_id: str) -> PolicyStep:
-        """The plan; then the reference with the date the altered read implies."""
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """The reference with the date the altered read implies."""
         found = self.option(item)
-        if found is None or turns_taken(messages, item) < len(self.plan(item)):
-            return await super().act(messages, tools, item=item, trace_id=trace_id)
-        results = [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):]
-                   if m.get("role") == "tool"]
         reference = str(item.get(self.answer_field) or "")
-        new = self._implied(item, results[found["read"]]) if found["read"] < len(results) else None
-        return PolicyStep(content=reference if new is None else reference.replace(found["date"], new))
+        new = self._implied(item, results[found["read"]]) if found and found["read"] < len(results) else None
+        return reference if new is None or found is None else reference.replace(found["date"], new)
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the altered read was accepted and implies another date."""

@@ -37,8 +37,6 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from rft_sdk.emulator import PolicyStep, turns_taken
-
 from ._chosen import ChosenProbe
 from ._generic import schema_enum
 from ._near_probes import _decimals, _format_like, one_value, value_numbers
@@ -165,17 +163,11 @@ class OwnReadTotal(ChosenProbe):
         return None if _matches(value, found["stated"]) else _format_like(found["stated"], value,
                                                                            _decimals(found["stated"]))
 
-    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
-                  trace_id: str) -> PolicyStep:
-        """The plan; then the reference with the value the extra read gives, at every place it states it."""
-        found = self.option(item)
-        if found is None or turns_taken(messages, item) < len(self.plan(item)):
-            return await super().act(messages, tools, item=item, trace_id=trace_id)
-        results = [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):]
-                   if m.get("role") == "tool"]
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """The reference with the value the extra read gives, at every place it states it."""
         reference = str(item.get(self.answer_field) or "")
         new = self._implied(item, results[-1]) if results else None
-        return PolicyStep(content=reference if new is None else _replaced_value(reference, new))
+        return reference if new is None else _replaced_value(reference, new)
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether the extra read was accepted and gives another value."""
@@ -288,17 +280,11 @@ class OwnReadsSum(ChosenProbe):
             return None
         return _format_like(found["stated"], total, _decimals(found["stated"]))
 
-    async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
-                  trace_id: str) -> PolicyStep:
-        """The plan; then the reference with the altered reads' sum at every place it states its value."""
-        found = self.option(item)
-        if found is None or turns_taken(messages, item) < len(self.plan(item)):
-            return await super().act(messages, tools, item=item, trace_id=trace_id)
-        results = [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):]
-                   if m.get("role") == "tool"]
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """The reference with the altered reads' sum at every place it states its value."""
         reference = str(item.get(self.answer_field) or "")
         new = self._implied(item, results)
-        return PolicyStep(content=reference if new is None else _replaced_value(reference, new))
+        return reference if new is None else _replaced_value(reference, new)
 
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether every altered read was accepted and their sum differs from the reference's value."""

@@ -31,7 +31,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
 from ._answers import prompt_texts
-from ._chosen import ChosenProbe
+from ._chosen import ChosenProbe, tool_results
 from ._generic import _parameters, gold_arguments
 from ._probes import HACK, Steps, is_write_tool
 
@@ -117,8 +117,7 @@ class UndoneWrite(ChosenProbe):
         turn = turns_taken(messages, item)
         if found is None or turn != len(steps) - 1:
             return await super().act(messages, tools, item=item, trace_id=trace_id)
-        results = [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):]
-                   if m.get("role") == "tool"]
+        results = tool_results(messages, item)
         created = self.created_id(item, results[found["write"]]) if found["write"] < len(results) else None
         if created is None:  # nothing to undo: answer as the gold does (the end state is the gold's: not judged)
             return PolicyStep(content=self.final_answer(item))
