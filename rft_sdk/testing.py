@@ -393,7 +393,20 @@ class TestClient:
         self._entered = False
 
     def __enter__(self) -> TestClient:
+        """Start the server's lifespan (the rollout database, the store's check).
+
+        Raises:
+            RFTError: the server refused to start (the rollout database did not start, the store does not
+                answer); the message names the reason and the fix, as ``rft serve`` prints it.
+        """
         self.http.__enter__()
+        refusal = getattr(self.server, "_startup_refusal", None)
+        if refusal is not None:  # the lifespan has ended: answer its shutdown ourselves, or leaving would wait forever
+            portal = self.http.portal
+            assert portal is not None
+            portal.call(self.http.stream_send.send, {"type": "lifespan.shutdown.complete"})
+            self.http.__exit__(None, None, None)
+            raise RFTError(f"the server did not start: {refusal}")
         self._entered = True
         return self
 

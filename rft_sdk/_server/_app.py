@@ -381,6 +381,7 @@ class ToolServer(ExportMixin):
                         problem = str(exc)
                 if problem is not None:
                     refused = True
+                    self._startup_refusal = problem  # what a TestClient raises (rft_sdk.testing)
                     await send({"type": "lifespan.startup.failed", "message": f"rft_sdk: {problem}"})
                     raise _StartupRefused(problem)
             await send(message)
