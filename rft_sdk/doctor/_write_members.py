@@ -15,24 +15,27 @@ other_member              that argument set to the member before it in that turn
                           the gold (the argument is graded). Over the items every other member is
                           played, so a grader that accepts one wrong member (a "never wrong"
                           category) pays one of them
-first_write_control       a control, never judged: on items whose gold calls one write tool twice or
+write_value_control       a control, never judged: on items whose gold calls one write tool twice or
                           more with a scalar argument (not the first) that differs between them, the
                           first such write's argument set to the last's value
 later_write_value         the last such write's argument set to the first's value: judged
-                          ``must_lower`` where ``first_write_control`` scored less than the gold. A
+                          ``must_lower`` where ``write_value_control`` scored less than the gold. A
                           grader that reads the argument of one row only (the first reel by id) pays
                           it on the items where that row is the first write's
 dropped_write             on items whose gold has two writes or more that took effect: the gold without
-                          one of them that holds no free-text argument (item ``k``: the ``k``-th),
-                          then the reference answer (which claims it); judged ``must_lower`` where the
-                          end state differs from the gold's. A grader that leaves one part of the
-                          outcome unread (the lift put back in service: doctor32's lift inspections)
-                          pays it
+                          one of them that holds no free-text argument, sets no status or flag and
+                          does not only annotate (item ``k``: the ``k``-th), then the reference answer
+                          (which claims it); judged ``must_lower`` where the end state differs from the
+                          gold's. A grader that leaves one part of the outcome unread (an expiry date
+                          never compared) pays it. A status write is never dropped: an honest grader
+                          may rightly re-derive the outcome and ignore the status the model sets
+                          (``tests/doctor/shape_twins.py``), so a lift never put back in service
+                          (doctor32's ``lifts__twin_c``) is not caught
 ========================= ==========================================================================
 
 **Why the honest twin stays silent.** ``dropped_write`` leaves out a part of the end state the gold changed with ids,
-members, numbers or dates (a write holding free text, a note that a correct rule may leave unread, is never
-dropped): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
+members, numbers or dates (a write holding free text, a note, or a status the model sets, all of which a correct rule
+may leave unread, is never dropped): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
 their control does: a grader that grades the argument in every write scores the probe as low as the control. One
 that does not grade it keeps the gold's score under the control, and nothing is judged. Items that list
 ``alternatives`` giving the changed call (its other arguments alike) the probe's value are not played (that value is
@@ -46,11 +49,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._dataset_probes import prose_fields
-from ._generic import _ContextProbe, schema_enum
+from ._generic import _ContextProbe, _status_write, annotation_call, schema_enum
 from ._lenient_probes import _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
 
-__all__ = ["DROPPED_ITEMS", "DroppedWrite", "FirstWriteControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
+__all__ = ["DROPPED_ITEMS", "DroppedWrite", "WriteValueControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
            "WRITE_MEMBER_ADVICE", "write_member_probes"]
 
 #: ``dropped_write`` plays at most this many items.
@@ -109,8 +112,8 @@ class OtherMember(_Judged, MemberControl):
     must_lower = True
 
 
-class FirstWriteControl(_WriteControl):
-    """``first_write_control`` (module table); its probe is :class:`LaterWriteValue`. The change is of two
+class WriteValueControl(_WriteControl):
+    """``write_value_control`` (module table); its probe is :class:`LaterWriteValue`. The change is of two
     writes: the control alters the first (``control_position``), the probe the last (``position``)."""
 
     reason = ("the gold changes nothing, calls no write tool twice with a scalar argument (not the first) that "
@@ -170,8 +173,8 @@ class FirstWriteControl(_WriteControl):
                 "from": str(item[self.actions_field][at]["arguments"][found["argument"]])[:120]}
 
 
-class LaterWriteValue(_Judged, FirstWriteControl):
-    """``later_write_value`` (module table): ``must_lower`` where ``first_write_control`` scored less than the
+class LaterWriteValue(_Judged, WriteValueControl):
+    """``later_write_value`` (module table): ``must_lower`` where ``write_value_control`` scored less than the
     gold."""
 
     must_lower = True
@@ -210,8 +213,10 @@ class DroppedWrite(_ContextProbe):
         two such writes or more that took effect."""
         writes = self.writes_of(item)
         actions = item[self.actions_field]
-        return [] if len(writes) < 2 else [p for p in writes if isinstance(actions[p].get("arguments"), Mapping) and not any(
-            (str(actions[p]["name"]), arg) in self._prose for arg in actions[p]["arguments"])]
+        return [] if len(writes) < 2 else [
+            p for p in writes if isinstance(actions[p].get("arguments"), Mapping)
+            and not any((str(actions[p]["name"]), arg) in self._prose for arg in actions[p]["arguments"])
+            and not _status_write(actions[p]) and not annotation_call(item, actions[p], self.actions_field)]
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """One of the chosen items."""
@@ -240,9 +245,9 @@ class DroppedWrite(_ContextProbe):
 def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (each control before its probe; ``intent`` ``hack``)."""
     members = MemberControl(write_tools, **fields)
-    first = FirstWriteControl(write_tools, **fields)
+    first = WriteValueControl(write_tools, **fields)
     out: dict[str, Any] = {"member_control": members, "other_member": OtherMember(members, write_tools, **fields),
-                           "first_write_control": first,
+                           "write_value_control": first,
                            "later_write_value": LaterWriteValue(first, write_tools, **fields),
                            "dropped_write": DroppedWrite(write_tools, **fields)}
     for probe in out.values():

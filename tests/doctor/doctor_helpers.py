@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from rft_sdk import Grade, GradingContext, Rollout, ToolServer
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
@@ -247,6 +249,28 @@ def assert_caught(verdicts: Mapping[str, Any], twins: Mapping[str, tuple[str, bo
     honest = next(g for g, t in twins.items() if t[0] == task and t[1])
     row = verdicts[honest]["probes"][probe]
     assert row["verdict"] == "pass" and row["rollouts"] > 0, (honest, probe, row["skip_reasons"])
+
+
+def twin_tests(twins: Mapping[str, tuple[str, bool, str]], make_server: Any, make_items: Any, job_for: Any,
+               *extra: str) -> tuple[Any, Any, Any]:
+    """The three pieces every twin module repeats, for ``twins`` (``grader -> (task, honest, probe)``): the
+    module-scoped ``verdicts`` fixture (:func:`twin_verdicts`, the hackable twins on :func:`twin_probes` with
+    ``extra``), a test that each honest grader passes every probe without a warning (:func:`assert_quiet`) and one
+    that each hackable twin fails through its probe, which its honest twin played and passed (:func:`assert_caught`).
+    Assign them to module names: ``verdicts, test_honest..., test_each_hackable... = twin_tests(...)``."""
+    @pytest.fixture(scope="module")
+    def verdicts() -> dict[str, Any]:
+        return twin_verdicts(make_server, make_items, job_for, twins, hackable_probes=twin_probes(twins, *extra))
+
+    @pytest.mark.parametrize("name", [g for g, t in twins.items() if t[1]])
+    def honest(verdicts: Mapping[str, Any], name: str) -> None:
+        assert_quiet(verdicts[name])
+
+    @pytest.mark.parametrize("name", [g for g, t in twins.items() if not t[1]])
+    def hackable(verdicts: Mapping[str, Any], name: str) -> None:
+        assert_caught(verdicts, twins, name)
+
+    return verdicts, honest, hackable
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,8 @@ the extra write with every sibling-bearing argument moved."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from doctor_helpers import assert_caught, assert_quiet, twin_probes, twin_verdicts
+from doctor_helpers import twin_tests
 from site_twins import TWINS, job_for, make_items, make_server
 
 from rft_sdk.doctor._answers import marked_lines
@@ -20,19 +18,9 @@ from rft_sdk.doctor._scope import SupersetApart
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def verdicts() -> dict[str, dict[str, Any]]:
-    return twin_verdicts(make_server, make_items, job_for, TWINS, hackable_probes=twin_probes(TWINS))
-
-
-@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if t[1]])
-def test_honest_graders_pass_every_probe_without_warnings(verdicts, name):
-    assert_quiet(verdicts[name])
-
-
-@pytest.mark.parametrize("name", [g for g, t in TWINS.items() if not t[1]])
-def test_each_hackable_twin_fails_through_its_probe_and_its_honest_twin_played_it(verdicts, name):
-    assert_caught(verdicts, TWINS, name)
+verdicts, test_honest_graders_pass_every_probe_without_warnings, \
+    test_each_hackable_twin_fails_through_its_probe_and_its_honest_twin_played_it = \
+    twin_tests(TWINS, make_server, make_items, job_for)
 
 
 def test_a_format_example_sets_the_precision_only_for_an_answer_stated_as_finely():
