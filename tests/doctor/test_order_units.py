@@ -218,3 +218,23 @@ def test_every_probe_is_documented_in_the_probe_tables_and_no_count_is_hard_code
     rows = set(re.findall(r"^\| `([a-z_]+)` \|", text, re.M))
     assert set(default_probes()) - rows == set()
     assert not re.search(r"\b(?:Sixteen|\d+) probes play", text)
+
+
+def test_no_two_probe_families_share_a_name():
+    """The suite merges each family's dict into one (``default_probes``): a name two families use would silently
+    drop one probe (``first_write_control`` once named two controls)."""
+    import inspect
+
+    from rft_sdk.doctor import _suite
+
+    seen: dict[str, str] = {}
+    for name, fn in vars(_suite).items():
+        if not name.endswith("_probes") or not inspect.isfunction(fn) or name == "default_probes":
+            continue
+        try:
+            family = fn(None)
+        except (TypeError, AttributeError):  # a family built on a control of another (shifted_time_probes)
+            continue
+        for probe in family:
+            assert probe not in seen, f"{probe} is in both {seen[probe]} and {name}"
+            seen[probe] = name
