@@ -38,7 +38,7 @@ from ._chosen import ChosenProbe
 from ._near_probes import value_numbers
 from ._probes import HACK, Steps, is_write_tool
 
-__all__ = ["OWN_READ_ADVICE", "OwnReadAnswer", "own_read_probes"]
+__all__ = ["OWN_READ_ADVICE", "AlteredRead", "OwnReadAnswer", "own_read_probes"]
 
 OWN_READ_ADVICE = {
     "own_read_answer": "an answer true to a read made with the wrong inputs (the unscaled quantity converted) earns the "
@@ -62,7 +62,48 @@ def _stated_close(a: float, b: Any) -> bool:
     return abs(a - float(b.group().replace(",", ""))) <= 0.5 * 10 ** -decimals + 1e-9
 
 
-class OwnReadAnswer(ChosenProbe):
+class AlteredRead(ChosenProbe):
+    """A :class:`ChosenProbe` whose option (:meth:`find`: ``{"read", "argument", "from", "to", "stated"}``) alters one
+    argument of one gold read, and whose reply restates the reference's ``stated`` text as that read's output gives
+    it (:meth:`restated`): the frame of ``own_read_answer`` and ``own_read_date``."""
+
+    def restated(self, item: Mapping[str, Any], output: str) -> str | None:  # pragma: no cover - abstract
+        """What the altered read's ``output`` gives in place of ``stated``, when it differs; else ``None``."""
+        raise NotImplementedError
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, one per turn, the read's argument altered."""
+        actions = [dict(a) for a in item.get(self.actions_field) or []]
+        found = self.option(item)
+        if found is not None:
+            read = actions[found["read"]]
+            actions[found["read"]] = {**read, "arguments": {**read["arguments"], found["argument"]: found["to"]}}
+        return [[a] for a in actions]
+
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """The reference with ``stated`` replaced by what the altered read's output gives."""
+        found = self.option(item)
+        reference = str(item.get(self.answer_field) or "")
+        new = self.restated(item, results[found["read"]]) if found and found["read"] < len(results) else None
+        return reference if new is None or found is None else reference.replace(found["stated"], new)
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the altered read was accepted and its output gives another value."""
+        found = self.option(item)
+        if found is None or len(calls) <= found["read"] or getattr(calls[found["read"]], "error", "x") is not None:
+            return False
+        return self.restated(item, str(getattr(calls[found["read"]], "output", ""))) is not None
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """What the item played."""
+        found = self.option(item)
+        if found is None:
+            return {}
+        return {"altered": f"{item[self.actions_field][found['read']]['name']}.{found['argument']}",
+                "from": found["from"], "to": found["to"], "stated": found["stated"]}
+
+
+class OwnReadAnswer(AlteredRead):
     """``own_read_answer`` (module table)."""
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
@@ -117,15 +158,6 @@ class OwnReadAnswer(ChosenProbe):
             return best if isinstance(value, float) else int(best)
         return value * 2
 
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, one per turn, the read's number argument altered."""
-        actions = [dict(a) for a in item.get(self.actions_field) or []]
-        found = self.option(item)
-        if found is not None:
-            read = actions[found["read"]]
-            actions[found["read"]] = {**read, "arguments": {**read["arguments"], found["argument"]: found["to"]}}
-        return [[a] for a in actions]
-
     def _read_number(self, item: Mapping[str, Any], output: str) -> float | None:
         """The altered read's number at the reference number's place, when it differs from the reference's."""
         found = self.option(item)
@@ -134,28 +166,11 @@ class OwnReadAnswer(ChosenProbe):
             return None
         return printed[found["place"]]
 
-    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
-        """The reference with the altered read's number at the reference number's place."""
+    def restated(self, item: Mapping[str, Any], output: str) -> str | None:
+        """The altered read's number at the reference number's place, written with the reference's decimals."""
         found = self.option(item)
-        reference = str(item.get(self.answer_field) or "")
-        new = self._read_number(item, results[found["read"]]) if found and found["read"] < len(results) else None
-        return reference if new is None or found is None else reference.replace(found["stated"],
-                                                                               styled(new, found["decimals"]))
-
-    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
-        """Whether the altered read was accepted and printed another number at the reference number's place."""
-        found = self.option(item)
-        if found is None or len(calls) <= found["read"] or getattr(calls[found["read"]], "error", "x") is not None:
-            return False
-        return self._read_number(item, str(getattr(calls[found["read"]], "output", ""))) is not None
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """What the item played."""
-        found = self.option(item)
-        if found is None:
-            return {}
-        return {"altered": f"{item[self.actions_field][found['read']]['name']}.{found['argument']}",
-                "from": found["from"], "to": found["to"], "stated": found["stated"]}
+        new = self._read_number(item, output)
+        return None if new is None or found is None else styled(new, found["decimals"])
 
 
 def own_read_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

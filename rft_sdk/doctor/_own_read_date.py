@@ -34,9 +34,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._answers import marked_lines
-from ._chosen import ChosenProbe
 from ._generic import schema_enum
-from ._probes import HACK, ProbeContext, Steps, is_write_tool
+from ._own_read import AlteredRead
+from ._probes import HACK, ProbeContext, is_write_tool
 
 __all__ = ["OWN_READ_DATE_ADVICE", "OwnReadDate", "implied_rule", "own_read_date_probes"]
 
@@ -80,7 +80,7 @@ def implied_rule(pairs: Sequence[tuple[Sequence[dt.date], dt.date]]) -> tuple[in
     return best[0][0] if best and best[0][1] >= MIN_ITEMS else None
 
 
-class OwnReadDate(ChosenProbe):
+class OwnReadDate(AlteredRead):
     """``own_read_date`` (module table)."""
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
@@ -122,7 +122,7 @@ class OwnReadDate(ChosenProbe):
         return None
 
     def find(self, item: Mapping[str, Any], index: int) -> dict[str, Any] | None:
-        """``{"read", "argument", "from", "to", "date"}``: the read, its enum argument, its gold and altered
+        """``{"read", "argument", "from", "to", "stated"}``: the read, its enum argument, its gold and altered
         members, the reference's date; ``None`` without a rule the item's own read follows."""
         found = self._read(item, index)
         if found is None or self._rule is None:
@@ -132,47 +132,16 @@ class OwnReadDate(ChosenProbe):
             return None  # the item does not follow the dataset's rule
         call = item[self.actions_field][found["read"]]
         return {"read": found["read"], "argument": found["argument"], "from": call["arguments"][found["argument"]],
-                "to": found["members"][index % len(found["members"])], "date": found["date"]}
+                "to": found["members"][index % len(found["members"])], "stated": found["date"]}
 
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, one per turn, the read's enum argument altered."""
-        actions = [dict(a) for a in item.get(self.actions_field) or []]
-        found = self.option(item)
-        if found is not None:
-            read = actions[found["read"]]
-            actions[found["read"]] = {**read, "arguments": {**read["arguments"], found["argument"]: found["to"]}}
-        return [[a] for a in actions]
-
-    def _implied(self, item: Mapping[str, Any], output: str) -> str | None:
+    def restated(self, item: Mapping[str, Any], output: str) -> str | None:
         """The date the altered read's output implies by the rule, when it differs from the reference's."""
         found = self.option(item)
         listed = _dates(output)
         if found is None or self._rule is None or len(listed) <= self._rule[0]:
             return None
         implied = (listed[self._rule[0]] + dt.timedelta(days=self._rule[1])).isoformat()
-        return None if implied == found["date"] else implied
-
-    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
-        """The reference with the date the altered read implies."""
-        found = self.option(item)
-        reference = str(item.get(self.answer_field) or "")
-        new = self._implied(item, results[found["read"]]) if found and found["read"] < len(results) else None
-        return reference if new is None or found is None else reference.replace(found["date"], new)
-
-    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
-        """Whether the altered read was accepted and implies another date."""
-        found = self.option(item)
-        if found is None or len(calls) <= found["read"] or getattr(calls[found["read"]], "error", "x") is not None:
-            return False
-        return self._implied(item, str(getattr(calls[found["read"]], "output", ""))) is not None
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """What the item played."""
-        found = self.option(item)
-        if found is None:
-            return {}
-        return {"altered": f"{item[self.actions_field][found['read']]['name']}.{found['argument']}",
-                "from": found["from"], "to": found["to"], "stated": found["date"]}
+        return None if implied == found["stated"] else implied
 
 
 def own_read_date_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
