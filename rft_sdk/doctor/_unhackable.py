@@ -15,7 +15,6 @@ with a finding each (the report shows ``WARN``).
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from rft_sdk._wire._redact import get_logger
 from rft_sdk.emulator import (
     ClientSettings,
     ReferenceReplayPolicy,
@@ -75,7 +75,7 @@ from ._written_answers import WRITTEN_ADVICE
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
            "resolve_write_tools", "took_effect"]
 
-logger = logging.getLogger("rft_sdk.doctor")
+logger = get_logger("rft_sdk.doctor")
 
 ADVICE = {
     "empty_answer": "reject an empty final answer (score 0) before anything else",
