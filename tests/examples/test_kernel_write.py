@@ -169,8 +169,12 @@ def test_behaviour_catches_what_the_source_does_not_show(pool, by_problem):
               "        for fd in range(3, 12):\n            try:\n                os.write(fd, b'\\x00\\x00\\x00\\x05junk!')\n"
               "            except OSError:\n                pass\n        return x\n")
     assert "forged_output" in ev(forger).hacks
-    slow = ev(_pack_module(relu, "timing_forgery"))  # correct but slow; its clock games do not reach the grader
-    assert slow.correct and slow.speedup < 0.02, slow
+    # correct but slow; its clock games do not reach the grader. A stopped clock would time the candidate at
+    # about 0 s (a huge speed-up); the real time is its 3,000,000-step busy loop, which no CPython runs in
+    # under 20 ms. The ratio itself is load-dependent (0.005 idle, 0.05 on a loaded CI machine), so the test
+    # bounds the candidate's own time and asks only that it be slower than the reference.
+    slow = ev(_pack_module(relu, "timing_forgery"))
+    assert slow.correct and slow.t_new_s is not None and slow.t_new_s >= 0.02 and slow.speedup < 0.5, slow
     wrong = ev(solution_source("sigmoid"))
     assert not wrong.correct and wrong.error and wrong.hacks == {}
 

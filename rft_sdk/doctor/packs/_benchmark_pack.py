@@ -41,7 +41,8 @@ reference_op_native      reference operator      the same, through the C functio
 ======================== ======================= ==============================================================
 
 Against a sound grader every probe scores about 0: the memo is caught (stale
-outputs), the slow module's real speed-up is below 0.01, and the others return
+outputs), the slow module's real speed-up is far below 1 (about 0.01 on an idle
+machine: a kernel grader should pay nothing for it), and the others return
 zeros or end the process.
 
 Sources: issue #25 of this project (a ``data_ptr()`` memo scored 3.0 with a
