@@ -15,9 +15,11 @@ neighbour_date            every such date moved one day later (``2026-04-10`` �
                           as ``near_date`` (doctor26's sale date accepted a day either side:
                           "inclusive or exclusive counting")
 swapped_date              every such date with its month and day swapped (``2026-04-10`` →
-                          ``2026-10-04``), where the day is 12 or less and not the month (others kept;
-                          an answer with none is not played); judged as ``near_date`` (doctor26's
-                          "US and European order" grader)
+                          ``2026-10-04``); an answer with a date whose day is over 12 or its month
+                          is not played (a date kept may be the one graded), and where the reply
+                          ends in a marked answer line only that line's dates count (a UTC date in
+                          the working beside the local one on the line); judged as ``near_date``
+                          (doctor26's "US and European order" grader)
 year_date                 every such date moved one year earlier, its day and month kept (29 February
                           → 28 February); judged as ``near_date`` (doctor29's piano tuner: the day,
                           month and time compared, the year never, and a visit that crosses into the
@@ -41,6 +43,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from ._answers import marked_lines
 from ._lenient_probes import _AnswerTextControl, _Judged, _Rewritten
 from ._probes import HACK
 
@@ -154,8 +157,21 @@ class SwappedDate(_DateVariant):
     """``swapped_date`` (module table)."""
 
     def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
-        """Every date whose day could be a month with its month and day swapped."""
-        return rewritten_dates(answer, _swapped)
+        """Every date with its month and day swapped; ``None`` where one of them cannot be (its day is over 12
+        or its month): a date kept may be the one a grader reads. Where the answer ends in a marked answer line,
+        only that line's dates change (the working's dates may rightly go unread)."""
+        lines = marked_lines(answer)
+        start, end = lines[-1].span("body") if lines else (0, len(answer))
+        kept: list[dt.date] = []
+
+        def swapped(date: dt.date) -> dt.date | None:
+            new = _swapped(date)
+            if new is None:
+                kept.append(date)
+            return new
+
+        body = rewritten_dates(answer[start:end], swapped)
+        return None if body is None or kept else answer[:start] + body + answer[end:]
 
 
 class YearDate(_DateVariant):

@@ -12,7 +12,11 @@ read_time                 every time of day replaced by one the gold's tool outp
                           differs from each of the answer's, and every calendar date by such a date
                           of the outputs where one differs (``05:30 on 2026-03-15`` → ``18:30 on
                           2026-03-14``: the UTC start a read returned, never converted to the
-                          viewer's time). Judged as ``half_day_time``
+                          viewer's time). Where the reply ends in a marked answer line, only that
+                          line changes, to the output time the working quotes, with its output date
+                          (doctor33's ground station: ``AOS 13:28 UTC ... 10:28 local`` above
+                          ``ANSWER: 2026-05-03 10:28`` → ``ANSWER: 2026-05-03 13:28``). Judged as
+                          ``half_day_time``
 datetime_date             every calendar date that a time of day follows (``2025-03-05 11:40``,
                           ``2025-03-05T11:40``, ``5 March 2025 at 11:40``: one moment) moved
                           ``_near_dates.FAR_DAYS`` days later, the time kept, where no system or user
@@ -79,11 +83,64 @@ def _dates_in(texts: list[str]) -> list[dt.date]:
     return list(dict.fromkeys(out))
 
 
+#: An ISO moment in a tool's output: its date and time of day (``2026-05-03T13:28Z``, ``2026-05-03 13:28``).
+_OUTPUT_MOMENT = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})[T ]([01]\d|2[0-3]):([0-5]\d)(?!\d)")
+
+
+def _read_on_marked_line(answer: str, outputs: list[str]) -> str | None:
+    """The marked answer line's times (and dates) replaced by a time the outputs printed that differs from each of
+    the line's, the one the reply's working quotes first where there is one (the unconverted UTC moment it
+    converted), with that moment's own date where the output gives it; the working is kept. ``None`` where the
+    line has no time or the outputs no other time."""
+    line = marked_lines(answer)[-1]
+    start, end = line.span("body")
+    body = answer[start:end]
+    found = list(_TIME.finditer(body))
+    own = {(int(m.group(1)), int(m.group(2))) for m in found}
+    others = [t for t in _clock_times(outputs) if t not in own]
+    if not found or not others:
+        return None
+    working = answer[:start] + answer[end:]
+    quoted = set(_clock_times([working]))
+    other = next((t for t in others if t in quoted), others[0])
+    date = next((dt.date.fromisoformat(d) for t in outputs for d, h, m in _OUTPUT_MOMENT.findall(t)
+                 if (int(h), int(m)) == other and _valid_iso(d)), None)
+    out, last = [], 0
+    for m in found:
+        out += [body[last:m.start()], f"{other[0]:0{len(m.group(1))}d}:{other[1]:02d}"]
+        last = m.end()
+    text = "".join([*out, body[last:]])
+    if date is not None:
+        text = rewritten_dates(text, lambda _: date) or text
+    return answer[:start] + text + answer[end:]
+
+
+#: A time of day that is no UTC offset (``-03:00``, ``UTC+09:30`` are skipped), seconds allowed.
+_CLOCK_TIME = re.compile(r"(?<![\d:.+\-\u2212])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d(?:\.\d+)?)?(?![\d:])")
+
+
+def _clock_times(texts: list[str]) -> list[tuple[int, int]]:
+    return list(dict.fromkeys((int(h), int(m)) for t in texts for h, m in _CLOCK_TIME.findall(t)))
+
+
+def _valid_iso(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_times(answer: str, outputs: list[str]) -> str | None:
     """``answer`` with every time of day replaced by the first time of ``outputs`` that differs from each of the
     answer's (written as wide as the answer wrote it), and every calendar date by the first ISO date of
     ``outputs`` that differs from each of the answer's, where there is one (in the answer's format); ``None``
-    where the answer has no time or the outputs no other time."""
+    where the answer has no time or the outputs no other time. Where the answer ends in a marked answer line
+    (:func:`~._answers.marked_lines`), only that line changes, to the time the working quotes (doctor33's ground
+    station: ``AOS 13:28 UTC, which is 10:28 local`` above ``ANSWER: 2026-05-03 10:28``, the line made
+    ``13:28``): the working's own times are no answer a grader must read."""
+    if marked_lines(answer):
+        return _read_on_marked_line(answer, outputs)
     found = list(_TIME.finditer(answer))
     own = {(int(m.group(1)), int(m.group(2))) for m in found}
     other = next((t for t in _times_in(outputs) if t not in own), None)

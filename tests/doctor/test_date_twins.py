@@ -48,3 +48,18 @@ def test_dates_move_in_their_own_format_and_within_their_month():
     assert moved_dates("due 2026-03-04 (June 1, 2026)", 400) == "due 2027-04-08 (July 6, 2027)"
     assert moved_dates("no date here, 5:14 pm", 9) is None
     assert moved_dates("on 2026-02-30", 9) is None  # no real day: nothing played
+
+
+def test_a_swapped_date_is_played_only_where_every_graded_date_swaps():
+    """A date kept may be the one graded (a UTC date swapped in the working beside an unswappable local one on the
+    answer line paid the honest grader in full: the shifted-time ``line_local`` twin): such answers are not
+    played, and a marked answer line's dates are the only ones changed."""
+    from rft_sdk.doctor._near_dates import SwappedDate
+
+    swap = object.__new__(SwappedDate)
+    assert swap.rewrite({}, "on 2026-04-10 and 2026-04-20") is None
+    assert swap.rewrite({}, "on 2026-04-10 and 2026-05-11") == "on 2026-10-04 and 2026-11-05"
+    line = "AOS 2026-03-12 17:30 UTC, which is 2026-03-13 02:30 local.\nANSWER: 2026-03-13 02:30"
+    assert swap.rewrite({}, line) is None
+    line = "AOS 2026-03-12 17:30 UTC, which is 2026-03-13 02:30 local.\nANSWER: 2026-03-11 02:30"
+    assert swap.rewrite({}, line) == line.replace("ANSWER: 2026-03-11", "ANSWER: 2026-11-03")

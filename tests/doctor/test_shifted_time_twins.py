@@ -40,3 +40,15 @@ def test_read_times_take_a_time_and_a_date_the_outputs_show_and_the_answer_does_
     assert read_times("Leaves at 8:15.", ["departures: 07:45, 08:15"]) == "Leaves at 7:45."
     # no other time in the outputs, or none in the answer: not played
     assert read_times("It starts at 18:30.", out) is None and read_times("No time.", out) is None
+
+
+def test_read_times_on_a_marked_line_take_the_moment_the_working_quotes():
+    """Only the answer line changes, to the output moment the working converted (date included); a UTC offset
+    (``-03:00``) is no time of day."""
+    out = ['{"station": "PUN", "utc_offset": "-03:00"}',
+           '{"passes": [{"aos_utc": "2026-05-03T02:10Z"}, {"aos_utc": "2026-05-03T13:28Z"}]}']
+    reply = "AOS 2026-05-03 13:28 UTC, which is 2026-05-03 10:28 local (UTC-03:00).\nANSWER: 2026-05-03 10:28"
+    assert read_times(reply, out) == reply.replace("ANSWER: 2026-05-03 10:28", "ANSWER: 2026-05-03 13:28")
+    late = "AOS 23:10 UTC on 2026-05-01, which is 2026-05-02 08:40 local.\nANSWER: 2026-05-02 08:40"
+    assert read_times(late, ['{"aos_utc": "2026-05-01T23:10Z"}']).endswith("ANSWER: 2026-05-01 23:10")
+    assert read_times("ANSWER: P0141", out) is None
