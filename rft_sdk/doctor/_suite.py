@@ -129,6 +129,7 @@ from ._lenient_probes import lenient_probes
 from ._near_dates import date_probes
 from ._near_probes import near_probes
 from ._near_writes import near_write_probes
+from ._neighbour_entity import neighbour_entity_probes
 from ._order import order_probes
 from ._other_kind import other_kind_probes
 from ._outside import outside_probes
@@ -428,6 +429,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **answer_line_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
+        **neighbour_entity_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),
         **hedged_text_probes(write_tools, **fields),

@@ -52,6 +52,7 @@ from ._lenient_probes import LENIENT_ADVICE
 from ._near_dates import DATE_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._near_writes import NEAR_WRITE_ADVICE
+from ._neighbour_entity import NEIGHBOUR_ENTITY_ADVICE
 from ._order import ORDER_ADVICE
 from ._other_kind import OTHER_KIND_ADVICE
 from ._outside import OUTSIDE_ADVICE
@@ -178,6 +179,7 @@ ADVICE = {
     **ANSWER_LINE_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
+    **NEIGHBOUR_ENTITY_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,
     **HEDGED_TEXT_ADVICE,

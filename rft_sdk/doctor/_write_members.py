@@ -27,15 +27,17 @@ dropped_write             on items whose gold has two writes or more that took e
                           does not only annotate (item ``k``: the ``k``-th), then the reference answer
                           (which claims it); judged ``must_lower`` where the end state differs from the
                           gold's. A grader that leaves one part of the outcome unread (an expiry date
-                          never compared) pays it. A status write is never dropped: an honest grader
-                          may rightly re-derive the outcome and ignore the status the model sets
-                          (``tests/doctor/shape_twins.py``), so a lift never put back in service
-                          (doctor32's ``lifts__twin_c``) is not caught
+                          never compared) pays it. A status write is dropped only where it sets a
+                          state the prompt names and no success word (:func:`asked_state`: "put it
+                          back in service", ``status="in_service"``, doctor32's ``lifts__twin_c``);
+                          the model certifying its own work (``resolved``, ``done``, a flag) may
+                          rightly go unread by a grader that re-derives the outcome
+                          (``tests/doctor/shape_twins.py``)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent.** ``dropped_write`` leaves out a part of the end state the gold changed with ids,
 members, numbers or dates (a write holding free text, a note, or a status the model sets, all of which a correct rule
-may leave unread, is never dropped): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
+may leave unread, is never dropped, unless the prompt asks for that state by name and it is no success word): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
 their control does: a grader that grades the argument in every write scores the probe as low as the control. One
 that does not grade it keeps the gold's score under the control, and nothing is judged. Items that list
 ``alternatives`` giving the changed call (its other arguments alike) the probe's value are not played (that value is
@@ -45,11 +47,13 @@ right there).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._answers import prompt_texts
 from ._dataset_probes import prose_fields
-from ._generic import _ContextProbe, _status_write, annotation_call, schema_enum
+from ._generic import _OWN_STATUS, SUCCESS_VALUES, _ContextProbe, _status_write, annotation_call, schema_enum
 from ._lenient_probes import _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
 
@@ -180,6 +184,23 @@ class LaterWriteValue(_Judged, WriteValueControl):
     must_lower = True
 
 
+def asked_state(item: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
+    """Whether a status write of the gold sets a state the prompt asks for by name, no success word: every
+    status-like argument a string that no success list holds (``in_service``, never ``resolved`` or ``done``:
+    the model certifying its own work, which an honest grader may rightly leave unread) and that a system or
+    user message names, ``_`` and ``-`` read as spaces (doctor32's lift register: "put it back in service",
+    ``set_status(status="in_service")``); no boolean argument."""
+    arguments = call.get("arguments")
+    if not isinstance(arguments, Mapping) or any(isinstance(v, bool) for v in arguments.values()):
+        return False
+    states = [v for k, v in arguments.items() if isinstance(v, str) and _OWN_STATUS.search(str(k))]
+    if not states or any(v.strip().lower() in SUCCESS_VALUES for v in states):
+        return False
+    prompt = " ".join(prompt_texts(item)).lower()
+    return all(re.search(r"(?<!\w)" + r"[\s_-]+".join(map(re.escape, re.split(r"[\s_-]+", v.strip().lower())))
+                         + r"(?!\w)", prompt) for v in states if v.strip())
+
+
 class DroppedWrite(_ContextProbe):
     """``dropped_write`` (module table)."""
 
@@ -216,7 +237,8 @@ class DroppedWrite(_ContextProbe):
         return [] if len(writes) < 2 else [
             p for p in writes if isinstance(actions[p].get("arguments"), Mapping)
             and not any((str(actions[p]["name"]), arg) in self._prose for arg in actions[p]["arguments"])
-            and not _status_write(actions[p]) and not annotation_call(item, actions[p], self.actions_field)]
+            and (not _status_write(actions[p]) or asked_state(item, actions[p]))
+            and not annotation_call(item, actions[p], self.actions_field)]
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """One of the chosen items."""
