@@ -2,8 +2,8 @@
 
 - ``TestClient(server)`` calls a ``ToolServer``'s tools and graders in process
   (Starlette's test client underneath): ``client.call(tool, trace_id=..., **args)``,
-  ``client.grade(...)``, ``client.trajectory(trace_id)``, ``client.db_diff(trace_id)``
-  (``docs/first-task.md``).
+  ``client.grade(...)``, ``client.trajectory(trace_id)``, ``client.state(trace_id)``,
+  ``client.db_diff(trace_id)`` (``docs/first-task.md``).
 - ``run_server(app)`` starts a real uvicorn server on 127.0.0.1 in a background
   thread of this process, waits until it accepts connections, yields its base
   URL and shuts it down on exit.
@@ -38,7 +38,8 @@ stops with it)::
             assert client.grade(trace, "Lent", item=ITEM).score == 1.0
 
 Each call is recorded per ``trace_id`` (:meth:`TestClient.trajectory`): its
-arguments, HTTP status, output or error, and latency. Database helpers read the
+arguments, HTTP status, output or error, and latency. :meth:`TestClient.state` reads the rollout's
+``rollout.state`` (the stored JSON decoded) without grading it. Database helpers read the
 rollout's own database (a ``ToolServer(db=...)``): :meth:`TestClient.db_diff`
 (rows changed against the template) and :meth:`TestClient.query` (read-only SQL).
 """
@@ -492,6 +493,47 @@ class TestClient:
     def trajectory(self, trace_id: str) -> list[Call]:
         """The calls made through this client in rollout ``trace_id``, in order (``[]`` when none)."""
         return list(self._calls.get(trace_id, []))
+
+    def state(self, trace_id: str) -> dict[str, Any]:
+        """Rollout ``trace_id``'s ``rollout.state`` as it is now: the stored state JSON decoded, what the
+        grader would get as ``ctx.state`` were the rollout graded now (a fresh copy: changing it changes
+        nothing). ``{}`` for a rollout whose calls stored nothing (a tool that keeps no state, or only
+        refused calls: a refused call's changes are rolled back). Reading it neither grades nor releases
+        the rollout, so later calls and the grade go on as before.
+
+        Raises:
+            RFTError: the store holds no rollout ``trace_id``: no call has been made in it yet (a grade
+                would then see ``ctx.state == {}``), the id is mistyped, or the rollout was graded and its
+                state released (read the state before :meth:`grade`, or keep it for a while with
+                ``ToolServer(grade_retention_s=...)``); or the server has no rollout store (not a
+                ``ToolServer``). The message names the ``trace_id`` and the case.
+        """
+        store = getattr(self.server, "store", None)
+        if store is None or not hasattr(store, "load"):
+            raise RFTError(f"cannot read the state of rollout {trace_id!r}: {type(self.server).__name__} has no "
+                           "rollout store (TestClient.state needs a ToolServer)")
+
+        async def load() -> tuple[Any, bool]:
+            stored = await store.load(trace_id)
+            graded = False
+            if stored is None:
+                with contextlib.suppress(NotImplementedError):  # a store of its own may keep no tombstones
+                    graded = await store.graded_digest(trace_id) is not None
+            return stored, graded
+
+        stored, graded = self._run(load)
+        if stored is None:
+            if graded:
+                raise RFTError(f"rollout {trace_id!r} was graded and its state released: read client.state() "
+                               "before client.grade(), or keep graded rollouts with "
+                               "ToolServer(grade_retention_s=...)")
+            made = len(self._calls.get(trace_id, []))
+            why = (f"none of the {made} call(s) this client made in it was recorded (an unknown tool, 404, or a "
+                   "refused token, 401, records nothing), or the rollout expired" if made else
+                   "no call has been made in it yet (a grade would see ctx.state == {}), or the trace_id is mistyped")
+            raise RFTError(f"no rollout {trace_id!r} in the server's store: {why}")
+        state: dict[str, Any] = json.loads(stored.state_json or "{}")
+        return state
 
     def replay(self, item: Mapping[str, Any], *, grader: str | None = None,
                alternative: int | str | None = None) -> GoldRun:

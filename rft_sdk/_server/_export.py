@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -34,21 +34,39 @@ class ExportMixin:
         return [{"name": n, "server_url": f"{base}/tools" if shared_url else f"{base}/tools/{n}",
                  "headers": dict(headers or {})} for n in self._tools]
 
-    def dataset_tools(self, fmt: str = "chat_completions") -> list[dict[str, Any]]:
-        """Tool definitions for a dataset line's ``tools``.
+    def dataset_tools(self, fmt: str = "chat_completions", names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Tool definitions for a dataset line's ``tools``, in the server's order (registration order).
 
         Args:
             fmt: ``"chat_completions"`` (``{"type": "function", "function": {...}}``,
                 the hosted dataset format) or ``"responses"`` (flat Responses API format).
+            names: the tools to offer, by name (``None``: every tool). The selection keeps the
+                server's order, whatever the order of ``names``; a name given twice counts once,
+                and an empty ``names`` gives ``[]``. For a line that offers the model only some
+                tools (``rft validate`` checks that each gold call names a tool the line offers).
 
         Raises:
-            ValueError: unknown ``fmt``.
+            ValueError: unknown ``fmt``, or a name the server does not serve (the message lists
+                the server's tool names).
+            TypeError: ``names`` is a single string (pass a list: ``names=["get_book"]``).
         """
+        if fmt not in ("chat_completions", "responses"):
+            raise ValueError(f"fmt must be 'chat_completions' or 'responses', got {fmt!r}")
+        tools = list(self._tools.values())
+        if names is not None:
+            if isinstance(names, str):
+                raise TypeError(f"names must be an iterable of tool names, not the string {names!r}: "
+                                f"pass names=[{names!r}]")
+            wanted = dict.fromkeys(names)
+            unknown = [n for n in wanted if n not in self._tools]
+            if unknown:
+                served = f"its tools are {list(self._tools)}" if self._tools else "it serves no tool yet"
+                raise ValueError(f"dataset_tools(names=...): no tool named {', '.join(map(repr, unknown))} on this "
+                                 f"server; {served}")
+            tools = [d for name, d in self._tools.items() if name in wanted]
         if fmt == "chat_completions":
-            return [d.chat_completions_format() for d in self._tools.values()]
-        if fmt == "responses":
-            return [d.responses_format() for d in self._tools.values()]
-        raise ValueError(f"fmt must be 'chat_completions' or 'responses', got {fmt!r}")
+            return [d.chat_completions_format() for d in tools]
+        return [d.responses_format() for d in tools]
 
     def grader_spec(self, base_url: str, name: str | None = None, headers: dict[str, str] | None = None,
                     rate_limit: int = 50, pass_threshold: float = 1.0) -> dict[str, Any]:

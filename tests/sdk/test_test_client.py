@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
+from starlette.applications import Starlette
 
 from rft_sdk import Grade, GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer
 from rft_sdk.exceptions import RFTError
@@ -148,3 +150,83 @@ def test_a_server_with_tokens_needs_the_token(tmp_path: Path) -> None:
         assert anonymous.call("echo", text="hi").status == 401
     with TestClient(server, token="s3cret") as client:
         assert client.call("echo", text="hi").ok
+
+
+def make_state_server(**options: Any) -> ToolServer:
+    server = ToolServer(auth_env_var=None, **options)
+
+    @server.tool
+    def stock(sku: str, n: int, *, rollout: Rollout) -> str:
+        """Set ``sku``'s count in this rollout's state, seeded on first touch from the item's ``stock``."""
+        if n < 0:
+            raise ToolError("n must be at least 0")
+        counts = rollout.state.setdefault("stock", dict(rollout.item.get("stock", {})))
+        counts[sku] = n
+        return "ok"
+
+    @server.tool
+    def ping() -> str:
+        """Store nothing."""
+        return "pong"
+
+    @server.grader
+    def stocked(ctx: GradingContext) -> float:
+        return float(ctx.state.get("stock", {}).get("a") == 4)
+
+    return server
+
+
+def test_state_reads_the_rollouts_state_without_grading_it() -> None:
+    item = {"messages": [{"role": "user", "content": "set a to 4"}], "stock": {"a": 1, "b": 2}}
+    with TestClient(make_state_server()) as client:
+        trace = client.new_trace_id()
+        assert client.call("stock", trace_id=trace, item=item, sku="a", n="4").ok   # "4": the model's string
+        assert client.trajectory(trace)[0].arguments == {"sku": "a", "n": "4"}     # kept as sent
+        assert client.state(trace) == {"stock": {"a": 4, "b": 2}}                  # the item's seed, 4 coerced
+        refused = client.call("stock", trace_id=trace, sku="b", n=-1)
+        assert refused.error_code == "tool_error" and client.state(trace) == {"stock": {"a": 4, "b": 2}}
+        copy = client.state(trace)
+        copy["stock"]["a"] = 99                                                     # a fresh copy each time
+        assert client.state(trace)["stock"]["a"] == 4
+        assert client.call("stock", trace_id=trace, sku="b", n=0).ok                # the rollout goes on
+        assert client.state(trace) == {"stock": {"a": 4, "b": 0}}
+        assert client.grade(trace, "done", item=item).score == 1.0
+
+
+def test_state_of_a_rollout_that_stored_nothing_is_empty() -> None:
+    with TestClient(make_state_server()) as client:
+        reads = client.new_trace_id()
+        assert client.call("ping", trace_id=reads).ok
+        assert client.state(reads) == {}
+        refused = client.new_trace_id()
+        assert client.call("stock", trace_id=refused, sku="a", n=-1).status == 400
+        assert client.state(refused) == {}
+
+
+def test_state_of_an_unknown_or_released_rollout_raises_naming_it() -> None:
+    with TestClient(make_state_server()) as client:
+        with pytest.raises(RFTError, match=r"no rollout 'trace_unknown' .*no call has been made in it yet"):
+            client.state("trace_unknown")
+        unknown_tool = client.new_trace_id()
+        assert client.call("nope", trace_id=unknown_tool).status == 404
+        with pytest.raises(RFTError, match=rf"no rollout '{unknown_tool}' .*none of the 1 call\(s\)"):
+            client.state(unknown_tool)
+        graded = client.new_trace_id()
+        client.call("stock", trace_id=graded, sku="a", n=4)
+        client.grade(graded, "done")
+        with pytest.raises(RFTError, match=rf"rollout '{graded}' was graded and its state released"):
+            client.state(graded)
+    with TestClient(make_state_server(grade_retention_s=60)) as keeping:
+        kept = keeping.new_trace_id()
+        keeping.call("stock", trace_id=kept, sku="a", n=3)
+        assert keeping.grade(kept, "done").score == 0.0
+        assert keeping.state(kept) == {"stock": {"a": 3}}                           # kept for 60 s after the grade
+
+
+def test_state_without_a_with_block_and_of_a_server_without_a_store() -> None:
+    client = TestClient(make_state_server())
+    trace = client.new_trace_id()
+    assert client.call("stock", trace_id=trace, sku="a", n=2).ok
+    assert client.state(trace) == {"stock": {"a": 2}}
+    with pytest.raises(RFTError, match="'trace_x'.*Starlette has no rollout store"):
+        TestClient(Starlette()).state("trace_x")

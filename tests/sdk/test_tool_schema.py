@@ -76,6 +76,45 @@ def test_decorator_options_and_formats():
         server.dataset_tools("xml")
 
 
+def test_dataset_tools_names_selects_tools_in_the_servers_order():
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def get_book(book_id: str) -> str:
+        """Read a book."""
+        return book_id
+
+    @server.tool
+    def lend_book(book_id: str, member: str) -> str:
+        """Lend a book."""
+        return member
+
+    @server.tool
+    def return_book(loan_id: int) -> str:
+        """Return a loan."""
+        return str(loan_id)
+
+    def names(tools):
+        return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+
+    assert names(server.dataset_tools()) == ["get_book", "lend_book", "return_book"]
+    assert names(server.dataset_tools(names=["return_book", "get_book"])) == ["get_book", "return_book"]
+    assert names(server.dataset_tools(names=iter(["lend_book", "lend_book"]))) == ["lend_book"]
+    assert names(server.dataset_tools("responses", names=("lend_book",))) == ["lend_book"]
+    assert server.dataset_tools("responses", names=["lend_book"])[0]["type"] == "function"
+    assert server.dataset_tools(names=[]) == []
+    assert server.dataset_tools(names=["get_book"]) == server.dataset_tools()[:1]
+    with pytest.raises(ValueError, match=r"no tool named 'lend', 'give' on this server; its tools are "
+                                         r"\['get_book', 'lend_book', 'return_book'\]"):
+        server.dataset_tools(names=["lend", "get_book", "give"])
+    with pytest.raises(TypeError, match=r"not the string 'get_book': pass names=\['get_book'\]"):
+        server.dataset_tools(names="get_book")
+    with pytest.raises(ValueError, match="fmt must be"):
+        server.dataset_tools("xml", names=["get_book"])
+    with pytest.raises(ValueError, match="it serves no tool yet"):
+        ToolServer(auth_env_var=None).dataset_tools(names=["get_book"])
+
+
 @pytest.mark.parametrize(
     "source, param",
     [
