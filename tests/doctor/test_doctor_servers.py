@@ -56,7 +56,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # pays 1.0 whatever happened lets the reply add nothing, so it passes there; the other probes catch it
     assert rows["claimed_write"]["verdict"] == "pass" and rows["claimed_write"]["rollouts"] > 0
     ran = {n for n, r in rows.items() if r["intent"] == "hack" and r["verdict"] != "skipped"} - {"claimed_write"}
-    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 22  # with the three value probes, malformed_value, swapped_arguments, wildcard_value, folded_text and refused_writes
+    assert set(result.evidence["failed_probes"]) == ran and len(ran) == 23  # with the three value probes, malformed_value, swapped_arguments, wildcard_value, folded_text, refused_writes and neighbour_entity
+    assert "neighbour_entity" in ran  # the order of the id the user names, moved to the next one: paid
     assert result.evidence["warned_probes"] == []
     # every item writes: the probes defined only where the gold changes nothing are skipped, and so are
     # tool_spam (no declared budget), self_certification (no status-like argument), superset_in_scope (no
