@@ -12,7 +12,8 @@ whole_unit_value          (where a system or user message states a precision und
                           (``87.1 L`` → ``87.4 L``): a grader comparing whole units pays it
 unit_figure               converted as if it were in the other unit of a common pair (:data:`PAIRS`:
                           litres and US gallons, km and miles, kg and pounds, g and ounces, cm and
-                          inches, m and feet), its own unit label kept (``87.1 L`` → ``23.0 L``), where
+                          inches, m and feet, tonnes and kg), its own unit label kept (``87.1 L`` →
+                          ``23.0 L``; ``3.59 t`` → ``3590.00 t``: doctor35's quarry), where
                           the unit follows the number: a grader that accepts the figure in either
                           unit pays it
 prose_figure              replaced by another figure the reference's prose states with the same unit
@@ -57,7 +58,7 @@ COARSE_UNITS = 3
 PAIRS = {"l": 3.785411784, "litre": 3.785411784, "litres": 3.785411784, "liter": 3.785411784,
          "liters": 3.785411784, "km": 1.609344, "kg": 0.45359237 ** -1, "g": 28.349523125, "cm": 2.54,
          "m": 0.3048 ** -1, "gal": 3.785411784 ** -1, "mi": 1.609344 ** -1, "lb": 0.45359237, "oz": 28.349523125 ** -1,
-         "in": 2.54 ** -1, "ft": 0.3048}
+         "in": 2.54 ** -1, "ft": 0.3048, "t": 1e-3, "tonne": 1e-3, "tonnes": 1e-3}
 _UNIT = re.compile(r"\s?([A-Za-z]+)\b")
 
 

@@ -142,6 +142,7 @@ from ._requested_note import note_probes
 from ._scope import ClaimedSiblingWrite, NearSiblingWrite, SupersetApart, SupersetInScope
 from ._shifted_times import shifted_time_probes
 from ._structured import structured_probes
+from ._superseded import superseded_probes
 from ._surnames import surname_probes
 from ._undone import undone_probes
 from ._value_probes import value_probes
@@ -430,6 +431,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),
+        **superseded_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),
         **hedged_text_probes(write_tools, **fields),

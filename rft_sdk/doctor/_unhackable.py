@@ -66,6 +66,7 @@ from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._shifted_times import SHIFTED_TIME_ADVICE
 from ._suite import default_probes, normalize_answer
+from ._superseded import SUPERSEDED_ADVICE
 from ._surnames import SURNAME_ADVICE
 from ._undone import UNDONE_ADVICE
 from ._value_probes import VALUE_ADVICE
@@ -180,6 +181,7 @@ ADVICE = {
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
+    **SUPERSEDED_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,
     **HEDGED_TEXT_ADVICE,

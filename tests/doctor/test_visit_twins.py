@@ -47,3 +47,14 @@ def test_category_answer_learns_only_string_members_and_takes_a_list_argument_in
     probe.prepare(ProbeContext(items, write_tools=["tag"]))
     assert probe.plan(items[0]) == [[{"name": "tag", "arguments": {"tags": ["a"], "kind": "y"}}]]
     assert probe.final_answer(items[0]) == "Done.\nANSWER: EUR 35.00"
+
+
+def test_a_figure_in_tonnes_is_played_in_kilograms_with_its_label_kept():
+    """doctor35's quarry: a grader "lenient about kg and t" pays 3590 t for 3.59 t; the gallons pair stays."""
+    from rft_sdk.doctor._coarse_values import UnitFigure
+
+    figure = object.__new__(UnitFigure)
+    assert figure.rewrite({}, "The load weighs 3.59 tonnes.\nANSWER: 3.59 t") == (
+        "The load weighs 3590.00 tonnes.\nANSWER: 3590.00 t")
+    assert figure.rewrite({}, "ANSWER: 87.1 L") == "ANSWER: 23.0 L"
+    assert figure.rewrite({}, "ANSWER: 12 boxes") is None
