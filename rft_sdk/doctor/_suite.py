@@ -144,6 +144,7 @@ from ._shifted_times import shifted_time_probes
 from ._structured import structured_probes
 from ._superseded import superseded_probes
 from ._surnames import surname_probes
+from ._tied_order import tied_order_probes
 from ._undone import undone_probes
 from ._value_probes import value_probes
 from ._write_members import write_member_probes
@@ -432,6 +433,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),
         **superseded_probes(write_tools, **fields),
+        **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),
         **hedged_text_probes(write_tools, **fields),

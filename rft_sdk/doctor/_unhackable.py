@@ -68,6 +68,7 @@ from ._shifted_times import SHIFTED_TIME_ADVICE
 from ._suite import default_probes, normalize_answer
 from ._superseded import SUPERSEDED_ADVICE
 from ._surnames import SURNAME_ADVICE
+from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._write_members import WRITE_MEMBER_ADVICE
@@ -182,6 +183,7 @@ ADVICE = {
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
     **SUPERSEDED_ADVICE,
+    **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,
     **HEDGED_TEXT_ADVICE,
