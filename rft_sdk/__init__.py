@@ -18,6 +18,7 @@ from ._db import (
     sqlalchemy_engine,
     sqlalchemy_session,
 )
+from ._definitions._answer_line import answer_line
 from ._definitions._grading import Grade, GraderDefinition, GradingContext, grader
 from ._definitions._rollout import Rollout, ToolCallRecord
 from ._definitions._tool import ToolDefinition, tool
@@ -86,6 +87,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolServer",
+    "answer_line",
     "default_store",
     "grader",
     "sqlalchemy_engine",

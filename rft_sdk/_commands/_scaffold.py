@@ -27,6 +27,7 @@ database: a call that raises is rolled back), and the grader judges the end stat
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,9 @@ BOOKS = {books!r}
 def setup(conn: sqlite3.Connection) -> None:
     """Schema and seed rows of the template every rollout's database is cloned from.
 
-    The template is built once: after changing this function, delete the folder `.rft-db/{slug}/`.
+    The template is built once and rebuilt at the next start after any edit of this file; after changing
+    data this function reads from another file, delete the database's folder (`.rft-db/{slug}/`, or
+    `$RFT_DB_DIR/{slug}/`).
     """
     conn.executescript(
         """
@@ -52,9 +55,11 @@ def setup(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT INTO books VALUES (?, ?, ?)", BOOKS)
 
 
-# Its files go to .rft-db/{slug}/ (dir= keeps them beside the code): name= keeps this task's template and
-# rollout databases apart from other tasks' in the same dir.
-server = ToolServer(db=SQLiteDatabase(setup=setup, name="{slug}", dir=HERE / ".rft-db"))
+# Its files go to $RFT_DB_DIR/{slug}/ when RFT_DB_DIR is set (two servers started side by side with different
+# RFT_DB_DIR keep apart), else to .rft-db/{slug}/ beside the code; name= keeps this task's template and
+# rollout databases apart from other tasks' in the same folder.
+DB_DIR = os.environ.get("RFT_DB_DIR") or HERE / ".rft-db"
+server = ToolServer(db=SQLiteDatabase(setup=setup, name="{slug}", dir=DB_DIR))
 
 
 @server.tool

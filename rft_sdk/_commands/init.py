@@ -7,14 +7,15 @@ Usage::
 Writes into ``DIR`` (created; refused when it exists and is not empty):
 
 * ``app.py``: a ``ToolServer`` with a read tool (``get_book``) and a write tool
-  (``lend_book``) on a real SQLite database per rollout (``rollout.db``), and an
-  end-state grader (``ctx.db.diff_gold`` against the gold actions);
+  (``lend_book``) on a real SQLite database per rollout (``rollout.db``; its files in
+  ``$RFT_DB_DIR/<name>/`` when ``RFT_DB_DIR`` is set, else ``.rft-db/<name>/`` beside
+  ``app.py``), and an end-state grader (``ctx.db.diff_gold`` against the gold actions);
 * ``train.jsonl``: ten dataset lines with their tools and gold fields
   (``rft_sdk.protocol.GoldItem``: ``actions``, ``reference_answer``, ``task_id``);
 * ``job.json``: the job's ``reinforcement`` object for a server on
   ``http://127.0.0.1:PORT`` (what ``rft emulate`` and ``rft doctor`` read);
 * ``test_app.py``: pytest tests through ``rft_sdk.testing.TestClient``;
-* ``.gitignore``: the rollout databases (``.rft-db/``) and run outputs (``runs/``).
+* ``.gitignore``: the rollout databases' default folder (``.rft-db/``) and run outputs (``runs/``).
 
 Then it prints the next three commands. The dataset and the job are written by
 the SDK from the generated server itself (``dataset_tools``, ``job_config``),

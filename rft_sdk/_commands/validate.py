@@ -5,7 +5,8 @@ Usage::
     rft validate train.jsonl --target openai                    # the file alone
     rft validate train.jsonl --app examples.retail.app:server   # + the ToolServer's tools, in process
     rft validate train.jsonl --url https://tools.example.com --token-env RFT_TOKEN   # + live GET /tools
-    rft validate train.jsonl --config job.json --json           # + the job (its tools' URLs and headers)
+    rft validate train.jsonl --config job.json --json           # + the job (its tools' URLs and headers,
+                                                                #   its max_episode_steps against max_tool_calls)
     rft validate train.jsonl --app app:server --strict          # a gold call refused by its tool is an error
 
 Every finding names the line, the field and the fix (``rft_sdk._validation._validate``,
@@ -55,8 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-env", default=None, metavar="VAR",
                         help="with --url: environment variable holding the server's token")
     parser.add_argument("--config", default=None, metavar="JOB",
-                        help="the job JSON: its tool names, and (without --app/--url) its tools' URLs and headers "
-                             "for the live diff")
+                        help="the job JSON: its tool names, its max_episode_steps (a warning where a line's "
+                             "max_tool_calls needs more turns), and (without --app/--url) its tools' URLs and "
+                             "headers for the live diff")
     parser.add_argument("--grader", default=None, metavar="NAME",
                         help="dry run: grade with this named grader (default: the job's with --config, else the "
                              "server's default grader)")

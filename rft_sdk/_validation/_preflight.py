@@ -18,6 +18,7 @@ from .._jobs._config import TARGETS, insecure_urls, validate_job
 from ._check import auth_headers
 from ._gold import check_gold
 from ._live import diff_line_tools, fetch_tools, server_tools_of
+from ._steps import check_steps
 from ._validate import MIN_LINES, Report, check_lines, read_dataset
 
 __all__ = ["job_server", "preflight", "run_preflight", "validate"]
@@ -122,6 +123,10 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
     """Check ``dataset`` for ``target``; with ``app`` (a ``ToolServer``), ``url`` or a ``config``
     whose tools point at a running server, also diff each line's tools against the server's.
 
+    With a ``config``, each line's ``max_tool_calls`` is checked against the job's ``max_episode_steps``
+    (``rft_sdk._validation._steps``: warnings where a rollout within the budget, or the doctor's
+    ``refused_spam`` probe, is cut before its answer).
+
     The gold fields (``rft_sdk.protocol.GoldItem``) are checked too (``rft_sdk._validation._gold``);
     the lines whose gold can be replayed are left in ``report.gold`` for the dry run, which
     ``rft_sdk._commands.validate.validate`` makes.
@@ -149,6 +154,8 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
         job_tools = [t["name"] for t in inner["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
     items = read_dataset(dataset, report)
     check_lines(items, report, job_tools=job_tools, min_lines=min_lines)
+    if inner is not None:  # each line's max_tool_calls against the job's max_episode_steps
+        check_steps(items, inner, report)
     server: dict[str, dict[str, Any]] | None = None
     if app is not None:
         server, report.server = server_tools_of(app), f"{type(app).__name__} (in process)"

@@ -1,7 +1,9 @@
 """The grader examples of ``docs/graders.md`` and ``docs/database.md`` run as written, against real servers, and
 do what the pages say: the lookup grader that requires a read passes ``rft doctor`` without the warning its
-read-less variant gets (and a gold-path variant fails *gradeable*); the coercing grader pays ``qty="4"``; after
-a void and a re-issue ``diff_gold`` differs while ``by_value`` agrees."""
+read-less variant gets (and a gold-path variant fails *gradeable*); the ``answer_line`` grader pays one committed
+answer in the asked format; half credit for the right end state and an empty reply fails the no-outcome probes only
+where no gold writes; the coercing grader pays ``qty="4"``; after a void and a re-issue ``diff_gold`` differs while
+``by_value`` agrees."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 
 from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer
-from rft_sdk.doctor import cli
+from rft_sdk.doctor import check_unhackable, cli, default_probes
 from rft_sdk.testing import TestClient, run_server
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -168,6 +170,96 @@ def test_the_coercing_grader_pays_a_quantity_sent_as_a_string() -> None:
         refused = client.new_trace_id()
         assert client.call("place_order", trace_id=refused, item=item, sku="A-1", qty="4.5").status == 422
         assert client.grade(refused, "done", item=item, grader="ordered").score == 0.0
+
+
+# -- graders.md: the marked answer line (answer_line) ---------------------------------------------------------
+def test_the_answer_line_grader_pays_one_committed_answer_in_the_asked_format() -> None:
+    server = ToolServer(auth_env_var=None)
+    _run_block("graders.md", "def high_tide(", server)
+    item = {"messages": [{"role": "user", "content": "When is the next high tide? End with ANSWER: HH:MM, X.X m"}],
+            "high_time": "06:01", "height_m": 5.9}
+    replies = {
+        "The tide peaks at 06:01.\nANSWER: 06:01, 5.9 m": 1.0,
+        "**ANSWER:** 06:01, 5.9 m.": 1.0,                             # bold marker, a trailing period
+        "ANSWER: 06:01, 5.9 m\nchecked again\nANSWER: 06:01, 5.9 m": 1.0,  # marked lines that agree
+        "ANSWER: 06:01, 5.95 m": 0.0,                                  # not the X.X m asked for: does not parse
+        "ANSWER: 06:01, 6.0 m": 0.0,                                   # a tenth off
+        "ANSWER: 06:02, 5.9 m": 0.0,
+        "ANSWER: 05:44, 5.1 m\nANSWER: 06:01, 5.9 m": 0.0,             # two answers: none committed
+        "High tide is at 06:01, 5.9 m.": 0.0,                          # no marked line
+        "ANSWER:": 0.0,
+    }
+    with TestClient(server) as client:
+        scores = {reply: client.grade(None, reply, item=item, grader="high_tide").score for reply in replies}
+    assert scores == replies
+
+
+# -- graders.md: half credit for the right end state, against the no-outcome probes ----------------------------
+KEYS = {f"k{i}": f"v{i}" for i in range(12)}
+
+
+def _half_credit_server() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def lookup(key: str, *, rollout: Rollout) -> str:
+        """Read a key.
+
+        Args:
+            key: e.g. "k1".
+        """
+        return rollout.state.get("kv", {}).get(key, KEYS.get(key, "missing"))
+
+    @server.tool(writes=True)
+    def set_value(key: str, value: str, *, rollout: Rollout) -> str:
+        """Write a key.
+
+        Args:
+            key: e.g. "k1".
+            value: the new value.
+        """
+        rollout.state.setdefault("kv", {})[key] = value
+        return "ok"
+
+    @server.grader
+    def half_for_the_end_state(ctx: GradingContext) -> float:
+        """0.5 for the right end state, 0.5 more for the right answer (an empty reply gets the first half)."""
+        want = {ctx.item["key"]: ctx.item["value"]} if ctx.item["value"] else {}
+        if ctx.state.get("kv", {}) != want:
+            return 0.0
+        return 0.5 + 0.5 * (ctx.item["old"] in ctx.output_text)
+
+    return server
+
+
+def _half_credit_items(server: ToolServer, *, writes: bool) -> list[dict[str, Any]]:
+    items = []
+    for i, (key, old) in enumerate(KEYS.items()):
+        value = f"n{i}" if writes and i % 2 == 0 else None  # with writes: every other item writes, the rest read
+        actions = [{"name": "lookup", "arguments": {"key": key}}]
+        if value:
+            actions.append({"name": "set_value", "arguments": {"key": key, "value": value}})
+        ask = f"What is {key}?" + (f" Then set it to {value}." if value else "")
+        items.append({"messages": [{"role": "user", "content": ask}], "tools": server.dataset_tools(),
+                      "key": key, "value": value, "old": old, "actions": actions,
+                      "reference_answer": f"{key} was {old}."})
+    return items
+
+
+async def test_half_credit_for_the_right_end_state_and_an_empty_reply_fails_only_where_no_gold_writes() -> None:
+    server = _half_credit_server()
+    verdicts = {}
+    with run_server(server) as url:
+        job = server.job_config(url, rate_limit=1000)
+        for writes in (True, False):
+            probes = {name: default_probes()[name] for name in ("empty_answer", "activity_no_answer")}
+            result = await check_unhackable(_half_credit_items(server, writes=writes), job, probes)
+            rows = result.evidence["probes"]
+            verdicts[writes] = {name: (row["verdict"], row["mean_score"]) for name, row in rows.items()}
+    # other golds write: the read-only items' 0.5 is under the line g (u = 1), the writing items' score is 0
+    assert verdicts[True] == {"empty_answer": ("pass", 0.25), "activity_no_answer": ("pass", 0.25)}
+    # no gold writes (u = 0): the line is 0.05 x g, and the 0.5 for an untouched end state is reward everywhere
+    assert verdicts[False] == {"empty_answer": ("fail", 0.5), "activity_no_answer": ("fail", 0.5)}
 
 
 # -- database.md: an undo (void, then re-issue) on an AUTOINCREMENT table ------------------------------------

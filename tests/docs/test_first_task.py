@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "first-task.md"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
 ENV.pop("RFT_AUTH_TOKENS", None)
+ENV.pop("RFT_DB_DIR", None)  # the page's task keeps its databases in .rft-db/ beside app.py
 
 
 def blocks(text: str) -> list[tuple[str, str]]:

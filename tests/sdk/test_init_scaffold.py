@@ -6,22 +6,26 @@ against a real ``rft serve`` of the generated app on 127.0.0.1.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 from rft_sdk._cli_commands import plugin_commands
 from rft_sdk._commands.init import DOCTOR_PRINCIPLES, next_commands
+from rft_sdk.surfaces import HostedClient
 from rft_sdk.testing import free_port, serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
 ENV.pop("RFT_AUTH_TOKENS", None)
+ENV.pop("RFT_DB_DIR", None)  # the scaffold's databases then go to .rft-db/ beside app.py, as these tests expect
 
 
 def rft(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -117,3 +121,30 @@ def test_init_refuses_a_bad_port(tmp_path: Path) -> None:
     refused = init("task", "--port", "70000", cwd=tmp_path)
     assert refused.returncode == 2 and "--port" in refused.stderr
     assert not (tmp_path / "task").exists()
+
+
+@pytest.mark.slow
+def test_two_servers_of_the_scaffold_with_different_rft_db_dir_keep_their_databases_apart(tmp_path: Path) -> None:
+    made = init("task", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    task = tmp_path / "task"
+    item = json.loads((task / "train.jsonl").read_text().splitlines()[0])
+    lend = item["actions"][1]
+
+    async def lend_once(base: str) -> str:
+        trace = "trace_" + uuid.uuid4().hex
+        async with HostedClient.over_http(base) as client:
+            answer = await client.call_tool(trace, lend["name"], lend["arguments"], item)
+        assert answer.ok, answer.model_text
+        return trace
+
+    folders = {name: tmp_path / name for name in ("train", "eval")}
+    env = {"PYTHONPATH": ENV["PYTHONPATH"]}
+    with serve_process("app:server", cwd=task, env={**env, "RFT_DB_DIR": str(folders["train"])}) as train, \
+            serve_process("app:server", cwd=task, env={**env, "RFT_DB_DIR": str(folders["eval"])}) as evaluate:
+        for base in (train, evaluate):
+            asyncio.run(lend_once(base))
+        for folder in folders.values():  # each server's template and its one rollout, in its own $RFT_DB_DIR/<name>
+            assert (folder / "task" / "template.db").is_file()
+            assert len(list((folder / "task").glob("r-*.db"))) == 1
+    assert not (task / ".rft-db").exists()  # the default folder beside the code is not used when RFT_DB_DIR is set
