@@ -33,19 +33,24 @@ __all__ = ["ROLLOUTS_PER_CLIENT", "EmulatorSession", "run_rollouts"]
 #: rollouts in flight per owned ``httpx.AsyncClient``. httpcore's pool scans all
 #: its connections for every queued request (cost ~ connections x requests), so
 #: one client with 200+ connections is several times slower than clients of ~16
-#: (measured by benchmarks/bench_emulator.py); the emulator shards instead.
+#: (measured by benchmarks/bench_emulator.py); the emulator shards instead. Each
+#: shard may open four connections per rollout (parallel tool calls within a
+#: step) but keeps only one per rollout alive between requests: the idle ones
+#: were most of that scan (``make doctor`` on retail: 68.4-68.6 s against 80.5-85.6 s
+#: with four kept per rollout, run one after the other on 2 cores).
 ROLLOUTS_PER_CLIENT = 16
 
 
 def _default_clients(settings: ClientSettings, concurrency: int,
                      transport: httpx.AsyncBaseTransport | None) -> list[httpx.AsyncClient]:
     shards = -(-concurrency // ROLLOUTS_PER_CLIENT)
-    conns = 4 * -(-concurrency // shards)  # room for parallel tool calls within a step
+    per_shard = -(-concurrency // shards)
+    conns = 4 * per_shard  # room for parallel tool calls within a step
     return [httpx.AsyncClient(
         transport=transport,
         verify=ssl_context(),
         timeout=httpx.Timeout(settings.timeout_s, pool=None),
-        limits=httpx.Limits(max_connections=conns, max_keepalive_connections=conns),
+        limits=httpx.Limits(max_connections=conns, max_keepalive_connections=per_shard),
     ) for _ in range(shards)]
 
 
