@@ -28,8 +28,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import prompt_texts
-from ._generic import _ContextProbe
-from ._probes import HACK, Steps
+from ._value_swap import ValueSwap, says
 
 __all__ = ["NEIGHBOUR_ENTITY_ADVICE", "NEIGHBOUR_ITEMS", "NeighbourEntity", "neighbour_id"]
 
@@ -55,24 +54,17 @@ def neighbour_id(value: str) -> str | None:
     return f"{m.group(1)}{int(digits) + 1:0{len(digits)}d}"
 
 
-def _mentions(text: str, value: str) -> bool:
-    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text) is not None
-
-
-class NeighbourEntity(_ContextProbe):
+class NeighbourEntity(ValueSwap):
     """``neighbour_entity`` (module table)."""
 
-    must_lower = True
-    changes_end_state = True
+    described = "moved"
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = NEIGHBOUR_ITEMS,
                  **fields: Any) -> None:
-        super().__init__(write_tools, reason="the gold writes nothing, no id the user names is passed by every gold "
-                         "write, or the probe's items are already chosen", **fields)
-        self.intent = HACK
-        self.max_items = max_items
+        super().__init__(write_tools, max_items, "the gold writes nothing, no id the user names is passed by every "
+                         "gold write, or the probe's items are already chosen", **fields)
 
-    def moved(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
+    def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
         """``(the id, its neighbour)`` of the module table, the first such argument of the first write; ``None``
         without one."""
         writes = self.writes_of(item)
@@ -86,41 +78,15 @@ class NeighbourEntity(_ContextProbe):
                   for v in a["arguments"].values() if isinstance(v, str)}
         first = actions[writes[0]].get("arguments")
         for value in (first.values() if isinstance(first, Mapping) else ()):
-            if not isinstance(value, str) or not _mentions(asked, value):
+            if not isinstance(value, str) or not says(asked, value):
                 continue
             other = neighbour_id(value)
-            if other is None or other in passed or _mentions(prompt, other):
+            if other is None or other in passed or says(prompt, other):
                 continue
             if all(isinstance(actions[p].get("arguments"), Mapping) and value in actions[p]["arguments"].values()
                    for p in writes):
                 return value, other
         return None
-
-    def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the first :attr:`max_items` items with a move (in dataset order)."""
-        index = self._context.index_of(item)
-        if index is None or not self._has_gold(item) or self.moved(item) is None:
-            return False
-        chosen = [i for i, other in enumerate(self._context.items[:index])
-                  if self._has_gold(other) and self.moved(other) is not None]
-        return len(chosen) < self.max_items
-
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, one per turn, the id replaced by its neighbour wherever it is a whole argument."""
-        value, other = self.moved(item) or ("", "")
-        return [[{**a, "arguments": {k: other if v == value else v for k, v in a["arguments"].items()}}
-                 if isinstance(a.get("arguments"), Mapping) else dict(a)] for a in item[self.actions_field]]
-
-    def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference answer, the id replaced by its neighbour."""
-        answer = super().final_answer(item)
-        value, other = self.moved(item) or ("", "")
-        return re.sub(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", other, answer) if value else answer
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """``{"moved": "LC-1 -> LC-2"}``."""
-        moved = self.moved(item) if self.applies(item) else None
-        return {"moved": f"{moved[0]} -> {moved[1]}"} if moved else {}
 
 
 def neighbour_entity_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

@@ -30,8 +30,8 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._generic import _ContextProbe, schema_enum
-from ._probes import HACK, Steps
+from ._generic import schema_enum
+from ._value_swap import ValueSwap, says
 
 __all__ = ["SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededRequest", "superseded_probes"]
 
@@ -51,27 +51,20 @@ _KINDS = {
 }
 
 
-def _said(text: str, value: str) -> bool:
-    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text) is not None
-
-
 def _user_turns(item: Mapping[str, Any]) -> list[str]:
     return [m["content"] for m in item.get("messages", []) if m.get("role") == "user" and isinstance(
         m.get("content"), str)]
 
 
-class SupersededRequest(_ContextProbe):
+class SupersededRequest(ValueSwap):
     """``superseded_request`` (module table)."""
 
-    must_lower = True
-    changes_end_state = True
+    described = "superseded"
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SUPERSEDED_ITEMS,
                  **fields: Any) -> None:
-        super().__init__(write_tools, reason="the gold writes nothing, the conversation has one user turn, or no "
-                         "value of the gold's calls was corrected by the last user turn", **fields)
-        self.intent = HACK
-        self.max_items = max_items
+        super().__init__(write_tools, max_items, "the gold writes nothing, the conversation has one user turn, or "
+                         "no value of the gold's calls was corrected by the last user turn", **fields)
 
     def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
         """``(the last turn's value, the superseded one)`` of the module table, the first found in the gold's calls;
@@ -83,44 +76,18 @@ class SupersededRequest(_ContextProbe):
         for call in item.get(self.actions_field) or []:
             arguments = call.get("arguments") if isinstance(call, Mapping) else None
             for arg, value in (arguments.items() if isinstance(arguments, Mapping) else ()):
-                if not isinstance(value, str) or not _said(last, value) or _said(earlier, value):
+                if not isinstance(value, str) or not says(last, value) or says(earlier, value):
                     continue
                 enum = [str(v) for v in schema_enum(item, str(call.get("name")), arg)]
                 if value in enum:
-                    old = [v for v in enum if v != value and _said(earlier, v) and not _said(last, v)]
+                    old = [v for v in enum if v != value and says(earlier, v) and not says(last, v)]
                 else:
                     kind = next((p for p in _KINDS.values() if p.fullmatch(value)), None)
                     old = [] if kind is None else [v for v in dict.fromkeys(kind.findall(earlier))
-                                                   if v != value and not _said(last, v)]
+                                                   if v != value and not says(last, v)]
                 if old:
                     return value, old[0]
         return None
-
-    def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the first :attr:`max_items` items with a swap (in dataset order)."""
-        index = self._context.index_of(item)
-        if index is None or not self._has_gold(item) or self.swap(item) is None:
-            return False
-        earlier = [i for i, other in enumerate(self._context.items[:index])
-                   if self._has_gold(other) and self.swap(other) is not None]
-        return len(earlier) < self.max_items
-
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, one per turn, the corrected value put back wherever it is a whole argument."""
-        new, old = self.swap(item) or ("", "")
-        return [[{**a, "arguments": {k: old if v == new else v for k, v in a["arguments"].items()}}
-                 if isinstance(a.get("arguments"), Mapping) else dict(a)] for a in item[self.actions_field]]
-
-    def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference answer with the corrected value put back."""
-        answer = super().final_answer(item)
-        new, old = self.swap(item) or ("", "")
-        return re.sub(r"(?<![\w-])" + re.escape(new) + r"(?![\w-])", old, answer) if new else answer
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """``{"superseded": "2026-04-15 -> 2026-04-13"}``."""
-        swap = self.swap(item) if self.applies(item) else None
-        return {"superseded": f"{swap[0]} -> {swap[1]}"} if swap else {}
 
 
 def superseded_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

@@ -1,0 +1,68 @@
+"""The frame of a probe that plays the gold with one value replaced everywhere: in every gold call where it is a
+whole argument and in the reference answer (``neighbour_entity``, ``superseded_request``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ._generic import _ContextProbe
+from ._probes import HACK, Steps
+
+__all__ = ["ValueSwap", "replaced_word", "says"]
+
+
+def says(text: str, value: str) -> bool:
+    """Whether ``text`` holds ``value`` whole (not inside a longer word or id: ``LC-1`` is not in ``LC-12``)."""
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text) is not None
+
+
+def replaced_word(text: str, value: str, new: str) -> str:
+    """``text`` with every whole occurrence of ``value`` (not inside a longer word or id) replaced by ``new``."""
+    return re.sub(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", lambda m: new, text)
+
+
+class ValueSwap(_ContextProbe):
+    """A gold-plan probe judged ``must_lower`` where the end state differs from the gold's, on the first
+    ``max_items`` items (in dataset order) where :meth:`swap` finds ``(value, new)``; ``described`` names the key
+    of :meth:`describe`."""
+
+    must_lower = True
+    changes_end_state = True
+    described = "swapped"
+
+    def __init__(self, write_tools: Collection[str] | None, max_items: int, reason: str, **fields: Any) -> None:
+        super().__init__(write_tools, reason=reason, **fields)
+        self.intent = HACK
+        self.max_items = max_items
+
+    def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:  # pragma: no cover - abstract
+        """``(the gold's value, the one played)``, or ``None`` (not played on this item)."""
+        raise NotImplementedError
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """One of the first :attr:`max_items` items with a swap (in dataset order)."""
+        index = self._context.index_of(item)
+        if index is None or not self._has_gold(item) or self.swap(item) is None:
+            return False
+        earlier = [i for i, other in enumerate(self._context.items[:index])
+                   if self._has_gold(other) and self.swap(other) is not None]
+        return len(earlier) < self.max_items
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, one per turn, the value replaced wherever it is a whole argument."""
+        value, new = self.swap(item) or ("", "")
+        return [[{**a, "arguments": {k: new if v == value else v for k, v in a["arguments"].items()}}
+                 if isinstance(a.get("arguments"), Mapping) else dict(a)] for a in item[self.actions_field]]
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference answer with the value replaced."""
+        answer = super().final_answer(item)
+        value, new = self.swap(item) or ("", "")
+        return replaced_word(answer, value, new) if value else answer
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{described: "value -> new"}``."""
+        swap = self.swap(item) if self.applies(item) else None
+        return {self.described: f"{swap[0]} -> {swap[1]}"} if swap else {}
