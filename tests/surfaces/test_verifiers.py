@@ -31,7 +31,8 @@ def test_gold_rollouts_score_like_the_hosted_wire(eco_python, recorded_server):
     llm = ScriptedLLM(ITEMS)
     out = _evaluate(eco_python, base_url, llm, N_ITEMS, ROLLOUTS)
     rollouts = out["rollouts"]
-    assert len(rollouts) == N_ITEMS * ROLLOUTS and not any(r["error"] for r in rollouts)
+    assert len(rollouts) == N_ITEMS * ROLLOUTS and not any(r["error"] for r in rollouts), \
+        [r["error"] for r in rollouts if r["error"]][:3]
     trace_ids = [r["trace_id"] for r in rollouts]
     assert len(set(trace_ids)) == len(rollouts) and all(t.startswith("trace_") for t in trace_ids)
     records = stored(store, trace_ids)
