@@ -122,26 +122,36 @@ class SupersetInScope(_ContextProbe):
         self.max_items = max_items
         self._chosen: dict[int, int] = {}
 
-    def siblings(self, item: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, list[Any]]]]:
+    def siblings(self, item: Mapping[str, Any], writes_only: bool = False
+                 ) -> Iterator[tuple[str, dict[str, Any], dict[str, list[Any]]]]:
         """Per gold write of ``item``: its tool, its arguments and each argument's siblings (:func:`sibling_values`
-        in the item's data and the gold's JSON tool outputs, none a value any gold call passes)."""
+        in the item's data and the gold's JSON tool outputs, none a value any gold call passes; with
+        ``writes_only``, none a value a gold *write* passes: the entities the gold only read stay candidates)."""
         index = self._context.index_of(item)
         outputs = self._context.gold_outputs[index] if index is not None and index < len(
             self._context.gold_outputs) else []
         sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
         sources += _json_values(outputs)
         gold = item[self.actions_field]
-        used = {json.dumps(v) for a in gold if isinstance(a, Mapping)
+        writes = set(self.writes_of(item))
+        used = {json.dumps(v) for k, a in enumerate(gold) if isinstance(a, Mapping) and (not writes_only or k in writes)
                 for v in (_arguments(a.get("arguments"))).values() if isinstance(v, _SCALARS)}
         for position in self.writes_of(item):
             arguments = _arguments(gold[position].get("arguments"))
             yield gold[position]["name"], arguments, {k: sibling_values(v, sources, used) for k, v in arguments.items()}
 
     def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Every retargeted write for ``item``, in order (gold writes, their arguments, siblings)."""
-        return [{"name": tool, "arguments": {**arguments, name: sibling}}
-                for tool, arguments, siblings in self.siblings(item)
-                for name in arguments for sibling in siblings[name]]
+        """Every retargeted write for ``item``, in order (gold writes, their arguments, siblings). Where no
+        sibling is left because the gold read every one of them (doctor36's polling station: each reserve member
+        looked up, then the rule's team assigned), the siblings the gold only read: an extra assignment of
+        one of them is still a write the task did not ask for."""
+        for writes_only in (False, True):
+            out = [{"name": tool, "arguments": {**arguments, name: sibling}}
+                   for tool, arguments, siblings in self.siblings(item, writes_only)
+                   for name in arguments for sibling in siblings[name]]
+            if out or type(self) is not SupersetInScope:
+                return out
+        return out
 
     def prepare(self, context: ProbeContext) -> None:
         """Choose the items (gold writes with a retargeting), at most ``max_items``."""
