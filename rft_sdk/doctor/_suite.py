@@ -111,6 +111,7 @@ from typing import Any
 
 from ._adversarial_values import adversarial_value_probes
 from ._answer_line import answer_line_probes
+from ._missing_one import missing_one_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
@@ -429,6 +430,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **undone_probes(write_tools, **fields),
         **category_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
+        **missing_one_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),

@@ -36,6 +36,7 @@ from rft_sdk.emulator import (
 
 from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_line import ANSWER_LINE_ADVICE
+from ._missing_one import MISSING_ONE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._category_answer import CATEGORY_ADVICE
@@ -179,6 +180,7 @@ ADVICE = {
     **UNDONE_ADVICE,
     **CATEGORY_ADVICE,
     **ANSWER_LINE_ADVICE,
+    **MISSING_ONE_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
