@@ -12,7 +12,11 @@ superseded_request        on items whose gold writes and whose conversation has 
                           the last does not (``2026-04-13``: the day the customer corrected). Kinds:
                           ISO dates, times of day, ids with a trailing number, members of the
                           argument's enum. Judged ``must_lower`` where the end state differs from
-                          the gold's
+                          the gold's. With one user turn, the same swap inside it: the text after a
+                          correction word (:data:`CORRECTION`: ``- no, make that 14:00``, ``sorry,
+                          typo:``, ``wait, I mean``, ``actually``) stands for the last turn and the
+                          text before it for the earlier ones (doctor36's drone permits: a grader
+                          accepting any time the message names)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the last user turn is the request; the end state of the superseded one is
@@ -33,7 +37,7 @@ from typing import Any
 from ._generic import schema_enum
 from ._value_swap import ValueSwap, says
 
-__all__ = ["SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededRequest", "superseded_probes"]
+__all__ = ["CORRECTION", "SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededRequest", "superseded_probes"]
 
 SUPERSEDED_ADVICE = {
     "superseded_request": "the request of a user turn that a later turn corrected, done as first asked, earns the "
@@ -51,6 +55,17 @@ _KINDS = {
 }
 
 
+#: A correction inside one user message: the text after it replaces a value of the text before it.
+CORRECTION = re.compile(r"(?:\bno\b|\bsorry\b|\bwait\b|\bactually\b|\bcorrection\b|\bhold on\b|\bscratch\b|"
+                        r"\bI mean(?:t)?\b|\btypo\b|\bmake (?:that|it)\b|\binstead\b|\bchange (?:that|it|the)\b)",
+                        re.IGNORECASE)
+
+
+def _corrected_parts(text: str) -> list[tuple[str, str]]:
+    """``(before, after)`` at each correction word of ``text`` (:data:`CORRECTION`), the last first."""
+    return [(text[:m.start()], text[m.start():]) for m in reversed(list(CORRECTION.finditer(text)))]
+
+
 def _user_turns(item: Mapping[str, Any]) -> list[str]:
     return [m["content"] for m in item.get("messages", []) if m.get("role") == "user" and isinstance(
         m.get("content"), str)]
@@ -63,16 +78,25 @@ class SupersededRequest(ValueSwap):
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SUPERSEDED_ITEMS,
                  **fields: Any) -> None:
-        super().__init__(write_tools, max_items, "the gold writes nothing, the conversation has one user turn, or "
-                         "no value of the gold's calls was corrected by the last user turn", **fields)
+        super().__init__(write_tools, max_items, "the gold writes nothing, or no value of the gold's calls was "
+                         "corrected by the last user turn (or, in one user turn, after a correction word)", **fields)
 
     def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
         """``(the last turn's value, the superseded one)`` of the module table, the first found in the gold's calls;
         ``None`` without one."""
         turns = _user_turns(item)
-        if len(turns) < 2 or not self.writes_of(item):
+        if not turns or not self.writes_of(item):
             return None
-        last, earlier = turns[-1], "\n".join(turns[:-1])
+        if len(turns) >= 2:
+            return self._swap_in(item, turns[-1], "\n".join(turns[:-1]))
+        for before, after in _corrected_parts(turns[-1]):
+            found = self._swap_in(item, after, before)
+            if found is not None:
+                return found
+        return None
+
+    def _swap_in(self, item: Mapping[str, Any], last: str, earlier: str) -> tuple[str, str] | None:
+        """The swap of :meth:`swap` between the request as it stands (``last``) and what it corrected."""
         for call in item.get(self.actions_field) or []:
             arguments = call.get("arguments") if isinstance(call, Mapping) else None
             for arg, value in (arguments.items() if isinstance(arguments, Mapping) else ()):
