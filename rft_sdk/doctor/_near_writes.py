@@ -12,8 +12,9 @@ probe                     the one change (the rest is the gold: its calls, then 
 near_value_control        a control, never judged: one non-integer number the gold writes (a JSON
                           float argument, or a string argument holding one value number with a
                           decimal point: ``"7.87 L/100km"``; never the write's target, never free
-                          text) moved by :data:`CONTROL_FACTOR` times the near move below: a
-                          plainly wrong value
+                          text), or a JSON integer of at least :data:`INTEGER_MIN` (pence, grams:
+                          :func:`integer_moves`), moved by :data:`CONTROL_FACTOR` times the near
+                          move below: a plainly wrong value
 near_value                the same number moved by the near move (:func:`near_moves`); judged
                           ``must_lower`` (the gold's whole score is reward) only where the control
                           scored less than the gold (the number is graded), the write was accepted
@@ -42,8 +43,9 @@ Where it comes from: 3 % is ``adv_near_miss``'s relative move (``_near_probes.NE
 relative tolerances float comparison uses, 1e-9 to 1e-2); ten units of the last stated digit is one unit
 of the digit before it, so the moved value differs from the gold's even after both are rounded to one
 digit fewer than the gold states (a grader that forgives the last digit still refuses it). What no careful
-grader tolerates: a tolerance wider than both. Integers are not moved (``neighbour_value`` plays ±1 where
-a count or position has no tolerance).
+grader tolerates: a tolerance wider than both. Integers under :data:`INTEGER_MIN` are not moved
+(``neighbour_value`` plays ±1 where a count or position has no tolerance); larger ones move by the same rule with a
+unit of 1.
 
 **Why the honest twin stays silent.** The control finds where the number is graded at all (a note's
 figure, an unread stated value keeps the gold's score there, and the probe is not judged); a grader
@@ -69,8 +71,8 @@ from ._near_probes import NEAR_SHIFT, _format_like, value_number, value_numbers
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
 
-__all__ = ["CONTROL_FACTOR", "NEAR_WRITE_ADVICE", "NEAR_UNITS_WRITTEN", "NearStatedValue", "NearValue",
-           "NearValueControl", "SIBLING_ITEMS", "SiblingEntity", "StatedNearControl", "near_moves",
+__all__ = ["CONTROL_FACTOR", "INTEGER_MIN", "NEAR_WRITE_ADVICE", "NEAR_UNITS_WRITTEN", "NearStatedValue", "NearValue",
+           "NearValueControl", "SIBLING_ITEMS", "SiblingEntity", "StatedNearControl", "integer_moves", "near_moves",
            "near_write_probes"]
 
 #: The near move is at least this many units of the number's last stated digit (one unit of the digit before).
@@ -150,8 +152,30 @@ def _replace_decimals(text: str, down: bool, control: bool) -> str | None:
     return "".join([*out, text[last:]])
 
 
+#: ``near_value`` moves written integers of at least this size too (an amount in cents or pence, a weight in
+#: kilograms): one unit either way may be rounding, ten units and 3 % are not.
+INTEGER_MIN = 1000
+
+
+def integer_moves(value: int, down: bool) -> tuple[int, int] | None:
+    """``(near value, control value)`` of an integer ``value`` with ``|value| >= INTEGER_MIN``: moved by
+    ``d = max(floor(3 % of |value|) + 1, NEAR_UNITS_WRITTEN)`` (strictly past 3 %, as :func:`near_moves`) and by
+    ``CONTROL_FACTOR × d``, down when ``down`` and the control keeps the sign, else up (away from zero);
+    ``None`` for a smaller one (``neighbour_value`` plays ±1 there)."""
+    if abs(value) < INTEGER_MIN:
+        return None
+    d = max(math.floor(NEAR_SHIFT * abs(value)) + 1, NEAR_UNITS_WRITTEN)
+    sign = (-1 if down and abs(value) > CONTROL_FACTOR * d else 1) * (1 if value > 0 else -1)
+    return value + sign * d, value + sign * CONTROL_FACTOR * d
+
+
 def _written_change(value: Any, down: bool) -> dict[str, Any] | None:
-    """``{"control", "probe"}`` for a written argument value holding one non-integer number, else ``None``."""
+    """``{"control", "probe"}`` for a written argument value holding one non-integer number, or an integer of at
+    least :data:`INTEGER_MIN` (doctor36's auction: a buyer's premium in pence accepted within one point of its
+    rate), else ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        moves = integer_moves(value, down)
+        return None if moves is None else {"probe": moves[0], "control": moves[1]}
     raw = _decimal_text(value)
     if raw is not None:
         moves = near_moves(raw, down)
@@ -176,8 +200,8 @@ def _turn(control: _Control, item: Mapping[str, Any]) -> int:
 class NearValueControl(_Control):
     """``near_value_control`` (module table)."""
 
-    reason = ("the gold changes nothing, no write of it has a non-integer number besides its target, or the "
-              "probe's items are already chosen")
+    reason = ("the gold changes nothing, no write of it has a non-integer number (or an integer of 1000 or more) "
+              "besides its target, or the probe's items are already chosen")
     changes_end_state = True
 
     def options(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
