@@ -1,13 +1,15 @@
 """The ``rft`` command line.
 
 Core sub-commands (this module, no extras needed):
-    rft serve MODULE:ATTR [--host --port --workers --log-level --loop --http --gc --header-timeout-s
+    rft serve MODULE:ATTR [--factory --host --port --workers --log-level --loop --http --gc --header-timeout-s
                           --limit-concurrency --redis-persistence]   serve with uvicorn
                        (--workers N > 1 is refused unless the ToolServer's store is
                        multiprocess_safe, e.g. SQLiteStore; exit status 2; a store that
                        does not answer stops the start: status 2 with workers, 3 from
-                       uvicorn's failed lifespan startup otherwise)
-    rft tools MODULE:ATTR [--format] [--base-url URL]              print dataset tools / job config JSON
+                       uvicorn's failed lifespan startup otherwise; --factory: MODULE:ATTR
+                       is a function of no arguments returning the app, called once per
+                       process, as uvicorn --factory)
+    rft tools MODULE:ATTR [--factory] [--format] [--base-url URL]  print dataset tools / job config JSON
     rft --version                                                  print the installed version
 
 Every other sub-command is declared by the package that implements it, as an
@@ -24,6 +26,7 @@ import argparse
 import difflib
 import errno
 import gc
+import inspect
 import json
 import os
 import socket
@@ -112,6 +115,35 @@ def _store_problem(app: ToolServer) -> str | None:
     return asyncio.run(check())
 
 
+def _factory_problem(target: str, factory: Any) -> str | None:
+    """Why ``factory`` (what ``rft serve --factory MODULE:ATTR`` loaded) cannot be called with no arguments, or
+    ``None``: it is not callable, or its signature has a required parameter."""
+    if not callable(factory):
+        return f"--factory: {target!r} is a {type(factory).__name__}, not a function returning the app"
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+        return None
+    required = [p.name for p in signature.parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if required:
+        return (f"--factory: {target!r} needs the argument(s) {', '.join(required)}; a factory takes none "
+                "(read what it needs from the environment, or give each choice a factory of its own)")
+    return None
+
+
+def _bare_factory(target: str, app: Any) -> str | None:
+    """Why ``app`` (loaded without ``--factory``) looks like a factory rather than an ASGI app, or ``None``:
+    a plain function that takes no arguments (an ASGI app takes ``scope, receive, send``)."""
+    if not inspect.isfunction(app):
+        return None
+    if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+           for p in inspect.signature(app).parameters.values()):
+        return None
+    return (f"{target!r} is a function of no arguments, not an ASGI app: if it returns the app (a ToolServer), "
+            "pass --factory")
+
+
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
     """``rft tools``: print the dataset tools, or with ``--base-url`` the hosted job's ``method``
     object (hosted protocol §1); exit status 2 with a one-line reason when that cannot be built."""
@@ -191,6 +223,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="e.g. examples.retail.app:server; imported with the current directory first on sys.path "
                             "(a folder without __init__.py works), plus $PYTHONPATH; the module's own folder is not "
                             "added: a module it imports by a bare name from another folder needs PYTHONPATH")
+    serve.add_argument("--factory", action="store_true",
+                       help="MODULE:ATTR is a function of no arguments that returns the app (a ToolServer), as "
+                            "uvicorn --factory: called once in this process and once in each worker; one factory "
+                            "per grader serves one grader per process (docs/graders.md)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--workers", type=int, default=1,
@@ -237,6 +273,9 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="print the dataset tools (or job config) of a ToolServer as JSON")
     tools.add_argument("app", metavar="MODULE:ATTR")
+    tools.add_argument("--factory", action="store_true",
+                       help="MODULE:ATTR is a function of no arguments that returns the ToolServer (as rft serve "
+                            "--factory)")
     tools.add_argument("--format", default="chat_completions", choices=["chat_completions", "responses"])
     tools.add_argument("--base-url", default=None, help="print the whole job config for this public URL instead")
     job = tools.add_argument_group("job config (with --base-url)")
@@ -346,13 +385,23 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     try:
         app = load_app(args.app)
+        if args.factory:
+            if problem := _factory_problem(args.app, app):
+                print(f"rft {args.command}: {problem}", file=sys.stderr)
+                return 2
+            app = app()
     except (ValueError, ImportError, AttributeError, DefinitionError) as exc:  # DefinitionError: a bad @tool/@grader
-        print(f"rft {args.command}: cannot load {args.app!r}: {exc}", file=sys.stderr)
+        print(f"rft {args.command}: cannot load {args.app!r}{' (--factory)' if args.factory else ''}: {exc}",
+              file=sys.stderr)
+        return 2
+    if not args.factory and (problem := _bare_factory(args.app, app)):
+        print(f"rft {args.command}: {problem}", file=sys.stderr)
         return 2
     if args.command == "tools":
         return _print_tools(app, args)
     if not callable(app):
-        print(f"rft serve: {args.app!r} is a {type(app).__name__}, not an ASGI app (e.g. a ToolServer)",
+        made = " (what the --factory returned)" if args.factory else ""
+        print(f"rft serve: {args.app!r}{made} is a {type(app).__name__}, not an ASGI app (e.g. a ToolServer)",
               file=sys.stderr)
         return 2
     if args.workers < 1:
@@ -390,7 +439,7 @@ def _main(argv: Sequence[str] | None) -> int:
                   file=sys.stderr)
         uvicorn.run(args.app, host=args.host, port=args.port, workers=args.workers, loop=args.loop, http=http,
                     log_level=args.log_level, app_dir=os.getcwd(), limit_concurrency=limit,
-                    timeout_keep_alive=args.timeout_keep_alive)
+                    timeout_keep_alive=args.timeout_keep_alive, factory=args.factory)
     else:
         tune_gc(args.gc or SERVE_GC)
         uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=http, log_level=args.log_level,

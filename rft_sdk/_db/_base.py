@@ -74,6 +74,16 @@ class DatabaseLimitError(RFTError):
     """``max_live`` per-rollout databases exist; a new rollout must wait for one to be released."""
 
 
+def name_like(name: str) -> str:
+    """A database name that follows the rule (:data:`_NAME_RE`) and resembles ``name``: lower-cased, every other
+    character made ``_``, ``db_`` put before a first character that is not a letter, cut to 20 characters
+    (``"Auction-3F9A"`` -> ``"auction_3f9a"``)."""
+    fixed = re.sub(r"[^a-z0-9_]", "_", name.lower())
+    if not fixed[:1].isalpha():
+        fixed = "db_" + fixed
+    return fixed[:20]
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -301,9 +311,9 @@ class RolloutDatabase(abc.ABC):
                  sweep_interval_s: float | None = None, admission_timeout_s: float = 5.0,
                  max_db_bytes: int = DEFAULT_MAX_DB_BYTES, max_pool: int | None = None,
                  pool_window_s: float = 5.0, pool_half_life_s: float = 300.0) -> None:
-        if not _NAME_RE.fullmatch(name):
-            raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', "
-                             "starting with a letter")
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+            raise ValueError(f"database name {name!r} must be 1-20 lower-case letters, digits or '_', starting with "
+                             f"a letter: e.g. name={name_like(str(name))!r}")
         if max_live < 1 or ttl_s <= 0 or pool_size < 0 or max_db_bytes < 1:
             raise ValueError("max_live must be >= 1, ttl_s > 0, pool_size >= 0 and max_db_bytes >= 1")
         self.max_db_bytes = int(max_db_bytes)

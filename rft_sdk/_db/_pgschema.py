@@ -112,7 +112,8 @@ class PostgresSchemaDatabase(PostgresDatabase):
         rebuild: rebuild the template schema even when it exists (also one built from another source); not
             needed after an edit of ``setup``'s file (see :class:`PostgresDatabase`).
         unavailable_timeout_s: as :class:`PostgresDatabase`.
-        **options: keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: names the
+        **options: ``seed_files`` (the files ``setup`` reads, whose bytes join the digest: as
+            :class:`PostgresDatabase`), and keyword arguments of :class:`RolloutDatabase`: ``name`` (default ``"rft"``: names the
             template and the clones on the server; give each task its own), ``max_live``, ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``,
             ``pool_half_life_s``, ``sweep_interval_s``,
             ``admission_timeout_s``, ``max_db_bytes`` (``max_db_bytes``

@@ -36,11 +36,12 @@ import contextlib
 import hashlib
 import logging
 import math
+import os
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..exceptions import RFTError
@@ -48,7 +49,7 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._combine import Combiner
 from ._connection import pg_classes
 from ._diff import TableInfo
-from ._source import same_source, setup_digest, stale_reason, template_source
+from ._source import same_source, seed_file_paths, seed_label, setup_digest, stale_reason, template_source
 
 __all__ = ["REGISTRY_TABLE", "PostgresDatabase"]
 
@@ -113,6 +114,10 @@ class PostgresDatabase(RolloutDatabase):
             rebuilt at start, by one replica, with a warning naming the source. Needed after a change the
             digest cannot see: data ``setup`` reads from another file, a changed ``template=`` database
             (never digested). A ``setup=`` template built by an rft-sdk without the digest is rebuilt once.
+        seed_files: with ``setup``, the files it reads (fixtures, ``.sql`` scripts, a module it imports), as a
+            list of ``str`` or ``os.PathLike`` (a relative path resolved against the current directory now).
+            Their bytes join the digest beside ``setup``'s file (read whole when the database is constructed),
+            so an edit of one rebuilds the template at the next start. Default ``()``: ``setup``'s file alone.
         unavailable_timeout_s: the longest a call, grade or release waits for the server (a new
             connection's ``connect_timeout``, a pooled one's wait) before its 503
             ``database_unavailable`` (default 5 s; a server in crash recovery refuses connections, and
@@ -125,7 +130,9 @@ class PostgresDatabase(RolloutDatabase):
     ``psycopg.AsyncConnection``), not in autocommit mode.
 
     Raises:
-        ValueError: neither or both of ``template`` and ``setup``; a bad ``strategy``.
+        ValueError: neither or both of ``template`` and ``setup``; a bad ``strategy``; ``seed_files`` with
+            ``template``, or naming something that is not a file.
+        TypeError: ``seed_files`` one path instead of a list of them.
         RFTError: psycopg is not installed (``pip install "rft-sdk[postgres]"``); at start, the server's
             ``{name}_template`` was built from another ``setup``/``template`` (two tasks share one ``name``
             on one server; its COMMENT records the source).
@@ -149,7 +156,7 @@ class PostgresDatabase(RolloutDatabase):
     def __init__(self, url: str, *, template: str | None = None,
                  setup: Callable[[Any], None] | None = None, strategy: str | None = None,
                  max_connections: int = 64, rebuild: bool = False, unavailable_timeout_s: float = 5.0,
-                 **options: Any) -> None:
+                 seed_files: Iterable[str | os.PathLike[str]] = (), **options: Any) -> None:
         options.setdefault("pool_size", 4)
         super().__init__(**options)
         try:
@@ -161,6 +168,10 @@ class PostgresDatabase(RolloutDatabase):
         self.unavailable_errors = (psycopg.OperationalError,)  # server down, refused, pool timeout
         if (template is None) == (setup is None):
             raise ValueError("PostgresDatabase needs exactly one of template= (a database name) or setup= (a function)")
+        self.seed_files = seed_file_paths(seed_files, type(self).__name__)
+        if self.seed_files and template is not None:
+            raise ValueError(f"{type(self).__name__}(seed_files=...) goes with setup=: a template= database is never "
+                             "digested (pass rebuild=True after changing it)")
         if strategy is not None and strategy.lower() not in ("wal_log", "file_copy"):
             raise ValueError(f"strategy must be 'wal_log' or 'file_copy', got {strategy!r}")
         self.url = url
@@ -180,7 +191,7 @@ class PostgresDatabase(RolloutDatabase):
         self.source_id = template_source(template, setup)  # recorded as the template's COMMENT
         # setup's file read now, next to the import that loaded the code setup() will run; a template= database
         # has none (nothing tells cheaply that a database changed: rebuild=True after changing it)
-        self.digest = setup_digest(setup) if setup is not None else ""
+        self.digest = setup_digest(setup, self.seed_files) if setup is not None else ""
         self._admin: Any = None
         self._admin_errors_ok = 0  # the admin pool's failed connection attempts at its last good one
         self._idle: OrderedDict[str, Any] = OrderedDict()
@@ -276,7 +287,8 @@ class PostgresDatabase(RolloutDatabase):
             return False
         self._check_source(conn)
         row = conn.execute(f"SELECT digest FROM {DIGEST_TABLE} WHERE template = %s", (self.template_name,)).fetchone()
-        stale = stale_reason(row[0] if row is not None else None, self.digest, self.source_id)
+        stale = stale_reason(row[0] if row is not None else None, self.digest,
+                             seed_label(self.source_id, self.seed_files))
         if stale is not None and log:
             logger.warning("rebuilding the template %s on %s: %s", self.template_name, self._redacted(), stale)
         return stale is None

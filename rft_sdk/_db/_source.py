@@ -8,11 +8,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["file_digest", "same_source", "setup_digest", "stale_reason", "template_source"]
+__all__ = ["file_digest", "same_source", "seed_file_paths", "seed_label", "setup_digest", "stale_reason",
+           "template_source"]
 
 
 def _setup_code(setup: Callable[..., Any] | None) -> tuple[Any, str | None, Any]:
@@ -38,7 +39,38 @@ def template_source(template: str | None, setup: Callable[..., Any] | None) -> s
     return f"setup:{where}:{name}"
 
 
-def setup_digest(setup: Callable[..., Any] | None) -> str:
+def seed_file_paths(seed_files: Iterable[str | os.PathLike[str]], owner: str) -> tuple[Path, ...]:
+    """The ``seed_files=`` of a database (``owner``: its class name, for the messages), each resolved to an
+    absolute path now (a relative one against the current directory).
+
+    Raises:
+        TypeError: ``seed_files`` is one path rather than a list of them, or holds something that is not a path.
+        ValueError: a path that is not a file (missing, or a folder).
+    """
+    if isinstance(seed_files, (str, bytes, os.PathLike)):
+        raise TypeError(f"{owner}(seed_files=...) takes a list of paths, got the single path {str(seed_files)!r}: "
+                        f"pass seed_files=[{str(seed_files)!r}]")
+    out = []
+    for entry in seed_files:
+        if not isinstance(entry, (str, os.PathLike)):
+            raise TypeError(f"{owner}(seed_files=...): {entry!r} ({type(entry).__name__}) is not a path: pass str "
+                            "or pathlib.Path entries")
+        path = Path(entry).resolve()
+        if not path.is_file():
+            raise ValueError(f"{owner}(seed_files=...): {str(entry)!r} is not a file (resolved to {str(path)!r} "
+                             f"from {os.getcwd()!r}); name a file setup() reads, best relative to the module: "
+                             "Path(__file__).parent / 'fixture.json'")
+        out.append(path)
+    return tuple(out)
+
+
+def seed_label(source_id: str, seed_files: Sequence[Path]) -> str:
+    """``source_id`` as the rebuild warning names it: with the seed files' names when there are any
+    (``setup:/app/seed.py:setup + seed_files fixture.json``)."""
+    return f"{source_id} + seed_files {', '.join(p.name for p in seed_files)}" if seed_files else source_id
+
+
+def setup_digest(setup: Callable[..., Any] | None, seed_files: Sequence[Path] = ()) -> str:
     """``"sha256:<64 hex digits>"`` of the bytes of the file that defines ``setup`` (the file
     :func:`template_source` names), or ``""`` when there is none to read (a function typed at a prompt, a
     module shipped without its ``.py``): then an edit cannot be detected.
@@ -46,15 +78,32 @@ def setup_digest(setup: Callable[..., Any] | None) -> str:
     The whole file, not the function's own text: a seed constant or a helper of the module is part of what the
     template holds. Any edit of the file (a comment, a tool in the same module) changes it: a rebuild too many
     costs one run of ``setup``; one too few hands every rollout stale data. Data the function reads from other
-    files (a JSON, a CSV, another module) is not covered (pass ``rebuild=True`` after changing it)."""
+    files (a JSON, a CSV, another module) is covered only where it is listed in ``seed_files`` (a database's
+    ``seed_files=``, :func:`seed_file_paths`): then the digest is of ``setup``'s file and each listed file's
+    bytes, in order (a ``setup`` without a readable file counts as empty), and an edit of any of them changes
+    it. Without ``seed_files`` the digest is the one of ``setup``'s file alone, as before the option existed.
+
+    Raises:
+        ValueError: a seed file could not be read (removed since :func:`seed_file_paths` saw it, unreadable).
+    """
     code, _, _ = _setup_code(setup)
-    if code is None:
-        return ""
-    try:
-        data = Path(code.co_filename).resolve().read_bytes()
-    except OSError:  # "<stdin>", "<string>", a .pyc without its source
-        return ""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    data: bytes | None = None
+    if code is not None:
+        try:
+            data = Path(code.co_filename).resolve().read_bytes()
+        except OSError:  # "<stdin>", "<string>", a .pyc without its source
+            data = None
+    if not seed_files:
+        return "" if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(b"rft-setup+seed-files\0")
+    digest.update(hashlib.sha256(data or b"").digest())
+    for path in seed_files:
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError as exc:
+            raise ValueError(f"seed file {str(path)!r} cannot be read ({exc.strerror or exc}): fix the path in "
+                             "seed_files=, or its permissions") from exc
+    return "sha256:" + digest.hexdigest()
 
 
 def file_digest(path: Path) -> str:

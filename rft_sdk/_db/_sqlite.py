@@ -78,7 +78,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ from ._base import CALLS_DDL, CALLS_TABLE, DatabaseLimitError, RolloutDatabase
 from ._clone import clone_file
 from ._connection import SQLiteConnection
 from ._diff import TableInfo, quote
-from ._source import file_digest, same_source, setup_digest, stale_reason, template_source
+from ._source import file_digest, same_source, seed_file_paths, seed_label, setup_digest, stale_reason, template_source
 
 __all__ = ["SQLiteDatabase"]
 
@@ -136,6 +136,12 @@ class SQLiteDatabase(RolloutDatabase):
             naming the source. Needed after a change the digest cannot see: data ``setup`` reads from
             another file (a JSON, a CSV, another module), a ``template=`` file replaced by a copy of the same
             size and mtime. A template built by an rft-sdk without ``template.digest`` is rebuilt once.
+        seed_files: with ``setup``, the files it reads (a JSON or CSV of fixtures, a ``.sql`` script, a
+            module it imports), as a list of ``str`` or ``os.PathLike`` (a relative path is resolved against
+            the current directory now: prefer ``Path(__file__).parent / "fixture.json"``). Their bytes join
+            the digest beside ``setup``'s file (each read whole when the database is constructed, in every
+            process), so an edit of one rebuilds the template at the next start, as an edit of ``setup``'s
+            file does. Default ``()``: the digest is ``setup``'s file alone.
         **options: keyword arguments of :class:`RolloutDatabase`: ``max_live``,
             ``ttl_s``, ``pool_size``, ``max_pool``, ``pool_window_s``, ``pool_half_life_s``,
             ``sweep_interval_s``, ``admission_timeout_s``, ``max_db_bytes``.
@@ -145,7 +151,9 @@ class SQLiteDatabase(RolloutDatabase):
     async driver in the standard library; a local file answers in microseconds).
 
     Raises:
-        ValueError: neither or both of ``template`` and ``setup``.
+        ValueError: neither or both of ``template`` and ``setup``; ``seed_files`` with ``template`` (that file's
+            own size and mtime are its digest), or naming something that is not a file.
+        TypeError: ``seed_files`` one path instead of a list of them.
         RFTError: at start, when ``<dir>/<name>/template.db`` was built from another ``setup``/``template``
             (two different tasks with one ``name`` and ``dir``); ``rebuild=True`` replaces it.
     """
@@ -178,10 +186,15 @@ class SQLiteDatabase(RolloutDatabase):
 
     def __init__(self, template: str | os.PathLike[str] | None = None, *,
                  setup: Callable[[sqlite3.Connection], None] | None = None, name: str = "rft",
-                 dir: str | os.PathLike[str] | None = None, rebuild: bool = False, **options: Any) -> None:
+                 dir: str | os.PathLike[str] | None = None, rebuild: bool = False,
+                 seed_files: Iterable[str | os.PathLike[str]] = (), **options: Any) -> None:
         super().__init__(name=name, **options)
         if (template is None) == (setup is None):
             raise ValueError("SQLiteDatabase needs exactly one of template= (an SQLite file) or setup= (a function)")
+        self.seed_files = seed_file_paths(seed_files, "SQLiteDatabase")
+        if self.seed_files and template is not None:
+            raise ValueError("SQLiteDatabase(seed_files=...) goes with setup=: a template= file's own size and mtime "
+                             "are its digest")
         self.source = Path(template) if template is not None else None
         self.setup = setup
         self.rebuild = rebuild
@@ -199,7 +212,7 @@ class SQLiteDatabase(RolloutDatabase):
         self.source_id = template_source(str(self.source.resolve()) if self.source is not None else None, setup)
         self.digest_path = self.dir / "template.digest"
         # setup's file read now, next to the import that loaded the code setup() will run
-        self._setup_digest = setup_digest(setup) if setup is not None else ""
+        self._setup_digest = setup_digest(setup, self.seed_files) if setup is not None else ""
         self._thread_lock = threading.Lock()
         self._lock_fd: int | None = None
         self._pool_names: list[str] = []  # pool files this process saw (claimed by rename; may be stale)
@@ -360,7 +373,7 @@ class SQLiteDatabase(RolloutDatabase):
             recorded: str | None = self.digest_path.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             recorded = None
-        return stale_reason(recorded, self._digest(), self.source_id)
+        return stale_reason(recorded, self._digest(), seed_label(self.source_id, self.seed_files))
 
     def _build_template(self) -> None:
         """Write ``template.db`` from ``template`` or ``setup`` and publish its generation (the folder's lock

@@ -5,6 +5,7 @@ constant went from 35.0 to 29.0 kept serving 35.0 from the stale template until 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import sqlite3
@@ -309,6 +310,101 @@ def test_postgres_an_edited_seed_rebuilds_once_among_replicas_and_an_unchanged_o
         made.append(impostor)
         with pytest.raises(RFTError, match="was built from setup:.*:setup, not from setup:.*:other_setup"):
             impostor.start()
+    finally:
+        for db in made:
+            db.close()
+        made[0].drop_all()
+        made[0].close()
+
+
+# -- seed_files: a fixture setup() reads joins the digest (doctor36's gap: a digest of fixture.json put in name=) ----
+FIXTURE_MODULE = '''
+import json
+from pathlib import Path
+
+FIXTURE = Path(__file__).with_name("fixture.json")
+
+
+def setup(conn):
+    with open(Path(__file__).with_suffix(".builds"), "a") as log:
+        log.write("built\\n")
+    conn.execute("CREATE TABLE tanks (id TEXT PRIMARY KEY, volume REAL NOT NULL)")
+    for tank, volume in json.loads(FIXTURE.read_text()).items():
+        conn.execute(f"INSERT INTO tanks VALUES ('{tank}', {volume})")
+'''
+
+
+def _fixture_task(folder: Path, volume: float) -> Path:
+    seed = folder / "fixture_seed.py"
+    if not seed.exists():
+        seed.write_text(FIXTURE_MODULE)
+    (folder / "fixture.json").write_text(json.dumps({"t1": volume}))
+    return seed
+
+
+def test_sqlite_an_edited_seed_file_rebuilds_the_template_only_when_listed(tmp_path, caplog):
+    seed = _fixture_task(tmp_path, 35.0)
+    fixture = tmp_path / "fixture.json"
+
+    def started(trace_id: str, **options) -> float:
+        return _started_volume(_sqlite(_load(seed), tmp_path, **options), trace_id)
+
+    assert started("a", seed_files=[fixture]) == 35.0
+    assert started("b", seed_files=[fixture]) == 35.0 and _builds(seed) == 1  # unchanged: reused
+    _fixture_task(tmp_path, 29.0)  # the fixture edited, the module not
+    with caplog.at_level(logging.WARNING, logger="rft_sdk"):
+        assert started("c", seed_files=[str(fixture)]) == 29.0  # a str path works as a Path does
+    rebuilt = [r.getMessage() for r in caplog.records if REBUILT in r.getMessage()]
+    assert len(rebuilt) == 1 and "+ seed_files fixture.json changed since the template was built" in rebuilt[0]
+    assert _builds(seed) == 2
+    # without seed_files the digest is setup's file alone (as before the option): the edit goes unseen, and
+    # the switch itself is one rebuild (another digest)
+    assert started("d") == 29.0 and _builds(seed) == 3
+    _fixture_task(tmp_path, 12.0)
+    assert started("e") == 29.0 and _builds(seed) == 3  # stale: the documented reason for seed_files
+
+
+def test_seed_files_digest_and_refusals(tmp_path):
+    seed = _fixture_task(tmp_path, 35.0)
+    fixture = tmp_path / "fixture.json"
+    setup = _load(seed).setup
+    alone = setup_digest(setup)
+    assert setup_digest(setup, ()) == alone  # no seed files: the digest every existing template recorded
+    listed = setup_digest(setup, (fixture,))
+    assert listed != alone and listed.startswith("sha256:") and setup_digest(setup, (fixture,)) == listed
+    _fixture_task(tmp_path, 29.0)
+    assert setup_digest(setup, (fixture,)) != listed
+    with pytest.raises(TypeError, match=r"takes a list of paths, got the single path .*: pass seed_files=\["):
+        SQLiteDatabase(setup=setup, name="moving", dir=tmp_path / "db", seed_files=str(fixture))
+    with pytest.raises(ValueError, match=r"'missing.json' is not a file \(resolved to .*Path\(__file__\)\.parent"):
+        SQLiteDatabase(setup=setup, name="moving", dir=tmp_path / "db", seed_files=["missing.json"])
+    with pytest.raises(TypeError, match=r"3 \(int\) is not a path: pass str or pathlib.Path entries"):
+        SQLiteDatabase(setup=setup, name="moving", dir=tmp_path / "db", seed_files=[3])
+    seed_db = tmp_path / "seed.sqlite"
+    sqlite3.connect(seed_db).close()
+    with pytest.raises(ValueError, match="seed_files=...\\) goes with setup="):
+        SQLiteDatabase(seed_db, name="moving", dir=tmp_path / "db", seed_files=[fixture])
+    assert not (tmp_path / "db").exists()  # constructing writes nothing, refused or not
+
+
+@pytest.mark.parametrize("cls", [PostgresDatabase, PostgresSchemaDatabase], ids=["postgres", "postgres-schema"])
+def test_postgres_an_edited_seed_file_rebuilds_the_template(pg_url, cls, tmp_path, caplog):
+    name = f"f{uuid.uuid4().hex[:8]}"
+    seed = _fixture_task(tmp_path, 35.0)
+    made = []
+
+    def started(trace_id: str) -> float:
+        db = cls(pg_url, setup=_load(seed).setup, name=name, ttl_s=600, seed_files=[tmp_path / "fixture.json"])
+        made.append(db)
+        db.start()
+        return _volume(db, trace_id)
+
+    try:
+        assert started("a") == 35.0 and started("b") == 35.0 and _builds(seed) == 1
+        _fixture_task(tmp_path, 29.0)
+        with caplog.at_level(logging.WARNING, logger="rft_sdk"):
+            assert started("c") == 29.0
+        assert "+ seed_files fixture.json changed since the template was built" in caplog.text and _builds(seed) == 2
     finally:
         for db in made:
             db.close()

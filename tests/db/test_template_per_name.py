@@ -215,3 +215,14 @@ def test_a_source_is_named_by_its_function_file_and_name_whatever_wraps_it():
     assert same_source("setup:/gone/app.py:setup_shop", f"setup:{this}:setup_shop")  # the project was moved
     assert same_source("template:/gone/seed.db", "template:/here/seed.db")  # the seed file was moved
     assert not same_source("template:/gone/seed.db", f"setup:{this}:seed")  # template= then setup=
+
+
+@pytest.mark.parametrize(("bad", "suggested"), [("auction-3f9a", "auction_3f9a"), ("Doctor7-DNS", "doctor7_dns"),
+                                                ("3rd_task", "db_3rd_task"), ("a" * 25, "a" * 20), ("", "db_")])
+def test_a_bad_name_is_refused_at_construction_with_one_that_follows_the_rule(tmp_path, bad, suggested):
+    with pytest.raises(ValueError) as refused:
+        SQLiteDatabase(setup=lambda conn: None, name=bad, dir=tmp_path)
+    assert str(refused.value) == (f"database name {bad!r} must be 1-20 lower-case letters, digits or '_', starting "
+                                  f"with a letter: e.g. name={suggested!r}")
+    SQLiteDatabase(setup=lambda conn: None, name=suggested, dir=tmp_path)  # the suggestion is accepted
+    assert not any(tmp_path.iterdir())  # constructing writes nothing

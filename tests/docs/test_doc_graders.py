@@ -1,6 +1,7 @@
 """The grader examples of ``docs/graders.md`` and ``docs/database.md`` run as written, against real servers, and
 do what the pages say: the lookup grader that requires a read passes ``rft doctor`` without the warning its
-read-less variant gets (and a gold-path variant fails *gradeable*); the ``answer_line`` grader pays one committed
+read-less variant gets (and a gold-path variant fails *gradeable*), and its evidence helper reads a tool that
+returns a list; the ``answer_line`` grader pays one committed
 answer in the asked format; half credit for the right end state and an empty reply fails the no-outcome probes only
 where no gold writes; the coercing grader pays ``qty="4"``; after a void and a re-issue ``diff_gold`` differs while
 ``by_value`` agrees."""
@@ -131,6 +132,36 @@ def test_the_lookup_grader_scores_a_read_by_any_path_and_no_answer_without_one()
         both = client.new_trace_id()
         assert client.call("get_book", trace_id=both, item=item, book_id="b2").ok
         assert client.grade(both, "ANSWER: yes\nANSWER: no", item=item, grader="availability").score == 0.0
+
+
+def test_the_evidence_helper_reads_an_object_and_each_object_of_a_list() -> None:
+    """doctor36's gap: a ``find_tickets`` returning a list was never evidence under the old helper."""
+    server, ns = _lookup_server()
+    returned = ns["returned"]
+
+    @server.tool(writes=False)
+    def find_books(available: bool) -> list[dict[str, Any]]:
+        """Every book, available or not.
+
+        Args:
+            available: which ones.
+        """
+        return [b for b in BOOKS.values() if b["available"] == available]
+
+    item = _lookup_items(server)[1]  # b2, available
+    with TestClient(server) as client:
+        listed = client.new_trace_id()
+        call = client.call("find_books", trace_id=listed, item=item, available=True)
+        assert call.ok and json.loads(call.model_text)[0]["id"] == "b1"
+        assert client.grade(listed, "ANSWER: yes", item=item, grader="availability").score == 1.0
+        other = client.new_trace_id()
+        assert client.call("find_books", trace_id=other, item=item, available=False).ok  # b2 not listed
+        assert client.grade(other, "ANSWER: yes", item=item, grader="availability").score == 0.0
+        records = client.trajectory(listed)
+    assert [r["id"] for r in returned(records[0])][:2] == ["b1", "b2"]
+    refused = type("Call", (), {"ok": False, "output": json.dumps([{"id": "b2"}])})()
+    values = type("Call", (), {"ok": True, "output": json.dumps(["b2"])})()
+    assert returned(refused) == [] and returned(values) == []
 
 
 @pytest.mark.slow
