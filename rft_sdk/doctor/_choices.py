@@ -31,12 +31,14 @@ named_listed_choice       the same change where the user's own words tell the si
                           sibling's does not (``for her Transit van``: ``MD71 RRA (Ford Transit van)``
                           beside ``MD19 KLP (Honda Civic)``, :func:`record_texts`). Intent **hack**:
                           the user named the entity (doctor27's parking permits)
-ranked_listed_choice      the same change where the prompt states the rule that ranks the listed
-                          entities (:data:`RANKING`: the nearest, the cheapest, the earliest free):
+ranked_listed_choice      the same change where the prompt, or a gold tool output, states the rule that
+                          ranks the listed entities (:data:`RANKING`: the nearest, the cheapest, the
+                          earliest free, the fewest shifts: doctor36's polling station):
                           the sibling is the **runner-up**, the listed record most like the gold's
                           (:func:`runner_up`: the same zero/non-zero and true/false fields, the
-                          nearest numbers and clock times), never a tie (equal on every field but
-                          its id and names); the
+                          nearest numbers and clock times; a record is the listing's, else the
+                          read of that entity alone: :func:`read_records`), never a tie (equal on
+                          every field but its id and names); the
                           answer restated as above, its text fields too (``10:30`` → ``11:00``,
                           ``Gate 12`` → ``Big top bar``). Intent **hack**: the prompt asked for
                           one entity and the gold's end state is the only right one
@@ -78,7 +80,7 @@ from ._scope import _json_values, sibling_values
 from ._value_probes import _Capped
 
 __all__ = ["CHOICE_ADVICE", "RANKING", "NamedListedChoice", "OtherListedChoice", "RankedListedChoice", "choice_probes",
-           "listed_records", "record_texts", "restated_figures", "restated_text", "runner_up"]
+           "listed_records", "read_records", "record_texts", "restated_figures", "restated_text", "runner_up"]
 
 _TOKEN = re.compile(r"[\w-]+")
 
@@ -199,17 +201,27 @@ class RankedListedChoice(OtherListedChoice):
 
     def own_candidates(self, item: Mapping[str, Any], writes: Collection[int] | None = None) -> list[dict[str, Any]]:
         """:meth:`OtherListedChoice.own_candidates` where a system or user message matches :data:`RANKING`."""
-        if not any(RANKING.search(t) for t in prompt_texts(item)):
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        if not any(RANKING.search(t) for t in [*prompt_texts(item), *(o for o in outputs if isinstance(o, str))]):
             return []
         return super().own_candidates(item, writes)
 
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
-        """The :func:`runner_up` of ``value`` among the siblings the reads before the write listed with records."""
+        """The :func:`runner_up` of ``value`` among the siblings the reads before the write listed with records; where
+        the gold read every one of them (to rank them: doctor36's polling station), among those it read but never
+        wrote to this argument."""
         taken = self._taken.get((tool, arg), set())
         listed = getattr(self, "_listed", [])
-        siblings = [v for v in sibling_values(value, listed, exclude) if json.dumps(v, sort_keys=True) not in taken]
-        best = runner_up(value, siblings, listed)
+        best = None
+        for excluded in (exclude, ()):
+            siblings = [v for v in sibling_values(value, listed, excluded)
+                        if json.dumps(v, sort_keys=True) not in taken]
+            best = runner_up(value, siblings, listed)
+            if best is not None:
+                break
         return None if best is None else (best, "listed choice")
 
 
@@ -251,17 +263,32 @@ def runner_up(value: Any, siblings: list[Any], sources: list[Any]) -> Any | None
     which a rule may accept; ``None`` when no sibling has a record. First listed wins a draw."""
     scored = []
     for position, other in enumerate(siblings):
-        records = listed_records(value, other, sources)
-        if records is None:
-            continue
-        mine, theirs = records
-        shared = [k for k in mine if k in theirs]
-        ranked = [k for k in shared if mine[k] not in (value, other) and theirs[k] not in (value, other)
-                  and not (_named(mine[k]) and _named(theirs[k]))]
-        if all(mine[k] == theirs[k] for k in ranked):
-            continue  # a tie: the rule may accept either
-        scored.append((sum(_weight(mine[k], theirs[k]) for k in shared), position, other))
+        for records in (listed_records(value, other, sources), read_records(value, other, sources)):
+            if records is None:
+                continue
+            mine, theirs = records
+            shared = [k for k in mine if k in theirs]
+            ranked = [k for k in shared if mine[k] not in (value, other) and theirs[k] not in (value, other)
+                      and not (_named(mine[k]) and _named(theirs[k]))]
+            if all(mine[k] == theirs[k] for k in ranked):
+                continue  # a tie: the rule may accept either
+            scored.append((sum(_weight(mine[k], theirs[k]) for k in shared), position, other))
+            break
     return min(scored, key=lambda t: t[:2])[2] if scored else None
+
+
+def read_records(value: Any, other: Any, sources: list[Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    """The records of ``value`` and ``other`` where each is a read of its own (``get_staff("S-11")`` →
+    ``{"staff_id": "S-11", "prior_shifts": 3}``, doctor36's polling station: the listing names the members, one
+    read per member gives the figures the rule ranks): the one top-level object of ``sources`` whose field holds
+    ``value`` and the one whose same field holds ``other``; ``None`` otherwise."""
+    objects = [o for o in sources if isinstance(o, Mapping)]
+    for field in dict.fromkeys(k for o in objects for k in o):
+        mine = [o for o in objects if o.get(field) == value]
+        theirs = [o for o in objects if o.get(field) == other]
+        if len(mine) == 1 and len(theirs) == 1:
+            return mine[0], theirs[0]
+    return None
 
 
 def restated_text(text: str, record: Mapping[str, Any], other: Mapping[str, Any], written: Any) -> str:
