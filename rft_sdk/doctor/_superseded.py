@@ -55,8 +55,9 @@ _KINDS = {
 }
 
 
-#: A correction inside one user message: the text after it replaces a value of the text before it.
-CORRECTION = re.compile(r"(?:\bno\b|\bsorry\b|\bwait\b|\bactually\b|\bcorrection\b|\bhold on\b|\bscratch\b|"
+#: A correction inside one user message: the text after it replaces a value of the text before it (a plain "no" only
+#: with a comma or dash after it: "- no, make that", never "no power needed").
+CORRECTION = re.compile(r"(?:\bno\s*[,;:\u2013\u2014-]|\bsorry\b|\bwait\b|\bactually\b|\bcorrection\b|\bhold on\b|\bscratch\b|"
                         r"\bI mean(?:t)?\b|\btypo\b|\bmake (?:that|it)\b|\binstead\b|\bchange (?:that|it|the)\b)",
                         re.IGNORECASE)
 

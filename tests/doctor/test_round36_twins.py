@@ -35,4 +35,5 @@ def test_offsets_fees_corrections_and_integer_moves_are_read_as_stated():
     assert deducted_amounts(["Price £250.00, paid in full"]) == []
     before, after = _corrected_parts("at 10:30 local - no, sorry, make that 14:00 local")[0]
     assert "10:30" in before and "14:00" in after and "10:30" not in after
+    assert _corrected_parts("No power needed; start at 10:30 local, 14:00 at the latest") == []  # "no" ends no request
     assert integer_moves(30000, False) == (30901, 39010) and integer_moves(999, False) is None
