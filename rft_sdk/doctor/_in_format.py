@@ -103,7 +103,7 @@ from ._generic import (
     is_annotation,
 )
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
-from ._scope import _NOT_DATA, _json_values, sibling_values
+from ._scope import _NOT_DATA, _json_values, json_records, sibling_values
 
 __all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "Slot", "answer_slots", "in_format_probes",
            "substitute", "unit_of"]
@@ -680,6 +680,7 @@ class SupersetUnusedWrite(SupersetEndState):
             for k, v in (a.get("arguments") or {}).items():
                 known.setdefault(k, v)
         strings = [v for v in known.values() if isinstance(v, str)]
+        listed = self._listed_values(item)
         out: list[tuple[dict[str, Any], bool]] = []
         for tool in item.get("tools") or []:
             name, props, required = _parameters(tool)
@@ -690,8 +691,26 @@ class SupersetUnusedWrite(SupersetEndState):
             for k in names:  # a string without a gold value: the entity when none is named yet, else the text
                 text = NEUTRAL_TEXT if any(v in strings for v in args.values()) or any(
                     n in known for n in names) else None
-                args[k] = known[k] if k in known else _placeholder(props.get(k) or {}, known, strings, text)
+                args[k] = known[k] if k in known else listed[k] if k in listed and not (
+                    props.get(k) or {}).get("enum") else _placeholder(props.get(k) or {}, known, strings, text)
             out.append(({"name": name, "arguments": args}, is_annotation(props, args, known)))
+        return out
+
+    def _listed_values(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """Per field name, the first scalar value a record of the gold's reads' JSON outputs holds under it
+        (``list_windows`` → ``{"window_id": "W-7", ...}``): the id of a listed entity, for an unused tool's
+        argument of that name that no gold call passes (doctor37's maintenance windows: another team's window
+        cancelled, where the rack's id was sent as the window's and refused)."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        writes = set(self.writes_of(item))
+        reads = [o for k, o in enumerate(outputs) if k not in writes]  # never the record the gold's own write made
+        out: dict[str, Any] = {}
+        for record in json_records(_json_values(reads)):
+            for k, v in record.items():
+                if isinstance(v, (str, int)) and not isinstance(v, bool):
+                    out.setdefault(k, v)
         return out
 
     def prepare(self, context: ProbeContext) -> None:

@@ -17,7 +17,9 @@ modifier_value            one short categorical string argument of one gold writ
 replaced_write            one gold write (no annotation: a note) replaced by a write tool of the item
                           that the gold never calls, applied to the same entity (its target
                           argument, by name, with the gold's value;
-                          every other required argument from the gold's calls by name, a free-text
+                          every other required argument from the gold's calls by name, else the
+                          replaced write's argument whose name ends in ``_<name>`` (``to_slot_id``
+                          for ``slot_id``, the last first), a free-text
                           one :data:`NEUTRAL_REASON`): a delete or withdraw instead of the decision
                           (a grader that reads a missing row as "done" pays it); the items take the
                           other tools in turn
@@ -625,6 +627,14 @@ class RangeValue(_Capped):
         return [o for o in AlteredWrites.candidates(self, item, writes) if not _targets(o)]
 
 
+def _suffixed(name: str, arguments: Mapping[str, Any]) -> list[Any]:
+    """The values of ``arguments`` whose name ends in ``_<name>`` (``to_slot_id``, ``from_slot_id`` for
+    ``slot_id``), the last first: the slot a move goes to before the one it leaves (doctor37's physio diary: a
+    reschedule replaced by a booking of the new slot, the old one kept)."""
+    return [v for k, v in reversed(list(arguments.items())) if k.endswith(f"_{name}") and isinstance(v, (str, int))
+            and not isinstance(v, bool)]
+
+
 class ReplacedWrite(_ContextProbe):
     """``replaced_write`` (module table)."""
 
@@ -662,6 +672,8 @@ class ReplacedWrite(_ContextProbe):
                         continue
                     if k in known:
                         arguments[k] = known[k]
+                    elif _suffixed(k, call["arguments"]):
+                        arguments[k] = _suffixed(k, call["arguments"])[0]
                     elif props[k].get("type") == "string" and not props[k].get("enum"):
                         arguments[k] = NEUTRAL_REASON
                     else:
