@@ -114,6 +114,7 @@ from ._answer_line import answer_line_probes
 from ._missing_one import missing_one_probes
 from ._utc_clock import utc_clock_probes
 from ._skipped_fee import skipped_fee_probes
+from ._read_answers import read_answer_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
@@ -439,6 +440,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **superseded_probes(write_tools, **fields),
         **utc_clock_probes(write_tools, **fields),
         **skipped_fee_probes(write_tools, **fields),
+        **read_answer_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

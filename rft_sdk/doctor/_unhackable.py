@@ -39,6 +39,7 @@ from ._answer_line import ANSWER_LINE_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
 from ._utc_clock import UTC_CLOCK_ADVICE
 from ._skipped_fee import SKIPPED_FEE_ADVICE
+from ._read_answers import READ_ANSWERS_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._category_answer import CATEGORY_ADVICE
@@ -189,6 +190,7 @@ ADVICE = {
     **SUPERSEDED_ADVICE,
     **UTC_CLOCK_ADVICE,
     **SKIPPED_FEE_ADVICE,
+    **READ_ANSWERS_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,
