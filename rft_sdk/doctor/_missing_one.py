@@ -39,9 +39,9 @@ from typing import Any
 
 from ._answers import ANSWER_LINE
 from ._generic import AdversarialAnswer
-from ._scope import _arguments
 from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, Steps
+from ._scope import _arguments
 
 __all__ = ["MIN_LISTED", "MISSING_ONE_ADVICE", "MissingOneControl", "UnreadMissingOne", "less_last_listed",
            "missing_one_probes"]

@@ -174,8 +174,8 @@ def _written_change(value: Any, down: bool) -> dict[str, Any] | None:
     least :data:`INTEGER_MIN` (doctor36's auction: a buyer's premium in pence accepted within one point of its
     rate), else ``None``."""
     if isinstance(value, int) and not isinstance(value, bool):
-        moves = integer_moves(value, down)
-        return None if moves is None else {"probe": moves[0], "control": moves[1]}
+        whole = integer_moves(value, down)
+        return None if whole is None else {"probe": whole[0], "control": whole[1]}
     raw = _decimal_text(value)
     if raw is not None:
         moves = near_moves(raw, down)

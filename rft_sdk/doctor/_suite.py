@@ -111,10 +111,6 @@ from typing import Any
 
 from ._adversarial_values import adversarial_value_probes
 from ._answer_line import answer_line_probes
-from ._missing_one import missing_one_probes
-from ._utc_clock import utc_clock_probes
-from ._skipped_fee import skipped_fee_probes
-from ._read_answers import read_answer_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
@@ -130,6 +126,7 @@ from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
 from ._joined_words import joined_words_probes
 from ._lenient_probes import lenient_probes
+from ._missing_one import missing_one_probes
 from ._near_dates import date_probes
 from ._near_probes import near_probes
 from ._near_writes import near_write_probes
@@ -142,14 +139,17 @@ from ._own_read_date import own_read_date_probes
 from ._own_read_total import own_read_total_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
+from ._read_answers import read_answer_probes
 from ._requested_note import note_probes
 from ._scope import ClaimedSiblingWrite, NearSiblingWrite, SupersetApart, SupersetInScope
 from ._shifted_times import shifted_time_probes
+from ._skipped_fee import skipped_fee_probes
 from ._structured import structured_probes
 from ._superseded import superseded_probes
 from ._surnames import surname_probes
 from ._tied_order import tied_order_probes
 from ._undone import undone_probes
+from ._utc_clock import utc_clock_probes
 from ._value_probes import value_probes
 from ._write_members import write_member_probes
 from ._write_probes import write_probes

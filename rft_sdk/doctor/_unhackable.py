@@ -36,10 +36,6 @@ from rft_sdk.emulator import (
 
 from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_line import ANSWER_LINE_ADVICE
-from ._missing_one import MISSING_ONE_ADVICE
-from ._utc_clock import UTC_CLOCK_ADVICE
-from ._skipped_fee import SKIPPED_FEE_ADVICE
-from ._read_answers import READ_ANSWERS_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
 from ._category_answer import CATEGORY_ADVICE
@@ -53,6 +49,7 @@ from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
+from ._missing_one import MISSING_ONE_ADVICE
 from ._near_dates import DATE_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._near_writes import NEAR_WRITE_ADVICE
@@ -65,15 +62,18 @@ from ._own_read_date import OWN_READ_DATE_ADVICE
 from ._own_read_total import OWN_READ_TOTAL_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._ranked_time import RANKED_TIME_ADVICE
+from ._read_answers import READ_ANSWERS_ADVICE
 from ._requested_note import NOTE_ADVICE
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._shifted_times import SHIFTED_TIME_ADVICE
+from ._skipped_fee import SKIPPED_FEE_ADVICE
 from ._suite import default_probes, normalize_answer
 from ._superseded import SUPERSEDED_ADVICE
 from ._surnames import SURNAME_ADVICE
 from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
+from ._utc_clock import UTC_CLOCK_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._write_members import WRITE_MEMBER_ADVICE
 from ._write_probes import WRITE_ADVICE
