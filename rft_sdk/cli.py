@@ -26,7 +26,6 @@ import argparse
 import difflib
 import errno
 import gc
-import inspect
 import json
 import os
 import socket
@@ -36,10 +35,12 @@ from typing import Any
 
 from ._cli_commands import (
     COMMANDS_GROUP,
+    FactoryError,
     close_option,
     env_secret,
     load_app,
     load_command,
+    load_server,
     missing_extra,
     plugin_commands,
     static_help,
@@ -113,35 +114,6 @@ def _store_problem(app: ToolServer) -> str | None:
                 pass
 
     return asyncio.run(check())
-
-
-def _factory_problem(target: str, factory: Any) -> str | None:
-    """Why ``factory`` (what ``rft serve --factory MODULE:ATTR`` loaded) cannot be called with no arguments, or
-    ``None``: it is not callable, or its signature has a required parameter."""
-    if not callable(factory):
-        return f"--factory: {target!r} is a {type(factory).__name__}, not a function returning the app"
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
-        return None
-    required = [p.name for p in signature.parameters.values()
-                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if required:
-        return (f"--factory: {target!r} needs the argument(s) {', '.join(required)}; a factory takes none "
-                "(read what it needs from the environment, or give each choice a factory of its own)")
-    return None
-
-
-def _bare_factory(target: str, app: Any) -> str | None:
-    """Why ``app`` (loaded without ``--factory``) looks like a factory rather than an ASGI app, or ``None``:
-    a plain function that takes no arguments (an ASGI app takes ``scope, receive, send``)."""
-    if not inspect.isfunction(app):
-        return None
-    if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-           for p in inspect.signature(app).parameters.values()):
-        return None
-    return (f"{target!r} is a function of no arguments, not an ASGI app: if it returns the app (a ToolServer), "
-            "pass --factory")
 
 
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
@@ -384,18 +356,13 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"rft serve: {problem}", file=sys.stderr)  # before the app is imported or started
         return 2
     try:
-        app = load_app(args.app)
-        if args.factory:
-            if problem := _factory_problem(args.app, app):
-                print(f"rft {args.command}: {problem}", file=sys.stderr)
-                return 2
-            app = app()
+        app = load_server(args.app, factory=args.factory)
+    except FactoryError as exc:  # a factory misused, or named without --factory: the reason is the whole line
+        print(f"rft {args.command}: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, ImportError, AttributeError, DefinitionError) as exc:  # DefinitionError: a bad @tool/@grader
         print(f"rft {args.command}: cannot load {args.app!r}{' (--factory)' if args.factory else ''}: {exc}",
               file=sys.stderr)
-        return 2
-    if not args.factory and (problem := _bare_factory(args.app, app)):
-        print(f"rft {args.command}: {problem}", file=sys.stderr)
         return 2
     if args.command == "tools":
         return _print_tools(app, args)

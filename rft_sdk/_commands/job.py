@@ -25,9 +25,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._cli_commands import env_secret, standalone_main
+from .._cli_commands import FactoryError, env_secret, load_server, standalone_main
 from .._jobs._config import REASONING_EFFORTS, TARGETS
 from .._server._app import ToolServer
+from ..exceptions import DefinitionError
 
 __all__ = ["HELP", "add_arguments", "main", "run"]
 
@@ -49,6 +50,9 @@ def _hyper(kind: type) -> Any:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``job`` options to ``parser``."""
     parser.add_argument("app", metavar="MODULE:ATTR", help="the ToolServer, e.g. examples.retail.app:server")
+    parser.add_argument("--factory", action="store_true",
+                        help="MODULE:ATTR is a function of no arguments that returns the ToolServer (as rft serve "
+                             "--factory), called once")
     parser.add_argument("--base-url", required=True, help="public base URL the service will reach the server at")
     parser.add_argument("--target", default="openai", choices=list(TARGETS),
                         help="openai: one URL per tool, Authorization: Bearer; azure: one shared /tools URL, "
@@ -95,16 +99,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build, validate and write the job; return the exit status."""
-    from .._cli_commands import load_app
-
     def fail(message: str) -> int:
         print(f"rft job: {message}", file=sys.stderr)
         return 2
 
     try:
-        app = load_app(args.app)
-    except (ValueError, ImportError, AttributeError) as exc:
-        return fail(f"cannot load {args.app!r}: {exc}")
+        app = load_server(args.app, factory=args.factory)
+    except FactoryError as exc:  # a factory misused, or named without --factory: the reason is the whole line
+        return fail(str(exc))
+    except (ValueError, ImportError, AttributeError, DefinitionError) as exc:
+        return fail(f"cannot load {args.app!r}{' (--factory)' if args.factory else ''}: {exc}")
     if not isinstance(app, ToolServer):
         return fail(f"{args.app!r} is a {type(app).__name__}, not a ToolServer")
     try:

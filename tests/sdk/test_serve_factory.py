@@ -123,3 +123,37 @@ def test_a_factory_misused_is_one_line_with_the_fix(task: Path) -> None:
     assert not_callable.returncode == 2
     assert not_callable.stderr.strip() == ("rft tools: --factory: 'factory_app:BUILT' is a list, not a function "
                                            "returning the app")
+
+
+def test_rft_validate_and_rft_job_take_the_factory_too(task: Path) -> None:
+    """``rft validate --app MODULE:ATTR --factory`` loads the ToolServer the factory returns (in process, with the
+    gold dry run graded by its one grader), as ``rft serve``/``rft tools`` do; without ``--factory`` it says to
+    pass it (doctor37's tester: 'is a function, not a ToolServer')."""
+    listed = _rft(task, "tools", "factory_app:strict_server", "--factory")
+    assert listed.returncode == 0, listed.stderr
+    line = {"messages": [{"role": "user", "content": "Lend me book b1."}], "tools": json.loads(listed.stdout),
+            "book_id": "b1", "actions": [{"name": "lend", "arguments": {"book_id": "b1"}}],
+            "reference_answer": "lent b1"}
+    (task / "train.jsonl").write_text("".join(json.dumps(line) + "\n" for _ in range(10)), encoding="utf-8")
+    done = _rft(task, "validate", "train.jsonl", "--app", "factory_app:strict_server", "--factory", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] and report["gold_replayed"] == 10 and report["server"] == "ToolServer (in process)"
+    # the same gold graded by the other factory's grader: the dry run's verdict is that grader's
+    (task / "wrong.jsonl").write_text("".join(json.dumps({**line, "book_id": "b2"}) + "\n" for _ in range(10)))
+    strict = _rft(task, "validate", "wrong.jsonl", "--app", "factory_app:strict_server", "--factory", "--json")
+    lenient = _rft(task, "validate", "wrong.jsonl", "--app", "factory_app:lenient_server", "--factory", "--json")
+    assert (strict.returncode, lenient.returncode) == (1, 0)
+    bare = _rft(task, "validate", "train.jsonl", "--app", "factory_app:strict_server")
+    assert bare.returncode == 2
+    assert bare.stderr.strip() == ("rft validate: 'factory_app:strict_server' is a function of no arguments, not "
+                                   "an ASGI app: if it returns the app (a ToolServer), pass --factory")
+    alone = _rft(task, "validate", "train.jsonl", "--factory")
+    assert alone.returncode == 2 and alone.stderr.startswith("rft validate: --factory needs --app MODULE:ATTR")
+    needs = _rft(task, "validate", "train.jsonl", "--app", "factory_app:needs_a_name", "--factory")
+    assert needs.returncode == 2 and needs.stderr.startswith("rft validate: --factory: 'factory_app:needs_a_name' "
+                                                             "needs the argument(s) grader")
+    job = _rft(task, "job", "factory_app:lenient_server", "--factory", "--base-url", "https://rft.example.com",
+               "--model", "o4-mini-2025-04-16", "--training-file", "file-a")
+    assert job.returncode == 0, job.stderr
+    assert json.loads(job.stdout)["method"]["reinforcement"]["grader"]["url"] == "https://rft.example.com/grade"
