@@ -9,7 +9,9 @@ Core sub-commands (this module, no extras needed):
                        uvicorn's failed lifespan startup otherwise; --factory: MODULE:ATTR
                        is a function of no arguments returning the app, called once per
                        process, as uvicorn --factory)
-    rft tools MODULE:ATTR [--factory] [--format] [--base-url URL]  print dataset tools / job config JSON
+    rft tools MODULE:ATTR [--factory] [--format] [--base-url URL [--dataset JSONL]]  print dataset tools / job
+                                                                   config JSON (--dataset: max_episode_steps sized
+                                                                   from the dataset's lines)
     rft --version                                                  print the installed version
 
 Every other sub-command is declared by the package that implements it, as an
@@ -125,9 +127,17 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     out: dict[str, Any] | list[dict[str, Any]]
     try:
         token = env_secret(args.token_env)
+        steps = args.max_episode_steps
+        if args.dataset is not None:
+            if not args.base_url:
+                raise ValueError("--dataset sizes the job's max_episode_steps: it needs --base-url")
+            from ._validation._steps import size_steps
+
+            steps, note = size_steps(args.dataset, steps)
+            print(f"rft tools: {note}", file=sys.stderr)
         if args.base_url:
             out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
-                                 max_episode_steps=args.max_episode_steps,
+                                 max_episode_steps=steps,
                                  compute_multiplier=args.compute_multiplier, rate_limit=args.rate_limit,
                                  pass_threshold=args.pass_threshold,
                                  allow_unauthenticated=args.allow_unauthenticated)
@@ -264,6 +274,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                      help="the job's grader: its URL is <base-url>/grade/NAME (<base-url>/grade/s/<secret>/NAME "
                           "with a grader_secret); default: the server's default grader, at <base-url>/grade")
     job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
+    job.add_argument("--dataset", default=None, metavar="JSONL",
+                     help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md (per "
+                          "line the gold's calls + 1, each alternative's + 1; with max_tool_calls also its + 1 and "
+                          "the gold's calls + 2): the larger of that and --max-episode-steps, said on stderr")
     job.add_argument("--compute-multiplier", type=float, default=None,
                      help="rollouts per item scale (left out unless given: the service's default)")
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")

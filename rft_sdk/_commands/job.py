@@ -28,6 +28,7 @@ from typing import Any
 from .._cli_commands import FactoryError, env_secret, load_server, standalone_main
 from .._jobs._config import REASONING_EFFORTS, TARGETS
 from .._server._app import ToolServer
+from .._validation._steps import size_steps
 from ..exceptions import DefinitionError
 
 __all__ = ["HELP", "add_arguments", "main", "run"]
@@ -77,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a built-in grader object (e.g. string_check) instead of the endpoint grader; "
                              "how a tools-only server is exported")
     parser.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
+    parser.add_argument("--dataset", default=None, metavar="JSONL",
+                        help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md: the "
+                             "larger of what its lines need and --max-episode-steps, said on stderr")
     ptc = parser.add_mutually_exclusive_group()
     ptc.add_argument("--parallel-tool-calls", dest="parallel_tool_calls", action="store_true", default=None,
                      help="allow several tool calls per model turn (left out unless given)")
@@ -115,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
         token = env_secret(args.token_env)
     except ValueError as exc:
         return fail(str(exc))
+    steps = args.max_episode_steps
+    if args.dataset is not None:
+        try:
+            steps, note = size_steps(args.dataset, steps)
+        except ValueError as exc:
+            return fail(str(exc))
+        print(f"rft job: {note}", file=sys.stderr)
     metadata: dict[str, str] = {}
     for pair in args.metadata:
         key, sep, value = pair.partition("=")
@@ -128,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         job = app.job_config(
             args.base_url, target=args.target, token=token, grader=args.grader, builtin_grader=builtin,
             model=args.model, training_file=args.training_file, validation_file=args.validation_file,
-            suffix=args.suffix, seed=args.seed, metadata=metadata or None, max_episode_steps=args.max_episode_steps,
+            suffix=args.suffix, seed=args.seed, metadata=metadata or None, max_episode_steps=steps,
             parallel_tool_calls=args.parallel_tool_calls, rate_limit=args.rate_limit,
             pass_threshold=args.pass_threshold, compute_multiplier=args.compute_multiplier,
             eval_interval=args.eval_interval, eval_samples=args.eval_samples, n_epochs=args.n_epochs,
