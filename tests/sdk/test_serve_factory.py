@@ -157,3 +157,42 @@ def test_rft_validate_and_rft_job_take_the_factory_too(task: Path) -> None:
                "--model", "o4-mini-2025-04-16", "--training-file", "file-a")
     assert job.returncode == 0, job.stderr
     assert json.loads(job.stdout)["method"]["reinforcement"]["grader"]["url"] == "https://rft.example.com/grade"
+
+
+def test_one_decorated_tool_in_two_servers_of_one_process() -> None:
+    """docs/graders.md, "One decorated function in several servers of one process": each server keeps its own
+    rollouts, state and graders; the tool's definition (its learnt kind) is shared."""
+    from rft_sdk import GradingContext, Rollout, ToolServer, grader, tool
+    from rft_sdk.testing import TestClient
+
+    @tool
+    def lend(book_id: str, *, rollout: Rollout) -> str:
+        """Lend a book.
+
+        Args:
+            book_id: e.g. "b1".
+        """
+        rollout.state.setdefault("lent", []).append(book_id)
+        return "ok"
+
+    @grader
+    def strict(ctx: GradingContext) -> float:
+        return float(ctx.state.get("lent") == [ctx.item["book_id"]])
+
+    @grader
+    def lenient(ctx: GradingContext) -> float:
+        return 1.0
+
+    tools = [lend]
+    listed = ToolServer(tools=tools, auth_env_var=None).dataset_tools()  # a build script's dataset tools
+    first = ToolServer(tools=tools, graders=[strict], auth_env_var=None)
+    second = ToolServer(tools=tools, graders=[lenient], auth_env_var=None)
+    assert first.dataset_tools() == second.dataset_tools() == listed
+    item = {"book_id": "b1"}
+    with TestClient(first) as a, TestClient(second) as b:
+        assert b.http.get("/tools").json()["writes"] == {"lend": None}
+        a.call("lend", trace_id="t1", item=item, book_id="b1")
+        assert b.http.get("/tools").json()["writes"] == {"lend": True}  # learnt from a call on the other server
+        b.call("lend", trace_id="t1", item=item, book_id="b2")  # the same trace_id: another server's rollout
+        assert (a.state("t1"), b.state("t1")) == ({"lent": ["b1"]}, {"lent": ["b2"]})
+        assert (a.grade("t1", "done", item=item).score, b.grade("t1", "done", item=item).score) == (1.0, 1.0)
