@@ -16,6 +16,7 @@ import ast
 import difflib
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -25,8 +26,9 @@ from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, e
 from types import ModuleType
 from typing import Any
 
-__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "close_option", "env_secret", "load_app", "load_command", "missing_extra",
-           "plugin_commands", "share_arg", "standalone_main", "static_help", "subparser"]
+__all__ = ["COMMANDS_GROUP", "COMMAND_EXTRAS", "FactoryError", "bare_factory", "close_option", "env_secret",
+           "factory_problem", "load_app", "load_command", "load_server", "missing_extra", "plugin_commands",
+           "share_arg", "standalone_main", "static_help", "subparser"]
 
 #: Entry-point group through which packages declare ``rft`` sub-commands.
 COMMANDS_GROUP = "rft_sdk.commands"
@@ -226,3 +228,56 @@ def load_app(target: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+class FactoryError(ValueError):
+    """``MODULE:ATTR`` was loaded but is misused as a factory, or is a factory named without ``--factory``;
+    the message is the whole reason with its fix (printed after the command's name, without "cannot load")."""
+
+
+def factory_problem(target: str, factory: Any) -> str | None:
+    """Why ``factory`` (what ``--factory MODULE:ATTR`` loaded) cannot be called with no arguments, or ``None``:
+    it is not callable, or its signature has a required parameter."""
+    if not callable(factory):
+        return f"--factory: {target!r} is a {type(factory).__name__}, not a function returning the app"
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+        return None
+    required = [p.name for p in signature.parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if required:
+        return (f"--factory: {target!r} needs the argument(s) {', '.join(required)}; a factory takes none "
+                "(read what it needs from the environment, or give each choice a factory of its own)")
+    return None
+
+
+def bare_factory(target: str, app: Any) -> str | None:
+    """Why ``app`` (loaded without ``--factory``) looks like a factory rather than an ASGI app, or ``None``:
+    a plain function that takes no arguments (an ASGI app takes ``scope, receive, send``)."""
+    if not inspect.isfunction(app):
+        return None
+    if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+           for p in inspect.signature(app).parameters.values()):
+        return None
+    return (f"{target!r} is a function of no arguments, not an ASGI app: if it returns the app (a ToolServer), "
+            "pass --factory")
+
+
+def load_server(target: str, *, factory: bool = False) -> Any:
+    """The app a command names by ``MODULE:ATTR``, as ``rft serve``, ``rft tools``, ``rft validate --app`` and
+    ``rft job`` load it: :func:`load_app`, then with ``factory`` the attribute called once with no arguments
+    (uvicorn's factory mode); without ``factory``, a function of no arguments is refused with the fix.
+
+    Raises:
+        FactoryError: the factory needs arguments or is not callable, or a factory named without ``factory``.
+        ValueError / ImportError / AttributeError: as :func:`load_app`; and whatever the factory raises.
+    """
+    app = load_app(target)
+    if factory:
+        if problem := factory_problem(target, app):
+            raise FactoryError(problem)
+        return app()
+    if problem := bare_factory(target, app):
+        raise FactoryError(problem)
+    return app

@@ -9,7 +9,9 @@ Core sub-commands (this module, no extras needed):
                        uvicorn's failed lifespan startup otherwise; --factory: MODULE:ATTR
                        is a function of no arguments returning the app, called once per
                        process, as uvicorn --factory)
-    rft tools MODULE:ATTR [--factory] [--format] [--base-url URL]  print dataset tools / job config JSON
+    rft tools MODULE:ATTR [--factory] [--format] [--base-url URL [--dataset JSONL]]  print dataset tools / job
+                                                                   config JSON (--dataset: max_episode_steps sized
+                                                                   from the dataset's lines)
     rft --version                                                  print the installed version
 
 Every other sub-command is declared by the package that implements it, as an
@@ -26,7 +28,6 @@ import argparse
 import difflib
 import errno
 import gc
-import inspect
 import json
 import os
 import socket
@@ -36,10 +37,12 @@ from typing import Any
 
 from ._cli_commands import (
     COMMANDS_GROUP,
+    FactoryError,
     close_option,
     env_secret,
     load_app,
     load_command,
+    load_server,
     missing_extra,
     plugin_commands,
     static_help,
@@ -115,35 +118,6 @@ def _store_problem(app: ToolServer) -> str | None:
     return asyncio.run(check())
 
 
-def _factory_problem(target: str, factory: Any) -> str | None:
-    """Why ``factory`` (what ``rft serve --factory MODULE:ATTR`` loaded) cannot be called with no arguments, or
-    ``None``: it is not callable, or its signature has a required parameter."""
-    if not callable(factory):
-        return f"--factory: {target!r} is a {type(factory).__name__}, not a function returning the app"
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
-        return None
-    required = [p.name for p in signature.parameters.values()
-                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if required:
-        return (f"--factory: {target!r} needs the argument(s) {', '.join(required)}; a factory takes none "
-                "(read what it needs from the environment, or give each choice a factory of its own)")
-    return None
-
-
-def _bare_factory(target: str, app: Any) -> str | None:
-    """Why ``app`` (loaded without ``--factory``) looks like a factory rather than an ASGI app, or ``None``:
-    a plain function that takes no arguments (an ASGI app takes ``scope, receive, send``)."""
-    if not inspect.isfunction(app):
-        return None
-    if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-           for p in inspect.signature(app).parameters.values()):
-        return None
-    return (f"{target!r} is a function of no arguments, not an ASGI app: if it returns the app (a ToolServer), "
-            "pass --factory")
-
-
 def _print_tools(app: Any, args: argparse.Namespace) -> int:
     """``rft tools``: print the dataset tools, or with ``--base-url`` the hosted job's ``method``
     object (hosted protocol §1); exit status 2 with a one-line reason when that cannot be built."""
@@ -153,9 +127,17 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
     out: dict[str, Any] | list[dict[str, Any]]
     try:
         token = env_secret(args.token_env)
+        steps = args.max_episode_steps
+        if args.dataset is not None:
+            if not args.base_url:
+                raise ValueError("--dataset sizes the job's max_episode_steps: it needs --base-url")
+            from ._validation._steps import size_steps
+
+            steps, note = size_steps(args.dataset, steps)
+            print(f"rft tools: {note}", file=sys.stderr)
         if args.base_url:
             out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
-                                 max_episode_steps=args.max_episode_steps,
+                                 max_episode_steps=steps,
                                  compute_multiplier=args.compute_multiplier, rate_limit=args.rate_limit,
                                  pass_threshold=args.pass_threshold,
                                  allow_unauthenticated=args.allow_unauthenticated)
@@ -292,6 +274,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
                      help="the job's grader: its URL is <base-url>/grade/NAME (<base-url>/grade/s/<secret>/NAME "
                           "with a grader_secret); default: the server's default grader, at <base-url>/grade")
     job.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
+    job.add_argument("--dataset", default=None, metavar="JSONL",
+                     help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md (per "
+                          "line the gold's calls + 1, each alternative's + 1; with max_tool_calls also its + 1 and "
+                          "the gold's calls + 2): the larger of that and --max-episode-steps, said on stderr")
     job.add_argument("--compute-multiplier", type=float, default=None,
                      help="rollouts per item scale (left out unless given: the service's default)")
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")
@@ -384,18 +370,13 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"rft serve: {problem}", file=sys.stderr)  # before the app is imported or started
         return 2
     try:
-        app = load_app(args.app)
-        if args.factory:
-            if problem := _factory_problem(args.app, app):
-                print(f"rft {args.command}: {problem}", file=sys.stderr)
-                return 2
-            app = app()
+        app = load_server(args.app, factory=args.factory)
+    except FactoryError as exc:  # a factory misused, or named without --factory: the reason is the whole line
+        print(f"rft {args.command}: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, ImportError, AttributeError, DefinitionError) as exc:  # DefinitionError: a bad @tool/@grader
         print(f"rft {args.command}: cannot load {args.app!r}{' (--factory)' if args.factory else ''}: {exc}",
               file=sys.stderr)
-        return 2
-    if not args.factory and (problem := _bare_factory(args.app, app)):
-        print(f"rft {args.command}: {problem}", file=sys.stderr)
         return 2
     if args.command == "tools":
         return _print_tools(app, args)

@@ -25,9 +25,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._cli_commands import env_secret, standalone_main
+from .._cli_commands import FactoryError, env_secret, load_server, standalone_main
 from .._jobs._config import REASONING_EFFORTS, TARGETS
 from .._server._app import ToolServer
+from .._validation._steps import size_steps
+from ..exceptions import DefinitionError
 
 __all__ = ["HELP", "add_arguments", "main", "run"]
 
@@ -49,6 +51,9 @@ def _hyper(kind: type) -> Any:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``job`` options to ``parser``."""
     parser.add_argument("app", metavar="MODULE:ATTR", help="the ToolServer, e.g. examples.retail.app:server")
+    parser.add_argument("--factory", action="store_true",
+                        help="MODULE:ATTR is a function of no arguments that returns the ToolServer (as rft serve "
+                             "--factory), called once")
     parser.add_argument("--base-url", required=True, help="public base URL the service will reach the server at")
     parser.add_argument("--target", default="openai", choices=list(TARGETS),
                         help="openai: one URL per tool, Authorization: Bearer; azure: one shared /tools URL, "
@@ -73,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a built-in grader object (e.g. string_check) instead of the endpoint grader; "
                              "how a tools-only server is exported")
     parser.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
+    parser.add_argument("--dataset", default=None, metavar="JSONL",
+                        help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md: the "
+                             "larger of what its lines need and --max-episode-steps, said on stderr")
     ptc = parser.add_mutually_exclusive_group()
     ptc.add_argument("--parallel-tool-calls", dest="parallel_tool_calls", action="store_true", default=None,
                      help="allow several tool calls per model turn (left out unless given)")
@@ -95,22 +103,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build, validate and write the job; return the exit status."""
-    from .._cli_commands import load_app
-
     def fail(message: str) -> int:
         print(f"rft job: {message}", file=sys.stderr)
         return 2
 
     try:
-        app = load_app(args.app)
-    except (ValueError, ImportError, AttributeError) as exc:
-        return fail(f"cannot load {args.app!r}: {exc}")
+        app = load_server(args.app, factory=args.factory)
+    except FactoryError as exc:  # a factory misused, or named without --factory: the reason is the whole line
+        return fail(str(exc))
+    except (ValueError, ImportError, AttributeError, DefinitionError) as exc:
+        return fail(f"cannot load {args.app!r}{' (--factory)' if args.factory else ''}: {exc}")
     if not isinstance(app, ToolServer):
         return fail(f"{args.app!r} is a {type(app).__name__}, not a ToolServer")
     try:
         token = env_secret(args.token_env)
     except ValueError as exc:
         return fail(str(exc))
+    steps = args.max_episode_steps
+    if args.dataset is not None:
+        try:
+            steps, note = size_steps(args.dataset, steps)
+        except ValueError as exc:
+            return fail(str(exc))
+        print(f"rft job: {note}", file=sys.stderr)
     metadata: dict[str, str] = {}
     for pair in args.metadata:
         key, sep, value = pair.partition("=")
@@ -124,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         job = app.job_config(
             args.base_url, target=args.target, token=token, grader=args.grader, builtin_grader=builtin,
             model=args.model, training_file=args.training_file, validation_file=args.validation_file,
-            suffix=args.suffix, seed=args.seed, metadata=metadata or None, max_episode_steps=args.max_episode_steps,
+            suffix=args.suffix, seed=args.seed, metadata=metadata or None, max_episode_steps=steps,
             parallel_tool_calls=args.parallel_tool_calls, rate_limit=args.rate_limit,
             pass_threshold=args.pass_threshold, compute_multiplier=args.compute_multiplier,
             eval_interval=args.eval_interval, eval_samples=args.eval_samples, n_epochs=args.n_epochs,

@@ -4,6 +4,7 @@ Usage::
 
     rft validate train.jsonl --target openai                    # the file alone
     rft validate train.jsonl --app examples.retail.app:server   # + the ToolServer's tools, in process
+    rft validate train.jsonl --app app:strict_server --factory  # a function returning the ToolServer (called once)
     rft validate train.jsonl --url https://tools.example.com --token-env RFT_TOKEN   # + live GET /tools
     rft validate train.jsonl --config job.json --json           # + the job (its tools' URLs and headers,
                                                                 #   its max_episode_steps against max_tool_calls)
@@ -30,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from .._cli_commands import env_secret, standalone_main
+from .._cli_commands import FactoryError, env_secret, load_server, standalone_main
 from .._jobs._config import TARGETS
 from .._validation._check import auth_headers
 from .._validation._gold import replay_gold
@@ -38,6 +39,7 @@ from .._validation._preflight import job_server, preflight, run_preflight
 from .._validation._preflight import validate as check_dataset
 from .._validation._report import Report
 from .._validation._validate import MIN_LINES
+from ..exceptions import DefinitionError
 from ..surfaces._hosted import HostedClient
 
 __all__ = ["HELP", "add_arguments", "main", "preflight", "run", "run_preflight", "validate"]
@@ -53,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     live.add_argument("--app", default=None, metavar="MODULE:ATTR",
                       help="diff each line's tools against this ToolServer's (in process, no server needed)")
     live.add_argument("--url", default=None, help="diff each line's tools against GET URL/tools of a running server")
+    parser.add_argument("--factory", action="store_true",
+                        help="with --app: MODULE:ATTR is a function of no arguments that returns the ToolServer (as "
+                             "rft serve --factory), called once")
     parser.add_argument("--token-env", default=None, metavar="VAR",
                         help="with --url: environment variable holding the server's token")
     parser.add_argument("--config", default=None, metavar="JOB",
@@ -126,13 +131,19 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
 def run(args: argparse.Namespace) -> int:
     """Run ``rft validate``; print the findings; return the exit status (0 ok, 1 errors, 2 bad options)."""
     app = None
+    if args.factory and not args.app:
+        print("rft validate: --factory needs --app MODULE:ATTR (a served factory: validate with --url or --config)",
+              file=sys.stderr)
+        return 2
     if args.app:
-        from .._cli_commands import load_app
-
         try:
-            app = load_app(args.app)
-        except (ValueError, ImportError, AttributeError) as exc:
-            print(f"rft validate: cannot load {args.app!r}: {exc}", file=sys.stderr)
+            app = load_server(args.app, factory=args.factory)
+        except FactoryError as exc:  # a factory misused, or named without --factory: the reason is the whole line
+            print(f"rft validate: {exc}", file=sys.stderr)
+            return 2
+        except (ValueError, ImportError, AttributeError, DefinitionError) as exc:
+            print(f"rft validate: cannot load {args.app!r}{' (--factory)' if args.factory else ''}: {exc}",
+                  file=sys.stderr)
             return 2
         if not hasattr(app, "dataset_tools"):
             print(f"rft validate: {args.app!r} is a {type(app).__name__}, not a ToolServer", file=sys.stderr)

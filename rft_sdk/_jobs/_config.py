@@ -59,6 +59,7 @@ __all__ = [
     "ToolSpec",
     "insecure_url_problem",
     "insecure_urls",
+    "job_urls",
     "unknown_key_hint",
     "validate_job",
     "validation_error_text",
@@ -295,14 +296,20 @@ def insecure_url_problem(url: str) -> str | None:
     return None
 
 
-def insecure_urls(job: FineTuningJob) -> list[tuple[str, str]]:
-    """``(field, problem)`` for each of the job's tool and endpoint-grader URLs that
-    :func:`insecure_url_problem` refuses, e.g. ``("method.reinforcement.tools.0.server_url", ...)``."""
+def job_urls(job: FineTuningJob) -> list[tuple[str, str]]:
+    """``(field, url)`` of each of the job's tool URLs and its endpoint grader's URL, e.g.
+    ``("method.reinforcement.tools.0.server_url", "https://rft.example.com/tools/lookup")``."""
     spec = job.method.reinforcement
     urls = [(f"method.reinforcement.tools.{i}.server_url", t.server_url) for i, t in enumerate(spec.tools)]
     if isinstance(spec.grader, EndpointGraderSpec):
         urls.append(("method.reinforcement.grader.url", spec.grader.url))
-    return [(where, problem) for where, url in urls if (problem := insecure_url_problem(url))]
+    return urls
+
+
+def insecure_urls(job: FineTuningJob) -> list[tuple[str, str]]:
+    """``(field, problem)`` for each of the job's tool and endpoint-grader URLs that
+    :func:`insecure_url_problem` refuses, e.g. ``("method.reinforcement.tools.0.server_url", ...)``."""
+    return [(where, problem) for where, url in job_urls(job) if (problem := insecure_url_problem(url))]
 
 
 #: Azure's documented ranges of the reinforcement hyperparameters (Azure RFT how-to, "Hyperparameter selection").

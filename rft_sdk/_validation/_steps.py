@@ -21,16 +21,21 @@ run still happens):
 The doctor's other budget probes are not cut by the budget: ``tool_spam`` puts its extra calls in the gold's
 turns (``n + 1`` turns, as the gold's own replay, which ``rft emulate`` and ``rft doctor`` warn about when it is
 cut) and ``activity_no_answer`` stays within the budget.
+
+:func:`needed_steps` is the other direction, the one rule of ``docs/gold-items.md`` ("Sizing
+max_episode_steps"): the fewest turns every line of a dataset needs, which ``rft tools --dataset`` and
+``rft job --dataset`` write.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ._report import Report
 
-__all__ = ["DEFAULT_EPISODE_STEPS", "check_steps", "episode_steps"]
+__all__ = ["DEFAULT_EPISODE_STEPS", "check_steps", "dataset_steps", "episode_steps", "needed_steps", "size_steps"]
 
 #: ``max_episode_steps`` when the job leaves it out: what ``rft emulate`` and ``rft doctor`` then use
 #: (``rft_sdk.emulator.ReinforcementJob``), and what ``rft tools``/``rft job`` write by default.
@@ -93,3 +98,79 @@ def check_steps(items: Sequence[Any], reinforcement: Mapping[str, Any], report: 
                        "grader that lets refused calls past the budget but pays nothing without an answer is "
                        "not caught on this line",
                        f"write the job with --max-episode-steps {n + 2} (rft tools / rft job)")
+
+
+def _line_needs(item: Mapping[str, Any]) -> list[tuple[int, str]]:
+    """``(turns, why)`` for each part of the one rule that applies to one line."""
+    out: list[tuple[int, str]] = []
+    actions = item.get("actions")
+    if isinstance(actions, list):
+        out.append((len(actions) + 1, f"the gold's {len(actions)} call(s) + 1"))
+    alternatives = item.get("alternatives")
+    for k, alt in enumerate(alternatives if isinstance(alternatives, list) else []):
+        calls = alt.get("actions") if isinstance(alt, dict) else None
+        if isinstance(calls, list):
+            label = alt.get("name") if isinstance(alt.get("name"), str) else str(k)
+            out.append((len(calls) + 1, f"alternative {label!r}'s {len(calls)} call(s) + 1"))
+    budget = _budget(item)
+    if budget is not None:
+        out.append((budget + 1, f"max_tool_calls={budget} + 1"))
+        if isinstance(actions, list) and actions and isinstance(item.get("reference_answer"), str):
+            out.append((len(actions) + 2, f"the gold's {len(actions)} call(s) + 2 (refused_spam, with a budget)"))
+    return out
+
+
+def needed_steps(items: Sequence[Any]) -> tuple[int, int, str] | None:
+    """The one rule of ``docs/gold-items.md`` ("Sizing max_episode_steps") over decoded dataset lines:
+    ``(turns, line, why)``, the fewest ``max_episode_steps`` that every line fits, the first line (1-based)
+    that needs that many and which part of the rule sets it; ``None`` when no line has gold calls,
+    alternatives or a ``max_tool_calls``.
+
+    Per line: the gold's ``n`` calls + 1 and each alternative's calls + 1 (one call per turn, then the
+    answer); on a line with a well-formed ``max_tool_calls`` ``B``, also ``B + 1`` (its budget spent one
+    call per turn) and, where the line has a gold answer, ``n + 2`` (the doctor's ``refused_spam``). A budget
+    given only to ``rft doctor --budget N`` is not in the lines: take ``max(N + 1, n + 2)`` for it yourself.
+    """
+    best: tuple[int, int, str] | None = None
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        for turns, why in _line_needs(item):
+            if best is None or turns > best[0]:
+                best = (turns, index + 1, why)
+    return best
+
+
+def dataset_steps(path: str | Path) -> tuple[int, int, str] | None:
+    """:func:`needed_steps` of a JSONL dataset file.
+
+    Raises:
+        ValueError: the file cannot be read, or a line is blank or not JSON (named, as ``rft validate`` does).
+    """
+    from ._validate import read_dataset
+
+    report = Report("openai", str(path))
+    items = read_dataset(path, report)
+    if report.errors:
+        first = report.errors[0]
+        raise ValueError(f"--dataset {str(path)!r}: {first.where()}: {first.message} ({len(report.errors)} "
+                         f"error(s); rft validate {path} names each)")
+    return needed_steps(items)
+
+
+def size_steps(path: str | Path, floor: int) -> tuple[int, str]:
+    """``max_episode_steps`` for a job written with ``--dataset path``: the larger of ``floor`` (the command's
+    ``--max-episode-steps``, default 10) and :func:`dataset_steps`, and one line that says which and why.
+
+    Raises:
+        ValueError: as :func:`dataset_steps`.
+    """
+    found = dataset_steps(path)
+    if found is None:
+        return floor, (f"max_episode_steps {floor}: no line of {path} has gold calls, alternatives or "
+                       "max_tool_calls to size it by")
+    turns, line, why = found
+    if turns > floor:
+        return turns, f"max_episode_steps {turns}: line {line} of {path} needs {turns} turns ({why})"
+    return floor, (f"max_episode_steps {floor} (--max-episode-steps): every line of {path} fits; the most a line "
+                   f"needs is {turns} (line {line}: {why})")

@@ -368,3 +368,17 @@ def test_every_probe_the_contract_names_exists() -> None:
     named = {n for r in rows for n in re.findall(r"`([a-z_]+)`", r[3])}
     assert len(named) >= 40, sorted(named)
     assert named - set(default_probes()) == set(), "probes the contract names that the doctor does not have"
+
+
+# -- graders.md, "Set F1 hides repeated writes": the multiset F1 counts a repeat, the set F1 does not -------------
+def test_the_multiset_f1_lowers_a_repeated_write_that_the_set_f1_keeps_at_the_gold() -> None:
+    from rft_sdk import rewards
+
+    namespace: dict[str, Any] = {"__name__": "docs"}
+    exec(compile(_block("graders.md", "def multiset_f1"), "docs/graders.md", "exec"), namespace)  # its asserts run
+    multiset_f1, gold, queued = namespace["multiset_f1"], namespace["gold"], namespace["queued"]
+    assert rewards.precision_recall_f1(queued, gold).f1 == 1.0  # the set F1: the repeat is invisible
+    for n in range(1, 6):  # the gold plus one repeated write of n: 2n / (2n + 1), below the gold's 1.0
+        writes = [("c", k) for k in range(n)]
+        assert multiset_f1([*writes, writes[0]], writes) == pytest.approx(2 * n / (2 * n + 1))
+    assert multiset_f1([], []) == 1.0 and multiset_f1([("x",)], [("y",)]) == 0.0

@@ -123,3 +123,76 @@ def test_a_factory_misused_is_one_line_with_the_fix(task: Path) -> None:
     assert not_callable.returncode == 2
     assert not_callable.stderr.strip() == ("rft tools: --factory: 'factory_app:BUILT' is a list, not a function "
                                            "returning the app")
+
+
+def test_rft_validate_and_rft_job_take_the_factory_too(task: Path) -> None:
+    """``rft validate --app MODULE:ATTR --factory`` loads the ToolServer the factory returns (in process, with the
+    gold dry run graded by its one grader), as ``rft serve``/``rft tools`` do; without ``--factory`` it says to
+    pass it (doctor37's tester: 'is a function, not a ToolServer')."""
+    listed = _rft(task, "tools", "factory_app:strict_server", "--factory")
+    assert listed.returncode == 0, listed.stderr
+    line = {"messages": [{"role": "user", "content": "Lend me book b1."}], "tools": json.loads(listed.stdout),
+            "book_id": "b1", "actions": [{"name": "lend", "arguments": {"book_id": "b1"}}],
+            "reference_answer": "lent b1"}
+    (task / "train.jsonl").write_text("".join(json.dumps(line) + "\n" for _ in range(10)), encoding="utf-8")
+    done = _rft(task, "validate", "train.jsonl", "--app", "factory_app:strict_server", "--factory", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] and report["gold_replayed"] == 10 and report["server"] == "ToolServer (in process)"
+    # the same gold graded by the other factory's grader: the dry run's verdict is that grader's
+    (task / "wrong.jsonl").write_text("".join(json.dumps({**line, "book_id": "b2"}) + "\n" for _ in range(10)))
+    strict = _rft(task, "validate", "wrong.jsonl", "--app", "factory_app:strict_server", "--factory", "--json")
+    lenient = _rft(task, "validate", "wrong.jsonl", "--app", "factory_app:lenient_server", "--factory", "--json")
+    assert (strict.returncode, lenient.returncode) == (1, 0)
+    bare = _rft(task, "validate", "train.jsonl", "--app", "factory_app:strict_server")
+    assert bare.returncode == 2
+    assert bare.stderr.strip() == ("rft validate: 'factory_app:strict_server' is a function of no arguments, not "
+                                   "an ASGI app: if it returns the app (a ToolServer), pass --factory")
+    alone = _rft(task, "validate", "train.jsonl", "--factory")
+    assert alone.returncode == 2 and alone.stderr.startswith("rft validate: --factory needs --app MODULE:ATTR")
+    needs = _rft(task, "validate", "train.jsonl", "--app", "factory_app:needs_a_name", "--factory")
+    assert needs.returncode == 2 and needs.stderr.startswith("rft validate: --factory: 'factory_app:needs_a_name' "
+                                                             "needs the argument(s) grader")
+    job = _rft(task, "job", "factory_app:lenient_server", "--factory", "--base-url", "https://rft.example.com",
+               "--model", "o4-mini-2025-04-16", "--training-file", "file-a")
+    assert job.returncode == 0, job.stderr
+    assert json.loads(job.stdout)["method"]["reinforcement"]["grader"]["url"] == "https://rft.example.com/grade"
+
+
+def test_one_decorated_tool_in_two_servers_of_one_process() -> None:
+    """docs/graders.md, "One decorated function in several servers of one process": each server keeps its own
+    rollouts, state and graders; the tool's definition (its learnt kind) is shared."""
+    from rft_sdk import GradingContext, Rollout, ToolServer, grader, tool
+    from rft_sdk.testing import TestClient
+
+    @tool
+    def lend(book_id: str, *, rollout: Rollout) -> str:
+        """Lend a book.
+
+        Args:
+            book_id: e.g. "b1".
+        """
+        rollout.state.setdefault("lent", []).append(book_id)
+        return "ok"
+
+    @grader
+    def strict(ctx: GradingContext) -> float:
+        return float(ctx.state.get("lent") == [ctx.item["book_id"]])
+
+    @grader
+    def lenient(ctx: GradingContext) -> float:
+        return 1.0
+
+    tools = [lend]
+    listed = ToolServer(tools=tools, auth_env_var=None).dataset_tools()  # a build script's dataset tools
+    first = ToolServer(tools=tools, graders=[strict], auth_env_var=None)
+    second = ToolServer(tools=tools, graders=[lenient], auth_env_var=None)
+    assert first.dataset_tools() == second.dataset_tools() == listed
+    item = {"book_id": "b1"}
+    with TestClient(first) as a, TestClient(second) as b:
+        assert b.http.get("/tools").json()["writes"] == {"lend": None}
+        a.call("lend", trace_id="t1", item=item, book_id="b1")
+        assert b.http.get("/tools").json()["writes"] == {"lend": True}  # learnt from a call on the other server
+        b.call("lend", trace_id="t1", item=item, book_id="b2")  # the same trace_id: another server's rollout
+        assert (a.state("t1"), b.state("t1")) == ({"lent": ["b1"]}, {"lent": ["b2"]})
+        assert (a.grade("t1", "done", item=item).score, b.grade("t1", "done", item=item).score) == (1.0, 1.0)

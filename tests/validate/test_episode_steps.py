@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from preflight_helpers import rft
 
 from rft_sdk import Grade, GradingContext
 from rft_sdk._commands.init import MAX_TOOL_CALLS, load_app_file, scaffold
 from rft_sdk._commands.validate import preflight, validate
+from rft_sdk._validation._steps import needed_steps
 from rft_sdk.doctor import check_unhackable, default_probes
 from rft_sdk.emulator import PolicyStep, make_tool_call, run_rollouts, turns_taken
 from rft_sdk.testing import run_server
@@ -115,3 +117,46 @@ async def test_what_the_warnings_say_happens_on_a_real_server(task):
             row = result.evidence["probes"]["refused_spam"]
             verdicts[steps] = (row["verdict"], row["mean_score"])
     assert verdicts == {GOLD_CALLS + 1: ("pass", 0.0), GOLD_CALLS + 2: ("fail", 1.0)}
+
+
+def test_needed_steps_is_the_one_rule_of_the_gold_items_page() -> None:
+    gold = [{"name": "get", "arguments": {}}] * 3
+    plain = {"messages": [], "actions": gold, "reference_answer": "a"}
+    assert needed_steps([plain]) == (4, 1, "the gold's 3 call(s) + 1")
+    # with a budget: max(max_tool_calls + 1, n + 2); the page's example, 3 gold calls and max_tool_calls 6: 7
+    assert needed_steps([plain, {**plain, "max_tool_calls": 6}]) == (7, 2, "max_tool_calls=6 + 1")
+    assert needed_steps([{**plain, "max_tool_calls": 2}]) == (5, 1, "the gold's 3 call(s) + 2 (refused_spam, with "
+                                                                    "a budget)")
+    longer = {**plain, "alternatives": [{"name": "by title", "actions": gold + gold}]}
+    assert needed_steps([plain, longer]) == (7, 2, "alternative 'by title''s 6 call(s) + 1")
+    assert needed_steps([{"messages": []}, None]) is None
+
+
+def test_rft_tools_and_rft_job_size_max_episode_steps_from_the_dataset(task, tmp_path: Path) -> None:
+    root, _, items = task
+    dataset = tmp_path / "train.jsonl"
+    dataset.write_text("".join(json.dumps({**i, "max_tool_calls": 12 if n == 3 else i["max_tool_calls"]}) + "\n"
+                               for n, i in enumerate(items)))
+    common = ("app:server", "--base-url", "http://127.0.0.1:9", "--allow-unauthenticated")
+    done = rft("tools", *common, "--dataset", str(dataset), cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["method"]["reinforcement"]["max_episode_steps"] == 13
+    assert done.stderr.strip() == f"rft tools: max_episode_steps 13: line 4 of {dataset} needs 13 turns " \
+                                  "(max_tool_calls=12 + 1)"
+    # below --max-episode-steps (default 10) the floor stays, and the line says so
+    scaffolded = rft("tools", *common, "--dataset", "train.jsonl", cwd=root)
+    assert json.loads(scaffolded.stdout)["method"]["reinforcement"]["max_episode_steps"] == 10
+    assert scaffolded.stderr.strip() == ("rft tools: max_episode_steps 10 (--max-episode-steps): every line of "
+                                         f"train.jsonl fits; the most a line needs is {MAX_TOOL_CALLS + 1} (line 1: "
+                                         f"max_tool_calls={MAX_TOOL_CALLS} + 1)")
+    job = rft("job", *common, "--allow-insecure-url", "--model", "o4-mini-2025-04-16", "--training-file", "file-a",
+              "--dataset", str(dataset), cwd=root)
+    assert job.returncode == 0, job.stderr
+    assert json.loads(job.stdout)["method"]["reinforcement"]["max_episode_steps"] == 13
+    # a dataset that is not JSONL is refused, naming the line; --dataset without --base-url too
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"messages": []}\nnot json\n')
+    refused = rft("tools", *common, "--dataset", str(broken), cwd=root)
+    assert refused.returncode == 2 and refused.stderr.startswith(f"rft tools: --dataset '{broken}': line 2: invalid")
+    alone = rft("tools", "app:server", "--dataset", str(dataset), cwd=root)
+    assert alone.returncode == 2 and "--dataset sizes the job's max_episode_steps: it needs --base-url" in alone.stderr

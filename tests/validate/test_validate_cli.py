@@ -163,3 +163,29 @@ def test_lines_without_tools_are_warned_against_a_server_with_tools(tmp_path):
     assert result.returncode == 0 and report["errors"] == 0  # legal, but the hosted model could call no tool
     (warning,) = [f for f in report["findings"] if f["field"] == "tools" and f["lines"]]
     assert warning["lines"] == list(range(1, 13)) and "offers the model no tools" in warning["message"]
+
+
+def test_a_job_for_a_local_run_gets_one_url_warning_per_server_not_one_per_tool(tmp_path):
+    """doctor37's tester: a job written with ``--base-url http://127.0.0.1:PORT`` (the docs' own doctor runs) got
+    one "a hosted run cannot use it" warning per tool and one for the grader; now one per server, naming the
+    fields, and a URL on another server keeps its own warning."""
+    server = load_app(tmp_path)
+    dataset = write_jsonl(tmp_path / "train.jsonl", lines_for(server.dataset_tools()))
+    with run_server(server) as url:
+        job = server.job_config(url)
+        reinforcement = job["method"]["reinforcement"]
+        assert len(reinforcement["tools"]) >= 1
+        (tmp_path / "job.json").write_text(json.dumps(job))
+        local = rft("validate", str(dataset), "--config", "job.json", "--json", "--no-replay", cwd=tmp_path)
+        reinforcement["grader"]["url"] = "https://10.0.0.7/grade"
+        (tmp_path / "mixed.json").write_text(json.dumps(job))
+        mixed = rft("validate", str(dataset), "--config", "mixed.json", "--json", "--no-replay", cwd=tmp_path)
+    assert local.returncode == 0, local.stdout
+    fields = ", ".join([*(f"tools.{i}.server_url" for i in range(len(reinforcement["tools"]))), "grader.url"])
+    assert [(f["field"], f["message"]) for f in _findings(local.stdout) if "hosted run" in f["message"]] == [
+        ("job.method.reinforcement", f"a hosted run cannot use the job's {len(reinforcement['tools']) + 1} URLs on "
+         f"{url} ({fields}): '{url}' is not https:// (the service would send the job's token in clear)")]
+    one_tool = len(reinforcement["tools"]) == 1
+    assert {f["field"] for f in _findings(mixed.stdout) if "hosted run" in f["message"]} == {
+        "job.method.reinforcement.tools.0.server_url" if one_tool else "job.method.reinforcement",
+        "job.method.reinforcement.grader.url"}
