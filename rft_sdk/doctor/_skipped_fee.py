@@ -31,7 +31,8 @@ from typing import Any
 from ._answers import prompt_texts
 from ._generic import _ContextProbe
 from ._near_probes import _format_like, value_numbers
-from ._probes import HACK, Steps
+from ._probes import Steps
+from ._value_swap import ValueSwap
 
 __all__ = ["DEDUCTION", "SKIPPED_FEE_ADVICE", "SKIPPED_FEE_ITEMS", "SkippedFee", "deducted_amounts",
            "skipped_fee_probes"]
@@ -67,18 +68,19 @@ def deducted_amounts(texts: list[str]) -> list[float]:
     return out
 
 
-class SkippedFee(_ContextProbe):
-    """``skipped_fee`` (module table)."""
-
-    must_lower = True
-    changes_end_state = True
+class SkippedFee(ValueSwap):
+    """``skipped_fee`` (module table): a :class:`~._value_swap.ValueSwap` (its items, its judgement) whose one change
+    is a written number, not a value replaced everywhere."""
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SKIPPED_FEE_ITEMS,
                  **fields: Any) -> None:
-        super().__init__(write_tools, reason="the gold writes no number besides its target, or no amount beside a "
-                         "deduction word (a fee, a charge) is stated before that write", **fields)
-        self.intent = HACK
-        self.max_items = max_items
+        super().__init__(write_tools, max_items, "the gold writes no number besides its target, or no amount beside "
+                         "a deduction word (a fee, a charge) is stated before that write", **fields)
+
+    def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
+        """``(written number, the number with the deduction added back)`` as text, or ``None`` (:meth:`change`)."""
+        found = self.change(item)
+        return None if found is None else (str(found["from"]), str(found["to"]))
 
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """``{"position", "argument", "from", "to", "added"}``: the first gold write's number with the last stated
@@ -105,15 +107,6 @@ class SkippedFee(_ContextProbe):
                         "minor": bool(_MINOR.search(arg))}
         return None
 
-    def applies(self, item: Mapping[str, Any]) -> bool:
-        """One of the first :attr:`max_items` items with a change (in dataset order)."""
-        index = self._context.index_of(item)
-        if index is None or not self._has_gold(item) or self.change(item) is None:
-            return False
-        earlier = [i for i, other in enumerate(self._context.items[:index])
-                   if self._has_gold(other) and self.change(other) is not None]
-        return len(earlier) < self.max_items
-
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, one per turn, the chosen write's number with the deduction added back."""
         found = self.change(item)
@@ -126,7 +119,7 @@ class SkippedFee(_ContextProbe):
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference with every figure stating the written amount (in its unit, or in major units for an
         argument in pence or cents) restated for the new one."""
-        answer = super().final_answer(item)
+        answer = _ContextProbe.final_answer(self, item)
         found = self.change(item)
         if found is None:
             return answer
