@@ -26,7 +26,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import ANSWER_LINE
-from ._generic import _ContextProbe, schema_enum
+from ._generic import _ContextProbe, schema_enum, with_argument
 from ._near_probes import value_numbers
 from ._probes import HACK, ProbeContext, Steps
 from ._value_probes import VALUE_ITEMS
@@ -111,12 +111,10 @@ class CategoryAnswer(_ContextProbe):
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls with the member changed."""
-        actions = [dict(a) for a in item.get(self.actions_field) or []]
         found = self.option(item)
-        if found is not None:
-            call = actions[found["position"]]
-            actions[found["position"]] = {**call, "arguments": {**call["arguments"], found["argument"]: found["to"]}}
-        return [[a] for a in actions]
+        if found is None:
+            return with_argument(item.get(self.actions_field) or [])
+        return with_argument(item.get(self.actions_field) or [], found["position"], found["argument"], found["to"])
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference with the marked line's number of the gold's member replaced by the new member's."""

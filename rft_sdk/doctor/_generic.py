@@ -93,6 +93,16 @@ ZWJ = "\u200d"
 ZWSP = "\u200b"
 
 
+def with_argument(actions: Sequence[Mapping[str, Any]], position: int | None = None, argument: str = "",
+                  value: Any = None) -> Steps:
+    """``actions`` one per turn, the call at ``position`` with ``argument`` set to ``value`` (no ``position``: the
+    calls unchanged)."""
+    calls = [dict(a) for a in actions]
+    if position is not None:
+        calls[position] = {**calls[position], "arguments": {**calls[position]["arguments"], argument: value}}
+    return [[a] for a in calls]
+
+
 class _ContextProbe(GoldPlanProbe):
     """A gold-plan probe that keeps the dataset context (``prepare``)."""
 
@@ -108,6 +118,12 @@ class _ContextProbe(GoldPlanProbe):
     def writes_of(self, item: Mapping[str, Any]) -> list[int]:
         """Positions of the item's gold writes that change state."""
         return self._context.effective_writes(item, self.actions_field)
+
+    def gold_outputs_of(self, item: Mapping[str, Any]) -> list[Any]:
+        """The gold replay's tool outputs of ``item``, one per gold call (``[]`` when it was not replayed)."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs
+        return list(outputs[index]) if index is not None and index < len(outputs) else []
 
     def donor(self, item: Mapping[str, Any], *, different_writes: bool = False) -> Mapping[str, Any] | None:
         """The next item (cyclically) whose normalised answer differs from this one's (and, with

@@ -701,9 +701,7 @@ class SupersetUnusedWrite(SupersetEndState):
         (``list_windows`` → ``{"window_id": "W-7", ...}``): the id of a listed entity, for an unused tool's
         argument of that name that no gold call passes (doctor37's maintenance windows: another team's window
         cancelled, where the rack's id was sent as the window's and refused)."""
-        index = self._context.index_of(item)
-        outputs = self._context.gold_outputs[index] if index is not None and index < len(
-            self._context.gold_outputs) else []
+        outputs = self.gold_outputs_of(item)
         writes = set(self.writes_of(item))
         reads = [o for k, o in enumerate(outputs) if k not in writes]  # never the record the gold's own write made
         out: dict[str, Any] = {}
@@ -763,9 +761,7 @@ class SupersetOtherWrite(SupersetUnusedWrite):
         values other items' golds pass for that argument; never a value this item's gold passes."""
         gold = [a for a in item.get(self.actions_field) or [] if isinstance(a, Mapping)]
         used = {json.dumps(v) for a in gold for v in _arguments_of(a).values() if isinstance(v, (str, int, float))}
-        index = self._context.index_of(item)
-        outputs = self._context.gold_outputs[index] if index is not None and index < len(
-            self._context.gold_outputs) else []
+        outputs = self.gold_outputs_of(item)
         sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
         sources += _json_values(outputs)
         out = []

@@ -61,7 +61,7 @@ from typing import Any
 from ._answer_numbers import NUMBER
 from ._answers import prompt_texts
 from ._dataset_probes import has_wildcard, prose_fields, template_fields
-from ._generic import _ContextProbe
+from ._generic import _ContextProbe, with_argument
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
 
@@ -199,11 +199,9 @@ class _Control(_ContextProbe):
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, the chosen write's argument changed (when the change is one of a write)."""
         found, value = self._value(item)
-        actions = [dict(a) for a in item[self.actions_field]]
-        if found is not None and found.get("position") is not None:
-            call = actions[found["position"]]
-            actions[found["position"]] = {**call, "arguments": {**call["arguments"], found["argument"]: value}}
-        return [[a] for a in actions]
+        if found is None or found.get("position") is None:
+            return with_argument(item[self.actions_field])
+        return with_argument(item[self.actions_field], found["position"], found["argument"], value)
 
     def record(self, context: ProbeContext, scores: Mapping[int, float], gold: Mapping[int, float | None]) -> None:
         """Remember each item's score."""

@@ -37,7 +37,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._answers import prompt_texts
-from ._generic import _ContextProbe
+from ._generic import _ContextProbe, with_argument
 from ._probes import HACK, Steps
 
 __all__ = ["EARLIEST", "FIRST_DAY", "RANKED_TIME_ADVICE", "RankedDate", "RankedTime", "ranked_time_probes"]
@@ -100,11 +100,9 @@ class RankedTime(_ContextProbe):
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls with the time moved."""
         found = self.move(item)
-        actions = [dict(a) for a in item[self.actions_field]]
-        if found is not None:
-            call = actions[found["position"]]
-            actions[found["position"]] = {**call, "arguments": {**call["arguments"], found["argument"]: found["to"]}}
-        return [[a] for a in actions]
+        if found is None:
+            return with_argument(item[self.actions_field])
+        return with_argument(item[self.actions_field], found["position"], found["argument"], found["to"])
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference with the moved time restated."""

@@ -90,9 +90,7 @@ class LookalikeEntity(AdversarialAnswer):
         super().__init__(self._variants, write_tools, **fields)
 
     def _names(self, item: Mapping[str, Any]) -> list[str]:
-        index = self._context.index_of(item)
-        outputs = self._context.gold_outputs[index] if index is not None and index < len(
-            self._context.gold_outputs) else []
+        outputs = self.gold_outputs_of(item)
         return list(dict.fromkeys(v for record in json_records(_json_values(outputs)) for v in record.values()
                                   if isinstance(v, str) and 2 <= len(v) <= 60 and any(c.isalpha() for c in v)))
 

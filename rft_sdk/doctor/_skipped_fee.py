@@ -29,7 +29,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import prompt_texts
-from ._generic import _ContextProbe
+from ._generic import _ContextProbe, with_argument
 from ._near_probes import _format_like, value_numbers
 from ._probes import Steps
 from ._value_swap import ValueSwap
@@ -85,9 +85,7 @@ class SkippedFee(ValueSwap):
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """``{"position", "argument", "from", "to", "added"}``: the first gold write's number with the last stated
         deduction added back; ``None`` without one."""
-        index = self._context.index_of(item)
-        outputs = self._context.gold_outputs[index] if index is not None and index < len(
-            self._context.gold_outputs) else []
+        outputs = self.gold_outputs_of(item)
         calls = item.get(self.actions_field) or []
         for position in self.writes_of(item):
             arguments = calls[position].get("arguments") if isinstance(calls[position], Mapping) else None
@@ -110,11 +108,9 @@ class SkippedFee(ValueSwap):
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, one per turn, the chosen write's number with the deduction added back."""
         found = self.change(item)
-        actions = [dict(a) for a in item[self.actions_field]]
-        if found is not None:
-            call = actions[found["position"]]
-            actions[found["position"]] = {**call, "arguments": {**call["arguments"], found["argument"]: found["to"]}}
-        return [[a] for a in actions]
+        if found is None:
+            return with_argument(item[self.actions_field])
+        return with_argument(item[self.actions_field], found["position"], found["argument"], found["to"])
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference with every figure stating the written amount (in its unit, or in major units for an

@@ -74,9 +74,7 @@ class UtcClockWrite(ValueSwap):
     def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
         """``(the written time, the same moment on the other clock)`` for the first gold write with a clock time and
         an offset stated before it; ``None`` without one."""
-        index = self._context.index_of(item)
-        outputs = self._context.gold_outputs[index] if index is not None and index < len(
-            self._context.gold_outputs) else []
+        outputs = self.gold_outputs_of(item)
         calls = item.get(self.actions_field) or []
         for position in self.writes_of(item):
             arguments = calls[position].get("arguments") if isinstance(calls[position], Mapping) else None
