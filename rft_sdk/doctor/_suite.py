@@ -124,7 +124,9 @@ from ._decisions import decision_probes
 from ._generic import generic_probes
 from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
+from ._item_fields import item_field_probes
 from ._joined_words import joined_words_probes
+from ._leading_entry import leading_entry_probes
 from ._lenient_probes import lenient_probes
 from ._missing_one import missing_one_probes
 from ._near_dates import date_probes
@@ -151,6 +153,7 @@ from ._tied_order import tied_order_probes
 from ._undone import undone_probes
 from ._utc_clock import utc_clock_probes
 from ._value_probes import value_probes
+from ._widened_list import widened_list_probes
 from ._write_members import write_member_probes
 from ._write_probes import write_probes
 from ._written_answers import written_answer_probes
@@ -441,6 +444,9 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **utc_clock_probes(write_tools, **fields),
         **skipped_fee_probes(write_tools, **fields),
         **read_answer_probes(write_tools, **fields),
+        **item_field_probes(write_tools, **fields),
+        **leading_entry_probes(write_tools, **fields),
+        **widened_list_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

@@ -47,7 +47,9 @@ from ._consistent import CONSISTENT_ADVICE
 from ._decisions import DECISION_ADVICE
 from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
+from ._item_fields import ITEM_FIELD_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
+from ._leading_entry import LEADING_ENTRY_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
 from ._near_dates import DATE_ADVICE
@@ -75,6 +77,7 @@ from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
 from ._utc_clock import UTC_CLOCK_ADVICE
 from ._value_probes import VALUE_ADVICE
+from ._widened_list import WIDENED_LIST_ADVICE
 from ._write_members import WRITE_MEMBER_ADVICE
 from ._write_probes import WRITE_ADVICE
 from ._written_answers import WRITTEN_ADVICE
@@ -191,6 +194,9 @@ ADVICE = {
     **UTC_CLOCK_ADVICE,
     **SKIPPED_FEE_ADVICE,
     **READ_ANSWERS_ADVICE,
+    **ITEM_FIELD_ADVICE,
+    **LEADING_ENTRY_ADVICE,
+    **WIDENED_LIST_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

@@ -1,0 +1,107 @@
+"""A write's list with one member too many (issue 37, doctor38's ``shore_excursions__twin_b``): the gold books the
+guests going ashore (``guest_ids=["G-8142-1", "G-8142-3"]``), and a grader that checks ``expected <= booked``
+("everyone going is on it") pays the booking of the whole cabin, the guest who stays aboard included. ``padded_list``
+pads with many plausible values, which a tool that takes only its own entity's members refuses; this adds **one**
+member of the item's own.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+widened_list              one gold write's list argument (of strings or integers) with one more
+                          member: a sibling of its members (``_scope.sibling_values``: another member
+                          of the collection in the item's data or the gold's JSON tool outputs that
+                          holds them, the record-mate the gold read and left out) that no gold call
+                          passes; item ``k`` takes the candidates in turn, on at most
+                          :data:`~._scope.SCOPE_ITEMS` items. Judged ``must_lower`` where the write
+                          took effect and the end state differs from the gold's
+========================= ==========================================================================
+
+**Why the honest twin stays silent**: the end state holds a member the task did not ask for (a paid place for a
+guest who stays aboard), and a grader that compares the list (or the end state) scores it below the gold, by any
+amount (set F1 over the members pays ``2n / (2n + 1)``). A tool that refuses the extra member (an age limit) leaves
+nothing to judge. Nothing names a tool, a field or a task.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from ._generic import _canonical
+from ._probes import HACK, Steps
+from ._scope import _NOT_DATA, SCOPE_ITEMS, SupersetInScope, _arguments, _json_values, sibling_values
+
+__all__ = ["WIDENED_LIST_ADVICE", "WidenedList", "widened_list_probes"]
+
+WIDENED_LIST_ADVICE = {
+    "widened_list": "a write's list with one extra member of the item's own (the whole cabin booked where two go "
+                    "ashore) earns the gold's score: compare the list (or the end state) for equality, not "
+                    "'every expected member is in it'",
+}
+
+
+class WidenedList(SupersetInScope):
+    """``widened_list`` (module table): ``must_lower``; the gold's write replaced, not a write added."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SCOPE_ITEMS,
+                 **kwargs: Any) -> None:
+        super().__init__(write_tools, max_items, **kwargs)
+        self._reason = ("the gold changes nothing, no write of it has a list argument whose members have a sibling "
+                        "in the item's data or the gold's tool outputs, or the probe's "
+                        f"{max_items} items are already chosen")
+
+    def widened(self, item: Mapping[str, Any]) -> list[tuple[int, str, list[Any]]]:
+        """Every ``(gold write position, argument, the list with one sibling added)`` of ``item``, in order."""
+        outputs = self.gold_outputs_of(item)
+        sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
+        sources += _json_values([o for o in outputs if isinstance(o, str)])
+        gold = item[self.actions_field]
+        used = {json.dumps(v) for a in gold if isinstance(a, Mapping)
+                for value in _arguments(a.get("arguments")).values()
+                for v in (value if isinstance(value, list) else [value]) if isinstance(v, (str, int))}
+        out = []
+        for position in self.writes_of(item):
+            for name, value in _arguments(gold[position].get("arguments")).items():
+                if not isinstance(value, list) or not value or not all(
+                        isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+                    continue
+                siblings = list(dict.fromkeys(s for v in value for s in sibling_values(v, sources, used)))
+                out += [(position, name, [*value, s]) for s in siblings]
+        return out
+
+    def candidates(self, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The widened writes (``{"name", "arguments", "position"}``)."""
+        gold = item[self.actions_field]
+        return [{"name": gold[p]["name"], "arguments": {**_arguments(gold[p].get("arguments")), name: value},
+                 "position": p} for p, name, value in self.widened(item)]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"altered": "tool.argument", "from": gold list, "to": widened list}``; ``{}`` when not chosen."""
+        if not self.applies(item):
+            return {}
+        call = self.extra(item)
+        gold = _arguments(item[self.actions_field][call["position"]].get("arguments"))
+        name = next(k for k, v in call["arguments"].items() if gold.get(k) != v)
+        return {"altered": f"{call['name']}.{name}", "from": gold[name], "to": call["arguments"][name]}
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, the chosen write with its widened list, one per turn."""
+        call = self.extra(item)
+        calls = [dict(a) for a in item[self.actions_field]]
+        calls[call["position"]] = {"name": call["name"], "arguments": call["arguments"]}
+        return [[a] for a in calls]
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the widened write succeeded and did not say it changed nothing."""
+        call = self.extra(item)
+        want = (call["name"], _canonical(call["arguments"]))
+        return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
+                   and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) == want for c in calls)
+
+
+def widened_list_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probe of the module table, by name (``intent`` ``hack``)."""
+    probe = WidenedList(write_tools, **fields)
+    probe.intent = HACK
+    return {"widened_list": probe}

@@ -1,0 +1,50 @@
+"""The round-38 twins (``round38_twins``) through the doctor against one real server: each honest grader passes
+every probe without a warning; each hackable twin fails through its probe, which its honest twin played and passed.
+And the pieces under the new probes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from doctor_helpers import twin_tests
+from round38_twins import TWINS, job_for, make_items, make_server
+
+from rft_sdk.doctor._item_fields import field_answers
+from rft_sdk.doctor._leading_entry import leading_entry_line
+
+pytestmark = pytest.mark.slow
+
+verdicts, test_honest_graders_pass_every_probe_without_warnings, \
+    test_each_hackable_twin_fails_through_its_probe_and_its_honest_twin_played_it = \
+    twin_tests(TWINS, make_server, make_items, job_for)
+
+
+def _row(answer: str, **fields: object) -> dict[str, object]:
+    return {"reference_answer": answer, "messages": [], **fields}
+
+
+def test_a_row_field_of_the_answers_shape_is_played_and_accepted_spellings_never_are():
+    rows = [_row("Top: A, B, C.\nANSWER: A, B, C", top=["A", "B", "C"], old=["B", "A", "C"],
+                 accepted_top=["a1", "b1", "c1"], also_ok=["C", "B", "A"]),
+            _row("ANSWER: D, E, F", top=["D", "E", "F"], old=["E", "D", "F"])]
+    control, probes = field_answers(rows[0], "reference_answer", rows)
+    assert control.endswith("ANSWER: D, E, F")
+    assert probes == [("old", "Top: A, B, C.\nANSWER: B, A, C")]  # accepted_top and also_ok never played
+    times = [_row("Gangway 07:55.\nANSWER: 2026-06-16 07:55", want="2026-06-16 07:55", local="2026-06-16 08:55",
+                  note="by the ship's clock", nested={"meets": "2026-06-16 08:15"}),
+             _row("ANSWER: 2026-06-17 07:20", want="2026-06-17 07:20")]
+    control, probes = field_answers(times[0], "reference_answer", times)
+    assert control == "Gangway 07:55.\nANSWER: 2026-06-17 07:20"
+    assert [p for p, _ in probes] == ["local", "nested.meets"] and probes[0][1].endswith("ANSWER: 2026-06-16 08:55")
+    assert field_answers(_row("ANSWER: 2026-06-16 07:55", want="2026-06-16 07:55"), "reference_answer",
+                         times) is None  # no second field
+    assert field_answers(_row("no marked line", want="x"), "reference_answer", times) is None
+
+
+def test_the_leading_entry_is_kept_and_the_rest_taken_from_the_bottom_of_the_listing():
+    outputs = [json.dumps({"standings": [{"team": t} for t in ["A", "B", "C", "D", "E", "F"]]})]
+    assert leading_entry_line("ANSWER: A, B, C", outputs) == ("ANSWER: A, E, F", 3)
+    assert leading_entry_line("ANSWER: A > B > C", outputs) == ("ANSWER: A > E > F", 3)
+    assert leading_entry_line("ANSWER: A, B", outputs) is None  # two entries: one right is half
+    assert leading_entry_line("ANSWER: A, B, C", [json.dumps({"teams": ["A", "B", "C", "D"]})]) is None  # too few
