@@ -121,6 +121,7 @@ from ._coarse_values import coarse_value_probes
 from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._decisions import decision_probes
+from ._excluded_entry import excluded_entry_probes
 from ._generic import generic_probes
 from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
@@ -447,6 +448,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **item_field_probes(write_tools, **fields),
         **leading_entry_probes(write_tools, **fields),
         **widened_list_probes(write_tools, **fields),
+        **excluded_entry_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

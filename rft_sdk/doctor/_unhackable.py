@@ -45,6 +45,7 @@ from ._coarse_values import COARSE_ADVICE
 from ._common import has_gold, load_inputs
 from ._consistent import CONSISTENT_ADVICE
 from ._decisions import DECISION_ADVICE
+from ._excluded_entry import EXCLUDED_ENTRY_ADVICE
 from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._item_fields import ITEM_FIELD_ADVICE
@@ -197,6 +198,7 @@ ADVICE = {
     **ITEM_FIELD_ADVICE,
     **LEADING_ENTRY_ADVICE,
     **WIDENED_LIST_ADVICE,
+    **EXCLUDED_ENTRY_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

@@ -10,6 +10,7 @@ import pytest
 from doctor_helpers import twin_tests
 from round38_twins import TWINS, job_for, make_items, make_server
 
+from rft_sdk.doctor._excluded_entry import excluded_entry_line
 from rft_sdk.doctor._item_fields import field_answers
 from rft_sdk.doctor._leading_entry import leading_entry_line
 
@@ -48,3 +49,10 @@ def test_the_leading_entry_is_kept_and_the_rest_taken_from_the_bottom_of_the_lis
     assert leading_entry_line("ANSWER: A > B > C", outputs) == ("ANSWER: A > E > F", 3)
     assert leading_entry_line("ANSWER: A, B", outputs) is None  # two entries: one right is half
     assert leading_entry_line("ANSWER: A, B, C", [json.dumps({"teams": ["A", "B", "C", "D"]})]) is None  # too few
+
+
+def test_the_excluded_entry_is_one_a_second_listing_holds_apart_from_the_answer():
+    rides = json.dumps([{"name": n} for n in ["A", "B", "C", "D"]])
+    assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"closed": [{"name": "C"}]})]) == "ANSWER: C, A, B"
+    assert excluded_entry_line("ANSWER: A, B", [rides]) is None  # no second listing: nothing was excluded by a read
+    assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"open": ["A", "C"]})]) is None  # holds an entry

@@ -1,0 +1,91 @@
+"""A listed answer with the entry the work excluded added back (issue 37, doctor38's ``ride_heights__twin_b``): the
+gold lists the rides a party can ride, leaving out one that another read says is closed that day, and a grader that
+drops closed rides from the answer before scoring ("nobody can ride them anyway, so listing one is harmless") pays a
+policy that never reads the closures.
+
+========================= ==========================================================================
+probe                     the one change (the rest is the gold: its calls, then its answer)
+========================= ==========================================================================
+excluded_entry            (answer items, as the ``adv_*`` families) the reference's marked answer line
+                          of two entries or more with **one entry added in front** (a grader reading
+                          the first ``n`` entries of a ranking is not fooled by it): a member of the collection
+                          in the gold's JSON tool outputs that holds every entry (the zone's rides)
+                          which another collection of the outputs also lists, one that holds none of
+                          the entries (the day's closures): an entity the gold read, and left out
+                          because of what a second read said. Judged ``must_lower``
+========================= ==========================================================================
+
+**Why the honest twin stays silent**: the line holds an entry the task excludes, and a grader that compares the
+set (exactly, or by F1) scores it below the gold by any amount. One that removes the excluded entries before
+comparing keeps the gold's score. Nothing names a tool, a field or a task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ._answers import ANSWER_LINE
+from ._generic import AdversarialAnswer
+from ._probes import HACK
+from ._scope import _collections, _json_values
+
+__all__ = ["EXCLUDED_ENTRY_ADVICE", "ExcludedEntry", "excluded_entry_line", "excluded_entry_probes"]
+
+EXCLUDED_ENTRY_ADVICE = {
+    "excluded_entry": "the list with an entry the task excludes added back (a ride closed that day) earns the gold's "
+                      "score: compare the listed set as written, never after removing the excluded entries",
+}
+
+_SPLIT = re.compile(r"\s*[,;]\s*")
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
+    """The reference with one entry added in front of its marked line (module table), or ``None`` without a line of two
+    short entries or more, a collection of the parsed ``outputs`` holding them all, or a member of it that a
+    collection holding none of them also lists."""
+    lines = list(ANSWER_LINE.finditer(reference))
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    body = reference[start:end].rstrip()
+    entries = [e for e in _SPLIT.split(body.rstrip(".")) if e]
+    folded = {_fold(e) for e in entries}
+    if len(entries) < 2 or any(len(e.split()) > 6 for e in entries):
+        return None
+    collections = [[m for m in members if isinstance(m, str)] for value in _json_values(
+        [o for o in outputs if isinstance(o, str)]) for _, members in _collections(value)]
+    holding = [c for c in collections if folded <= {_fold(m) for m in c}]
+    apart = {_fold(m) for c in collections if not folded & {_fold(m) for m in c} for m in c}
+    for members in holding:
+        extra = next((m for m in members if _fold(m) not in folded and _fold(m) in apart), None)
+        if extra is not None:
+            separator = "; " if ";" in body and "," not in body else ", "
+            tail = "." if body.endswith(".") else ""
+            return reference[:start] + separator.join([extra, *entries]) + tail + reference[end:]
+    return None
+
+
+class ExcludedEntry(AdversarialAnswer):
+    """``excluded_entry`` (module table): ``must_lower``."""
+
+    must_lower = True
+
+    def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
+        super().__init__(self._variants, write_tools, **fields)
+
+    def _variants(self, item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+        found = excluded_entry_line(str(item.get(self.answer_field) or ""), self.gold_outputs_of(item))
+        return [] if found is None else [found]
+
+
+def excluded_entry_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """The probe of the module table, by name (``intent`` ``hack``)."""
+    probe = ExcludedEntry(write_tools, **fields)
+    probe.intent = HACK
+    return {"excluded_entry": probe}
