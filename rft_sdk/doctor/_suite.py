@@ -130,6 +130,7 @@ from ._joined_words import joined_words_probes
 from ._leading_entry import leading_entry_probes
 from ._lenient_probes import lenient_probes
 from ._missing_one import missing_one_probes
+from ._moved_write import moved_write_probes
 from ._near_dates import date_probes
 from ._near_probes import near_probes
 from ._near_writes import near_write_probes
@@ -449,6 +450,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **leading_entry_probes(write_tools, **fields),
         **widened_list_probes(write_tools, **fields),
         **excluded_entry_probes(write_tools, **fields),
+        **moved_write_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

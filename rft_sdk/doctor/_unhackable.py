@@ -53,6 +53,7 @@ from ._joined_words import JOINED_WORDS_ADVICE
 from ._leading_entry import LEADING_ENTRY_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
+from ._moved_write import MOVED_WRITE_ADVICE
 from ._near_dates import DATE_ADVICE
 from ._near_probes import NEAR_ADVICE
 from ._near_writes import NEAR_WRITE_ADVICE
@@ -199,6 +200,7 @@ ADVICE = {
     **LEADING_ENTRY_ADVICE,
     **WIDENED_LIST_ADVICE,
     **EXCLUDED_ENTRY_ADVICE,
+    **MOVED_WRITE_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

@@ -32,7 +32,7 @@ from ._generic import _canonical
 from ._probes import HACK, Steps
 from ._scope import _NOT_DATA, SCOPE_ITEMS, SupersetInScope, _arguments, _json_values, sibling_values
 
-__all__ = ["WIDENED_LIST_ADVICE", "WidenedList", "widened_list_probes"]
+__all__ = ["WIDENED_LIST_ADVICE", "ReplacedGoldWrite", "WidenedList", "widened_list_probes"]
 
 WIDENED_LIST_ADVICE = {
     "widened_list": "a write's list with one extra member of the item's own (the whole cabin booked where two go "
@@ -41,7 +41,36 @@ WIDENED_LIST_ADVICE = {
 }
 
 
-class WidenedList(SupersetInScope):
+class ReplacedGoldWrite(SupersetInScope):
+    """A gold write replaced by a variant of itself (``must_lower``): subclasses give :meth:`candidates`
+    (``{"name", "arguments", "position"}``: the gold write at ``position`` replaced by that call)."""
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"altered": "tool.argument", "from": gold value, "to": played value}`` (the first argument changed);
+        ``{}`` when not chosen."""
+        if not self.applies(item):
+            return {}
+        call = self.extra(item)
+        gold = _arguments(item[self.actions_field][call["position"]].get("arguments"))
+        name = next(k for k, v in call["arguments"].items() if gold.get(k) != v)
+        return {"altered": f"{call['name']}.{name}", "from": gold[name], "to": call["arguments"][name]}
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls, the chosen write replaced, one per turn."""
+        call = self.extra(item)
+        calls = [dict(a) for a in item[self.actions_field]]
+        calls[call["position"]] = {"name": call["name"], "arguments": call["arguments"]}
+        return [[a] for a in calls]
+
+    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
+        """Whether the replacing write succeeded and did not say it changed nothing."""
+        call = self.extra(item)
+        want = (call["name"], _canonical(call["arguments"]))
+        return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
+                   and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) == want for c in calls)
+
+
+class WidenedList(ReplacedGoldWrite):
     """``widened_list`` (module table): ``must_lower``; the gold's write replaced, not a write added."""
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SCOPE_ITEMS,
@@ -75,29 +104,6 @@ class WidenedList(SupersetInScope):
         gold = item[self.actions_field]
         return [{"name": gold[p]["name"], "arguments": {**_arguments(gold[p].get("arguments")), name: value},
                  "position": p} for p, name, value in self.widened(item)]
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """``{"altered": "tool.argument", "from": gold list, "to": widened list}``; ``{}`` when not chosen."""
-        if not self.applies(item):
-            return {}
-        call = self.extra(item)
-        gold = _arguments(item[self.actions_field][call["position"]].get("arguments"))
-        name = next(k for k, v in call["arguments"].items() if gold.get(k) != v)
-        return {"altered": f"{call['name']}.{name}", "from": gold[name], "to": call["arguments"][name]}
-
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, the chosen write with its widened list, one per turn."""
-        call = self.extra(item)
-        calls = [dict(a) for a in item[self.actions_field]]
-        calls[call["position"]] = {"name": call["name"], "arguments": call["arguments"]}
-        return [[a] for a in calls]
-
-    def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
-        """Whether the widened write succeeded and did not say it changed nothing."""
-        call = self.extra(item)
-        want = (call["name"], _canonical(call["arguments"]))
-        return any(getattr(c, "ok", False) and getattr(c, "changed", None) is not False
-                   and (getattr(c, "name", None), _canonical(getattr(c, "arguments", None))) == want for c in calls)
 
 
 def widened_list_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
