@@ -903,13 +903,14 @@ class RolloutDatabase(abc.ABC):
                            ) -> tuple[Changes, list[str | None]]:
         """Replay ``actions`` (``[{"name", "arguments": dict | JSON text}]``) in a scratch clone,
         return ``(changes against the template, per-action error or None)``; cached per
-        action list in this process (every sample of an item shares it).
+        action list and item in this process (every sample of an item shares it; a tool that reads
+        ``rollout.item`` gets each item's own replay).
 
         Raises:
             RFTError: no tool runner attached (the database is not served by a ``ToolServer``),
                 or an action names no registered tool.
         """
-        key = _digest(json.dumps(actions, sort_keys=True, default=str))
+        key = _digest(json.dumps([actions, item], sort_keys=True, default=str))
         cached = self._gold.get(key)
         if cached is not None:
             return cached

@@ -9,9 +9,9 @@ import threading
 import time
 
 import pytest
-from db_helpers import TOOLS, Client, end_state, make_db
+from db_helpers import TOOLS, Client, end_state, make_db, placeholder
 
-from rft_sdk import MemoryStore, Rollout, ToolServer
+from rft_sdk import MemoryStore, Rollout, ToolServer, tool
 from rft_sdk._db import postgres_server
 from rft_sdk._db._call import SHARED_HOP_S
 from rft_sdk._db._pgserver import find_pg_bindir
@@ -222,6 +222,37 @@ async def test_diff_helpers_name_the_rows(make):
     # against the gold, a gold insert the rollout never made is missing, a row only the rollout has is extra
     assert vs_gold.summary() == "kv/a update (v), kv/g missing, kv/n extra"
     assert [c["kind"] for c in vs_gold.to_dict()] == ["update", "missing", "extra"]
+
+
+async def test_the_gold_replay_of_an_equal_list_is_each_items_own(make):
+    """A tool that reads ``rollout.item``: two items passing the same action list get their own gold end states
+    (the replay was once cached by the list alone, and the second item was graded against the first's)."""
+    db = make()
+    seen: list[list[tuple[str, int]]] = []
+
+    def put_for_item(k: str, *, rollout: Rollout) -> str:
+        """Write the item's own value under ``k``.
+
+        Args:
+            k: the key.
+        """
+        rollout.db.execute(f"UPDATE kv SET v = {placeholder(rollout.db)} WHERE k = {placeholder(rollout.db)}",
+                           (int(rollout.item["value"]), k))
+        return "ok"
+
+    async def keep(ctx) -> float:
+        seen.append([(c.label(), c.after["v"]) for c in await ctx.db.gold(ctx.item["actions"])])
+        return 1.0
+
+    actions = [{"name": "put_for_item", "arguments": {"k": "a"}}]
+    with run_server(ToolServer(tools=[tool(writes=True)(put_for_item)], graders=[keep], db=db)) as url:
+        client = Client(url)
+        for value in (5, 9):
+            item = {"value": value, "actions": actions}
+            await client.call(f"t{value}", "put_for_item", {"k": "a"}, item=item)
+            await client.grade(f"t{value}", item)
+        await client.aclose()
+    assert seen == [[("kv/a", 5)], [("kv/a", 9)]]
 
 
 async def test_a_grade_without_trace_id_reads_the_template(make):

@@ -1,14 +1,19 @@
 """Recipes the docs state about the SDK's own objects (docs/graders.md, docs/gold-items.md, docs/database.md):
 the expected end state of a ``rollout.state`` task played with ``TestClient.call`` and read with ``state``; one
 ``SQLiteDatabase`` passed to two ``ToolServer`` s one after another; which lines ``answer_line`` and the doctor
-take as the marked answer line."""
+take as the marked answer line; ``ctx.db.gold`` of a list the grader builds, replayed with ``ctx.item``; the
+worked row "one of ``k`` writes left out" of graders.md's partial-credit table; what ``GET /tools`` says of an
+undeclared tool without ``rollout`` (docs/tools.md)."""
 
 from __future__ import annotations
 
 import copy
 
-from rft_sdk import Rollout, SQLiteDatabase, ToolServer, answer_line
+from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolServer, answer_line
 from rft_sdk.doctor._answers import ANSWER_LINE
+from rft_sdk.doctor._severity import Outcome, judge_probe
+from rft_sdk.doctor._suite import DroppedCommit
+from rft_sdk.doctor._write_members import DroppedWrite
 from rft_sdk.testing import TestClient
 
 TURBINES = {"T1": {"status": "running"}, "T2": {"status": "running"}}
@@ -76,3 +81,58 @@ def test_the_two_answer_line_readings() -> None:
     assert answer_line("Final answer: 42", marker="Final answer") == "42"
     assert answer_line("answer = 42") is None and doctor("answer = 42") == "42"
     assert answer_line("ANSWER: 1\nANSWER: 2") is None and doctor("ANSWER: 1\nANSWER: 2") == "2"
+
+
+def test_gold_replays_any_list_of_the_servers_actions_with_the_graders_item(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    server = ToolServer(db=SQLiteDatabase(
+        setup=lambda conn: conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, item TEXT)"), dir=str(tmp_path)))
+
+    @server.tool(writes=True)
+    def discard(v: str, *, rollout: Rollout) -> str:
+        """Record one discard, with the id of the item it was played for."""
+        rollout.db.execute("INSERT INTO t (v, item) VALUES (?, ?)", (v, rollout.item.get("id")))
+        return "ok"
+
+    replayed: list[list[tuple[str, str]]] = []
+
+    @server.grader
+    async def built(ctx: GradingContext) -> float:
+        extra = [*ctx.item["actions"], {"name": "discard", "arguments": {"v": "extra"}}]  # not the item's list
+        replayed.append(sorted((c.after["v"], c.after["item"]) for c in await ctx.db.gold(extra)))
+        return 1.0
+
+    item = {"id": "A-1", "actions": [{"name": "discard", "arguments": {"v": "x"}}]}
+    with TestClient(server) as client:
+        trace = client.new_trace_id()
+        assert client.call("discard", trace_id=trace, item=item, v="x").ok
+        assert client.grade(trace, "Done.", item=item).score == 1.0
+    assert replayed == [[("extra", "A-1"), ("x", "A-1")]]  # every action played, rollout.item == ctx.item
+
+
+def test_one_of_five_writes_left_out_under_set_f1_is_not_reward_on_dropped_write() -> None:
+    assert DroppedWrite.must_lower and not getattr(DroppedCommit, "must_lower", False)
+    f1 = 2 * 4 / (2 * 5 - 1)  # 4 of 5 writes, nothing extra: 2(k - 1)/(2k - 1)
+    assert round(f1, 2) == 0.89
+    dropped = judge_probe("hack", [Outcome(item=0, score=f1, calls=4, must_lower=True)], [1.0], pass_threshold=1.0)
+    assert dropped.verdict == "pass" and dropped.rewarded == ()  # must lower: below the gold's 1.0 is enough
+    plain = judge_probe("hack", [Outcome(item=0, score=f1, calls=4)], [1.0], pass_threshold=1.0)
+    assert plain.verdict == "fail"  # the same score on the plain half line (dropped_commit's) is reward
+
+
+def test_an_undeclared_tool_without_rollout_is_unknown_until_its_first_call() -> None:
+    server = ToolServer()
+
+    @server.tool
+    def get_price(sku: str) -> dict:
+        """A pure lookup: no rollout, no declaration."""
+        return {"sku": sku, "price": 3}
+
+    @server.tool(writes=False)
+    def get_zone(city: str) -> str:
+        """The same, declared a read."""
+        return "UTC"
+
+    with TestClient(server) as client:
+        assert client.http.get("/tools").json()["writes"] == {"get_price": None, "get_zone": False}
+        assert client.call("get_price", trace_id=client.new_trace_id(), sku="a").ok
+        assert client.http.get("/tools").json()["writes"] == {"get_price": False, "get_zone": False}
