@@ -249,12 +249,16 @@ def one_value(text: str) -> list[re.Match[str]]:
     ends in a marked answer line (``ANSWER: 421.9 g``) holding one value, every place of that value (the prose's
     working figures, ``3.375 cup for 24 servings``, kept: doctor27's recipe), else ``[]`` (none, or several
     figures: changing one leaves the others right, which honest partial credit pays). A marked line is also a last
-    line with a capitalised marker of its own (:func:`marked_lines`: ``PAYOUT T-4101: 3182.28``)."""
+    line with a capitalised marker of its own (:func:`marked_lines`: ``PAYOUT T-4101: 3182.28``). Where the text has a
+    marked line that holds none of the figures (``seeing 0.6 arcsec ... ANSWER: 2026-03-12 01:15``: doctor39's
+    observatory), ``[]``: the working's figure is not what is graded."""
     numbers = value_numbers(text)
+    lines = marked_lines(text)
+    if lines and not any(lines[-1].start("body") <= m.start() < lines[-1].end("body") for m in numbers):
+        return []  # the graded line holds no figure (a time): a figure of the working is no answer
     if len({float(m.group().replace(",", "")) for m in numbers}) == 1:
         return numbers
-    lines = marked_lines(text)  # several figures, one of them the marked line's: that one
-    if not lines:
+    if not lines:  # several figures, one of them the marked line's: that one
         return []
     start, end = lines[-1].span("body")
     stated = {float(m.group().replace(",", "")) for m in numbers if start <= m.start() < end}

@@ -56,3 +56,12 @@ def test_the_excluded_entry_is_one_a_second_listing_holds_apart_from_the_answer(
     assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"closed": [{"name": "C"}]})]) == "ANSWER: C, A, B"
     assert excluded_entry_line("ANSWER: A, B", [rides]) is None  # no second listing: nothing was excluded by a read
     assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"open": ["A", "C"]})]) is None  # holds an entry
+
+
+def test_a_figure_of_the_working_is_no_answer_where_the_marked_line_holds_none():
+    from rft_sdk.doctor._near_probes import one_value
+
+    # doctor39's observatory: the seeing in the working, a time on the line (own_read_total played the seeing)
+    assert one_value("Slot KR-3 (seeing 0.6 arcsec), 23:15Z.\nANSWER: 2026-03-12 01:15") == []
+    assert [m.group() for m in one_value("Seeing 0.6 arcsec.\nANSWER: 0.6 arcsec")] == ["0.6", "0.6"]
+    assert [m.group() for m in one_value("Working: 3 bags of 2.5 kg.\nANSWER: 7.5 kg")] == ["7.5"]
