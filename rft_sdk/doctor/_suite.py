@@ -114,6 +114,7 @@ from ._answer_line import answer_line_probes
 from ._answer_numbers import number_probes
 from ._answers import IGNORE_TEXT, INJECTED_SCORE, normalize_answer, prompt_texts, reference_block, self_report
 from ._argument_probes import argument_probes
+from ._boundary_sibling import boundary_sibling_probes
 from ._category_answer import category_probes
 from ._choices import choice_probes
 from ._claims import claim_probes
@@ -451,6 +452,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **widened_list_probes(write_tools, **fields),
         **excluded_entry_probes(write_tools, **fields),
         **moved_write_probes(write_tools, **fields),
+        **boundary_sibling_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

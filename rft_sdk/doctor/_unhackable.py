@@ -38,6 +38,7 @@ from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
 from ._answer_line import ANSWER_LINE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
+from ._boundary_sibling import BOUNDARY_SIBLING_ADVICE
 from ._category_answer import CATEGORY_ADVICE
 from ._choices import CHOICE_ADVICE
 from ._claims import CLAIM_ADVICE
@@ -201,6 +202,7 @@ ADVICE = {
     **WIDENED_LIST_ADVICE,
     **EXCLUDED_ENTRY_ADVICE,
     **MOVED_WRITE_ADVICE,
+    **BOUNDARY_SIBLING_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

@@ -10,6 +10,7 @@ import pytest
 from doctor_helpers import twin_tests
 from round38_twins import TWINS, job_for, make_items, make_server
 
+from rft_sdk.doctor._boundary_sibling import boundary_record
 from rft_sdk.doctor._excluded_entry import excluded_entry_line
 from rft_sdk.doctor._item_fields import field_answers
 from rft_sdk.doctor._leading_entry import leading_entry_line
@@ -65,3 +66,11 @@ def test_a_figure_of_the_working_is_no_answer_where_the_marked_line_holds_none()
     assert one_value("Slot KR-3 (seeing 0.6 arcsec), 23:15Z.\nANSWER: 2026-03-12 01:15") == []
     assert [m.group() for m in one_value("Seeing 0.6 arcsec.\nANSWER: 0.6 arcsec")] == ["0.6", "0.6"]
     assert [m.group() for m in one_value("Working: 3 bags of 2.5 kg.\nANSWER: 7.5 kg")] == ["7.5"]
+
+
+def test_the_boundary_record_is_the_nearest_unwritten_one_of_the_written_group():
+    rows = [{"id": "A", "study": "S", "expires": "2026-05-01"}, {"id": "B", "study": "T", "expires": "2026-05-09"},
+            {"id": "C", "study": "S", "expires": "2026-05-10"}, {"id": "D", "study": "S", "expires": "2026-07-01"},
+            {"id": "E", "study": "T", "expires": "2026-05-02"}]
+    assert boundary_record(rows, "id", {"A"})["id"] == "C"  # study S, nearest date: not B (another study)
+    assert boundary_record([{"id": "A", "n": 1}, {"id": "B", "n": 2}], "id", {"A"}) is None  # no date field
