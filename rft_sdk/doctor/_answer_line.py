@@ -37,7 +37,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, prompt_texts
+from ._answers import ANSWER_LINE, LIST_SPLIT, prompt_texts
 from ._generic import AdversarialAnswer
 from ._lenient_probes import _AnswerTextControl, _Judged, rotated
 from ._near_probes import FAR_MINUTES, moved_times
@@ -52,7 +52,6 @@ _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 #: ``answer_subset`` plays lists of at least this many elements: one of ``n`` right has set F1 ``2 / (n + 1)``,
 #: at most 0.4, under half the gold's score, so an honest F1, recall or Jaccard grader stays silent
 MIN_LISTED = 4
-_LIST_SPLIT = re.compile(r"\s*[,;]\s*")
 
 ANSWER_LINE_ADVICE = {
     "answer_subset": "one element of the listed answer earns the gold's score: grade the whole set (recall as well as "
@@ -121,7 +120,7 @@ def first_listed(reference: str) -> list[str]:
     if not lines:
         return []
     body = lines[-1]["body"].rstrip().rstrip(".")
-    elements = [e for e in _LIST_SPLIT.split(body) if e]
+    elements = [e for e in LIST_SPLIT.split(body) if e]
     if len(elements) < MIN_LISTED or any(len(e.split()) > 4 for e in elements):
         return []
     start, end = lines[-1].span("body")

@@ -11,11 +11,22 @@ from typing import Any
 
 from ._common import message_text
 
-__all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "MARKED_LAST_LINE", "TOKEN", "WORD", "answer_object", "enum_values",
-           "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
+__all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "TOKEN", "WORD",
+           "answer_object", "enum_values", "fold_case", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
 
 #: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
 ANSWER_LINE = re.compile(r"^(?P<marker>[ \t]*(?:final[ \t]+)?answer[ \t]*[:=][ \t]*)(?P<body>\S.*)$", re.I | re.M)
+
+#: The separators of a listed answer line's entries (``A1, B2; C3``).
+LIST_SPLIT = re.compile(r"\s*[,;]\s*")
+#: A ranking line's separators, captured (``A > B``, ``A \u2192 B``, ``A, B``): ``split`` keeps them at odd places.
+RANKING_SPLIT = re.compile(r"\s*(>|,|;|\u2192)\s*")
+
+
+def fold_case(text: str) -> str:
+    """``text`` case-folded with its runs of whitespace made one space: how listed names are compared."""
+    return " ".join(text.casefold().split())
+
 
 #: A reply's last line marked by a capitalised marker of its own, with at most one key before the colon:
 #: ``PAYOUT T-4101: 3182.28``, ``CURRENT UNTIL: 2026-04-30`` (its marker, then its body).

@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE
+from ._answers import ANSWER_LINE, LIST_SPLIT, fold_case
 from ._lenient_probes import _AnswerTextControl, _Rewritten
 from ._probes import HACK, ProbeContext
 
@@ -59,13 +59,9 @@ ACCEPTED_NAMES = re.compile(r"^(alias|accept|altern|alt$|synonym|equival|variant
                             r"spelling|ok$|permitted)", re.I)
 #: Item fields that are not the row's data.
 _NOT_DATA = frozenset({"messages", "tools", "actions", "alternatives"})
-_ENTRIES = re.compile(r"\s*[,;]\s*")
 #: Nested fields are walked this deep (``breakdown.payable``).
 _DEPTH = 2
 
-
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def _shape(text: str) -> str:
@@ -112,11 +108,11 @@ def _found(item: Mapping[str, Any], answer_field: str) -> tuple[int, int, str, A
         return None
     start, end = lines[-1].span("body")
     body = reference[start:end].rstrip().rstrip(".")
-    entries = [_fold(e) for e in _ENTRIES.split(body) if e.strip()]
+    entries = [fold_case(e) for e in LIST_SPLIT.split(body) if e.strip()]
     best: tuple[int, int, str, Any] | None = None
     for path, value in _fields(item, {answer_field}):
         if isinstance(value, list):
-            if [_fold(v) for v in value] == entries:
+            if [fold_case(v) for v in value] == entries:
                 return start, start + len(body), path, value
             continue
         if len(value.strip()) < 3:
@@ -132,8 +128,8 @@ def _alike(value: Any, other: Any) -> bool:
     :func:`_shape`) and differs from it."""
     if isinstance(value, list):
         return (isinstance(other, list) and len(other) == len(value) and all(len(o.split()) <= 6 for o in other)
-                and [_fold(o) for o in other] != [_fold(v) for v in value])
-    return isinstance(other, str) and _shape(other.strip()) == _shape(value.strip()) and _fold(other) != _fold(value)
+                and [fold_case(o) for o in other] != [fold_case(v) for v in value])
+    return isinstance(other, str) and _shape(other.strip()) == _shape(value.strip()) and fold_case(other) != fold_case(value)
 
 
 def _written(value: Any, body: str) -> str:

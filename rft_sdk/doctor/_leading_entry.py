@@ -21,11 +21,10 @@ half for the first place alone pays for a shortcut. Nothing names a tool, a fiel
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE
+from ._answers import ANSWER_LINE, RANKING_SPLIT, fold_case
 from ._generic import AdversarialAnswer
 from ._probes import HACK
 from ._scope import _collections, _json_values
@@ -39,11 +38,7 @@ LEADING_ENTRY_ADVICE = {
 
 #: Lines of at least this many entries are played (one right of ``n``: ``1 / n``, under the half-way line).
 MIN_ENTRIES = 3
-_SPLIT = re.compile(r"\s*(>|,|;|\u2192)\s*")
 
-
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def leading_entry_line(reference: str, outputs: list[Any]) -> tuple[str, int] | None:
@@ -56,18 +51,18 @@ def leading_entry_line(reference: str, outputs: list[Any]) -> tuple[str, int] | 
     start, end = lines[-1].span("body")
     body = reference[start:end].rstrip()
     tail = "." if body.endswith(".") else ""
-    parts = _SPLIT.split(body.rstrip("."))
+    parts = RANKING_SPLIT.split(body.rstrip("."))
     entries = parts[::2]
-    folded = [_fold(e) for e in entries]
+    folded = [fold_case(e) for e in entries]
     if len(entries) < MIN_ENTRIES or any(not e or len(e.split()) > 5 for e in entries) or len(set(folded)) < len(
             folded):
         return None
     for value in _json_values([o for o in outputs if isinstance(o, str)]):
         for _, members in _collections(value):
             names = [m for m in members if isinstance(m, str)]
-            if not set(folded) <= {_fold(m) for m in names}:
+            if not set(folded) <= {fold_case(m) for m in names}:
                 continue
-            others = list(dict.fromkeys(m for m in names if _fold(m) not in folded))
+            others = list(dict.fromkeys(m for m in names if fold_case(m) not in folded))
             if len(others) < len(entries) - 1:
                 continue
             replaced = [entries[0], *others[len(others) - len(entries) + 1:]]

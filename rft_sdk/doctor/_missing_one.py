@@ -33,11 +33,10 @@ the gold read every element it names. Nothing names a tool, a field or a task.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE
+from ._answers import ANSWER_LINE, LIST_SPLIT
 from ._generic import AdversarialAnswer
 from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, Steps
@@ -48,7 +47,6 @@ __all__ = ["MIN_LISTED", "MISSING_ONE_ADVICE", "MissingOneControl", "UnreadMissi
 
 #: Lists of at least this many elements are played: ``n - 1`` of ``n`` right has set F1 ``2(n - 1) / (2n - 1)``.
 MIN_LISTED = 3
-_LIST_SPLIT = re.compile(r"\s*[,;]\s*")
 
 MISSING_ONE_ADVICE = {
     "answer_missing_one": "the listed answer with one element left out earns the gold's score (more than the set F1 "
@@ -69,7 +67,7 @@ def less_last_listed(reference: str) -> tuple[str, str, int] | None:
     start, end = lines[-1].span("body")
     body = reference[start:end].rstrip()
     tail = "." if body.endswith(".") else ""
-    elements = [e for e in _LIST_SPLIT.split(body.rstrip(".")) if e]
+    elements = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
     if len(elements) < MIN_LISTED or any(len(e.split()) > 4 for e in elements) or len(set(elements)) < len(elements):
         return None
     separator = "; " if ";" in body and "," not in body else ", "

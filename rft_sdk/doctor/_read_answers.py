@@ -30,11 +30,10 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE
+from ._answers import ANSWER_LINE, RANKING_SPLIT, fold_case
 from ._generic import AdversarialAnswer
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
@@ -52,11 +51,7 @@ READ_ANSWERS_ADVICE = {
 
 #: ``lookalike_entity`` takes a listed name at least this similar to an answer entry (``difflib`` ratio).
 MIN_RATIO = 0.8
-_SPLIT = re.compile(r"\s*(>|,|;|\u2192)\s*")
 
-
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def lookalike_line(reference: str, names: list[str]) -> tuple[str, int] | None:
@@ -67,14 +62,14 @@ def lookalike_line(reference: str, names: list[str]) -> tuple[str, int] | None:
     if not lines:
         return None
     start, end = lines[-1].span("body")
-    parts = _SPLIT.split(reference[start:end].strip())
+    parts = RANKING_SPLIT.split(reference[start:end].strip())
     entries = parts[::2]
     if len(entries) < 2 or any(not e or len(e.split()) > 5 for e in entries):
         return None
-    folded = {_fold(e) for e in entries}
+    folded = {fold_case(e) for e in entries}
     for k, entry in enumerate(entries):
-        best = max(((difflib.SequenceMatcher(None, _fold(entry), _fold(n)).ratio(), n) for n in names
-                    if _fold(n) not in folded), default=None)
+        best = max(((difflib.SequenceMatcher(None, fold_case(entry), fold_case(n)).ratio(), n) for n in names
+                    if fold_case(n) not in folded), default=None)
         if best is not None and best[0] >= MIN_RATIO:
             parts[2 * k] = best[1]
             return reference[:start] + "".join(
