@@ -3,7 +3,7 @@ the expected end state of a ``rollout.state`` task played with ``TestClient.call
 ``SQLiteDatabase`` passed to two ``ToolServer`` s one after another; which lines ``answer_line`` and the doctor
 take as the marked answer line; ``ctx.db.gold`` of a list the grader builds, replayed with ``ctx.item``; the
 worked row "one of ``k`` writes left out" of graders.md's partial-credit table; what ``GET /tools`` says of an
-undeclared tool without ``rollout`` (docs/tools.md)."""
+undeclared tool without ``rollout`` (docs/tools.md); what ``RowChange.columns`` lists (docs/database.md)."""
 
 from __future__ import annotations
 
@@ -136,3 +136,38 @@ def test_an_undeclared_tool_without_rollout_is_unknown_until_its_first_call() ->
         assert client.http.get("/tools").json()["writes"] == {"get_price": None, "get_zone": False}
         assert client.call("get_price", trace_id=client.new_trace_id(), sku="a").ok
         assert client.http.get("/tools").json()["writes"] == {"get_price": False, "get_zone": False}
+
+
+def test_row_change_columns_is_a_list_of_the_changed_non_key_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def setup(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.execute("CREATE TABLE vans (plate TEXT PRIMARY KEY, depot TEXT, driver TEXT, miles INTEGER)")
+        conn.execute("INSERT INTO vans VALUES ('FH21 NKB', 'Leeds', 'ada', 100)")
+        conn.execute("CREATE TABLE log (note TEXT)")  # no primary key
+        conn.execute("INSERT INTO log VALUES ('open')")
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)))
+
+    @server.tool(writes=True)
+    def move(plate: str, depot: str, driver: str, *, rollout: Rollout) -> str:
+        """Move a van; the driver is set to the one it already has."""
+        rollout.db.execute("UPDATE vans SET depot = ?, driver = ? WHERE plate = ?", (depot, driver, plate))
+        rollout.db.execute("INSERT INTO vans VALUES ('AB12 CDE', 'York', 'bo', 5)")
+        rollout.db.execute("INSERT INTO log VALUES ('open')")
+        return "ok"
+
+    seen: dict[str, list[str]] = {}
+
+    @server.grader
+    async def columns(ctx: GradingContext) -> float:
+        for c in await ctx.db.diff():
+            assert isinstance(c.columns, list)
+            seen[f"{c.label()} {c.kind}"] = c.columns
+        return 1.0
+
+    with TestClient(server) as client:
+        trace = client.new_trace_id()
+        assert client.call("move", trace_id=trace, plate="FH21 NKB", depot="York", driver="ada").ok
+        assert client.grade(trace, "Done.").score == 1.0
+    assert seen == {"log/open update": ["_count"],  # a table without a key: its copies went from 1 to 2
+                    "vans/AB12 CDE insert": ["plate", "depot", "driver", "miles"],  # every column, key included
+                    "vans/FH21 NKB update": ["depot"]}  # only the values that differ: no key, not `driver`
