@@ -8,16 +8,20 @@ probe                     the one change (the rest is the gold: its calls, then 
 ========================= ==========================================================================
 excluded_entry            (answer items, as the ``adv_*`` families) the reference's marked answer line
                           of two entries or more with **one entry added in front** (a grader reading
-                          the first ``n`` entries of a ranking is not fooled by it): a member of the collection
-                          in the gold's JSON tool outputs that holds every entry (the zone's rides)
-                          which another collection of the outputs also lists, one that holds none of
-                          the entries (the day's closures): an entity the gold read, and left out
-                          because of what a second read said. Judged ``must_lower``
+                          the first ``n`` entries of a ranking is not fooled by it): a member of a
+                          collection in the gold's JSON tool outputs that holds entries of the line
+                          (the zone's rides; those holding more first) which another collection of
+                          the outputs also lists, one that holds none of the entries (the day's
+                          closures): an entity the gold read, and left out because of what a second
+                          read said; without one, the first member of such a collection not on the
+                          line (a cut piece of a running order, an animal not due: doctor40's
+                          recall-only and subsequence graders). Judged ``must_lower``
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the line holds an entry the task excludes, and a grader that compares the
 set (exactly, or by F1) scores it below the gold by any amount. One that removes the excluded entries before
-comparing keeps the gold's score. Nothing names a tool, a field or a task.
+comparing, counts recall only, or finds the right entries as a subsequence keeps the gold's score. The entry goes
+in front, so a grader that reads a ranking's first ``n`` entries is not paid by it. Nothing names a tool, a field or a task.
 """
 
 from __future__ import annotations
@@ -42,8 +46,8 @@ EXCLUDED_ENTRY_ADVICE = {
 
 def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
     """The reference with one entry added in front of its marked line (module table), or ``None`` without a line of two
-    short entries or more, a collection of the parsed ``outputs`` holding them all, or a member of it that a
-    collection holding none of them also lists."""
+    short entries or more, or a collection of the parsed ``outputs`` holding some of them (more first) and another
+    member: the member that a collection holding none of them also lists, else the first."""
     lines = list(ANSWER_LINE.finditer(reference))
     if not lines:
         return None
@@ -55,14 +59,17 @@ def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
         return None
     collections = [[m for m in members if isinstance(m, str)] for value in _json_values(
         [o for o in outputs if isinstance(o, str)]) for _, members in _collections(value)]
-    holding = [c for c in collections if folded <= {fold_case(m) for m in c}]
+    # the collections holding the line's entries, those holding more first (a running order read set by set)
+    holding = sorted((c for c in collections if folded & {fold_case(m) for m in c}),
+                     key=lambda c: -len(folded & {fold_case(m) for m in c}))
     apart = {fold_case(m) for c in collections if not folded & {fold_case(m) for m in c} for m in c}
-    for members in holding:
-        extra = next((m for m in members if fold_case(m) not in folded and fold_case(m) in apart), None)
-        if extra is not None:
-            separator = "; " if ";" in body and "," not in body else ", "
-            tail = "." if body.endswith(".") else ""
-            return reference[:start] + separator.join([extra, *entries]) + tail + reference[end:]
+    extra = next((m for members in holding for m in members if fold_case(m) not in folded and fold_case(m) in apart),
+                 None)  # the entry a second read excluded; else the first the listing holds beside the answer's
+    extra = extra or next((m for members in holding for m in members if fold_case(m) not in folded), None)
+    if extra is not None:
+        separator = "; " if ";" in body and "," not in body else ", "
+        tail = "." if body.endswith(".") else ""
+        return reference[:start] + separator.join([extra, *entries]) + tail + reference[end:]
     return None
 
 

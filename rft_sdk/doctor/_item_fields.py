@@ -12,7 +12,10 @@ field_control             a control, never judged: ... replaced by what another 
                           plainly wrong answer of the same shape)
 item_field_answer         ... replaced by **another field of this item's row** of the same shape (a
                           list of as many names; a string whose digits and letters fall the same way:
-                          ``2026-06-16 08:15`` for ``2026-06-16 07:55``) that differs from it. Judged
+                          ``2026-06-16 08:15`` for ``2026-06-16 07:55``) that differs from it; for a
+                          list, also a list field of as many names or fewer, none on the line, put in
+                          front of the line's (``due_that_day`` beside ``expected``: doctor40's
+                          boundary read both ways). Judged
                           ``must_lower`` where ``field_control`` scored less than the gold (the line is
                           graded); the chosen items take the row's candidates in turn (each the field
                           played least so far)
@@ -84,7 +87,7 @@ def _fields(item: Mapping[str, Any], skip: Collection[str]) -> Iterator[tuple[st
             continue
         if isinstance(value, str) and value.strip():
             yield path, value
-        elif isinstance(value, list) and len(value) >= 2 and all(isinstance(v, str) and v.strip() for v in value):
+        elif isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
             yield path, value
         elif isinstance(value, Mapping) and depth < _DEPTH:
             queue.extend((f"{path}.{k}", v, depth + 1) for k, v in value.items() if isinstance(k, str))
@@ -132,6 +135,13 @@ def _alike(value: Any, other: Any) -> bool:
     return isinstance(other, str) and _shape(other.strip()) == _shape(value.strip()) and fold_case(other) != fold_case(value)
 
 
+def _beside(value: list[str], other: Any) -> bool:
+    """Whether ``other`` is a list of at most as many short names as ``value``, none of them in it (``due_that_day``
+    beside ``expected``)."""
+    return (isinstance(other, list) and 1 <= len(other) <= len(value) and all(len(o.split()) <= 6 for o in other)
+            and not {fold_case(o) for o in other} & {fold_case(v) for v in value})
+
+
 def _written(value: Any, body: str) -> str:
     if isinstance(value, list):
         return ("; " if ";" in body and "," not in body else ", ").join(v.strip() for v in value)
@@ -151,6 +161,9 @@ def field_answers(item: Mapping[str, Any], answer_field: str, items: list[Mappin
     body = reference[start:end]
     probes = [(p, reference[:start] + _written(v, body) + reference[end:])
               for p, v in _fields(item, {answer_field}) if p != path and _alike(value, v)]
+    if isinstance(value, list):  # a list kept beside the answer's, none of its names on the line: both together
+        probes += [(p, reference[:start] + _written([*v, *value], body) + reference[end:])
+                   for p, v in _fields(item, {answer_field}) if p != path and _beside(value, v)]
     if not probes:
         return None
     index = next((k for k, other in enumerate(items) if other is item), None)

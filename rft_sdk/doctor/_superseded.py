@@ -9,9 +9,11 @@ superseded_request        on items whose gold writes and whose conversation has 
                           more: a value of a gold call that the last user turn states and no earlier
                           one does (``2026-04-15``) replaced, in every gold call and in the reference
                           answer, by a value of the same kind that an earlier user turn states and
-                          the last does not (``2026-04-13``: the day the customer corrected). Kinds:
-                          ISO dates, times of day, ids with a trailing number, members of the
-                          argument's enum. Judged ``must_lower`` where the end state differs from
+                          the last does not, or names only to withdraw it (``not FH21 NKD``,
+                          ``instead of 10:30``: :func:`_withdrawn`) (``2026-04-13``: the day the customer
+                          corrected). Kinds: ISO dates, times of day, ids with a trailing number, codes
+                          of two capital groups the first with a digit (a plate ``FH21 NKB``: doctor40's
+                          permits), members of the argument's enum. Judged ``must_lower`` where the end state differs from
                           the gold's. With one user turn, the same swap inside it: the text after a
                           correction word (:data:`CORRECTION`: ``- no, make that 14:00``, ``sorry,
                           typo:``, ``wait, I mean``, ``actually``) stands for the last turn and the
@@ -52,7 +54,15 @@ _KINDS = {
     "date": re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])"),
     "time": re.compile(r"(?<![\d:])(?:[01]\d|2[0-3]):[0-5]\d(?![\d:])"),
     "id": re.compile(r"(?<![\w-])[A-Za-z]+[A-Za-z0-9_\-]*?-?\d+(?![\w-])"),
+    # a code of two capital groups, the first with a digit: a registration plate ``FH21 NKB`` (doctor40's permits)
+    "code": re.compile(r"(?<![\w-])(?=[A-Z]*\d)[A-Z0-9]{2,5} [A-Z0-9]{2,5}(?![\w-])"),
 }
+
+
+def _withdrawn(text: str, value: str) -> bool:
+    """Whether ``text`` names ``value`` only to withdraw it: ``not FH21 NKD``, ``instead of 10:30``, ``rather than``."""
+    return re.search(r"\b(?:not|instead of|rather than|no longer)\s+(?:the\s+)?" + re.escape(value), text,
+                     re.IGNORECASE) is not None
 
 
 #: A correction inside one user message: the text after it replaces a value of the text before it (a plain "no" only
@@ -105,11 +115,11 @@ class SupersededRequest(ValueSwap):
                     continue
                 enum = [str(v) for v in schema_enum(item, str(call.get("name")), arg)]
                 if value in enum:
-                    old = [v for v in enum if v != value and says(earlier, v) and not says(last, v)]
+                    old = [v for v in enum if v != value and says(earlier, v) and (not says(last, v) or _withdrawn(last, v))]
                 else:
                     kind = next((p for p in _KINDS.values() if p.fullmatch(value)), None)
                     old = [] if kind is None else [v for v in dict.fromkeys(kind.findall(earlier))
-                                                   if v != value and not says(last, v)]
+                                                   if v != value and (not says(last, v) or _withdrawn(last, v))]
                 if old:
                     return value, old[0]
         return None

@@ -55,8 +55,34 @@ def test_the_leading_entry_is_kept_and_the_rest_taken_from_the_bottom_of_the_lis
 def test_the_excluded_entry_is_one_a_second_listing_holds_apart_from_the_answer():
     rides = json.dumps([{"name": n} for n in ["A", "B", "C", "D"]])
     assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"closed": [{"name": "C"}]})]) == "ANSWER: C, A, B"
-    assert excluded_entry_line("ANSWER: A, B", [rides]) is None  # no second listing: nothing was excluded by a read
-    assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"open": ["A", "C"]})]) is None  # holds an entry
+    # no second listing: the first other member of the listing (a recall-only or subsequence grader pays it)
+    assert excluded_entry_line("ANSWER: A, B", [rides]) == "ANSWER: C, A, B"
+    assert excluded_entry_line("ANSWER: A, B", [rides, json.dumps({"open": ["A", "D"]})]) == "ANSWER: C, A, B"
+    # a running order read set by set: no one listing holds every entry
+    sets = [json.dumps({"pieces": [{"title": t} for t in ts]}) for ts in (["A", "X"], ["B", "Y"])]
+    assert excluded_entry_line("ANSWER: A; B", sets) == "ANSWER: X; A; B"
+    assert excluded_entry_line("ANSWER: A, B", [json.dumps({"teams": ["A", "B"]})]) is None  # nothing beside them
+
+
+def test_a_list_kept_beside_the_answers_is_played_together_with_it():
+    rows = [_row("ANSWER: Bramble, Pepper", expected=["Bramble", "Pepper"], due_that_day=["Moss"]),
+            _row("ANSWER: Juniper, Moss", expected=["Juniper", "Moss"], due_that_day=["Pepper"])]
+    _, probes = field_answers(rows[0], "reference_answer", rows)
+    assert probes == [("due_that_day", "ANSWER: Moss, Bramble, Pepper")]
+
+
+def test_a_plate_corrected_in_the_last_turn_is_swapped_even_where_that_turn_names_the_old_one():
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    item = {"messages": [{"role": "user", "content": "A permit for my car FH21 NKD, please."},
+                         {"role": "assistant", "content": "A permit for FH21 NKD?"},
+                         {"role": "user", "content": "Sorry: the plate is FH21 NKB, not FH21 NKD."}],
+            "actions": [{"name": "issue_permit", "arguments": {"plate": "FH21 NKB"}}], "tools": []}
+    probe = SupersededRequest()
+    assert probe._swap_in(item, item["messages"][2]["content"], item["messages"][0]["content"]) == ("FH21 NKB",
+                                                                                                     "FH21 NKD")
+    # named again without withdrawing it: still requested, no swap
+    assert probe._swap_in(item, "FH21 NKB and FH21 NKD both, please", item["messages"][0]["content"]) is None
 
 
 def test_a_figure_of_the_working_is_no_answer_where_the_marked_line_holds_none():
