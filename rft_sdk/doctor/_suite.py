@@ -128,6 +128,7 @@ from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
 from ._item_fields import item_field_probes
 from ._joined_words import joined_words_probes
+from ._later_read import later_read_probes
 from ._leading_entry import leading_entry_probes
 from ._lenient_probes import lenient_probes
 from ._missing_one import missing_one_probes
@@ -453,6 +454,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **excluded_entry_probes(write_tools, **fields),
         **moved_write_probes(write_tools, **fields),
         **boundary_sibling_probes(write_tools, **fields),
+        **later_read_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

@@ -51,6 +51,7 @@ from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._item_fields import ITEM_FIELD_ADVICE
 from ._joined_words import JOINED_WORDS_ADVICE
+from ._later_read import LATER_READ_ADVICE
 from ._leading_entry import LEADING_ENTRY_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
@@ -203,6 +204,7 @@ ADVICE = {
     **EXCLUDED_ENTRY_ADVICE,
     **MOVED_WRITE_ADVICE,
     **BOUNDARY_SIBLING_ADVICE,
+    **LATER_READ_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

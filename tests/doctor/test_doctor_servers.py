@@ -94,7 +94,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # answer line), donor_read_answer and lookalike_entity (answer probes: every item writes), item_field_answer (no
     # second field of the answer's shape in the row), leading_entry and excluded_entry (answer probes),
     # widened_list (no list written), moved_write (no earlier write of another tool with the same
-    # arguments), boundary_sibling (no dated records)
+    # arguments), boundary_sibling (no dated records), later_read_answer (no
+    # dated answer)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
     assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
                        "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
@@ -103,7 +104,8 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "dropped_write", "later_write_value", "other_member", "own_read_date", "own_read_total",
                        "own_reads_sum", "superseded_request", "tied_order", "utc_clock_write", "skipped_fee",
                        "answer_missing_one", "unread_missing_one", "reversed_ranking", "donor_read_answer",
-                       "lookalike_entity", "item_field_answer", "leading_entry", "widened_list", "excluded_entry", "moved_write", "boundary_sibling",
+                       "lookalike_entity", "item_field_answer", "leading_entry", "widened_list", "excluded_entry",
+                       "moved_write", "boundary_sibling", "later_read_answer",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",

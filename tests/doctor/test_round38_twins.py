@@ -4,6 +4,7 @@ And the pieces under the new probes."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -100,3 +101,12 @@ def test_the_boundary_record_is_the_nearest_unwritten_one_of_the_written_group()
             {"id": "E", "study": "T", "expires": "2026-05-02"}]
     assert boundary_record(rows, "id", {"A"})["id"] == "C"  # study S, nearest date: not B (another study)
     assert boundary_record([{"id": "A", "n": 1}, {"id": "B", "n": 2}], "id", {"A"}) is None  # no date field
+
+
+def test_the_first_record_after_a_date_is_read_with_its_time():
+    from rft_sdk.doctor._later_read import first_after
+
+    output = json.dumps([{"date": "2026-05-11", "time": "13:00"}, {"date": "2026-05-14", "time": "10:00"}])
+    assert first_after(output, dt.date(2026, 5, 11)) == ("2026-05-14", "10:00")
+    assert first_after(output, dt.date(2026, 5, 20)) is None
+    assert first_after("no JSON here", dt.date(2026, 5, 1)) is None
