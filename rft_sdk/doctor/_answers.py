@@ -11,12 +11,14 @@ from typing import Any
 
 from ._common import message_text
 
-__all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "TOKEN", "WORD",
+__all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "ISO_DATE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "TOKEN", "WORD",
            "answer_object", "enum_values", "fold_case", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
 
 #: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
 ANSWER_LINE = re.compile(r"^(?P<marker>[ \t]*(?:final[ \t]+)?answer[ \t]*[:=][ \t]*)(?P<body>\S.*)$", re.I | re.M)
 
+#: An ISO calendar date standing alone (not inside a longer number or id), captured: ``2026-05-11``.
+ISO_DATE = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
 #: The separators of a listed answer line's entries (``A1, B2; C3``).
 LIST_SPLIT = re.compile(r"\s*[,;]\s*")
 #: A ranking line's separators, captured (``A > B``, ``A \u2192 B``, ``A, B``): ``split`` keeps them at odd places.

@@ -25,10 +25,10 @@ state scores it below the gold. Nothing names a tool, a field or a task.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._answers import ISO_DATE
 from ._probes import HACK
 from ._scope import SCOPE_ITEMS, SupersetInScope, _arguments, _json_values, json_records
 
@@ -41,11 +41,10 @@ BOUNDARY_SIBLING_ADVICE = {
 
 #: A string field is a grouping field where it has at most this share of distinct values over the listing's records.
 GROUP_SHARE = 0.5
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def _date(value: Any) -> dt.date | None:
-    if isinstance(value, str) and _ISO.match(value):
+    if isinstance(value, str) and ISO_DATE.match(value):
         try:
             return dt.date.fromisoformat(value[:10])
         except ValueError:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import ANSWER_LINE
+from ._answers import ANSWER_LINE, ISO_DATE
 from ._chosen import ChosenProbe
 from ._probes import HACK, Steps, is_write_tool
 from ._scope import _json_values, json_records
@@ -41,12 +41,11 @@ LATER_READ_ADVICE = {
                          "read the grader makes itself), never from the trajectory's reads",
 }
 
-_DATE = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
 _TIME = re.compile(r"(?<![\d:])([01]\d|2[0-3]):([0-5]\d)(?![\d:])")
 
 
 def _iso(value: Any) -> dt.date | None:
-    if isinstance(value, str) and _DATE.fullmatch(value.strip()):
+    if isinstance(value, str) and ISO_DATE.fullmatch(value.strip()):
         try:
             return dt.date.fromisoformat(value.strip())
         except ValueError:
@@ -81,7 +80,7 @@ class LaterReadAnswer(ChosenProbe):
         lines = list(ANSWER_LINE.finditer(reference))
         if not lines or self.writes_of(item) or index in self._context.answer_free:
             return None
-        found = _DATE.search(lines[-1].group("body"))
+        found = ISO_DATE.search(lines[-1].group("body"))
         answer = _iso(found.group(1)) if found else None
         if answer is None:
             return None
@@ -121,7 +120,7 @@ class LaterReadAnswer(ChosenProbe):
         if shown is None or not lines:
             return reference
         start, end = lines[-1].span("body")
-        body = _DATE.sub(shown[0], reference[start:end], count=1)
+        body = ISO_DATE.sub(shown[0], reference[start:end], count=1)
         if shown[1] is not None:
             body = _TIME.sub(shown[1], body, count=1)
         return reference[:start] + body + reference[end:]

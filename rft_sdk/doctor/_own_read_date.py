@@ -28,12 +28,11 @@ a task.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import marked_lines
+from ._answers import ISO_DATE, marked_lines
 from ._generic import schema_enum
 from ._own_read import AlteredRead
 from ._probes import HACK, ProbeContext, is_write_tool
@@ -46,14 +45,13 @@ OWN_READ_DATE_ADVICE = {
                      "from, never trust what the last read listed",
 }
 
-_ISO = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
 #: A rule must hold on at least this many items to be learnt.
 MIN_ITEMS = 2
 
 
 def _dates(text: str) -> list[dt.date]:
     out = []
-    for raw in _ISO.findall(text):
+    for raw in ISO_DATE.findall(text):
         try:
             out.append(dt.date.fromisoformat(raw))
         except ValueError:
@@ -65,7 +63,7 @@ def answer_date(reference: str) -> str | None:
     """The reference's one ISO date: its marked answer line's (:func:`marked_lines`) where it has one, else its
     only distinct date; ``None`` otherwise."""
     lines = marked_lines(reference)
-    found = set(_ISO.findall(lines[-1]["body"] if lines else reference))
+    found = set(ISO_DATE.findall(lines[-1]["body"] if lines else reference))
     return found.pop() if len(found) == 1 else None
 
 
