@@ -12,7 +12,7 @@ from typing import Any
 from ._common import message_text
 
 __all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "ISO_DATE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "TOKEN", "WORD",
-           "answer_object", "enum_values", "fold_case", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
+           "answer_object", "answer_span", "enum_values", "fold_case", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
 
 #: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
 ANSWER_LINE = re.compile(r"^(?P<marker>[ \t]*(?:final[ \t]+)?answer[ \t]*[:=][ \t]*)(?P<body>\S.*)$", re.I | re.M)
@@ -23,6 +23,16 @@ ISO_DATE = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
 LIST_SPLIT = re.compile(r"\s*[,;]\s*")
 #: A ranking line's separators, captured (``A > B``, ``A \u2192 B``, ``A, B``): ``split`` keeps them at odd places.
 RANKING_SPLIT = re.compile(r"\s*(>|,|;|\u2192)\s*")
+
+
+def answer_span(reference: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the body of ``reference``'s last :data:`ANSWER_LINE` (its right-hand whitespace left out),
+    or ``None`` without one: where the probes that rewrite a marked answer line write."""
+    lines = list(ANSWER_LINE.finditer(reference))
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    return start, start + len(reference[start:end].rstrip())
 
 
 def fold_case(text: str) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, LIST_SPLIT, fold_case
+from ._answers import LIST_SPLIT, answer_span, fold_case
 from ._generic import AdversarialAnswer
 from ._probes import HACK
 from ._scope import _collections, _json_values
@@ -48,11 +48,11 @@ def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
     """The reference with one entry added in front of its marked line (module table), or ``None`` without a line of two
     short entries or more, or a collection of the parsed ``outputs`` holding some of them (more first) and another
     member: the member that a collection holding none of them also lists, else the first."""
-    lines = list(ANSWER_LINE.finditer(reference))
-    if not lines:
+    span = answer_span(reference)
+    if span is None:
         return None
-    start, end = lines[-1].span("body")
-    body = reference[start:end].rstrip()
+    start, end = span
+    body = reference[start:end]
     entries = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
     folded = {fold_case(e) for e in entries}
     if len(entries) < 2 or any(len(e.split()) > 6 for e in entries):

@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, LIST_SPLIT, fold_case
+from ._answers import LIST_SPLIT, answer_span, fold_case
 from ._lenient_probes import _AnswerTextControl, _Rewritten
 from ._probes import HACK, ProbeContext
 
@@ -106,11 +106,11 @@ def _found(item: Mapping[str, Any], answer_field: str) -> tuple[int, int, str, A
     """``(start, end, path, value)``: the span of the reference's marked line that a row field holds (a list
     field equal to the line's entries, else the longest string field inside the line), the field and its value."""
     reference = str(item.get(answer_field) or "")
-    lines = list(ANSWER_LINE.finditer(reference))
-    if not lines:
+    span = answer_span(reference)
+    if span is None:
         return None
-    start, end = lines[-1].span("body")
-    body = reference[start:end].rstrip().rstrip(".")
+    start, end = span
+    body = reference[start:end].rstrip(".")
     entries = [fold_case(e) for e in LIST_SPLIT.split(body) if e.strip()]
     best: tuple[int, int, str, Any] | None = None
     for path, value in _fields(item, {answer_field}):

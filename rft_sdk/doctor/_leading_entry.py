@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, RANKING_SPLIT, fold_case
+from ._answers import RANKING_SPLIT, answer_span, fold_case
 from ._generic import AdversarialAnswer
 from ._probes import HACK
 from ._scope import _collections, _json_values
@@ -45,11 +45,11 @@ def leading_entry_line(reference: str, outputs: list[Any]) -> tuple[str, int] | 
     """``(reference with its marked line's entries after the first replaced, n)``: the replacements are the last
     members, not on the line, of the first collection of the parsed ``outputs`` holding every entry (case and
     spaces folded); ``None`` without a line of :data:`MIN_ENTRIES` short entries or enough other members."""
-    lines = list(ANSWER_LINE.finditer(reference))
-    if not lines:
+    span = answer_span(reference)
+    if span is None:
         return None
-    start, end = lines[-1].span("body")
-    body = reference[start:end].rstrip()
+    start, end = span
+    body = reference[start:end]
     tail = "." if body.endswith(".") else ""
     parts = RANKING_SPLIT.split(body.rstrip("."))
     entries = parts[::2]

@@ -36,7 +36,7 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, LIST_SPLIT
+from ._answers import LIST_SPLIT, answer_span
 from ._generic import AdversarialAnswer
 from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, Steps
@@ -61,11 +61,11 @@ MISSING_ONE_ADVICE = {
 def less_last_listed(reference: str) -> tuple[str, str, int] | None:
     """``(reference with its marked line's list less its last element, that element, n)`` for a list of
     :data:`MIN_LISTED` or more elements of at most four words each; ``None`` without one."""
-    lines = list(ANSWER_LINE.finditer(reference))
-    if not lines:
+    span = answer_span(reference)
+    if span is None:
         return None
-    start, end = lines[-1].span("body")
-    body = reference[start:end].rstrip()
+    start, end = span
+    body = reference[start:end]
     tail = "." if body.endswith(".") else ""
     elements = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
     if len(elements) < MIN_LISTED or any(len(e.split()) > 4 for e in elements) or len(set(elements)) < len(elements):
