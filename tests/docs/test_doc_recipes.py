@@ -156,12 +156,18 @@ def test_row_change_columns_is_a_list_of_the_changed_non_key_columns(tmp_path) -
         return "ok"
 
     seen: dict[str, list[str]] = {}
+    depot_rows: list[str] = []
+
+    def rows_of(diff, table: str, column: str, value) -> list:  # type: ignore[no-untyped-def]
+        """database.md's recipe: the RowChanges of `table` whose `column` (a foreign key) is `value`."""
+        return [c for c in diff if c.table == table and (c.after or c.before or {}).get(column) == value]
 
     @server.grader
     async def columns(ctx: GradingContext) -> float:
         for c in await ctx.db.diff():
             assert isinstance(c.columns, list)
             seen[f"{c.label()} {c.kind}"] = c.columns
+        depot_rows.extend(f"{c.label()} {c.kind}" for c in rows_of(await ctx.db.diff(), "vans", "depot", "York"))
         return 1.0
 
     with TestClient(server) as client:
@@ -171,3 +177,4 @@ def test_row_change_columns_is_a_list_of_the_changed_non_key_columns(tmp_path) -
     assert seen == {"log/open update": ["_count"],  # a table without a key: its copies went from 1 to 2
                     "vans/AB12 CDE insert": ["plate", "depot", "driver", "miles"],  # every column, key included
                     "vans/FH21 NKB update": ["depot"]}  # only the values that differ: no key, not `driver`
+    assert depot_rows == ["vans/AB12 CDE insert", "vans/FH21 NKB update"]  # rows_of: both vans now at York
