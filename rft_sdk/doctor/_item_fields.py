@@ -45,6 +45,7 @@ from typing import Any
 from ._answers import LIST_SPLIT, answer_span, fold_case
 from ._lenient_probes import _AnswerTextControl, _Rewritten
 from ._probes import HACK, ProbeContext
+from ._scope import _NOT_DATA
 
 __all__ = ["ACCEPTED_NAMES", "ITEM_FIELD_ADVICE", "FieldControl", "ItemFieldAnswer", "field_answers",
            "item_field_probes"]
@@ -60,8 +61,6 @@ ITEM_FIELD_ADVICE = {
 #: spellings of the answer: never played.
 ACCEPTED_NAMES = re.compile(r"^(alias|accept|altern|alt$|synonym|equival|variant|valid|allow|also$|either$|"
                             r"spelling|ok$|permitted)", re.I)
-#: Item fields that are not the row's data.
-_NOT_DATA = frozenset({"messages", "tools", "actions", "alternatives"})
 #: Nested fields are walked this deep (``breakdown.payable``).
 _DEPTH = 2
 

@@ -57,7 +57,7 @@ def first_after(output: str, after: dt.date) -> tuple[str, str | None] | None:
     """``(date, time or None)`` of the first record of a read's JSON output with an ISO date later than ``after``
     (its first ``HH:MM`` string beside it); ``None`` without one."""
     for record in json_records(_json_values([output])):
-        dates = [v for v in record.values() if _iso(v) is not None and (_iso(v) or after) > after]
+        dates = [v for v in record.values() if (day := _iso(v)) is not None and day > after]
         if dates:
             times = [v for v in record.values() if isinstance(v, str) and _TIME.fullmatch(v.strip())]
             return dates[0].strip(), (times[0].strip() if times else None)
