@@ -17,7 +17,8 @@ unit_figure               converted as if it were in the other unit of a common 
                           the unit follows the number: a grader that accepts the figure in either
                           unit pays it
 prose_figure              replaced by another figure the reference's prose states with the same unit
-                          (``a 20% change is 79.2 L, ... mix 87.1 L`` → ``79.2 L``), where the reply
+                          (``a 20% change is 79.2 L, ... mix 87.1 L`` → ``79.2 L``; a currency
+                          before it: ``EUR 13.65 net`` for ``EUR 16.38``), where the reply
                           ends in a marked answer line: an intermediate result, which a grader
                           accepting either of two readings of the task pays
 written_total             replaced by the sum of a list of numbers a gold call passes (the arrows of
@@ -72,6 +73,15 @@ _UNIT = re.compile(r"\s?([A-Za-z]+)\b")
 def _unit_after(text: str, end: int) -> str | None:
     m = _UNIT.match(text, end)
     return m.group(1).lower() if m else None
+
+
+#: A currency written before its amount: ``EUR 16.38``, ``€16.38``, ``USD 4``.
+_UNIT_BEFORE = re.compile(r"(?:(?<![A-Za-z])([A-Z]{3})\s?|([€$£¥]))$")
+
+
+def _unit_before(text: str, start: int) -> str | None:
+    m = _UNIT_BEFORE.search(text[max(0, start - 5):start])
+    return (m.group(1) or m.group(2)).lower() if m else None
 
 
 def _replaced(text: str, spans: list[re.Match[str]], new: float, decimals: int | None = None) -> str:
@@ -130,12 +140,17 @@ class ProseFigure(_Rewritten, ValueControl):
         lines = list(ANSWER_LINE.finditer(answer))
         if not spans or not lines:
             return None
-        unit = _unit_after(answer, spans[-1].end())
-        value = float(spans[0].group().replace(",", ""))
+        # the unit after the number (``87.1 L``), else a currency before it (``EUR 16.38``: doctor41's toll bridge)
+        after = _unit_after(answer, spans[-1].end()) is not None
+
+        def unit_of(m: re.Match[str]) -> str | None:
+            return _unit_after(answer, m.end()) if after else _unit_before(answer, m.start())
+
+        unit, value = unit_of(spans[-1]), float(spans[0].group().replace(",", ""))
         if unit is None or not value:
             return None
         start = lines[-1].start()
-        others = [m for m in value_numbers(answer[:start]) if _unit_after(answer, m.end()) == unit
+        others = [m for m in value_numbers(answer[:start]) if unit_of(m) == unit
                   and abs(float(m.group().replace(",", "")) - value) >= 0.05 * abs(value)]
         return _replaced(answer, spans, float(others[-1].group().replace(",", ""))) if others else None
 

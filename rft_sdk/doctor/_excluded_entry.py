@@ -6,16 +6,17 @@ policy that never reads the closures.
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
-excluded_entry            (answer items, as the ``adv_*`` families) the reference's marked answer line
-                          of two entries or more with **one entry added in front** (a grader reading
-                          the first ``n`` entries of a ranking is not fooled by it): a member of a
-                          collection in the gold's JSON tool outputs that holds entries of the line
-                          (the zone's rides; those holding more first) which another collection of
-                          the outputs also lists, one that holds none of the entries (the day's
-                          closures): an entity the gold read, and left out because of what a second
-                          read said; without one, the first member of such a collection not on the
-                          line (a cut piece of a running order, an animal not due: doctor40's
-                          recall-only and subsequence graders). Judged ``must_lower``
+excluded_entry            (answer items, as the ``adv_*`` families) the reference's marked answer
+                          line of two entries or more (``A, B``; a ranking ``A > B``) with **one
+                          entry added in front** (a grader reading the first ``n`` entries of a
+                          ranking is not fooled by it): a member of a collection in the gold's JSON
+                          tool outputs that holds entries of the line (the zone's rides; those
+                          holding more first) which another collection of the outputs also lists,
+                          one that holds none of the entries (the day's closures): an entity the
+                          gold read, and left out because of what a second read said; without one,
+                          the first member of such a collection not on the line (a cut piece of a
+                          running order, an animal not due: doctor40's recall-only and subsequence
+                          graders). Judged ``must_lower``
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the line holds an entry the task excludes, and a grader that compares the
@@ -29,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import LIST_SPLIT, answer_span, fold_case
+from ._answers import RANKING_SPLIT, answer_span, fold_case
 from ._generic import AdversarialAnswer
 from ._probes import HACK
 from ._scope import _collections, _json_values
@@ -53,7 +54,8 @@ def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
         return None
     start, end = span
     body = reference[start:end]
-    entries = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
+    parts = RANKING_SPLIT.split(body.rstrip("."))
+    entries, marks = [e for e in parts[0::2] if e], parts[1::2]
     folded = {fold_case(e) for e in entries}
     if len(entries) < 2 or any(len(e.split()) > 6 for e in entries):
         return None
@@ -67,7 +69,8 @@ def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
                  None)  # the entry a second read excluded; else the first the listing holds beside the answer's
     extra = extra or next((m for members in holding for m in members if fold_case(m) not in folded), None)
     if extra is not None:
-        separator = "; " if ";" in body and "," not in body else ", "
+        separator = f" {marks[0]} " if marks and marks[0] in ">\u2192" else \
+            "; " if ";" in body and "," not in body else ", "
         tail = "." if body.endswith(".") else ""
         return reference[:start] + separator.join([extra, *entries]) + tail + reference[end:]
     return None

@@ -11,8 +11,10 @@ later_read_answer         on items whose gold writes nothing and whose reference
                           an ISO date argument on or before that date, with the argument set to
                           **the day after the answer's date**; then the reference with the line's
                           date (and time) replaced by the first record of that read's output with a
-                          later date (and its time). Judged where the read was accepted and its first
-                          record differs from the reference's
+                          later date (and its time): a date field beside a time field, or one
+                          date-time string (``2025-06-11 14:30``: doctor41's dental slots). Judged
+                          where the read was accepted and its first record differs from the
+                          reference's
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the read started after the right answer, so what it shows first is a later
@@ -53,14 +55,29 @@ def _iso(value: Any) -> dt.date | None:
     return None
 
 
+_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T]([01]\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?")
+
+
+def _stamp(value: Any) -> tuple[dt.date, str, str | None] | None:
+    """``(day, date, time or None)`` of an ISO date standing alone or a date-time string (``2025-06-10 11:00``,
+    ``2025-06-10T11:00:00``); ``None`` for anything else."""
+    day = _iso(value)
+    if day is not None:
+        return day, str(value).strip(), None
+    found = _STAMP.fullmatch(value.strip()) if isinstance(value, str) else None
+    day = _iso(found.group(1)) if found else None
+    return (day, found.group(1), f"{found.group(2)}:{found.group(3)}") if found and day else None
+
+
 def first_after(output: str, after: dt.date) -> tuple[str, str | None] | None:
-    """``(date, time or None)`` of the first record of a read's JSON output with an ISO date later than ``after``
-    (its first ``HH:MM`` string beside it); ``None`` without one."""
+    """``(date, time or None)`` of the first record of a read's JSON output with an ISO date (or a date-time
+    string) later than ``after``: its time is the date-time's own, else the first ``HH:MM`` string beside it;
+    ``None`` without one."""
     for record in json_records(_json_values([output])):
-        dates = [v for v in record.values() if (day := _iso(v)) is not None and day > after]
-        if dates:
+        stamps = [s for v in record.values() if (s := _stamp(v)) is not None and s[0] > after]
+        if stamps:
             times = [v for v in record.values() if isinstance(v, str) and _TIME.fullmatch(v.strip())]
-            return dates[0].strip(), (times[0].strip() if times else None)
+            return stamps[0][1], stamps[0][2] or (times[0].strip() if times else None)
     return None
 
 

@@ -19,6 +19,11 @@ near_value                the same number moved by the near move (:func:`near_mo
                           ``must_lower`` (the gold's whole score is reward) only where the control
                           scored less than the gold (the number is graded), the write was accepted
                           and the end state differs from the gold's
+precise_written_value     the same number (a JSON float written at that precision) moved
+                          :data:`PRECISE_WRITTEN_UNITS` units of the precision its argument's own
+                          description states (``measure_cm: the finished measurement in
+                          centimetres, to 0.1 cm``: ``78.5`` → ``78.8``), inside the near move;
+                          judged as ``near_value`` (doctor41's tailor: a 1 cm tolerance)
 stated_near_control       a control, never judged: on items whose gold writes, the gold's calls,
                           then the reference with every non-integer value number moved by
                           :data:`CONTROL_FACTOR` times the near move
@@ -65,15 +70,15 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._answers import prompt_texts
-from ._generic import _ContextProbe, _free_text
+from ._generic import _ContextProbe, _free_text, _parameters
 from ._lenient_probes import _Control, _Judged
-from ._near_probes import NEAR_SHIFT, _format_like, value_number, value_numbers
+from ._near_probes import NEAR_SHIFT, _format_like, stated_precision, value_number, value_numbers
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
 
-__all__ = ["CONTROL_FACTOR", "INTEGER_MIN", "NEAR_WRITE_ADVICE", "NEAR_UNITS_WRITTEN", "NearStatedValue", "NearValue",
-           "NearValueControl", "SIBLING_ITEMS", "SiblingEntity", "StatedNearControl", "integer_moves", "near_moves",
-           "near_write_probes"]
+__all__ = ["CONTROL_FACTOR", "INTEGER_MIN", "NEAR_UNITS_WRITTEN", "NEAR_WRITE_ADVICE", "NearStatedValue", "NearValue",
+           "NearValueControl", "PRECISE_WRITTEN_UNITS", "PreciseWrittenValue", "SIBLING_ITEMS", "SiblingEntity",
+           "StatedNearControl", "argument_precision", "integer_moves", "near_moves", "near_write_probes"]
 
 #: The near move is at least this many units of the number's last stated digit (one unit of the digit before).
 NEAR_UNITS_WRITTEN = 10
@@ -86,6 +91,9 @@ NEAR_WRITE_ADVICE = {
     "near_value": "a written number moved a few percent (or ten units of its last digit) earns the full score: "
                   "compare it with the tolerance of its stated precision (half a unit of the last digit), "
                   "never a loose absolute or relative one",
+    "precise_written_value": "a written number a few units of the precision its argument states off (78.8 cm for "
+                             "78.5 cm, to 0.1 cm) earns the full score: compare it at that precision, never within a "
+                             "whole unit",
     "near_stated_value": "a stated number moved a few percent (or ten units of its last digit) earns the full "
                          "score: compare it with the tolerance of its stated precision, never a loose one",
     "sibling_entity": "the task done on another entity with the same attributes (the zone next door growing the "
@@ -236,6 +244,42 @@ class NearValue(_Judged, NearValueControl):
     """``near_value`` (module table): ``must_lower`` where ``near_value_control`` scored less than the gold."""
 
     must_lower = True
+
+
+#: ``precise_written_value`` moves the written number this many units of the precision its argument states.
+PRECISE_WRITTEN_UNITS = 3
+
+
+def argument_precision(item: Mapping[str, Any], tool: str, argument: str) -> float | None:
+    """The precision under one unit that the description of ``tool``'s ``argument`` in the item's tool schemas
+    states (``to 0.1 cm`` → 0.1, ``to the cent`` → 0.01: :func:`~._near_probes.stated_precision`), or ``None``."""
+    for schema in item.get("tools") or []:
+        name, properties, _ = _parameters(schema) if isinstance(schema, Mapping) else ("", {}, [])
+        if name == tool and isinstance(properties.get(argument), Mapping):
+            found = stated_precision([str(properties[argument].get("description") or "")])
+            return found if found is not None and found < 1 else None
+    return None
+
+
+class PreciseWrittenValue(_Judged, NearValueControl):
+    """``precise_written_value`` (module table): ``must_lower`` where ``near_value_control`` scored less than the
+    gold."""
+
+    must_lower = True
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The control's change with :data:`PRECISE_WRITTEN_UNITS` units of the argument's stated precision on
+        the probe's side; ``None`` where the argument states none, or the gold's float is not written at it."""
+        found = self.reference.change(item)
+        value = None if found is None else found["from"]
+        if found is None or not isinstance(value, float) or not math.isfinite(value):
+            return None
+        precision = argument_precision(item, found["tool"], found["argument"])
+        if precision is None or abs(round(value / precision) * precision - value) > precision / 100:
+            return None
+        places = max(0, -math.floor(math.log10(precision) + 1e-9))
+        down = _turn(self.reference, item) % 2 == 1 and value - PRECISE_WRITTEN_UNITS * precision >= 0
+        return {**found, "probe": round(value + (-1 if down else 1) * PRECISE_WRITTEN_UNITS * precision, places)}
 
 
 class StatedNearControl(_Control):
@@ -420,6 +464,7 @@ def near_write_probes(write_tools: Collection[str] | None = None, **fields: Any)
     out: dict[str, Any] = {
         "near_value_control": written,
         "near_value": NearValue(written, write_tools, **fields),
+        "precise_written_value": PreciseWrittenValue(written, write_tools, **fields),
         "stated_near_control": stated,
         "near_stated_value": NearStatedValue(stated, write_tools, **fields),
         "sibling_entity": SiblingEntity(write_tools, **fields),

@@ -17,7 +17,8 @@ unread_note               the same write with that argument set to :data:`NEUTRA
                           requested``: none of the requested words); judged ``must_lower`` where
                           the control scored less than the gold and the write was accepted
 emptied_note_control      a control, never judged: the free-text argument (``prose_fields``, not the
-                          target) of a write of three or more arguments that holds a word of 4+
+                          target) of a write of three or more arguments (two, where the text is
+                          dictated or a message asks for it to be recorded) that holds a word of 4+
                           letters of the last user message, where a system or user message asks for
                           it to be recorded (:data:`RECORD_REQUEST`: ``record the customer's reason in
                           their own words``, ``note``), set to ``""``; only rollouts whose write was
@@ -169,7 +170,7 @@ class UnreadNote(_Judged, NoteDroppedControl):
 class EmptiedNoteControl(NoteDroppedControl):
     """``emptied_note_control`` (module table); its probe is :class:`UnreadReason`."""
 
-    reason = ("no write of three or more arguments has a free-text argument holding words of the user's message "
+    reason = ("no write has a free-text argument besides its target holding words of the user's message "
               "that a system or user message asks to be recorded, or the probe's items are already chosen")
     #: ``_unhackable`` counts only the rollouts whose emptied write was accepted
     control_takes_effect = True
@@ -183,10 +184,18 @@ class EmptiedNoteControl(NoteDroppedControl):
         dictated = isinstance(value, str) and len(value.split()) >= 3 and any(value.strip() in t for t in users)
         noted = isinstance(value, str) and len(value.split()) >= 2 and NOTE_ARGUMENT.search(arg) is not None \
             and bool(users) and NOTE_REQUEST.search(users[-1]) is not None
-        if not isinstance(value, str) or len(call["arguments"]) < 3 or next(iter(call["arguments"])) == arg \
-                or ((tool, arg) not in self._free_text() and not dictated and not noted):
+        recorded = any(RECORD_REQUEST.search(t) for t in prompt_texts(item))
+        # a write of two arguments (its target and the text) is played where the text is dictated or a message asks
+        # for the user's words to be recorded (doctor41's pharmacy: ``put_on_hold(rx_id, reason)``)
+        fewest = 2 if dictated or recorded else 3
+        prose = (tool, arg) in self._free_text()
+        # the first argument is the write's target, unless it is free text (arguments in key order: ``reason`` before
+        # ``rx_id``)
+        target = next(iter(call["arguments"])) == arg and not (prose or dictated)
+        if not isinstance(value, str) or len(call["arguments"]) < fewest or target \
+                or (not prose and not dictated and not noted):
             return None
-        if not users or not (dictated or noted or any(RECORD_REQUEST.search(t) for t in prompt_texts(item))) \
+        if not users or not (dictated or noted or recorded) \
                 or not requested_words(value, users[-1]) or requested_words(NEUTRAL_NOTE, value):
             return None
         return {"control": "", "probe": NEUTRAL_NOTE}
@@ -214,7 +223,7 @@ class UnreadReason(_Judged, EmptiedNoteControl):
 class ReasonControl(EmptiedNoteControl):
     """``reason_control`` (module table); its probe is :class:`OtherReason`."""
 
-    reason = ("no write of three or more arguments has a free-text argument holding words of the user's message "
+    reason = ("no write has a free-text argument besides its target holding words of the user's message "
               "that a system or user message asks to be recorded, no other item's gold gives that argument a value "
               "without those words, or the probe's items are already chosen")
 

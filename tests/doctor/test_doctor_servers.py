@@ -114,7 +114,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "certified_status", "preceding_write", "reflected_readback",
                        "superstring_number", "unparsed_number", "near_time", "padded_list", "truncated_text", "interval_value",
                        "interval_answer",
-                       "special_number", "near_value", "near_stated_value", "sibling_entity",
+                       "special_number", "near_value", "precise_written_value", "near_stated_value", "sibling_entity",
                        "joined_words", "first_word_only", "consistent_value", "other_listed_choice",
                        "ranked_listed_choice", "answer_line_only", "unread_note", "near_date", "flipped_decision",
                        "hedged_listed_text", "ranked_time", "loose_value", "half_day_time", "read_time",

@@ -110,3 +110,55 @@ def test_the_first_record_after_a_date_is_read_with_its_time():
     assert first_after(output, dt.date(2026, 5, 11)) == ("2026-05-14", "10:00")
     assert first_after(output, dt.date(2026, 5, 20)) is None
     assert first_after("no JSON here", dt.date(2026, 5, 1)) is None
+    # one date-time string per record (doctor41's dental slots)
+    slots = json.dumps([{"start": "2025-06-10 11:00", "minutes": 60}, {"start": "2025-06-11T14:30:00", "minutes": 45}])
+    assert first_after(slots, dt.date(2025, 6, 10)) == ("2025-06-11", "14:30")
+    assert first_after(slots, dt.date(2025, 6, 9)) == ("2025-06-10", "11:00")
+
+
+def test_an_excluded_entry_goes_in_front_of_a_ranking_with_the_rankings_own_separator():
+    results = json.dumps([{"runner": n, "mispunch": n == "Cai"} for n in ["Ada", "Bo", "Cai", "Dita"]])
+    assert excluded_entry_line("Bo first.\nANSWER: Bo > Ada > Dita", [results]) == \
+        "Bo first.\nANSWER: Cai > Bo > Ada > Dita"
+    assert excluded_entry_line("ANSWER: Bo \u2192 Ada", [results]) == "ANSWER: Cai \u2192 Bo \u2192 Ada"
+    assert excluded_entry_line("ANSWER: Bo, Ada, Dita", [results]) == "ANSWER: Cai, Bo, Ada, Dita"
+
+
+def test_a_figure_of_the_prose_is_found_with_its_currency_before_it():
+    from rft_sdk.doctor._coarse_values import ProseFigure
+
+    probe = ProseFigure.__new__(ProseFigure)  # rewrite reads nothing of the probe's state
+    toll = "KX-301-B: EUR 4.20 a crossing, EUR 13.65 net, plus VAT.\nANSWER: EUR 16.38"
+    assert probe.rewrite({}, toll) == "KX-301-B: EUR 4.20 a crossing, EUR 13.65 net, plus VAT.\nANSWER: EUR 13.65"
+    assert probe.rewrite({}, "Net \u20ac13.65, then VAT.\nANSWER: \u20ac16.38").endswith("ANSWER: \u20ac13.65")
+    assert probe.rewrite({}, "It was 13.65 km away.\nANSWER: EUR 16.38") is None  # another unit
+    assert probe.rewrite({}, "Change 79.2 L; mix it.\nANSWER: 87.1 L").endswith("ANSWER: 79.2 L")
+
+
+def test_a_written_value_moves_three_units_of_the_precision_its_argument_states():
+    from rft_sdk.doctor._near_writes import argument_precision
+
+    def tools(description: str) -> list[dict[str, object]]:
+        return [{"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+            "garment_id": {"type": "string"}, "measure_cm": {"type": "number", "description": description}}}}}]
+
+    assert argument_precision({"tools": tools("the length in centimetres, to 0.1 cm")}, "book", "measure_cm") == 0.1
+    assert argument_precision({"tools": tools("the amount, to the cent")}, "book", "measure_cm") == 0.01
+    assert argument_precision({"tools": tools("the length in centimetres")}, "book", "measure_cm") is None
+    assert argument_precision({"tools": tools("to the nearest 5 cm")}, "book", "measure_cm") is None  # not under 1
+    assert argument_precision({"tools": tools("to 0.1 cm")}, "other", "measure_cm") is None
+
+
+def test_a_two_argument_write_of_a_dictated_reason_is_emptied_and_one_of_the_desks_own_words_is_not():
+    from rft_sdk.doctor._requested_note import EmptiedNoteControl
+
+    control = EmptiedNoteControl()
+    control._prose = {("hold", "reason")}
+    said = "my doctor said the dose is changing next week"
+    item = {"messages": [{"role": "user", "content": f"Please put my pills on hold and record the reason in my own "
+                                                     f"words: {said}."}],
+            "actions": [{"name": "hold", "arguments": {"rx_id": "RX-1", "reason": said}}]}
+    assert control.candidate(item, "hold", "reason", said, 0) == {"control": "", "probe": "as requested"}
+    plain = {"messages": [{"role": "user", "content": "Please put RX-1 on hold, the dose is changing."}],
+             "actions": [{"name": "hold", "arguments": {"rx_id": "RX-1", "reason": "dose change"}}]}
+    assert control.candidate(plain, "hold", "reason", "dose change", 0) is None  # nobody asked it recorded
