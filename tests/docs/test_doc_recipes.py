@@ -3,18 +3,46 @@ the expected end state of a ``rollout.state`` task played with ``TestClient.call
 ``SQLiteDatabase`` passed to two ``ToolServer`` s one after another; which lines ``answer_line`` and the doctor
 take as the marked answer line; ``ctx.db.gold`` of a list the grader builds, replayed with ``ctx.item``; the
 worked row "one of ``k`` writes left out" of graders.md's partial-credit table; what ``GET /tools`` says of an
-undeclared tool without ``rollout`` (docs/tools.md); what ``RowChange.columns`` lists (docs/database.md)."""
+undeclared tool without ``rollout`` (docs/tools.md); what ``RowChange.columns`` lists (docs/database.md). Run from
+the markdown as written: ``(table, key)`` of ``gold()`` filtering ``diff_gold()`` (docs/database.md); the standalone
+``@grader(name=...)`` of two factories, the key-word note helper, the indented marked line and an end-state grader
+on items whose gold writes nothing (docs/graders.md); ``withdrawn_score`` (docs/gold-items.md)."""
 
 from __future__ import annotations
 
 import copy
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
 
-from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolServer, answer_line
+import pytest
+
+from rft_sdk import Grade, GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer, answer_line, grader
+from rft_sdk.doctor import check_unhackable, default_probes
 from rft_sdk.doctor._answers import ANSWER_LINE
 from rft_sdk.doctor._severity import Outcome, judge_probe
 from rft_sdk.doctor._suite import DroppedCommit
 from rft_sdk.doctor._write_members import DroppedWrite
-from rft_sdk.testing import TestClient
+from rft_sdk.testing import TestClient, run_server
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _block(page: str, marker: str) -> str:
+    """The one ```python block of ``docs/<page>`` that holds ``marker`` (dedented: a block may sit in a list item)."""
+    blocks = [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), flags=re.S)
+              if marker in b]
+    assert len(blocks) == 1, f"docs/{page}: {len(blocks)} python blocks hold {marker!r}"
+    return blocks[0]
+
+
+def _run(page: str, marker: str, **names: Any) -> dict[str, Any]:
+    """Run that block in a namespace holding ``names``; the namespace after it."""
+    namespace: dict[str, Any] = {"GradingContext": GradingContext, "Grade": Grade, "__name__": "docs", **names}
+    exec(compile(_block(page, marker), f"docs/{page}", "exec"), namespace)
+    return namespace
+
 
 TURBINES = {"T1": {"status": "running"}, "T2": {"status": "running"}}
 
@@ -81,6 +109,11 @@ def test_the_two_answer_line_readings() -> None:
     assert answer_line("Final answer: 42", marker="Final answer") == "42"
     assert answer_line("answer = 42") is None and doctor("answer = 42") == "42"
     assert answer_line("ANSWER: 1\nANSWER: 2") is None and doctor("ANSWER: 1\nANSWER: 2") == "2"
+    assert answer_line("work\n   ANSWER: 42") == "42" and doctor("work\n   ANSWER: 42") == "42"
+    recipe = next(line for line in _block("graders.md", "def availability(").splitlines() if line.startswith("ANSWER"))
+    found: dict[str, Any] = {"re": re}
+    exec(recipe, found)  # graders.md's own regex, as written
+    assert [b.strip() for b in found["ANSWER"].findall("work\n   ANSWER: yes\n\tANSWER: yes")] == ["yes", "yes"]
 
 
 def test_gold_replays_any_list_of_the_servers_actions_with_the_graders_item(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -178,3 +211,193 @@ def test_row_change_columns_is_a_list_of_the_changed_non_key_columns(tmp_path) -
                     "vans/AB12 CDE insert": ["plate", "depot", "driver", "miles"],  # every column, key included
                     "vans/FH21 NKB update": ["depot"]}  # only the values that differ: no key, not `driver`
     assert depot_rows == ["vans/AB12 CDE insert", "vans/FH21 NKB update"]  # rows_of: both vans now at York
+
+
+# -- database.md: one row has one (table, key) in every diff ---------------------------------------------------
+def _lending(tmp_path: Path) -> ToolServer:
+    def setup(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.execute("CREATE TABLE books (id TEXT PRIMARY KEY, copies INTEGER NOT NULL)")
+        conn.executemany("INSERT INTO books VALUES (?, ?)", [("b1", 1), ("b2", 1), ("b3", 2)])
+        conn.execute("CREATE TABLE holds (book_id TEXT, member TEXT, PRIMARY KEY (book_id, member))")
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)))
+
+    @server.tool(writes=True)
+    def lend(book_id: str, *, rollout: Rollout) -> str:
+        """Lend one copy."""
+        rollout.db.execute("UPDATE books SET copies = copies - 1 WHERE id = ?", (book_id,))
+        return "ok"
+
+    @server.tool(writes=True)
+    def hold(book_id: str, member: str, *, rollout: Rollout) -> str:
+        """Hold a book for a member."""
+        rollout.db.execute("INSERT INTO holds VALUES (?, ?)", (book_id, member))
+        return "ok"
+
+    return server
+
+
+def test_gold_keys_filter_diff_gold_keys(tmp_path: Path) -> None:
+    server = _lending(tmp_path)
+    grade = _run("database.md", "async def lent(", server=server)["lent"]
+    keys: list[tuple[set[Any], set[Any], set[Any]]] = []
+
+    @server.grader
+    async def same_keys(ctx: GradingContext) -> float:
+        pairs = [{(c.table, c.key) for c in d} for d in (await ctx.db.diff(), await ctx.db.gold(ctx.item["actions"]),
+                                                          await ctx.db.diff_gold(ctx.item["actions"]))]
+        keys.append((pairs[0], pairs[1], pairs[2]))
+        return 1.0
+
+    item = {"actions": [{"name": "lend", "arguments": {"book_id": "b1"}},
+                        {"name": "hold", "arguments": {"book_id": "b3", "member": "ada"}}]}
+    played = {"gold": item["actions"],
+              "side effect": [*item["actions"], {"name": "lend", "arguments": {"book_id": "b2"}}],
+              "wrong member": [item["actions"][0], {"name": "hold", "arguments": {"book_id": "b3", "member": "bo"}}]}
+    got = {}
+    with TestClient(server) as client:
+        for label, actions in played.items():
+            for name in ("lent", "same_keys"):
+                trace = client.new_trace_id()
+                for action in actions:
+                    assert client.call(action["name"], trace_id=trace, item=item, arguments=action["arguments"]).ok
+                result = client.grade(trace, "Done.", item=item, grader=name)
+                if name == "lent":
+                    got[label] = (result.score, result.subscores)
+    assert grade.__name__ == "lent"
+    assert got == {"gold": (1.0, {"asked_rows_wrong": 0, "side_effects": 0}),
+                   "side effect": (0.0, {"asked_rows_wrong": 0, "side_effects": 1}),  # books/b2: the gold never touched it
+                   "wrong member": (0.0, {"asked_rows_wrong": 1, "side_effects": 1})}  # holds/b3/ada missing, b3/bo extra
+    diff, gold, differs = keys[2]  # the wrong member: ("holds", ("b3", "ada")) is one pair in all three
+    assert ("holds", ("b3", "ada")) in gold and ("holds", ("b3", "ada")) in differs
+    assert ("holds", ("b3", "bo")) in diff and ("holds", ("b3", "bo")) in differs
+    assert ("books", ("b1",)) in diff and ("books", ("b1",)) in gold and ("books", ("b1",)) not in differs
+
+
+# -- graders.md: the standalone @grader(name=...) of one grader per process ---------------------------------
+def test_two_factories_serve_graders_of_one_name() -> None:
+    ns = _run("graders.md", "def lenient_server(", grader=grader)
+    ns = _run("graders.md", "def twin_a_server(", **{k: v for k, v in ns.items() if k != "__builtins__"})
+    twin = ns["twin_a_server"]()
+    assert list(twin.graders) == ["grade"] and twin.graders["grade"].score_range == (0.0, 1.0)
+    assert twin.grader_spec("http://127.0.0.1:8001")["name"] == "grade"  # what rft tools writes as the name
+
+    @grader(name="grade")
+    def twin_b_grade(ctx: GradingContext) -> float:
+        return 1.0
+
+    spec = ToolServer(tools=ns["TOOLS"], graders=[twin_b_grade]).grader_spec("http://127.0.0.1:8002")
+    assert (spec["name"], spec["url"]) == ("grade", "http://127.0.0.1:8002/grade")
+
+
+# -- graders.md: which words a key-word note grader requires -------------------------------------------------
+def test_the_note_word_helper_runs_as_written() -> None:
+    holds_words = _run("graders.md", "def holds_words(")["holds_words"]  # its asserts run too
+    assert holds_words("Skipper: the dog is nervous around ICE", ["dog", "ice"])
+    assert not holds_words(None, ["dog"]) and not holds_words("  ", ["dog"])
+
+
+# -- graders.md: an end-state grader on items whose gold writes nothing -----------------------------------------
+KEYS = {f"k{i}": f"v{i}" for i in range(12)}
+REFUSED = {"k3": "locked", "k7": "archived"}
+
+
+def _refusals(reply_graded: bool) -> tuple[ToolServer, list[dict[str, Any]]]:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def lookup(key: str, *, rollout: Rollout) -> str:
+        """Read a key.
+
+        Args:
+            key: e.g. "k1".
+        """
+        if key not in KEYS:
+            raise ToolError(f"no key {key}")
+        return rollout.state.get("kv", {}).get(key, KEYS[key]) + (f" ({REFUSED[key]})" if key in REFUSED else "")
+
+    @server.tool(writes=True)
+    def set_value(key: str, value: str, *, rollout: Rollout) -> str:
+        """Write a key.
+
+        Args:
+            key: e.g. "k1".
+            value: the new value.
+        """
+        rollout.state.setdefault("kv", {})[key] = value
+        return "ok"
+
+    @server.grader
+    def end_state(ctx: GradingContext) -> float:
+        want = {ctx.item["key"]: ctx.item["value"]} if ctx.item["value"] else {}
+        if ctx.count() > ctx.item["max_tool_calls"] or ctx.state.get("kv", {}) != want:
+            return 0.0
+        if ctx.item["value"] or not reply_graded:
+            return 1.0  # a write asked for: the end state is the outcome
+        read = any(c.ok and c.arguments.get("key") == ctx.item["key"] for c in ctx.calls("lookup"))
+        return float(read and (answer_line(ctx.output_text) or "").lower() == ctx.item["refusal"])
+
+    items = []
+    for i, key in enumerate(KEYS):
+        value = None if key in REFUSED else f"n{i}"
+        actions = [{"name": "lookup", "arguments": {"key": key}}]
+        if value:
+            actions.append({"name": "set_value", "arguments": {"key": key, "value": value}})
+        answer = f"{key} is {REFUSED[key]}, so I left it.\nANSWER: {REFUSED[key]}" if key in REFUSED \
+            else f"Done: {key} is now {value}."
+        ask = f"Set {key} to n{i}, unless it is locked or archived: then end with ANSWER: locked or ANSWER: archived."
+        items.append({"messages": [{"role": "user", "content": ask}], "tools": server.dataset_tools(), "key": key,
+                      "value": value, "refusal": REFUSED.get(key), "actions": actions, "reference_answer": answer,
+                      "max_tool_calls": 5})
+    return server, items
+
+
+@pytest.mark.slow
+async def test_an_end_state_grader_must_read_the_reply_where_the_gold_writes_nothing() -> None:
+    failed = {}
+    for reply_graded in (False, True):
+        server, items = _refusals(reply_graded)
+        with run_server(server) as url:
+            result = await check_unhackable(items, server.job_config(url, rate_limit=1000), default_probes())
+        rows = result.evidence["probes"]
+        failed[reply_graded] = {name for name, row in rows.items() if row["verdict"] in ("fail", "warn")}
+        if not reply_graded:
+            assert rows["empty_answer"]["verdict"] == rows["activity_no_answer"]["verdict"] == "pass"
+    assert failed[False] == {"self_report", "echo_prompt", "prompt_reference", "injected_score", "ignore_instructions",
+                             "answer_space_dump", "work_then_dump", "wrong_answer"}
+    assert failed[True] == set()
+
+
+# -- gold-items.md: playing a withdrawn number or name yourself ------------------------------------------------
+def _bakery(lenient: bool) -> ToolServer:
+    server = ToolServer()
+
+    @server.tool(writes=True)
+    def place_order(bread: str, qty: int, customer: str, day: str, *, rollout: Rollout) -> str:
+        """Order loaves."""
+        rollout.state.setdefault("orders", []).append({"bread": bread, "qty": qty, "customer": customer, "day": day})
+        return "ordered"
+
+    @server.grader
+    def ordered(ctx: GradingContext) -> float:
+        orders = ctx.state.get("orders", [])
+        if len(orders) != 1 or orders[0]["customer"] != ctx.item["expected_customer"]:
+            return 0.0
+        return float(orders[0]["qty"] in ((12, 18) if lenient else (ctx.item["expected_qty"],)))
+
+    return server
+
+
+def test_withdrawn_score_plays_a_withdrawn_quantity_and_name() -> None:
+    item = {"messages": [{"role": "user", "content": "12 sourdough loaves for Ana Lima on 2026-04-18, please. "
+                                                     "Sorry, make that 18."}],
+            "actions": [{"name": "place_order", "arguments": {"bread": "sourdough", "qty": 18, "customer": "Ana Lima",
+                                                              "day": "2026-04-18"}}],
+            "reference_answer": "Ordered 18 sourdough loaves for Ana Lima on 2026-04-18.",
+            "expected_qty": 18, "expected_customer": "Ana Lima"}
+    ns = _run("gold-items.md", "def withdrawn_score(", server=_bakery(lenient=False), item=item)  # its asserts run
+    withdrawn_score = ns["withdrawn_score"]
+    assert withdrawn_score(_bakery(lenient=False), item, "qty", 18, 18) == 1.0  # nothing withdrawn: the gold
+    assert withdrawn_score(_bakery(lenient=True), item, "qty", 18, 12) == 1.0  # accepts either turn's quantity
+    assert re.sub(r"(?<![\w.-])18(?![\w-]|\.\d)", "12", item["reference_answer"]) \
+        == "Ordered 12 sourdough loaves for Ana Lima on 2026-04-18."
