@@ -21,7 +21,7 @@ from ..exceptions import GraderDefinitionError, GraderError
 from ._invoke import LoopGuard
 from ._rollout import ToolCallRecord
 
-__all__ = ["Grade", "GraderDefinition", "GradingContext", "coerce_grade", "get_grader_definition", "grader"]
+__all__ = ["Grade", "GraderDefinition", "GradingContext", "coerce_grade", "get_grader_definition", "grader", "marked_grader"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _ATTR = "__rft_grader__"
@@ -161,10 +161,15 @@ def grader(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
     return decorate(fn) if fn is not None else decorate
 
 
+def marked_grader(fn: Callable[..., Any]) -> GraderDefinition | None:
+    """The definition attached by ``@grader``, or ``None`` for a plain function."""
+    definition = getattr(fn, _ATTR, None)
+    return definition if isinstance(definition, GraderDefinition) else None
+
+
 def get_grader_definition(fn: Callable[..., Any]) -> GraderDefinition:
     """The definition attached by ``@grader``, or a default one for plain functions."""
-    definition = getattr(fn, _ATTR, None)
-    return definition if isinstance(definition, GraderDefinition) else build_grader(fn)
+    return marked_grader(fn) or build_grader(fn)
 
 
 def build_grader(fn: Callable[..., Any], *, name: str | None = None,

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._db import RolloutDatabase
-from .._definitions._grading import GraderDefinition, build_grader, get_grader_definition
+from .._definitions._grading import GraderDefinition, build_grader, get_grader_definition, marked_grader
 from .._definitions._rollout import Rollout
 from .._definitions._tool import ToolDefinition, build_definition, get_tool_definition
 from .._stores import RolloutStore, default_store
@@ -265,8 +265,12 @@ class ToolServer(ExportMixin):
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             if name is None and score_range is None and not default:
                 self.add_grader(func)
-            else:
-                self._register_grader(build_grader(func, name=name, score_range=score_range, default=default))
+            else:  # over an inner @grader(...): its keywords stand where these give none
+                inner = marked_grader(func)
+                self._register_grader(build_grader(
+                    func, name=name if name is not None or inner is None else inner.name,
+                    score_range=score_range if score_range is not None or inner is None else inner.score_range,
+                    default=default or (inner is not None and inner.default)))
             return func
         return decorate(fn) if fn is not None else decorate
 

@@ -152,6 +152,26 @@ def test_grader_definitions():
         server.grader(name="other", default=True)(lambda ctx: 0.0)
 
 
+def test_server_grader_keywords_over_an_inner_grader_keep_the_ones_they_do_not_give():
+    server = ToolServer(auth_env_var=None)
+
+    @server.grader(name="b")
+    @grader(score_range=(0.0, 1.0), default=True)
+    def a(ctx):
+        return 1.0
+
+    definition = server.graders["b"]
+    assert (definition.name, definition.score_range, definition.default) == ("b", (0.0, 1.0), True)
+    assert server.default_grader == "b"
+
+    @server.grader(score_range=(0.0, 2.0))
+    @grader(name="c", score_range=(0.0, 1.0))
+    def c_fn(ctx):
+        return 1.5
+
+    assert server.graders["c"].score_range == (0.0, 2.0)  # the outer keyword wins where both give one
+
+
 def test_context_helpers():
     from rft_sdk import ToolCallRecord
 
