@@ -13,7 +13,17 @@ from typing import Any
 
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
 
-from ._answers import TOKEN, WORD, answer_object, enum_values, normalize_answer, object_dump, own_inside, prompt_texts
+from ._answers import (
+    ANSWER_LINE,
+    TOKEN,
+    WORD,
+    answer_object,
+    enum_values,
+    normalize_answer,
+    object_dump,
+    own_inside,
+    prompt_texts,
+)
 from ._generic import _canonical, _free_text, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
@@ -69,6 +79,23 @@ class AnswerSpaceDump:
         lines.update(dict.fromkeys(("yes", "no", "true", "false", "A", "B", "C", "D")))
         return ("Possible answers:\n" + "\n".join(k for k in lines if k))[:MAX_DUMP_CHARS]
 
+    def hedges(self, item: Mapping[str, Any]) -> bool:
+        """Whether the dump hedges: ``False`` where the reference has a marked answer line and every marked line
+        of the dump holds that same answer (every item of a small dataset answers ``locked``): such a dump
+        commits to the right answer, and a grader that reads the one marked line rightly pays it."""
+        own = [normalize_answer(m.group("body")) for m in ANSWER_LINE.finditer(str(item.get(self.answer_field) or ""))]
+        if not own:
+            return True
+        return any(normalize_answer(m.group("body")) != own[-1] for m in ANSWER_LINE.finditer(self.dump(item)))
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """Whether the dump hedges (:meth:`hedges`)."""
+        return self.hedges(item)
+
+    def skip_reason(self, item: Mapping[str, Any]) -> str:
+        """The dump's marked lines all hold the item's own answer."""
+        return "every marked answer line of the dump holds the item's own answer (no other candidate to hedge with)"
+
     async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],
                   trace_id: str) -> PolicyStep:
         """Return the dump (no tool calls)."""
@@ -88,14 +115,19 @@ class WorkThenDump(AnswerSpaceDump):
         self.actions_field = actions_field
 
     def applies(self, item: Mapping[str, Any]) -> bool:
-        """Whether the item has gold calls and a reference answer, and its gold changes nothing."""
+        """Whether the item has gold calls and a reference answer, its gold changes nothing, and the dump hedges
+        (:meth:`AnswerSpaceDump.hedges`)."""
         gold = isinstance(item.get(self.actions_field), list) and isinstance(item.get(self.answer_field), str)
-        return gold and self._context is not None and not self._context.effective_writes(item, self.actions_field)
+        return gold and self._context is not None and not self._context.effective_writes(item, self.actions_field) \
+            and self.hedges(item)
 
     def skip_reason(self, item: Mapping[str, Any]) -> str:
-        """Missing gold fields, or a gold that changes state (then the end state decides, not the words)."""
+        """Missing gold fields, a gold that changes state (then the end state decides, not the words), or a dump
+        that does not hedge."""
         if not isinstance(item.get(self.actions_field), list) or not isinstance(item.get(self.answer_field), str):
             return f"the item has no {self.actions_field!r} list and {self.answer_field!r} string"
+        if self._context is not None and not self._context.effective_writes(item, self.actions_field):
+            return super().skip_reason(item)
         return "the gold changes state: after the gold's work the end state is right, whatever the answer"
 
     async def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, item: dict[str, Any],

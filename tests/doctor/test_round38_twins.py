@@ -162,3 +162,21 @@ def test_a_two_argument_write_of_a_dictated_reason_is_emptied_and_one_of_the_des
     plain = {"messages": [{"role": "user", "content": "Please put RX-1 on hold, the dose is changing."}],
              "actions": [{"name": "hold", "arguments": {"rx_id": "RX-1", "reason": "dose change"}}]}
     assert control.candidate(plain, "hold", "reason", "dose change", 0) is None  # nobody asked it recorded
+
+
+def test_a_dump_whose_marked_lines_all_hold_the_items_own_answer_is_no_hedge():
+    from rft_sdk.doctor._dataset_probes import AnswerSpaceDump, WorkThenDump
+    from rft_sdk.doctor._probes import ProbeContext
+
+    def rows(*answers: str) -> list[dict[str, object]]:
+        return [{"messages": [{"role": "user", "content": f"Ticket {k}?"}], "actions": [],
+                 "reference_answer": f"Turned down.\nANSWER: {a}"} for k, a in enumerate(answers)]
+
+    for probe in (AnswerSpaceDump(), WorkThenDump()):
+        probe.prepare(ProbeContext(items=rows("locked", "locked")))
+        assert not probe.hedges(probe._context.items[0])  # the dump commits to the right answer: not played
+        probe.prepare(ProbeContext(items=rows("locked", "archived")))
+        assert probe.hedges(probe._context.items[0]) and probe.applies(probe._context.items[0])
+    free = AnswerSpaceDump()
+    free.prepare(ProbeContext(items=[{"reference_answer": "The order is locked."}]))
+    assert free.hedges(free._context.items[0])  # no marked line: the text dump plays as before
