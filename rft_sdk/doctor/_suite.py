@@ -146,6 +146,7 @@ from ._own_read_total import own_read_total_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
 from ._read_answers import read_answer_probes
+from ._repeated_entry import repeated_entry_probes
 from ._requested_note import note_probes
 from ._scope import ClaimedSiblingWrite, NearSiblingWrite, SupersetApart, SupersetInScope
 from ._shifted_times import shifted_time_probes
@@ -455,6 +456,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **moved_write_probes(write_tools, **fields),
         **boundary_sibling_probes(write_tools, **fields),
         **later_read_probes(write_tools, **fields),
+        **repeated_entry_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

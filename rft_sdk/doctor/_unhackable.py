@@ -69,6 +69,7 @@ from ._own_read_total import OWN_READ_TOTAL_ADVICE
 from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
 from ._ranked_time import RANKED_TIME_ADVICE
 from ._read_answers import READ_ANSWERS_ADVICE
+from ._repeated_entry import REPEATED_ENTRY_ADVICE
 from ._requested_note import NOTE_ADVICE
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
@@ -205,6 +206,7 @@ ADVICE = {
     **MOVED_WRITE_ADVICE,
     **BOUNDARY_SIBLING_ADVICE,
     **LATER_READ_ADVICE,
+    **REPEATED_ENTRY_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

@@ -180,3 +180,14 @@ def test_a_dump_whose_marked_lines_all_hold_the_items_own_answer_is_no_hedge():
     free = AnswerSpaceDump()
     free.prepare(ProbeContext(items=[{"reference_answer": "The order is locked."}]))
     assert free.hedges(free._context.items[0])  # no marked line: the text dump plays as before
+
+
+def test_the_repeated_entry_line_repeats_the_first_of_distinct_entries():
+    from rft_sdk.doctor._repeated_entry import repeated_entry_lines
+
+    assert repeated_entry_lines("Three are full.\nANSWER: C-1, C-4, C-7") == (
+        "Three are full.\nANSWER: C-1", "Three are full.\nANSWER: C-1, C-1, C-1")
+    assert repeated_entry_lines("ANSWER: A; B.") == ("ANSWER: A.", "ANSWER: A; A.")
+    assert repeated_entry_lines("ANSWER: A, a") is None  # not distinct
+    assert repeated_entry_lines("ANSWER: none") is None  # one entry
+    assert repeated_entry_lines("No marked line, A, B") is None
