@@ -122,6 +122,7 @@ from ._coarse_values import coarse_value_probes
 from ._consistent import consistent_probes
 from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, AnswerSpaceDump, CrossItemReplay, WorkThenDump
 from ._decisions import decision_probes
+from ._emptied_state import emptied_state_probes
 from ._excluded_entry import excluded_entry_probes
 from ._generic import generic_probes
 from ._hedged_text import hedged_text_probes
@@ -131,6 +132,7 @@ from ._joined_words import joined_words_probes
 from ._later_read import later_read_probes
 from ._leading_entry import leading_entry_probes
 from ._lenient_probes import lenient_probes
+from ._literal_time import literal_time_probes
 from ._missing_one import missing_one_probes
 from ._moved_write import moved_write_probes
 from ._near_dates import date_probes
@@ -457,6 +459,8 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **boundary_sibling_probes(write_tools, **fields),
         **later_read_probes(write_tools, **fields),
         **repeated_entry_probes(write_tools, **fields),
+        **literal_time_probes(write_tools, **fields),
+        **emptied_state_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

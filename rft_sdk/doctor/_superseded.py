@@ -13,8 +13,10 @@ superseded_request        on items whose gold writes and whose conversation has 
                           ``instead of 10:30``: :func:`_withdrawn`) (``2026-04-13``: the day the customer
                           corrected). Kinds: ISO dates, times of day, ids with a trailing number, codes
                           of two capital groups the first with a digit (a plate ``FH21 NKB``: doctor40's
-                          permits), members of the argument's enum. Judged ``must_lower`` where the end state differs from
-                          the gold's. With one user turn, the same swap inside it: the text after a
+                          permits), members of the argument's enum; a date or time is also
+                          swapped where a longer argument writes it compactly (``0514`` in the
+                          session id ``S-NG-0514-0900``: doctor43's donor clinic). Judged
+                          ``must_lower`` where the end state differs from the gold's. With one user turn, the same swap inside it: the text after a
                           correction word (:data:`CORRECTION`: ``- no, make that 14:00``, ``sorry,
                           typo:``, ``wait, I mean``, ``actually``) stands for the last turn and the
                           text before it for the earlier ones (doctor36's drone permits: a grader
@@ -105,6 +107,17 @@ class SupersededRequest(ValueSwap):
             if found is not None:
                 return found
         return None
+
+    def encoded(self, value: str, new: str) -> list[tuple[str, str]]:
+        """A swapped date's or time's compact forms inside a longer argument, the longest first: ``20260514``
+        and ``0514`` in ``S-NG-0514-0900`` (doctor43's donor clinic: the session id names its day), ``0900``
+        for ``09:00``."""
+        if _KINDS["date"].fullmatch(value) and _KINDS["date"].fullmatch(new):
+            return [(value.replace("-", ""), new.replace("-", "")), (value[5:].replace("-", ""),
+                                                                      new[5:].replace("-", ""))]
+        if _KINDS["time"].fullmatch(value) and _KINDS["time"].fullmatch(new):
+            return [(value.replace(":", ""), new.replace(":", ""))]
+        return []
 
     def _swap_in(self, item: Mapping[str, Any], last: str, earlier: str) -> tuple[str, str] | None:
         """The swap of :meth:`swap` between the request as it stands (``last``) and what it corrected."""

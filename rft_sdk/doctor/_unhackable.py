@@ -46,6 +46,7 @@ from ._coarse_values import COARSE_ADVICE
 from ._common import has_gold, load_inputs
 from ._consistent import CONSISTENT_ADVICE
 from ._decisions import DECISION_ADVICE
+from ._emptied_state import EMPTIED_STATE_ADVICE
 from ._excluded_entry import EXCLUDED_ENTRY_ADVICE
 from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
@@ -54,6 +55,7 @@ from ._joined_words import JOINED_WORDS_ADVICE
 from ._later_read import LATER_READ_ADVICE
 from ._leading_entry import LEADING_ENTRY_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
+from ._literal_time import LITERAL_TIME_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
 from ._moved_write import MOVED_WRITE_ADVICE
 from ._near_dates import DATE_ADVICE
@@ -207,6 +209,8 @@ ADVICE = {
     **BOUNDARY_SIBLING_ADVICE,
     **LATER_READ_ADVICE,
     **REPEATED_ENTRY_ADVICE,
+    **LITERAL_TIME_ADVICE,
+    **EMPTIED_STATE_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

@@ -50,10 +50,24 @@ class ValueSwap(_ContextProbe):
                    if self._has_gold(other) and self.swap(other) is not None]
         return len(earlier) < self.max_items
 
+    def encoded(self, value: str, new: str) -> list[tuple[str, str]]:
+        """``(form of value, same form of new)`` pairs written inside longer arguments (a date in a session id:
+        ``S-NG-0514-0900``); none here."""
+        return []
+
+    def _argument(self, v: Any, value: str, new: str) -> Any:
+        if v == value:
+            return new
+        if isinstance(v, str) and v:
+            for old_form, new_form in self.encoded(value, new):
+                v = re.sub(r"(?<![0-9])" + re.escape(old_form) + r"(?![0-9])", re.escape(new_form), v)
+        return v
+
     def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls, one per turn, the value replaced wherever it is a whole argument."""
+        """The gold's calls, one per turn, the value replaced wherever it is a whole argument (and, in its
+        :meth:`encoded` forms, inside a longer one)."""
         value, new = self.swap(item) or ("", "")
-        return [[{**a, "arguments": {k: new if v == value else v for k, v in a["arguments"].items()}}
+        return [[{**a, "arguments": {k: self._argument(v, value, new) for k, v in a["arguments"].items()}}
                  if isinstance(a.get("arguments"), Mapping) else dict(a)] for a in item[self.actions_field]]
 
     def final_answer(self, item: Mapping[str, Any]) -> str:

@@ -105,7 +105,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "own_reads_sum", "superseded_request", "tied_order", "utc_clock_write", "skipped_fee",
                        "answer_missing_one", "unread_missing_one", "reversed_ranking", "donor_read_answer",
                        "lookalike_entity", "item_field_answer", "leading_entry", "widened_list", "excluded_entry",
-                       "moved_write", "boundary_sibling", "later_read_answer", "repeated_entry",
+                       "moved_write", "boundary_sibling", "later_read_answer", "repeated_entry", "utc_literal_choice", "emptied_state_answer", "listed_member_answer",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
