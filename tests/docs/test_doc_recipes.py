@@ -6,7 +6,9 @@ worked row "one of ``k`` writes left out" of graders.md's partial-credit table; 
 undeclared tool without ``rollout`` (docs/tools.md); what ``RowChange.columns`` lists (docs/database.md). Run from
 the markdown as written: ``(table, key)`` of ``gold()`` filtering ``diff_gold()`` (docs/database.md); the standalone
 ``@grader(name=...)`` of two factories, the key-word note helper, the indented marked line and an end-state grader
-on items whose gold writes nothing (docs/graders.md); ``withdrawn_score`` (docs/gold-items.md)."""
+on items whose gold writes nothing, ``donors_paid`` and the doctor on answer sets read by pages (docs/graders.md);
+``withdrawn_score`` (docs/gold-items.md); a free-text column graded by key words beside ``diff_gold``, and
+``ctx.db.connection`` queried around the diff helpers (docs/database.md)."""
 
 from __future__ import annotations
 
@@ -401,3 +403,207 @@ def test_withdrawn_score_plays_a_withdrawn_quantity_and_name() -> None:
     assert withdrawn_score(_bakery(lenient=True), item, "qty", 18, 12) == 1.0  # accepts either turn's quantity
     assert re.sub(r"(?<![\w.-])18(?![\w-]|\.\d)", "12", item["reference_answer"]) \
         == "Ordered 12 sourdough loaves for Ana Lima on 2026-04-18."
+
+
+# -- graders.md: an answer set on a task that writes nothing; a read that pages -------------------------------------
+ROOMS = [f"R{i}" for i in range(1, 13)]
+SHARED = {r: ["C01", "C02", "C03", "C04", f"C{10 + i}"] for i, r in enumerate(ROOMS)}  # every pair: 4 of 5 alike
+POOL = [f"C{k:02d}" for k in range(1, 40)]
+SLIDING = {r: POOL[i:i + 5] for i, r in enumerate(ROOMS)}  # neighbours share 4 of 5, far rooms none
+
+
+def _seating(seats: dict[str, list[str]], evidence: bool) -> tuple[ToolServer, list[dict[str, Any]]]:
+    server = ToolServer(auth_env_var=None)
+    returned = _run("graders.md", "def returned(", server=ToolServer())["returned"]  # its grader on a server of its own
+
+    @server.tool(writes=False)
+    def list_candidates(paper: str, room: str, page: int = 1) -> dict:
+        """Candidates seated for a paper in a room, four a page.
+
+        Args:
+            paper: e.g. "MATH1".
+            room: e.g. "R1".
+            page: 1, 2, ...
+        """
+        rows = sorted(seats.get(room, []))
+        pages = (len(rows) + 3) // 4
+        if not 1 <= page <= pages:
+            raise ToolError(f"no page {page} for room {room}")
+        return {"paper": paper, "room": room, "page": page, "pages": pages, "candidates": rows[(page - 1) * 4:page * 4]}
+
+    @server.grader
+    def seated(ctx: GradingContext) -> float:
+        if ctx.count() > ctx.item["max_tool_calls"]:
+            return 0.0
+        if evidence and not any(r.get("paper") == ctx.item["paper"] and r.get("room") == ctx.item["room"]
+                                for c in ctx.trajectory for r in returned(c)):  # any page of this paper and room
+            return 0.0
+        line = answer_line(ctx.output_text)
+        got = [x.strip().upper() for x in (line or "").split(",") if x.strip()]
+        want = set(ctx.item["expected"])
+        hits = len(set(got) & want)
+        return 0.0 if not hits or len(got) != len(set(got)) else 2 * hits / (len(got) + len(want))
+
+    items = []
+    for room in ROOMS:
+        want = sorted(seats[room])
+        items.append({"messages": [{"role": "user", "content": f"Who sits paper MATH1 in room {room}? End with "
+                                                               "ANSWER: the candidate ids, comma-separated."}],
+                      "tools": server.dataset_tools(), "paper": "MATH1", "room": room, "expected": want,
+                      "actions": [{"name": "list_candidates", "arguments": {"paper": "MATH1", "room": room, "page": p}}
+                                  for p in (1, 2)],
+                      "reference_answer": f"Room {room} seats {len(want)} candidates.\nANSWER: {', '.join(want)}",
+                      "max_tool_calls": 6})
+    return server, items
+
+
+def test_donors_paid_names_the_items_whose_donor_shares_most_of_the_set() -> None:
+    _, shared = _seating(SHARED, evidence=False)
+    risky = _run("graders.md", "def donors_paid(", items=shared)["risky"]
+    assert [(i, j) for i, j, _ in risky] == [(i, (i + 1) % 12) for i in range(12)]
+    assert {round(paid, 2) for _, _, paid in risky} == {0.8}
+    _, sliding = _seating(SLIDING, evidence=False)
+    ns = _run("graders.md", "def donors_paid(", items=sliding)
+    assert ns["risky"] == [] and all(paid == 0.0 for _, _, paid in ns["donors_paid"](sliding, ns["answer_f1"]))
+
+
+@pytest.mark.slow
+async def test_an_answer_set_task_with_paged_reads_under_the_doctor() -> None:
+    failed = {}
+    for label, seats, evidence in (("shared", SHARED, False), ("shared, evidence", SHARED, True),
+                                   ("sliding", SLIDING, False), ("sliding, evidence", SLIDING, True)):
+        server, items = _seating(seats, evidence)
+        with run_server(server) as url:
+            result = await check_unhackable(items, server.job_config(url, rate_limit=1000), default_probes())
+        failed[label] = {n for n, row in result.evidence["probes"].items() if row["verdict"] in ("fail", "warn")}
+    assert failed == {"shared": {"cross_item_replay"}, "shared, evidence": set(), "sliding": set(),
+                      "sliding, evidence": set()}
+
+
+# -- database.md: a free-text column graded by key words beside diff_gold ---------------------------------------------
+def _clinic(tmp_path: Path) -> ToolServer:
+    def setup(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, places INTEGER)")
+        conn.executemany("INSERT INTO sessions VALUES (?, ?)", [(f"S{i}", 3) for i in range(1, 13)])
+        conn.execute("CREATE TABLE appointments (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, donor TEXT, "
+                     "note TEXT)")
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)), auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_session(session_id: str, *, rollout: Rollout) -> dict:
+        """A session and its free places.
+
+        Args:
+            session_id: e.g. "S1".
+        """
+        row = rollout.db.execute("SELECT id, places FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise ToolError(f"no session {session_id}")
+        return {"id": row[0], "places": row[1]}
+
+    @server.tool(writes=True)
+    def book_appointment(session_id: str, donor: str, note: str, *, rollout: Rollout) -> str:
+        """Book a donor into a session.
+
+        Args:
+            session_id: e.g. "S1".
+            donor: e.g. "D-01".
+            note: what the staff must know.
+        """
+        rollout.db.execute("UPDATE sessions SET places = places - 1 WHERE id = ?", (session_id,))
+        rollout.db.execute("INSERT INTO appointments (session_id, donor, note) VALUES (?, ?, ?)", (session_id, donor, note))
+        return "booked"
+
+    @server.tool(writes=True)
+    def set_places(session_id: str, places: int, *, rollout: Rollout) -> str:
+        """Set a session's free places.
+
+        Args:
+            session_id: e.g. "S1".
+            places: how many.
+        """
+        rollout.db.execute("UPDATE sessions SET places = ? WHERE id = ?", (places, session_id))
+        return "set"
+
+    names = _run("graders.md", "def holds_words(")
+    _run("database.md", "def beyond_free_text(", server=server, holds_words=names["holds_words"])
+    return server
+
+
+ALLERGIES = ["latex", "plasters", "iodine", "nickel", "penicillin", "peanuts", "adhesive", "chlorhexidine",
+             "lidocaine", "aspirin", "ibuprofen", "sulfa"]
+
+
+def _clinic_items(server: ToolServer) -> list[dict[str, Any]]:
+    items = []
+    for i, allergy in enumerate(ALLERGIES, start=1):
+        arm = ("left", "right")[i % 2]
+        ask = (f"Book donor D-{i:02d} into session S{i}. Please note they are allergic to {allergy} and want the "
+               f"{arm} arm used.")
+        items.append({"messages": [{"role": "user", "content": ask}], "tools": server.dataset_tools(),
+                      "note_keywords": [allergy, arm], "max_tool_calls": 5,
+                      "actions": [{"name": "get_session", "arguments": {"session_id": f"S{i}"}},
+                                  {"name": "book_appointment", "arguments": {
+                                      "session_id": f"S{i}", "donor": f"D-{i:02d}",
+                                      "note": f"Allergic to {allergy}; use the {arm} arm."}}],
+                      "reference_answer": f"Booked D-{i:02d} into S{i}, noting the {allergy} allergy and the {arm} arm."})
+    return items
+
+
+def test_a_free_text_column_is_graded_by_key_words_beside_diff_gold(tmp_path: Path) -> None:
+    server = _clinic(tmp_path)
+    item = _clinic_items(server)[0]  # S1, latex, right arm
+    book = {"session_id": "S1", "donor": "D-01"}
+    played = {"own words": [("book_appointment", {**book, "note": "Right arm please - LATEX allergy"})],
+              "a key word missing": [("book_appointment", {**book, "note": "Latex allergy"})],
+              "empty note": [("book_appointment", {**book, "note": ""})],
+              "two appointments": [("book_appointment", {**book, "note": "latex, right arm"})] * 2,
+              "another session": [("book_appointment", {**book, "session_id": "S2", "note": "latex, right arm"})],
+              "a side effect": [("book_appointment", {**book, "note": "latex, right arm"}),
+                                ("set_places", {"session_id": "S5", "places": 9})]}
+    got = {}
+    with TestClient(server) as client:
+        for label, calls in played.items():
+            trace = client.new_trace_id()
+            for name, args in calls:
+                assert client.call(name, trace_id=trace, item=item, arguments=args).ok
+            got[label] = client.grade(trace, "Booked.", item=item).score
+    assert got == {"own words": 1.0, "a key word missing": 0.0, "empty note": 0.0, "two appointments": 0.0,
+                   "another session": 0.0, "a side effect": 0.0}
+
+
+@pytest.mark.slow
+async def test_the_free_text_grader_passes_the_doctor(tmp_path: Path) -> None:
+    server = _clinic(tmp_path)
+    with run_server(server) as url:
+        result = await check_unhackable(_clinic_items(server), server.job_config(url, rate_limit=1000),
+                                        default_probes())
+    rows = result.evidence["probes"]
+    assert {n for n, row in rows.items() if row["verdict"] in ("fail", "warn")} == set()
+    assert rows["unread_reason"]["verdict"] == "pass"
+
+
+# -- graders.md / database.md: ctx.db.connection before and after the diff helpers -------------------------------------
+def test_the_grading_connection_reads_the_rollout_around_every_helper(tmp_path: Path) -> None:
+    server = _lending(tmp_path)
+    seen: list[Any] = []
+
+    @server.grader
+    async def around(ctx: GradingContext) -> float:
+        conn = ctx.db.connection
+        query = "SELECT id, copies FROM books ORDER BY id"
+        seen.append(conn.execute(query).fetchall())
+        for helper in (ctx.db.diff(), ctx.db.gold(ctx.item["actions"]), ctx.db.diff_gold(ctx.item["actions"])):
+            await helper
+            seen.append(ctx.db.connection.execute(query).fetchall())
+        seen.append(ctx.db.connection is conn)
+        return 1.0
+
+    item = {"actions": [{"name": "lend", "arguments": {"book_id": "b2"}}]}  # the gold lends b2
+    with TestClient(server) as client:
+        trace = client.new_trace_id()
+        assert client.call("lend", trace_id=trace, item=item, book_id="b1").ok  # the rollout lends b1
+        assert client.grade(trace, "Done.", item=item, grader="around").score == 1.0
+    rollout = [("b1", 0), ("b2", 1), ("b3", 2)]
+    assert seen == [rollout, rollout, rollout, rollout, True]  # never the gold's scratch clone
