@@ -19,6 +19,7 @@ Source: ``docs/hosted-protocol.md`` section 3. Per call:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -248,20 +249,30 @@ class EndpointClient:
         settings: limits and retries (:class:`ClientSettings`).
         limiters: grader rate limiters shared with other ``EndpointClient`` s
             (the emulator shards rollouts over several HTTP clients).
+        max_in_flight: requests sent over ``http`` at once, its pool's ``max_connections``
+            (``None``: no limit of this client's own). Further requests wait here, first come first
+            served as in httpcore's pool, whose queue is rescanned against every connection each time
+            a request starts or ends: a burst of parallel tool calls past the pool's size (``tool_spam``
+            in ``make doctor``) spent about twice the CPU there. The wait is part of the attempt's
+            ``timeout_s``, as the pool's is.
     """
 
     def __init__(self, http: httpx.AsyncClient, settings: ClientSettings | None = None,
-                 limiters: dict[str, RateLimiter] | None = None) -> None:
+                 limiters: dict[str, RateLimiter] | None = None, max_in_flight: int | None = None) -> None:
+        if max_in_flight is not None and max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1 or None, got {max_in_flight}")
         self.http = http
         self.settings = settings or ClientSettings()
         #: grader URL -> limiter; pass one dict to several clients so they share the rate limit
         self._limiters: dict[str, RateLimiter] = limiters if limiters is not None else {}
+        self._in_flight: anyio.Semaphore | contextlib.nullcontext[None] = (
+            contextlib.nullcontext() if max_in_flight is None else anyio.Semaphore(max_in_flight))
 
     async def _post_once(self, url: str, headers: httpx.Headers, body: bytes) -> _Response:
         limit = self.settings.max_response_bytes
         try:
             with anyio.fail_after(self.settings.timeout_s):
-                async with self.http.stream("POST", url, content=body, headers=headers) as resp:
+                async with self._in_flight, self.http.stream("POST", url, content=body, headers=headers) as resp:
                     length = resp.headers.get("content-length")
                     if length is not None and length.isdigit() and int(length) > limit:
                         return _Response(resp.status_code, None, resp.headers)

@@ -6,6 +6,7 @@ import json
 import logging
 import re
 import time
+from typing import Any
 
 import anyio
 import httpx
@@ -15,6 +16,7 @@ from emu_helpers import FAST, GRADER_URL, TOOL_URL, make_item, make_job
 
 from rft_sdk.emulator import (
     ClientSettings,
+    EmulatorSession,
     EndpointClient,
     EndpointGrader,
     PolicyStep,
@@ -22,6 +24,7 @@ from rft_sdk.emulator import (
     run_rollouts,
     summarize,
 )
+from rft_sdk.testing import run_server
 
 CALL = {"id": "fc_1", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "puffer"}'}
 
@@ -326,3 +329,60 @@ async def test_grade_latency_counts_from_the_send_not_from_the_wait_for_a_rate_l
             elapsed = time.perf_counter() - t0
     assert elapsed >= 0.5  # the slots were 50 ms apart: the last one waited 0.55 s
     assert len(latencies) == 12 and max(latencies) < 0.25, latencies  # a mocked answer is immediate
+
+
+
+def _counting_server(seen: list[int]) -> Any:
+    """An ASGI app answering every tool call and grade after a short wait; ``seen``: requests in flight, per request."""
+    state = {"now": 0}
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        state["now"] += 1
+        seen.append(state["now"])
+        await anyio.sleep(0.02)
+        state["now"] -= 1
+        body = json.dumps({"score": 1.0} if scope["path"] == "/grade" else {"output": "ok"}).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def test_the_session_sends_at_most_its_pool_size_at_once_and_queues_the_rest_in_order() -> None:
+    """Ten parallel tool calls of one rollout over a session sized for one rollout (4 connections): at most 4 in
+    flight, all ten answered and recorded in the policy's order (the rest wait in the EndpointClient, not in
+    httpcore's pool, whose queue scan cost ``make doctor``'s tool_spam twice the CPU); the same over a caller's
+    own client, which the session does not limit, sends all ten at once."""
+    calls = [{**CALL, "id": f"fc_{i}", "call_id": f"call_{i}"} for i in range(10)]
+    seen: list[int] = []
+    with run_server(_counting_server(seen)) as url:
+        job = make_job(["lookup"])
+        job["tools"][0]["server_url"], job["grader"]["url"] = f"{url}/tools/lookup", f"{url}/grade"
+
+        def policy() -> ScriptedPolicy:
+            return ScriptedPolicy([PolicyStep(tool_calls=calls), PolicyStep(content="x")])
+
+        async def own() -> list[Any]:
+            async with EmulatorSession(job, max_concurrency=1, settings=FAST) as session:
+                out = await session.run([make_item(0)], policy(), samples_per_item=1)
+                assert [c._in_flight.value for c in session._clients()] == [4]  # type: ignore[union-attr]  # all free again
+                return out
+
+        [r] = anyio.run(own)
+        assert r.score == 1.0 and [c.call_id for c in r.tool_calls] == [c["call_id"] for c in calls]
+        assert all(c.ok for c in r.tool_calls) and len(seen) == 11 and max(seen) == 4
+        seen.clear()
+
+        async def callers() -> list[Any]:
+            async with httpx.AsyncClient() as http:
+                return await run_rollouts([make_item(0)], policy(), job, samples_per_item=1, settings=FAST, client=http)
+
+        [r] = anyio.run(callers)
+        assert r.score == 1.0 and max(seen) == 10
+
+
+def test_max_in_flight_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_in_flight"):
+        EndpointClient(httpx.AsyncClient(), FAST, max_in_flight=0)
