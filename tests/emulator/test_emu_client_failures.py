@@ -64,6 +64,29 @@ async def test_request_body_and_headers_are_exactly_the_spec() -> None:
     assert res.score == 1.0 and not res.discarded and res.tool_calls[0].ok
 
 
+async def test_the_item_encoded_once_per_rollout_gives_the_same_bytes_as_encoding_each_body() -> None:
+    """The rollout encodes its item once for all its calls and its grade; every body is byte for byte the
+    compact JSON of the whole request (non-ASCII kept, floats and nesting as json.dumps writes them)."""
+    item = make_item(0, answer="Zoë’s 3½ ☕", price=12.5, nested={"a": [1, None, True, {"b": "c\n"}]})
+    with respx.mock(assert_all_called=False) as mock:
+        tool = mock.post(TOOL_URL.format(name="lookup")).mock(return_value=httpx.Response(200, json={"output": "ok"}))
+        grader = grader_ok(mock)
+        policy = ScriptedPolicy([PolicyStep(tool_calls=[dict(CALL)]), PolicyStep(tool_calls=[dict(CALL)]),
+                                 PolicyStep(content="done")])
+        [res] = await run_rollouts([item], policy, make_job(["lookup"]), samples_per_item=1, settings=FAST)
+    assert len(tool.calls) == 2 and res.score == 1.0
+
+    def compact(payload: Any) -> bytes:
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+    for call in tool.calls:
+        assert call.request.content == compact(json.loads(call.request.content))
+        assert json.loads(call.request.content)["item"] == item
+    graded = json.loads(grader.calls.last.request.content)
+    assert list(graded) == ["sample", "item", "trace_id"] and graded["item"] == item
+    assert grader.calls.last.request.content == compact(graded)
+
+
 async def test_job_content_type_replaces_the_default_instead_of_doubling_it() -> None:
     job = make_job(["lookup"], headers={"Content-Type": "application/json; charset=utf-8"})
     with respx.mock(assert_all_called=False) as mock:
