@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anyio
 
 from .._wire._json import loads_strict
-from ._client import EndpointClient, EndpointFailure, ToolCallResult
+from ._client import EndpointClient, EndpointFailure, ToolCallResult, _encode
 from ._contract import Policy, PolicyError, check_step
 from ._job import ReinforcementJob
 from ._types import PolicyStep, StepRecord, ToolCall
@@ -133,8 +135,8 @@ class _Runner:
     def __init__(self, job: ReinforcementJob, policy: Policy, clients: list[EndpointClient], max_steps: int) -> None:
         self.job, self.policy, self.clients, self.max_steps = job, policy, clients, max_steps
 
-    async def _dispatch(self, client: EndpointClient, call: ToolCall, trace_id: str, item: dict[str, Any]
-                        ) -> tuple[ToolCallResult, EndpointFailure | None]:
+    async def _dispatch(self, client: EndpointClient, call: ToolCall, trace_id: str, item: dict[str, Any],
+                        item_json: Callable[[], bytes]) -> tuple[ToolCallResult, EndpointFailure | None]:
         tool = self.job.tool(call.name)
         if tool is None:
             res = ToolCallResult(id=call.id, call_id=call.call_id, name=call.name,
@@ -142,20 +144,21 @@ class _Runner:
             res.output = json.dumps({"error": f"unknown tool {call.name!r}; job tools: {sorted(self.job.tool_names)}"})
             return res, None
         try:
-            return await client.call_tool(tool, call, trace_id=trace_id, item=item), None
+            return await client.call_tool(tool, call, trace_id=trace_id, item=item, item_json=item_json()), None
         except EndpointFailure as exc:
             if exc.result is None:  # call_tool always attaches it; guard against misuse
                 raise
             return exc.result, exc
 
     async def _dispatch_all(self, client: EndpointClient, calls: list[ToolCall], trace_id: str,
-                            item: dict[str, Any]) -> list[tuple[ToolCallResult, EndpointFailure | None]]:
+                            item: dict[str, Any], item_json: Callable[[], bytes]
+                            ) -> list[tuple[ToolCallResult, EndpointFailure | None]]:
         if len(calls) == 1:
-            return [await self._dispatch(client, calls[0], trace_id, item)]
+            return [await self._dispatch(client, calls[0], trace_id, item, item_json)]
         out: list[Any] = [None] * len(calls)
 
         async def one(i: int) -> None:
-            out[i] = await self._dispatch(client, calls[i], trace_id, item)
+            out[i] = await self._dispatch(client, calls[i], trace_id, item, item_json)
 
         async with anyio.create_task_group() as tg:
             for i in range(len(calls)):
@@ -180,6 +183,8 @@ class _Runner:
 
     async def _loop(self, res: RolloutResult, item: dict[str, Any], client: EndpointClient) -> None:
         tools = item.get("tools") or []
+        # the item's JSON, encoded at its first call and sent with every call and the grade of this rollout
+        item_json = functools.cache(functools.partial(_encode, item))
         final: PolicyStep | None = None
         for turn in range(self.max_steps):
             try:
@@ -197,7 +202,7 @@ class _Runner:
             if not calls:
                 break
             failure = None
-            for call_res, call_failure in await self._dispatch_all(client, calls, res.trace_id, item):
+            for call_res, call_failure in await self._dispatch_all(client, calls, res.trace_id, item, item_json):
                 res.tool_calls.append(call_res)
                 res.messages.append({"role": "tool", "tool_call_id": call_res.call_id, "content": call_res.output})
                 failure = failure or call_failure
@@ -211,7 +216,8 @@ class _Runner:
             raise RuntimeError("rollout ended without any policy turn")
         res.sample = build_sample(final)
         try:
-            grade = await client.grade(self.job.grader, res.sample, item=item, trace_id=res.trace_id)
+            grade = await client.grade(self.job.grader, res.sample, item=item, trace_id=res.trace_id,
+                                       item_json=item_json())
         except EndpointFailure as exc:
             res.discarded, res.discard_reason, res.discard_detail = True, f"grader_{exc.reason}", exc.detail
             return

@@ -41,11 +41,16 @@ __all__ = ["ROLLOUTS_PER_CLIENT", "EmulatorSession", "run_rollouts"]
 ROLLOUTS_PER_CLIENT = 16
 
 
-def _default_clients(settings: ClientSettings, concurrency: int,
-                     transport: httpx.AsyncBaseTransport | None) -> list[httpx.AsyncClient]:
+def _shard_sizes(concurrency: int) -> tuple[int, int, int]:
+    """``(shards, rollouts per shard, connections per shard)`` for ``concurrency`` rollouts in flight."""
     shards = -(-concurrency // ROLLOUTS_PER_CLIENT)
     per_shard = -(-concurrency // shards)
-    conns = 4 * per_shard  # room for parallel tool calls within a step
+    return shards, per_shard, 4 * per_shard  # room for parallel tool calls within a step
+
+
+def _default_clients(settings: ClientSettings, concurrency: int,
+                     transport: httpx.AsyncBaseTransport | None) -> list[httpx.AsyncClient]:
+    shards, per_shard, conns = _shard_sizes(concurrency)
     return [httpx.AsyncClient(
         transport=transport,
         verify=ssl_context(),
@@ -112,7 +117,10 @@ class EmulatorSession:
         if not self._endpoints:
             if not self._https:
                 self._https = _default_clients(self.settings, self.max_concurrency, self._transport)
-            self._endpoints = [EndpointClient(h, self.settings, self._limiters) for h in self._https]
+            # requests past the pool's max_connections wait in the EndpointClient instead of httpcore's pool
+            # (a custom transport has no such pool: its requests are not limited, as before)
+            in_flight = _shard_sizes(self.max_concurrency)[2] if self._own and self._transport is None else None
+            self._endpoints = [EndpointClient(h, self.settings, self._limiters, in_flight) for h in self._https]
         return self._endpoints
 
     async def run(self, items: Sequence[dict[str, Any]], policy: Policy, *, samples_per_item: int | None = None,

@@ -6,6 +6,7 @@ import json
 import logging
 import re
 import time
+from typing import Any
 
 import anyio
 import httpx
@@ -15,6 +16,7 @@ from emu_helpers import FAST, GRADER_URL, TOOL_URL, make_item, make_job
 
 from rft_sdk.emulator import (
     ClientSettings,
+    EmulatorSession,
     EndpointClient,
     EndpointGrader,
     PolicyStep,
@@ -22,6 +24,7 @@ from rft_sdk.emulator import (
     run_rollouts,
     summarize,
 )
+from rft_sdk.testing import run_server
 
 CALL = {"id": "fc_1", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "puffer"}'}
 
@@ -59,6 +62,29 @@ async def test_request_body_and_headers_are_exactly_the_spec() -> None:
     # the model saw the tool output
     assert res.messages[-2] == {"role": "tool", "tool_call_id": "call_1", "content": "3 results"}
     assert res.score == 1.0 and not res.discarded and res.tool_calls[0].ok
+
+
+async def test_the_item_encoded_once_per_rollout_gives_the_same_bytes_as_encoding_each_body() -> None:
+    """The rollout encodes its item once for all its calls and its grade; every body is byte for byte the
+    compact JSON of the whole request (non-ASCII kept, floats and nesting as json.dumps writes them)."""
+    item = make_item(0, answer="Zoë’s 3½ ☕", price=12.5, nested={"a": [1, None, True, {"b": "c\n"}]})
+    with respx.mock(assert_all_called=False) as mock:
+        tool = mock.post(TOOL_URL.format(name="lookup")).mock(return_value=httpx.Response(200, json={"output": "ok"}))
+        grader = grader_ok(mock)
+        policy = ScriptedPolicy([PolicyStep(tool_calls=[dict(CALL)]), PolicyStep(tool_calls=[dict(CALL)]),
+                                 PolicyStep(content="done")])
+        [res] = await run_rollouts([item], policy, make_job(["lookup"]), samples_per_item=1, settings=FAST)
+    assert len(tool.calls) == 2 and res.score == 1.0
+
+    def compact(payload: Any) -> bytes:
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+    for call in tool.calls:
+        assert call.request.content == compact(json.loads(call.request.content))
+        assert json.loads(call.request.content)["item"] == item
+    graded = json.loads(grader.calls.last.request.content)
+    assert list(graded) == ["sample", "item", "trace_id"] and graded["item"] == item
+    assert grader.calls.last.request.content == compact(graded)
 
 
 async def test_job_content_type_replaces_the_default_instead_of_doubling_it() -> None:
@@ -326,3 +352,60 @@ async def test_grade_latency_counts_from_the_send_not_from_the_wait_for_a_rate_l
             elapsed = time.perf_counter() - t0
     assert elapsed >= 0.5  # the slots were 50 ms apart: the last one waited 0.55 s
     assert len(latencies) == 12 and max(latencies) < 0.25, latencies  # a mocked answer is immediate
+
+
+
+def _counting_server(seen: list[int]) -> Any:
+    """An ASGI app answering every tool call and grade after a short wait; ``seen``: requests in flight, per request."""
+    state = {"now": 0}
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        state["now"] += 1
+        seen.append(state["now"])
+        await anyio.sleep(0.02)
+        state["now"] -= 1
+        body = json.dumps({"score": 1.0} if scope["path"] == "/grade" else {"output": "ok"}).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def test_the_session_sends_at_most_its_pool_size_at_once_and_queues_the_rest_in_order() -> None:
+    """Ten parallel tool calls of one rollout over a session sized for one rollout (4 connections): at most 4 in
+    flight, all ten answered and recorded in the policy's order (the rest wait in the EndpointClient, not in
+    httpcore's pool, whose queue scan cost ``make doctor``'s tool_spam twice the CPU); the same over a caller's
+    own client, which the session does not limit, sends all ten at once."""
+    calls = [{**CALL, "id": f"fc_{i}", "call_id": f"call_{i}"} for i in range(10)]
+    seen: list[int] = []
+    with run_server(_counting_server(seen)) as url:
+        job = make_job(["lookup"])
+        job["tools"][0]["server_url"], job["grader"]["url"] = f"{url}/tools/lookup", f"{url}/grade"
+
+        def policy() -> ScriptedPolicy:
+            return ScriptedPolicy([PolicyStep(tool_calls=calls), PolicyStep(content="x")])
+
+        async def own() -> list[Any]:
+            async with EmulatorSession(job, max_concurrency=1, settings=FAST) as session:
+                out = await session.run([make_item(0)], policy(), samples_per_item=1)
+                assert [c._in_flight.value for c in session._clients()] == [4]  # type: ignore[union-attr]  # all free again
+                return out
+
+        [r] = anyio.run(own)
+        assert r.score == 1.0 and [c.call_id for c in r.tool_calls] == [c["call_id"] for c in calls]
+        assert all(c.ok for c in r.tool_calls) and len(seen) == 11 and max(seen) == 4
+        seen.clear()
+
+        async def callers() -> list[Any]:
+            async with httpx.AsyncClient() as http:
+                return await run_rollouts([make_item(0)], policy(), job, samples_per_item=1, settings=FAST, client=http)
+
+        [r] = anyio.run(callers)
+        assert r.score == 1.0 and max(seen) == 10
+
+
+def test_max_in_flight_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_in_flight"):
+        EndpointClient(httpx.AsyncClient(), FAST, max_in_flight=0)
