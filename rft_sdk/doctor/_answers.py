@@ -12,7 +12,7 @@ from typing import Any
 from ._common import message_text
 
 __all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "ISO_DATE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "TOKEN", "WORD",
-           "answer_object", "answer_span", "enum_values", "fold_case", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
+           "answer_object", "answer_span", "enum_values", "fold_case", "listed_line", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
 
 #: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
 ANSWER_LINE = re.compile(r"^(?P<marker>[ \t]*(?:final[ \t]+)?answer[ \t]*[:=][ \t]*)(?P<body>\S.*)$", re.I | re.M)
@@ -33,6 +33,21 @@ def answer_span(reference: str) -> tuple[int, int] | None:
         return None
     start, end = lines[-1].span("body")
     return start, start + len(reference[start:end].rstrip())
+
+
+def listed_line(reference: str) -> tuple[int, int, list[str], str, str] | None:
+    """``(start, end, entries, separator, tail)`` of the list on ``reference``'s last marked answer line
+    (:func:`answer_span`; entries split at :data:`LIST_SPLIT`, empty ones dropped; ``"; "`` where the line uses
+    semicolons and no comma, else ``", "``; ``tail`` the line's closing full stop or ``""``), or ``None`` without a
+    marked line."""
+    span = answer_span(reference)
+    if span is None:
+        return None
+    start, end = span
+    body = reference[start:end]
+    entries = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
+    separator = "; " if ";" in body and "," not in body else ", "
+    return start, end, entries, separator, "." if body.endswith(".") else ""
 
 
 def fold_case(text: str) -> str:

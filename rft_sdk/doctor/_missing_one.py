@@ -36,7 +36,7 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import LIST_SPLIT, answer_span
+from ._answers import listed_line
 from ._generic import AdversarialAnswer
 from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, Steps
@@ -61,16 +61,12 @@ MISSING_ONE_ADVICE = {
 def less_last_listed(reference: str) -> tuple[str, str, int] | None:
     """``(reference with its marked line's list less its last element, that element, n)`` for a list of
     :data:`MIN_LISTED` or more elements of at most four words each; ``None`` without one."""
-    span = answer_span(reference)
-    if span is None:
+    found = listed_line(reference)
+    if found is None:
         return None
-    start, end = span
-    body = reference[start:end]
-    tail = "." if body.endswith(".") else ""
-    elements = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
+    start, end, elements, separator, tail = found
     if len(elements) < MIN_LISTED or any(len(e.split()) > 4 for e in elements) or len(set(elements)) < len(elements):
         return None
-    separator = "; " if ";" in body and "," not in body else ", "
     return reference[:start] + separator.join(elements[:-1]) + tail + reference[end:], elements[-1], len(elements)
 
 

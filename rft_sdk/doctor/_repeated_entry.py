@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import LIST_SPLIT, answer_span, fold_case
+from ._answers import fold_case, listed_line
 from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK
 
@@ -44,17 +44,13 @@ REPEATED_ENTRY_ADVICE = {
 def repeated_entry_lines(reference: str) -> tuple[str, str] | None:
     """``(reference with its marked line cut to its first entry, the same with that entry written n times)`` for a
     line of two or more distinct entries of at most five words each; ``None`` without one."""
-    span = answer_span(reference)
-    if span is None:
+    found = listed_line(reference)
+    if found is None:
         return None
-    start, end = span
-    body = reference[start:end]
-    tail = "." if body.endswith(".") else ""
-    entries = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
+    start, end, entries, separator, tail = found
     if len(entries) < 2 or any(len(e.split()) > 5 for e in entries) \
             or len({fold_case(e) for e in entries}) < len(entries):
         return None
-    separator = "; " if ";" in body and "," not in body else ", "
     one = reference[:start] + entries[0] + tail + reference[end:]
     return one, reference[:start] + separator.join([entries[0]] * len(entries)) + tail + reference[end:]
 
