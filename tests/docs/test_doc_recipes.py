@@ -8,7 +8,9 @@ the markdown as written: ``(table, key)`` of ``gold()`` filtering ``diff_gold()`
 ``@grader(name=...)`` of two factories, the key-word note helper, the indented marked line and an end-state grader
 on items whose gold writes nothing, ``donors_paid`` and the doctor on answer sets read by pages (docs/graders.md);
 ``withdrawn_score`` (docs/gold-items.md); a free-text column graded by key words beside ``diff_gold``, and
-``ctx.db.connection`` queried around the diff helpers (docs/database.md)."""
+``ctx.db.connection`` queried around the diff helpers (docs/database.md); ``ctx.db.connection`` in a plain ``def``
+grader and a money body parsed in pence against the doctor's moved bodies (docs/graders.md); a ``REAL`` column
+graded within a tolerance beside ``diff_gold``, played and under the doctor (docs/database.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any
 import pytest
 
 from rft_sdk import Grade, GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer, answer_line, grader
-from rft_sdk.doctor import check_unhackable, default_probes
+from rft_sdk.doctor import ProbeContext, check_unhackable, default_probes
 from rft_sdk.doctor._answers import ANSWER_LINE
 from rft_sdk.doctor._severity import Outcome, judge_probe
 from rft_sdk.doctor._suite import DroppedCommit
@@ -607,3 +609,128 @@ def test_the_grading_connection_reads_the_rollout_around_every_helper(tmp_path: 
         assert client.grade(trace, "Done.", item=item, grader="around").score == 1.0
     rollout = [("b1", 0), ("b2", 1), ("b3", 2)]
     assert seen == [rollout, rollout, rollout, rollout, True]  # never the gold's scratch clone
+
+
+# -- graders.md: ctx.db.connection in a plain def grader ---------------------------------------------------------------
+def test_a_def_grader_queries_the_grading_connection(tmp_path: Path) -> None:
+    server = _lending(tmp_path)
+    server.grader(_run("graders.md", "def copies_left(", server=ToolServer())["copies_left"])
+    item = {"book_id": "b1", "copies_left": 0}
+    with TestClient(server) as client:
+        trace = client.new_trace_id()
+        assert client.call("lend", trace_id=trace, item=item, book_id="b1").ok
+        assert client.grade(trace, "Done.", item=item, grader="copies_left").score == 1.0
+        other = client.new_trace_id()
+        assert client.call("lend", trace_id=other, item=item, book_id="b2").ok
+        assert client.grade(other, "Done.", item=item, grader="copies_left").score == 0.0
+
+
+# -- database.md: a number column at a stated precision, a tolerance per column ----------------------------------------
+def _weighbridge(tmp_path: Path) -> ToolServer:
+    def setup(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.execute("CREATE TABLE loads (id TEXT PRIMARY KEY, gross_kg REAL, tare_kg REAL, net_kg REAL)")
+        conn.executemany("INSERT INTO loads VALUES (?, ?, ?, NULL)",
+                         [(f"L{i}", round(400 + 52.6 * i, 1), round(30 + 8.2 * i, 1)) for i in range(1, 13)])
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)), auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_load(load_id: str, *, rollout: Rollout) -> dict:
+        """A load's gross and tare weights.
+
+        Args:
+            load_id: e.g. "L1".
+        """
+        row = rollout.db.execute("SELECT gross_kg, tare_kg FROM loads WHERE id = ?", (load_id,)).fetchone()
+        if row is None:
+            raise ToolError(f"no load {load_id}")
+        return {"load_id": load_id, "gross_kg": row[0], "tare_kg": row[1]}
+
+    @server.tool(writes=True)
+    def record_net(load_id: str, net_kg: float, *, rollout: Rollout) -> str:
+        """Record a load's net weight.
+
+        Args:
+            load_id: e.g. "L1".
+            net_kg: the net weight in kilograms, to 0.1 kg.
+        """
+        if rollout.db.execute("UPDATE loads SET net_kg = ? WHERE id = ?", (net_kg, load_id)).rowcount != 1:
+            raise ToolError(f"no load {load_id}")
+        return "recorded"
+
+    _run("database.md", "def within_tolerance(", server=server)
+    return server
+
+
+def _weighbridge_items(server: ToolServer) -> list[dict[str, Any]]:
+    items = []
+    for i in range(1, 13):
+        gross, tare = round(400 + 52.6 * i, 1), round(30 + 8.2 * i, 1)
+        items.append({"messages": [{"role": "user", "content": f"Record the net weight of load L{i}, to 0.1 kg."}],
+                      "tools": server.dataset_tools(), "max_tool_calls": 4,
+                      "actions": [{"name": "get_load", "arguments": {"load_id": f"L{i}"}},
+                                  {"name": "record_net", "arguments": {"load_id": f"L{i}", "net_kg": gross - tare}}],
+                      "reference_answer": f"Load L{i}: net {gross - tare:.1f} kg recorded."})
+    return items
+
+
+def test_a_number_column_is_graded_within_its_tolerance(tmp_path: Path) -> None:
+    server = _weighbridge(tmp_path)
+    item = {**_weighbridge_items(server)[0], "actions": [{"name": "record_net",
+                                                           "arguments": {"load_id": "L1", "net_kg": 452.6 - 38.2}}]}
+    assert item["actions"][0]["arguments"]["net_kg"] == 414.40000000000003
+    played = {"414.4": [{"load_id": "L1", "net_kg": 414.4}], "'414.40'": [{"load_id": "L1", "net_kg": "414.40"}],
+              "414.44": [{"load_id": "L1", "net_kg": 414.44}], "414.5": [{"load_id": "L1", "net_kg": 414.5}],
+              "another load": [{"load_id": "L2", "net_kg": 414.4}], "nan": [{"load_id": "L1", "net_kg": "nan"}],
+              "inf": [{"load_id": "L1", "net_kg": "inf"}],
+              "a second row": [{"load_id": "L1", "net_kg": 414.4}, {"load_id": "L2", "net_kg": 500.0}]}
+    got = {}
+    with TestClient(server) as client:
+        for label, calls in played.items():
+            trace = client.new_trace_id()
+            for args in calls:
+                assert client.call("record_net", trace_id=trace, item=item, arguments=args).ok
+            got[label] = client.grade(trace, "Recorded.", item=item, grader="net_recorded").score
+    assert got == {"414.4": 1.0, "'414.40'": 1.0, "414.44": 1.0, "414.5": 0.0, "another load": 0.0, "nan": 0.0,
+                   "inf": 0.0, "a second row": 0.0}
+
+
+@pytest.mark.slow
+async def test_the_tolerance_grader_passes_the_doctor(tmp_path: Path) -> None:
+    server = _weighbridge(tmp_path)
+    with run_server(server) as url:
+        result = await check_unhackable(_weighbridge_items(server), server.job_config(url, rate_limit=1000),
+                                        default_probes())
+    rows = result.evidence["probes"]
+    assert {n for n, row in rows.items() if row["verdict"] in ("fail", "warn")} == set()
+    assert rows["precise_written_value"]["verdict"] == "pass"
+
+
+# -- graders.md: a money body, the doctor's moved bodies and a strict pence parser ------------------------------------
+def test_the_money_parser_reads_every_body_the_doctor_moves() -> None:
+    ns = _run("graders.md", "def pence(", server=ToolServer())
+    pence = ns["pence"]
+    assert pence("£1,234.56") == 123456 and pence("£1234.56") == 123456
+    assert [pence(b) for b in ("£1,23.45", "1234.56", "£1,234.5", "£1", "£1, £1", None)] == [None] * 6
+    items = [{"messages": [{"role": "system", "content": "Quote to the penny. End with ANSWER: £N,NNN.NN"},
+                           {"role": "user", "content": f"What does wall W{i} cost?"}],
+              "actions": [{"name": "get_price", "arguments": {"wall": f"W{i}"}}],
+              "reference_answer": f"Quoted at the list rate.\nANSWER: £{1234.56 + 111.11 * i:,.2f}"} for i in range(12)]
+    context = ProbeContext(items=items, write_tools=set())
+    probes = default_probes()
+    for probe in probes.values():  # every probe, in the suite's order: a judged probe reads its control's items
+        if hasattr(probe, "prepare"):
+            probe.prepare(context)
+    moved = {name: probes[name].final_answer(items[0]).splitlines()[-1] if probes[name].applies(items[0]) else None
+             for name in ("loose_value", "adv_near_miss", "precise_value", "whole_unit_value", "superstring_number",
+                          "adv_scaled", "adv_fraction", "one_entry_control", "repeated_entry")}
+    assert moved == {"loose_value": "ANSWER: £1,308.64", "adv_near_miss": "ANSWER: £1,271.60",
+                     "precise_value": "ANSWER: £1,234.96", "whole_unit_value": "ANSWER: £1,234.59",
+                     "superstring_number": "ANSWER: £11,234.56", "adv_scaled": "ANSWER: £12,345.6",
+                     "adv_fraction": None, "one_entry_control": "ANSWER: £1", "repeated_entry": "ANSWER: £1, £1"}
+    item = {"expected_total": 1234.56}
+    ctx = GradingContext(sample={"output_text": items[0]["reference_answer"]}, item=item, trace_id="t")
+    assert ns["quoted"](ctx) == 1.0
+    for line in moved.values():
+        if line is not None:
+            assert ns["quoted"](GradingContext(sample={"output_text": line}, item=item, trace_id="t")) == 0.0
