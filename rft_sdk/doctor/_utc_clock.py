@@ -5,13 +5,15 @@ real time). ``read_time`` plays the same confusion on answers; this plays it on 
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
-utc_clock_write           on items whose gold writes a clock time (``HH:MM``) where the prompt or a gold
-                          tool output before that write states a non-zero UTC offset
-                          (``"utc_offset": "+01:00"``, ``UTC+1``, ``GMT-05:00``; the last one stated
-                          before the write): that time moved to the other clock in every gold call
-                          and in the reference answer (local ``14:00`` at ``+01:00`` → ``13:00``; an
-                          argument whose name says ``utc`` the other way). Judged ``must_lower``
-                          where the end state differs from the gold's
+utc_clock_write           on items whose gold writes a clock time (``HH:MM``, or a date and time in
+                          one argument: ``2026-08-02 23:35``, moved across midnight with its date)
+                          where the prompt, a gold tool output before that write or the reference
+                          states a non-zero UTC offset (``"utc_offset": "+01:00"``, ``UTC+1``,
+                          ``GMT-05:00``; the reference's where it states one, else the last one stated
+                          before the write): that time moved to the other clock in every
+                          gold call and in the reference answer (local ``14:00`` at ``+01:00`` →
+                          ``13:00``; an argument whose name says ``utc`` the other way). Judged
+                          ``must_lower`` where the end state differs from the gold's
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the write asks for one clock (its tool or the task says which), and the
@@ -22,6 +24,7 @@ task.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -54,7 +57,17 @@ def stated_offset(texts: list[str]) -> int | None:
     return (-1 if sign in "-\u2212" else 1) * (int(hours) * 60 + int(minutes or 0))
 
 
+#: A date and clock time in one argument: ``2026-08-02 23:35`` (or with a ``T``): doctor44's taxi pickups.
+_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})([ T])([01]\d|2[0-3]):([0-5]\d)$")
+
+
 def _moved(value: str, minutes: int) -> str:
+    """``value`` (``HH:MM``, or a date and time: :data:`_STAMP`) moved by ``minutes``, in its own format; a date
+    and time crosses midnight with its date (``2026-08-02 23:35`` + 60 → ``2026-08-03 00:35``)."""
+    stamp = _STAMP.match(value)
+    if stamp is not None:
+        moment = dt.datetime.strptime(f"{stamp[1]} {stamp[3]}:{stamp[4]}", "%Y-%m-%d %H:%M")
+        return (moment + dt.timedelta(minutes=minutes)).strftime(f"%Y-%m-%d{stamp[2]}%H:%M")
     m = _CLOCK.match(value)
     assert m is not None
     total = (int(m[1]) * 60 + int(m[2]) + minutes) % (24 * 60)
@@ -79,9 +92,12 @@ class UtcClockWrite(ValueSwap):
         for position in self.writes_of(item):
             arguments = calls[position].get("arguments") if isinstance(calls[position], Mapping) else None
             for arg, value in (arguments.items() if isinstance(arguments, Mapping) else ()):
-                if not isinstance(value, str) or not _CLOCK.match(value):
+                if not isinstance(value, str) or not (_CLOCK.match(value) or _STAMP.match(value)):
                     continue
-                offset = stated_offset([*prompt_texts(item), *(o for o in outputs[:position] if isinstance(o, str))])
+                # the gold's own reply last: where a read lists the year's offsets (``UTC+0 until ..., UTC+1 from
+                # ...``), the reply says which one holds (doctor44's taxi pickups: ``BST, UTC+1``)
+                offset = stated_offset([*prompt_texts(item), *(o for o in outputs[:position] if isinstance(o, str)),
+                                        str(item.get(self.answer_field) or "")])
                 if not offset:
                     continue
                 return value, _moved(value, offset if "utc" in arg.lower() else -offset)

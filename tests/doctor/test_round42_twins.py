@@ -53,3 +53,11 @@ def test_a_corrected_day_is_also_swapped_where_a_longer_id_writes_it():
     assert probe._argument("S-NG-0514-0900", "09:00", "10:30") == "S-NG-0514-1030"
     assert probe._argument("ROOM-105145", "2026-05-14", "2026-05-12") == "ROOM-105145"  # inside a longer number
     assert probe._argument(7, "2026-05-14", "2026-05-12") == 7
+
+
+def test_a_written_date_and_time_moves_to_the_other_clock_across_midnight():
+    from rft_sdk.doctor._utc_clock import _moved
+
+    assert _moved("2026-08-02 23:35", 60) == "2026-08-03 00:35"
+    assert _moved("2026-08-03T00:35", -60) == "2026-08-02T23:35"
+    assert _moved("14:00", -60) == "13:00"
