@@ -469,15 +469,25 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
 
 
 def _to_output(value: Any) -> str:
-    """The output string shown to the model: a str as is, else compact JSON (pydantic), no lone surrogates."""
+    """The output string shown to the model: a str as is, else compact JSON (pydantic), no lone surrogates.
+
+    Raises:
+        ValueError: the value holds a NaN or an infinity, which JSON cannot carry (RFC 8259): the call answers
+            400 ``tool_error`` naming it, as a rollout state holding one does.
+    """
     if isinstance(value, str):
         return clean_text(value)
     if value is None:
         return ""
     try:
-        return pydantic_core.to_json(value).decode()
+        data = pydantic_core.to_json(value)
     except pydantic_core.PydanticSerializationError:  # lone surrogates inside: replace, then retry once
-        return pydantic_core.to_json(clean_value(value)).decode()
+        value = clean_value(value)
+        data = pydantic_core.to_json(value)
+    if (b"NaN" in data or b"Infinity" in data) and data != pydantic_core.to_json(value, inf_nan_mode="null"):
+        raise ValueError("the tool's output holds NaN or Infinity, which JSON cannot carry (RFC 8259): return a "
+                         "finite number, None or a string")
+    return data.decode()
 
 
 def _tool_kwargs(definition: ToolDefinition, arguments: dict[str, Any], rollout: Rollout) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import rft_sdk
 from rft_sdk import RetryableToolError, Rollout, ToolError, ToolServer
@@ -40,11 +41,11 @@ def make_server(**kwargs) -> ToolServer:
         return {"n": rollout.state["n"]}
 
     @server.tool
-    def fail(kind: str, *, rollout: Rollout) -> str:
+    def fail(kind: str, *, rollout: Rollout) -> Any:
         """Fail in a chosen way after dirtying the state.
 
         Args:
-            kind: one of "tool", "crash", "retry", "state", "nan".
+            kind: one of "tool", "crash", "retry", "state", "nan", "nan_output".
         """
         rollout.state["dirty"] = True
         if kind == "tool":
@@ -57,6 +58,8 @@ def make_server(**kwargs) -> ToolServer:
         if kind == "nan":  # JSON holds no NaN (RFC 8259)
             rollout.state["bad"] = float("nan")
             return "ok"
+        if kind == "nan_output":  # nor may the output the model reads
+            return {"litres": float("inf"), "note": "NaN is a word here"}
         raise ZeroDivisionError("division by zero")
 
     return server

@@ -74,15 +74,17 @@ async def test_tool_exceptions_are_model_visible_and_roll_back_state(client, ser
     assert r.status_code == 400 and "not JSON serializable" in r.json()["error"]["message"]
     r = await client.post("/tools/fail", json=call_body("fail", {"kind": "nan"}, trace_id=trace))
     assert r.status_code == 400 and "not JSON compliant" in r.json()["error"]["message"]
+    r = await client.post("/tools/fail", json=call_body("fail", {"kind": "nan_output"}, trace_id=trace))
+    assert r.status_code == 400 and "NaN or Infinity" in r.json()["error"]["message"]
     r = await client.post("/tools/fail", json=call_body("fail", {"kind": "retry"}, trace_id=trace))
     assert r.status_code == 503 and r.json()["error"]["code"] == "retryable"
     stored = await server.store.load(trace)
     assert json.loads(stored.state_json) == {"cart": {"A": 1}}  # every failure rolled back
     assert [(c.name, c.status) for c in stored.trajectory] == [
-        ("add_to_cart", 200), ("fail", 400), ("fail", 400), ("fail", 400), ("fail", 400)]  # 503 not recorded
+        ("add_to_cart", 200), ("fail", 400), ("fail", 400), ("fail", 400), ("fail", 400), ("fail", 400)]  # no 503
     assert stored.trajectory[1].error == "Order not found" and stored.trajectory[1].output is None
     counters = server.metrics["counters"]
-    assert counters["tool_errors"] == 4 and counters["tool_retryable_errors"] == 1
+    assert counters["tool_errors"] == 5 and counters["tool_retryable_errors"] == 1
 
 
 async def test_repeated_call_id_executes_once(client, server):
