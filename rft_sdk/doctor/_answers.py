@@ -45,9 +45,14 @@ def listed_line(reference: str) -> tuple[int, int, list[str], str, str] | None:
         return None
     start, end = span
     body = reference[start:end]
-    entries = [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
+    # one amount with thousands separators (``£1,234.56``) is one entry, not ``£1`` and ``234.56``
+    entries = [body.rstrip(".")] if _ONE_AMOUNT.fullmatch(body.rstrip(".")) else \
+        [e for e in LIST_SPLIT.split(body.rstrip(".")) if e]
     separator = "; " if ";" in body and "," not in body else ", "
     return start, end, entries, separator, "." if body.endswith(".") else ""
+
+
+_ONE_AMOUNT = re.compile(r"[^\d,;]*\d{1,3}(?:,\d{3})+(?:\.\d+)?[^\d,;]*")
 
 
 def fold_case(text: str) -> str:

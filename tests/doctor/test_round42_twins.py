@@ -61,3 +61,12 @@ def test_a_written_date_and_time_moves_to_the_other_clock_across_midnight():
     assert _moved("2026-08-02 23:35", 60) == "2026-08-03 00:35"
     assert _moved("2026-08-03T00:35", -60) == "2026-08-02T23:35"
     assert _moved("14:00", -60) == "13:00"
+
+
+def test_an_amount_with_thousands_separators_is_one_entry_not_a_list():
+    from rft_sdk.doctor._answers import listed_line
+    from rft_sdk.doctor._repeated_entry import repeated_entry_lines
+
+    assert listed_line("ANSWER: \u00a31,234.56")[2] == ["\u00a31,234.56"]
+    assert repeated_entry_lines("Total.\nANSWER: \u00a31,234.56") is None  # docs44: was played as "\u00a31, \u00a31"
+    assert listed_line("ANSWER: 12, 40, 7")[2] == ["12", "40", "7"]  # a list of numbers stays a list
