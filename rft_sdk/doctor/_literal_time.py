@@ -41,7 +41,7 @@ LITERAL_TIME_ADVICE = {
                           "grader accepts the listing's UTC clock as local. Convert, and accept the one right record",
 }
 
-_LOCAL = re.compile(r"\blocal(?:\s+time)?\b|\btheir time\b|\bclub's time\b", re.I)
+_LOCAL = re.compile(r"\blocal(?:\s+time)?\b|\btheir time\b", re.I)
 _CLOCK = re.compile(r"(?<![\d:])([01]\d|2[0-3]):([0-5]\d)(?![\d])")
 _UTC_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2})?(?:Z|\+00:?00)$")
 
