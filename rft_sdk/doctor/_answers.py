@@ -35,6 +35,10 @@ def answer_span(reference: str) -> tuple[int, int] | None:
     return start, start + len(reference[start:end].rstrip())
 
 
+#: A marked line holding one amount with thousands separators (``£1,234.56``): one entry, not a list.
+_ONE_AMOUNT = re.compile(r"[^\d,;]*\d{1,3}(?:,\d{3})+(?:\.\d+)?[^\d,;]*")
+
+
 def listed_line(reference: str) -> tuple[int, int, list[str], str, str] | None:
     """``(start, end, entries, separator, tail)`` of the list on ``reference``'s last marked answer line
     (:func:`answer_span`; entries split at :data:`LIST_SPLIT`, empty ones dropped; ``"; "`` where the line uses
@@ -51,8 +55,6 @@ def listed_line(reference: str) -> tuple[int, int, list[str], str, str] | None:
     separator = "; " if ";" in body and "," not in body else ", "
     return start, end, entries, separator, "." if body.endswith(".") else ""
 
-
-_ONE_AMOUNT = re.compile(r"[^\d,;]*\d{1,3}(?:,\d{3})+(?:\.\d+)?[^\d,;]*")
 
 
 def fold_case(text: str) -> str:

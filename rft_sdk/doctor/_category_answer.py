@@ -156,12 +156,13 @@ def listed_figures(outputs: Sequence[Any], members: Sequence[str]) -> dict[str, 
     or records holding a member in one field and one number beside it (``{"package": "Basic", "price": 8.5}``);
     the first listing that gives two members or more."""
     names = set(members)
-    for node in json_records(_json_values([o for o in outputs if isinstance(o, str)])):
+    nodes = json_records(_json_values([o for o in outputs if isinstance(o, str)]))
+    for node in nodes:
         keyed = {k: f for k, v in node.items() if k in names and (f := _number(v)) is not None}
         if len(keyed) >= 2:
             return keyed
     records: dict[str, float] = {}
-    for node in json_records(_json_values([o for o in outputs if isinstance(o, str)])):
+    for node in nodes:
         member = next((v for v in node.values() if isinstance(v, str) and v in names), None)
         figures = [f for v in node.values() if (f := _number(v)) is not None]
         if member is not None and len(figures) == 1:

@@ -51,8 +51,8 @@ class ValueSwap(_ContextProbe):
         return len(earlier) < self.max_items
 
     def encoded(self, value: str, new: str) -> list[tuple[str, str]]:
-        """``(form of value, same form of new)`` pairs written inside longer arguments (a date in a session id:
-        ``S-NG-0514-0900``); none here."""
+        """``(form of value, same form of new)`` pairs, digit strings only (they are substituted as written), that
+        longer arguments write inside them (a date in a session id: ``S-NG-0514-0900``); none here."""
         return []
 
     def _argument(self, v: Any, value: str, new: str) -> Any:
