@@ -22,6 +22,17 @@ later_write_value         the last such write's argument set to the first's valu
                           ``must_lower`` where ``write_value_control`` scored less than the gold. A
                           grader that reads the argument of one row only (the first reel by id) pays
                           it on the items where that row is the first write's
+stated_member             on items whose gold write sets an ``enum`` argument (the item's tool schema)
+                          to a member that the reference answer names as a whole word (``Booked a
+                          saloon``) and that other items' golds set to other members (the member is
+                          decided per item): that argument set to one of those other members, and the
+                          answer's word with it (``Booked an estate``), never a status or flag, a
+                          success word, a member the answer also names, or one the item's
+                          ``alternatives`` give that call; item ``k`` takes those members in turn, on
+                          at most :data:`~._lenient_probes.LENIENT_ITEMS` items. Judged ``must_lower``
+                          where the changed write was accepted (no control: a decided member that the
+                          answer reports is part of the graded outcome). A grader that never compares
+                          the argument pays it (doctor44's taxi desk: the vehicle class never read)
 dropped_write             on items whose gold has two writes or more that took effect: the gold without
                           one of them that holds no free-text argument, sets no status or flag and
                           does not only annotate (item ``k``: the ``k``-th), then the reference answer
@@ -39,7 +50,9 @@ dropped_write             on items whose gold has two writes or more that took e
 members, numbers or dates (a write holding free text, a note, or a status the model sets, all of which a correct rule
 may leave unread, is never dropped, unless the prompt asks for that state by name and it is no success word): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
 their control does: a grader that grades the argument in every write scores the probe as low as the control. One
-that does not grade it keeps the gold's score under the control, and nothing is judged. Items that list
+that does not grade it keeps the gold's score under the control, and nothing is judged. ``stated_member`` has no
+control: it plays only a member the item decides (other items' golds choose others) and its reply reports, so a
+grader that re-derives the end state compares it. Items that list
 ``alternatives`` giving the changed call (its other arguments alike) the probe's value are not played (that value is
 right there).
 """
@@ -58,7 +71,7 @@ from ._lenient_probes import _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
 
 __all__ = ["DROPPED_ITEMS", "DroppedWrite", "WriteValueControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
-           "WRITE_MEMBER_ADVICE", "write_member_probes"]
+           "StatedMember", "WRITE_MEMBER_ADVICE", "write_member_probes"]
 
 #: ``dropped_write`` plays at most this many items.
 DROPPED_ITEMS = 8
@@ -70,6 +83,8 @@ WRITE_MEMBER_ADVICE = {
                     "the argument with the one right member",
     "dropped_write": "the gold without one of its writes (the status never set back) earns the gold's score: grade "
                      "every part of the end state the task changes",
+    "stated_member": "another member of an enum argument that the item decides and the answer reports (the vehicle "
+                     "class) earns the gold's score: compare the argument with the right member",
     "later_write_value": "a later write given the first write's value (every row at the first row's priority) earns "
                          "the gold's score: grade the argument of every row written, not one row",
 }
@@ -114,6 +129,47 @@ class OtherMember(_Judged, MemberControl):
     """``other_member`` (module table): ``must_lower`` where ``member_control`` scored less than the gold."""
 
     must_lower = True
+
+
+def _names(text: str, word: str) -> bool:
+    """Whether ``text`` names ``word`` whole, in any case (``Saloon`` or ``saloon``; not inside ``saloons``)."""
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text, re.IGNORECASE) is not None
+
+
+class StatedMember(_WriteControl):
+    """``stated_member`` (module table): a judged probe of its own, ``must_lower`` where the changed write was
+    accepted."""
+
+    control = False
+    probe_side = True
+    must_lower = True
+    reason = ("the gold changes nothing, no write of it sets an enum member that the reference answer names and other "
+              "items' golds set differently, or the probe's items are already chosen")
+
+    def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
+                  position: int) -> dict[str, Any] | None:
+        """A decided, reported member: ``{"control", "probe": another member other items' golds set}``."""
+        answer = item.get(self.answer_field)
+        if not isinstance(value, str) or not isinstance(answer, str) or _OWN_STATUS.search(arg) \
+                or value.strip().lower() in SUCCESS_VALUES or value not in schema_enum(item, tool, arg) \
+                or not _names(answer, value):
+            return None
+        listed = _alternative_values(item, item[self.actions_field][position], arg)
+        others = [v for v in dict.fromkeys(self._values.get((tool, arg), [])) if isinstance(v, str) and v != value
+                  and json.dumps(v, sort_keys=True) not in listed and not _names(answer, v)]
+        if not others:
+            return None
+        k = self._context.index_of(item) or 0
+        return {"control": others[k % len(others)], "probe": others[k % len(others)]}
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference answer with the member's word replaced by the one written."""
+        answer = super().final_answer(item)
+        found = self.change(item)
+        if found is None:
+            return answer
+        return re.sub(r"(?<![\w-])" + re.escape(str(found["from"])) + r"(?![\w-])", lambda m: str(found["probe"]),
+                      answer, flags=re.IGNORECASE)
 
 
 class WriteValueControl(_WriteControl):
@@ -271,6 +327,7 @@ def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any
     out: dict[str, Any] = {"member_control": members, "other_member": OtherMember(members, write_tools, **fields),
                            "write_value_control": first,
                            "later_write_value": LaterWriteValue(first, write_tools, **fields),
+                           "stated_member": StatedMember(write_tools, **fields),
                            "dropped_write": DroppedWrite(write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
