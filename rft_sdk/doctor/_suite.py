@@ -155,6 +155,7 @@ from ._shifted_times import shifted_time_probes
 from ._skipped_fee import skipped_fee_probes
 from ._structured import structured_probes
 from ._superseded import superseded_probes
+from ._superseded_reads import superseded_reads_probes
 from ._surnames import surname_probes
 from ._tied_order import tied_order_probes
 from ._undone import undone_probes
@@ -448,6 +449,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),
         **superseded_probes(write_tools, **fields),
+        **superseded_reads_probes(write_tools, **fields),
         **utc_clock_probes(write_tools, **fields),
         **skipped_fee_probes(write_tools, **fields),
         **read_answer_probes(write_tools, **fields),

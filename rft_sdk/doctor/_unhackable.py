@@ -79,6 +79,7 @@ from ._shifted_times import SHIFTED_TIME_ADVICE
 from ._skipped_fee import SKIPPED_FEE_ADVICE
 from ._suite import default_probes, normalize_answer
 from ._superseded import SUPERSEDED_ADVICE
+from ._superseded_reads import SUPERSEDED_READS_ADVICE
 from ._surnames import SURNAME_ADVICE
 from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
@@ -198,6 +199,7 @@ ADVICE = {
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
     **SUPERSEDED_ADVICE,
+    **SUPERSEDED_READS_ADVICE,
     **UTC_CLOCK_ADVICE,
     **SKIPPED_FEE_ADVICE,
     **READ_ANSWERS_ADVICE,

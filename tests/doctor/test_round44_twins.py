@@ -21,3 +21,27 @@ def test_a_member_is_named_whole_and_in_any_case():
     assert _names("Booked a Saloon for P-1.", "saloon")
     assert not _names("Booked two saloons.", "saloon")
     assert not _names("Booked an estate-car.", "estate")
+
+
+def test_records_come_from_a_list_or_the_longest_list_under_a_key():
+    from rft_sdk.doctor._superseded_reads import records_of
+
+    assert records_of('[{"id": 1}, {"id": 2}]') == [{"id": 1}, {"id": 2}]
+    assert records_of('{"wall": "W1", "tags": [], "routes": [{"id": "a"}, {"id": "b"}]}') == [{"id": "a"}, {"id": "b"}]
+    assert records_of('{"wall": "W1"}') is None
+    assert records_of("stripped W1-01") is None
+
+
+def test_the_selection_rule_takes_a_stated_threshold_then_a_category_then_the_gap():
+    from rft_sdk.doctor._superseded_reads import Rule, selection_rule
+
+    routes = [{"id": f"R{k}", "set_on": f"2026-03-{10 + 3 * k:02d}", "colour": ("red", "blue")[k % 2]}
+              for k in range(5)]
+    stated = selection_rule(routes, {0, 1}, "id", "Strip what was set before the cut-off, 2026-03-15.")
+    assert stated == Rule("below", "set_on", "2026-03-15", "date")
+    assert [r["id"] for r in routes if stated(r)] == ["R0", "R1"]
+    assert selection_rule(routes, {0, 1}, "id", "no date here") == Rule("below", "set_on", "2026-03-16", "date")
+    assert selection_rule(routes, {3, 4}, "id", "") == Rule("above", "set_on", "2026-03-16", "date")
+    assert selection_rule(routes, {0, 2, 4}, "id", "") == Rule("in", "colour", frozenset({"red"}))
+    assert selection_rule(routes, {0, 3}, "id", "") is None  # no field tells them apart
+    assert selection_rule(routes, set(range(5)), "id", "") == Rule("all")
