@@ -278,6 +278,33 @@ def test_gold_keys_filter_diff_gold_keys(tmp_path: Path) -> None:
     assert ("books", ("b1",)) in diff and ("books", ("b1",)) in gold and ("books", ("b1",)) not in differs
 
 
+# -- database.md: which side is which, per helper (diff_gold: before the gold's row, after the rollout's) -------------
+def test_diff_gold_before_is_the_gold_row_and_after_the_rollout_row(tmp_path: Path) -> None:
+    server = _lending(tmp_path)
+    _run("database.md", "async def copies_right(", server=server)
+    sides: dict[str, list[tuple[str, Any, Any]]] = {}
+
+    @server.grader
+    async def sides_of(ctx: GradingContext) -> float:
+        for name, d in (("diff", await ctx.db.diff()), ("gold", await ctx.db.gold(ctx.item["actions"])),
+                        ("diff_gold", await ctx.db.diff_gold(ctx.item["actions"]))):
+            sides[name] = [(c.label(), (c.before or {}).get("copies"), (c.after or {}).get("copies")) for c in d]
+        return 1.0
+
+    item = {"actions": [{"name": "lend", "arguments": {"book_id": "b1"}}]}
+    with TestClient(server) as client:
+        reasons = {}
+        for name in ("copies_right", "sides_of"):
+            trace = client.new_trace_id()
+            assert client.call("lend", trace_id=trace, item=item, book_id="b3").ok   # the wrong book
+            result = client.grade(trace, "Done.", item=item, grader=name)
+            reasons[name] = (result.score, result.reasons)
+    assert reasons["copies_right"] == (0.0, ["books/b1 copies: gold 0, rollout 1", "books/b3 copies: gold 2, rollout 1"])
+    assert sides == {"diff": [("books/b3", 2, 1)],                            # template -> rollout
+                     "gold": [("books/b1", 1, 0)],                            # template -> gold
+                     "diff_gold": [("books/b1", 0, 1), ("books/b3", 2, 1)]}   # gold -> rollout
+
+
 # -- graders.md: the standalone @grader(name=...) of one grader per process ---------------------------------
 def test_two_factories_serve_graders_of_one_name() -> None:
     ns = _run("graders.md", "def lenient_server(", grader=grader)
