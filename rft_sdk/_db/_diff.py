@@ -72,11 +72,14 @@ class RowChange:
     Attributes:
         table: table name.
         key: primary key values (the whole row for a table without one).
-        before: the row as ``{column: value}`` on the reference side (template,
-            or gold end state), ``None`` when absent there.
-        after: the row on the compared side (the rollout), ``None`` when absent there.
-        reference: what ``before`` is: ``"template"`` (a change the rollout made) or
-            ``"gold"`` (a difference from the gold end state, ``ctx.db.diff_gold``).
+        before: the row as ``{column: value}`` on the reference side, ``None`` when absent
+            there: the template's (``ctx.db.diff()``, ``ctx.db.gold()``), or the gold end
+            state's (``ctx.db.diff_gold()``).
+        after: the row on the compared side, ``None`` when absent there: the rollout's
+            (``diff()``, ``diff_gold()``), or the gold end state's (``gold()``).
+        reference: what ``before`` is: ``"template"`` (a change the rollout made, or with
+            ``gold()`` the gold made) or ``"gold"`` (a difference from the gold end state,
+            ``ctx.db.diff_gold``).
     """
 
     table: str

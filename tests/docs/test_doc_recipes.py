@@ -10,7 +10,8 @@ on items whose gold writes nothing, ``donors_paid`` and the doctor on answer set
 ``withdrawn_score`` (docs/gold-items.md); a free-text column graded by key words beside ``diff_gold``, and
 ``ctx.db.connection`` queried around the diff helpers (docs/database.md); ``ctx.db.connection`` in a plain ``def``
 grader and a money body parsed in pence against the doctor's moved bodies (docs/graders.md); a ``REAL`` column
-graded within a tolerance beside ``diff_gold``, played and under the doctor (docs/database.md)."""
+graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
+hold per diff helper (docs/database.md); an integer ``Literal`` matched by value (docs/tools.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import copy
 import re
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -276,6 +277,66 @@ def test_gold_keys_filter_diff_gold_keys(tmp_path: Path) -> None:
     assert ("holds", ("b3", "ada")) in gold and ("holds", ("b3", "ada")) in differs
     assert ("holds", ("b3", "bo")) in diff and ("holds", ("b3", "bo")) in differs
     assert ("books", ("b1",)) in diff and ("books", ("b1",)) in gold and ("books", ("b1",)) not in differs
+
+
+# -- database.md: which side is which, per helper (diff_gold: before the gold's row, after the rollout's) -------------
+def test_diff_gold_before_is_the_gold_row_and_after_the_rollout_row(tmp_path: Path) -> None:
+    server = _lending(tmp_path)
+    _run("database.md", "async def copies_right(", server=server)
+    sides: dict[str, list[tuple[str, Any, Any]]] = {}
+
+    @server.grader
+    async def sides_of(ctx: GradingContext) -> float:
+        for name, d in (("diff", await ctx.db.diff()), ("gold", await ctx.db.gold(ctx.item["actions"])),
+                        ("diff_gold", await ctx.db.diff_gold(ctx.item["actions"]))):
+            sides[name] = [(c.label(), (c.before or {}).get("copies"), (c.after or {}).get("copies")) for c in d]
+        return 1.0
+
+    item = {"actions": [{"name": "lend", "arguments": {"book_id": "b1"}}]}
+    with TestClient(server) as client:
+        reasons = {}
+        for name in ("copies_right", "sides_of"):
+            trace = client.new_trace_id()
+            assert client.call("lend", trace_id=trace, item=item, book_id="b3").ok   # the wrong book
+            result = client.grade(trace, "Done.", item=item, grader=name)
+            reasons[name] = (result.score, result.reasons)
+    assert reasons["copies_right"] == (0.0, ["books/b1 copies: gold 0, rollout 1", "books/b3 copies: gold 2, rollout 1"])
+    assert sides == {"diff": [("books/b3", 2, 1)],                            # template -> rollout
+                     "gold": [("books/b1", 1, 0)],                            # template -> gold
+                     "diff_gold": [("books/b1", 0, 1), ("books/b3", 2, 1)]}   # gold -> rollout
+
+
+# -- tools.md: an integer Literal is matched by value, never coerced from a string ---------------------------------------
+def test_an_integer_literal_is_matched_by_value() -> None:
+    server = ToolServer()
+    sent: list[Any] = []
+
+    @server.tool(writes=True)
+    def pick(size: Literal[4, 6, 8], *, rollout: Rollout) -> str:
+        """Pick a size."""
+        rollout.state["size"] = size
+        return type(size).__name__
+
+    @server.tool(writes=True)
+    def small(size: Literal[1, 2, 4], *, rollout: Rollout) -> str:
+        """Pick a small size."""
+        return repr(size)
+
+    @server.grader
+    def record(ctx: GradingContext) -> float:
+        sent.extend(c.arguments["size"] for c in ctx.trajectory)
+        return 1.0
+
+    assert server.dataset_tools()[0]["function"]["parameters"]["properties"]["size"]["enum"] == [4, 6, 8]
+    with TestClient(server) as client:
+        got = {repr(v): client.call("pick", size=v) for v in (6, 6.0, "6", "6.0", 6.5)}
+        assert {k: c.status for k, c in got.items()} == {"6": 200, "6.0": 200, "'6'": 422, "'6.0'": 422, "6.5": 422}
+        assert got["6.0"].output == "int"
+        assert "Input should be 4, 6 or 8" in got["'6'"].body["error"]["message"]
+        assert client.call("small", size=True).output == "1"
+        trace = got["6.0"].trace_id
+        client.grade(trace, "Done.")
+    assert sent == [6.0] and isinstance(sent[0], float)  # the record keeps what was sent
 
 
 # -- graders.md: the standalone @grader(name=...) of one grader per process ---------------------------------
