@@ -15,7 +15,9 @@ superseded_request        on items whose gold writes and whose conversation has 
                           of two capital groups the first with a digit (a plate ``FH21 NKB``: doctor40's
                           permits), members of the argument's enum; a date or time is also
                           swapped where a longer argument writes it compactly (``0514`` in the
-                          session id ``S-NG-0514-0900``: doctor43's donor clinic). Judged
+                          session id ``S-NG-0514-0900``: doctor43's donor clinic), and found there
+                          where no gold argument is the date whole (``0609`` in ``TEM-0609-1430``:
+                          doctor46's theatre; ``I can't do 2026-06-08`` withdraws a date). Judged
                           ``must_lower`` where the end state differs from the gold's. With one user turn, the same swap inside it: the text after a
                           correction word (:data:`CORRECTION`: ``- no, make that 14:00``, ``sorry,
                           typo:``, ``wait, I mean``, ``actually``) stands for the last turn and the
@@ -62,9 +64,10 @@ _KINDS = {
 
 
 def _withdrawn(text: str, value: str) -> bool:
-    """Whether ``text`` names ``value`` only to withdraw it: ``not FH21 NKD``, ``instead of 10:30``, ``rather than``."""
-    return re.search(r"\b(?:not|instead of|rather than|no longer)\s+(?:the\s+)?" + re.escape(value), text,
-                     re.IGNORECASE) is not None
+    """Whether ``text`` names ``value`` only to withdraw it: ``not FH21 NKD``, ``instead of 10:30``, ``rather than``,
+    ``I can't do 2026-06-08`` (doctor46's theatre)."""
+    return re.search(r"(?:\b(?:not|instead of|rather than|no longer)|\b(?:can't|cannot|can not|won't) (?:do|make))"
+                     r"\s+(?:the\s+|on\s+)?" + re.escape(value), text.replace("\u2019", "'"), re.IGNORECASE) is not None
 
 
 #: A correction inside one user message: the text after it replaces a value of the text before it (a plain "no" only
@@ -133,6 +136,23 @@ class SupersededRequest(ValueSwap):
                     kind = next((p for p in _KINDS.values() if p.fullmatch(value)), None)
                     old = [] if kind is None else [v for v in dict.fromkeys(kind.findall(earlier))
                                                    if v != value and (not says(last, v) or _withdrawn(last, v))]
+                if old:
+                    return value, old[0]
+        return self._encoded_swap(item, last, earlier)
+
+    def _encoded_swap(self, item: Mapping[str, Any], last: str, earlier: str) -> tuple[str, str] | None:
+        """A date or time of the last turn that a gold argument writes only inside a longer one, in a form of
+        :meth:`encoded` (``0609`` in ``TEM-0609-1430``: doctor46's theatre), and the one it corrected."""
+        strings = [v for call in item.get(self.actions_field) or [] if isinstance(call, Mapping)
+                   and isinstance(call.get("arguments"), Mapping) for v in call["arguments"].values()
+                   if isinstance(v, str)]
+        for kind in (_KINDS["date"], _KINDS["time"]):
+            for value in dict.fromkeys(kind.findall(last)):
+                if says(earlier, value) or not any(re.search(r"(?<![0-9])" + re.escape(form) + r"(?![0-9])", v)
+                                                   for v in strings for form, _ in self.encoded(value, value)):
+                    continue
+                old = [v for v in dict.fromkeys(kind.findall(earlier))
+                       if v != value and (not says(last, v) or _withdrawn(last, v))]
                 if old:
                     return value, old[0]
         return None

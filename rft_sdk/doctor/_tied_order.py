@@ -12,6 +12,14 @@ tied_order                the first two adjacent entries that the reference's wo
                           where the prompt or the gold's tool outputs state a tie rule (a word
                           ``tie``, ``ties``, ``tied`` or ``tie-break``); judged ``must_lower`` where
                           ``order_control`` scored less than the gold (the order is graded)
+head_swap_control         a control, never judged: on a marked ranking line of four entries or more, its
+                          first two entries swapped
+tail_swap                 its last two entries swapped instead: judged ``must_lower`` where
+                          ``head_swap_control`` scored less than the gold (the order is graded). A
+                          grader that compares the first places only (a podium) pays it in full while
+                          it refuses the same mistake at the top (doctor45's karting heats). Not
+                          played where the reference's working gives the last two entries the same
+                          figure (a tie the task may let go either way)
 reversed_ranking          (answer items, as the ``adv_*`` families) the line's entries reversed where a
                           system or user message asks for them in order (``_order.ASKS_ORDER``:
                           ``the podium in order``, ``ranked``, ``best first``); judged as an
@@ -23,8 +31,10 @@ reversed_ranking          (answer items, as the ``adv_*`` families) the line's e
 **Why the honest twin stays silent**: where the task states how ties are broken, the order of two entries level
 on one figure is still fixed, and a grader that compares the whole order refuses the swap as it refuses the
 reversed list. One that grades the entries as a set keeps the gold's score for the control, and nothing is judged.
-A task with no tie rule is never played: its tied entries may honestly come in either order. Nothing names a tool,
-a field or a task.
+A task with no tie rule is never played: its tied entries may honestly come in either order. ``tail_swap`` is judged
+only where the same swap at the top lowered the score, and only a full score earns reward: a grader that weighs the
+top places more (NDCG) pays a swap at the bottom less than the gold, and one that gives partial credit per pair pays
+both swaps alike. Nothing names a tool, a field or a task.
 """
 
 from __future__ import annotations
@@ -39,11 +49,14 @@ from ._lenient_probes import _AnswerTextControl, _Judged
 from ._order import ASKS_ORDER
 from ._probes import HACK
 
-__all__ = ["TIED_ORDER_ADVICE", "OrderControl", "TiedOrder", "ranked_entries", "reversed_ranking", "tied_order_probes"]
+__all__ = ["TIED_ORDER_ADVICE", "HeadSwapControl", "OrderControl", "TailSwap", "TiedOrder", "ranked_entries",
+           "reversed_ranking", "tied_order_probes"]
 
 TIED_ORDER_ADVICE = {
     "tied_order": "two entries level on points ranked the other way round earns the right ranking's score: where the "
                   "task breaks ties, compare the whole order, not the figure each place holds",
+    "tail_swap": "the last two places swapped earn the gold's score while the first two swapped do not: compare "
+                 "every place of the ranking, not the first few",
     "reversed_ranking": "the right entries in reverse order earn the gold's score though the task asks for them in "
                         "order: compare the answer's order with the right one, not the entries as a set",
 }
@@ -110,6 +123,33 @@ class OrderControl(_AnswerTextControl):
         return None, None
 
 
+class HeadSwapControl(_AnswerTextControl):
+    """``head_swap_control`` (module table); its probe is :class:`TailSwap`."""
+
+    reason = ("the answer has no marked ranking line of four entries or more, its last two entries are level in the "
+              "reference's working, or the probe's items are already chosen")
+
+    def variants(self, answer: str) -> tuple[str | None, str | None]:
+        """``(the first two entries swapped, the last two swapped)``; ``(None, None)`` without such a line."""
+        ranked = ranked_entries(answer)
+        if ranked is None or len(ranked[3]) < 4:
+            return None, None
+        start, end, separator, entries = ranked
+        a, b = _figure(answer[:start], entries[-2]), _figure(answer[:start], entries[-1])
+        if entries[0] == entries[1] or entries[-2] == entries[-1] or (a is not None and a == b):
+            return None, None
+        head = [entries[1], entries[0], *entries[2:]]
+        tail = [*entries[:-2], entries[-1], entries[-2]]
+        return (answer[:start] + _joined(separator, head) + answer[end:],
+                answer[:start] + _joined(separator, tail) + answer[end:])
+
+
+class TailSwap(_Judged, HeadSwapControl):
+    """``tail_swap`` (module table): ``must_lower`` where ``head_swap_control`` scored less than the gold."""
+
+    must_lower = True
+
+
 def reversed_ranking(item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
     """``[the reference with its marked ranking line reversed]`` where a system or user message asks for an order
     (``_order.ASKS_ORDER``) and the line has three entries or more, not all alike; else ``[]``."""
@@ -134,6 +174,8 @@ def tied_order_probes(write_tools: Collection[str] | None = None, **fields: Any)
     control = OrderControl(write_tools, **fields)
     out: dict[str, Any] = {"order_control": control, "tied_order": TiedOrder(control, write_tools, **fields),
                            "reversed_ranking": AdversarialAnswer(reversed_ranking, write_tools, **fields)}
+    head = HeadSwapControl(write_tools, **fields)
+    out.update({"head_swap_control": head, "tail_swap": TailSwap(head, write_tools, **fields)})
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -33,6 +33,14 @@ stated_member             on items whose gold write sets an ``enum`` argument (t
                           where the changed write was accepted (no control: a decided member that the
                           answer reports is part of the graded outcome). A grader that never compares
                           the argument pays it (doctor44's taxi desk: the vehicle class never read)
+other_list                on items whose gold write passes a list argument every element of which the
+                          reference answer names (``Held D3, D4, D5``): that list replaced by as many
+                          other plausible elements (``list_control``'s change: other items' values of
+                          the argument, none of the gold's), and the answer's names with them, on at
+                          most :data:`~._lenient_probes.LENIENT_ITEMS` items. Judged ``must_lower``
+                          where the changed write was accepted. A grader that counts the elements and
+                          never compares them pays it (doctor46's theatre: the number of seats held
+                          checked, never which)
 dropped_write             on items whose gold has two writes or more that took effect: the gold without
                           one of them that holds no free-text argument, sets no status or flag and
                           does not only annotate (item ``k``: the ``k``-th), then the reference answer
@@ -50,9 +58,9 @@ dropped_write             on items whose gold has two writes or more that took e
 members, numbers or dates (a write holding free text, a note, or a status the model sets, all of which a correct rule
 may leave unread, is never dropped, unless the prompt asks for that state by name and it is no success word): a grader that grades the whole end state scores it below the gold. The other two probes change a graded argument of the end state to a wrong value, as
 their control does: a grader that grades the argument in every write scores the probe as low as the control. One
-that does not grade it keeps the gold's score under the control, and nothing is judged. ``stated_member`` has no
-control: it plays only a member the item decides (other items' golds choose others) and its reply reports, so a
-grader that re-derives the end state compares it. Items that list
+that does not grade it keeps the gold's score under the control, and nothing is judged. ``stated_member`` and ``other_list``
+have no control: they play only a value the item decides and its reply reports (a member other items' golds choose
+differently, a list the answer names element by element), so a grader that re-derives the end state compares it. Items that list
 ``alternatives`` giving the changed call (its other arguments alike) the probe's value are not played (that value is
 right there).
 """
@@ -67,11 +75,11 @@ from typing import Any
 from ._answers import prompt_texts
 from ._dataset_probes import prose_fields
 from ._generic import _OWN_STATUS, SUCCESS_VALUES, _ContextProbe, _status_write, annotation_call, schema_enum
-from ._lenient_probes import _Control, _Judged, _WriteControl
+from ._lenient_probes import ListControl, _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
 
 __all__ = ["DROPPED_ITEMS", "DroppedWrite", "WriteValueControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
-           "StatedMember", "WRITE_MEMBER_ADVICE", "write_member_probes"]
+           "OtherList", "StatedMember", "WRITE_MEMBER_ADVICE", "write_member_probes"]
 
 #: ``dropped_write`` plays at most this many items.
 DROPPED_ITEMS = 8
@@ -85,6 +93,8 @@ WRITE_MEMBER_ADVICE = {
                      "every part of the end state the task changes",
     "stated_member": "another member of an enum argument that the item decides and the answer reports (the vehicle "
                      "class) earns the gold's score: compare the argument with the right member",
+    "other_list": "a list argument replaced by as many other elements (other seats) earns the gold's score: "
+                  "compare the list's elements, not only how many there are",
     "later_write_value": "a later write given the first write's value (every row at the first row's priority) earns "
                          "the gold's score: grade the argument of every row written, not one row",
 }
@@ -170,6 +180,35 @@ class StatedMember(_WriteControl):
             return answer
         return re.sub(r"(?<![\w-])" + re.escape(str(found["from"])) + r"(?![\w-])", lambda m: str(found["probe"]),
                       answer, flags=re.IGNORECASE)
+
+
+class OtherList(ListControl):
+    """``other_list`` (module table): ``list_control``'s change judged on its own, ``must_lower`` where the changed
+    write was accepted, on lists the reference answer names element by element."""
+
+    control = False
+    must_lower = True
+    reason = ("the gold changes nothing, no write of it has a list argument whose every element the reference answer "
+              "names, or the probe's items are already chosen")
+
+    def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,
+                  position: int) -> dict[str, Any] | None:
+        """``list_control``'s change of a list the answer names whole (its strings, each a whole word)."""
+        answer = item.get(self.answer_field)
+        if not isinstance(value, list) or not value or not isinstance(answer, str) \
+                or not all(isinstance(v, str) and v.strip() and _names(answer, v) for v in value):
+            return None
+        return super().candidate(item, tool, arg, value, position)
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference answer with each of the gold's elements renamed to the one written in its place."""
+        answer = super().final_answer(item)
+        found, value = self._value(item)
+        if found is None or not isinstance(value, list):
+            return answer
+        renamed = dict(zip(found["from"], value, strict=False))
+        pattern = "|".join(re.escape(v) for v in sorted(renamed, key=len, reverse=True))
+        return re.sub(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", lambda m: str(renamed[m.group(0)]), answer)
 
 
 class WriteValueControl(_WriteControl):
@@ -328,6 +367,7 @@ def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any
                            "write_value_control": first,
                            "later_write_value": LaterWriteValue(first, write_tools, **fields),
                            "stated_member": StatedMember(write_tools, **fields),
+                           "other_list": OtherList(write_tools, **fields),
                            "dropped_write": DroppedWrite(write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
