@@ -124,6 +124,7 @@ from ._dataset_probes import DONOR_WINDOW, MAX_DUMP_CHARS, AlteredWrites, Answer
 from ._decisions import decision_probes
 from ._emptied_state import emptied_state_probes
 from ._excluded_entry import excluded_entry_probes
+from ._excuse import excuse_probes
 from ._generic import generic_probes
 from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
@@ -422,6 +423,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **in_format_probes(write_tools, **fields),
         **order_probes(write_tools, **fields),
         **outside_probes(write_tools, **fields),
+        **excuse_probes(write_tools, **fields),
         **value_probes(write_tools, **fields),
         **(near := near_probes(write_tools, **fields)),
         **shifted_time_probes(near["time_control"], write_tools, **fields),

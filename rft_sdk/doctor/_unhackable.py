@@ -48,6 +48,7 @@ from ._consistent import CONSISTENT_ADVICE
 from ._decisions import DECISION_ADVICE
 from ._emptied_state import EMPTIED_STATE_ADVICE
 from ._excluded_entry import EXCLUDED_ENTRY_ADVICE
+from ._excuse import EXCUSE_ADVICE
 from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._item_fields import ITEM_FIELD_ADVICE
@@ -173,6 +174,7 @@ ADVICE = {
     **IN_FORMAT_ADVICE,
     **ORDER_ADVICE,
     **OUTSIDE_ADVICE,
+    **EXCUSE_ADVICE,
     **VALUE_ADVICE,
     **NEAR_ADVICE,
     **ARGUMENT_ADVICE,
