@@ -11,7 +11,8 @@ on items whose gold writes nothing, ``donors_paid`` and the doctor on answer set
 ``ctx.db.connection`` queried around the diff helpers (docs/database.md); ``ctx.db.connection`` in a plain ``def``
 grader and a money body parsed in pence against the doctor's moved bodies (docs/graders.md); a ``REAL`` column
 graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
-hold per diff helper (docs/database.md); an integer ``Literal`` matched by value (docs/tools.md)."""
+hold per diff helper (docs/database.md); an integer ``Literal`` matched by value and the ``ToolServer(...)`` signature with its
+defaults (docs/tools.md)."""
 
 from __future__ import annotations
 
@@ -795,3 +796,20 @@ def test_the_money_parser_reads_every_body_the_doctor_moves() -> None:
     for line in moved.values():
         if line is not None:
             assert ns["quoted"](GradingContext(sample={"output_text": line}, item=item, trace_id="t")) == 0.0
+
+
+# -- tools.md: the ToolServer(...) signature as the page writes it ---------------------------------------------------
+def test_the_tool_server_signature_on_the_page_is_the_codes() -> None:
+    import ast
+    import inspect
+
+    text = (DOCS / "tools.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```text\n(.*?)```", text, flags=re.S) if b.startswith("ToolServer("))
+    args = ast.parse(f"def {block.strip()}: pass").body[0].args  # type: ignore[attr-defined]
+    documented = [(a.arg, "positional", ast.literal_eval(d)) for a, d in zip(args.args, args.defaults)]
+    documented += [(a.arg, "keyword", ast.literal_eval(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    actual = [(p.name, "keyword" if p.kind is p.KEYWORD_ONLY else "positional", p.default)
+              for p in inspect.signature(ToolServer).parameters.values()]
+    assert documented == actual
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]*)` \|", text.split("## The `ToolServer(...)` constructor")[1], flags=re.M)
+    assert [(name, ast.literal_eval(default)) for name, default in rows] == [(n, d) for n, _, d in actual]
