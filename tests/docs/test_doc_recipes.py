@@ -11,8 +11,8 @@ on items whose gold writes nothing, ``donors_paid`` and the doctor on answer set
 ``ctx.db.connection`` queried around the diff helpers (docs/database.md); ``ctx.db.connection`` in a plain ``def``
 grader and a money body parsed in pence against the doctor's moved bodies (docs/graders.md); a ``REAL`` column
 graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
-hold per diff helper (docs/database.md); an integer ``Literal`` matched by value and the ``ToolServer(...)`` signature with its
-defaults (docs/tools.md)."""
+hold per diff helper (docs/database.md); an integer ``Literal`` matched by value, the enum probes that play its members, and the ``ToolServer(...)``
+signature with its defaults (docs/tools.md)."""
 
 from __future__ import annotations
 
@@ -338,6 +338,41 @@ def test_an_integer_literal_is_matched_by_value() -> None:
         trace = got["6.0"].trace_id
         client.grade(trace, "Done.")
     assert sent == [6.0] and isinstance(sent[0], float)  # the record keeps what was sent
+
+
+# -- tools.md: which enum probes play an integer Literal's members -------------------------------------------------
+def test_an_integer_member_is_played_by_altered_writes_and_other_member_only() -> None:
+    server = ToolServer()
+
+    @server.tool(writes=True)
+    def order_pane(window: str, thickness_mm: Literal[4, 6, 10], finish: Literal["clear", "frosted", "tinted"], *,
+                   rollout: Rollout) -> str:
+        """Order a pane."""
+        return "ok"
+
+    items = []
+    for i in range(12):
+        (old, new), (was, now) = ((6, 10), ("clear", "frosted")) if i % 2 else ((4, 6), ("frosted", "tinted"))
+        items.append({"messages": [{"role": "user", "content": f"Please order a {old} mm {was} pane for window W{i}."},
+                                   {"role": "assistant", "content": "Sure."},
+                                   {"role": "user", "content": f"Sorry, make that {new} mm, and {now} glass, for W{i}."}],
+                      "tools": server.dataset_tools(), "reference_answer": f"Ordered a {new} mm {now} pane for W{i}.",
+                      "actions": [{"name": "order_pane", "arguments": {"window": f"W{i}", "thickness_mm": new,
+                                                                       "finish": now}}]})
+    context = ProbeContext(items=items, write_tools={"order_pane"}, gold_outputs=[["ok"]] * 12,
+                           gold_ok=[[True]] * 12, gold_scores=[1.0] * 12)
+    probes = default_probes()
+    for probe in probes.values():
+        if hasattr(probe, "prepare"):
+            probe.prepare(context)
+    played = {name: {str(probes[name].describe(item).get("altered", probes[name].describe(item).get("superseded")))
+                     for item in items if probes[name].applies(item)}
+              for name in ("altered_writes", "other_member", "superseded_request", "stated_member")}
+    assert "order_pane.thickness_mm" in played["altered_writes"]
+    assert "order_pane.thickness_mm" in played["other_member"]
+    assert played["stated_member"] == {"order_pane.finish"}
+    assert played["superseded_request"] and all(" mm" not in p and not p[0].isdigit()
+                                                for p in played["superseded_request"])  # 'frosted -> clear'
 
 
 # -- graders.md: the standalone @grader(name=...) of one grader per process ---------------------------------
