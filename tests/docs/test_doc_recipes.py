@@ -848,3 +848,95 @@ def test_the_tool_server_signature_on_the_page_is_the_codes() -> None:
     assert documented == actual
     rows = re.findall(r"^\| `(\w+)` \| `([^`]*)` \|", text.split("## The `ToolServer(...)` constructor")[1], flags=re.M)
     assert [(name, ast.literal_eval(default)) for name, default in rows] == [(n, d) for n, _, d in actual]
+
+
+# -- graders.md: "May my grader ignore this note?" and a confirmation that states a price ------------------------------
+_STEMS = ["red rose", "white lily", "pink peony", "sunflower"]
+_NOTES = {0: "back gate unlocked if nobody answers", 3: "ring the flat bell twice", 7: "parking is round the back",
+          10: "leave the flowers with the concierge"}
+
+
+def _florist(pays_any_note: bool) -> tuple[ToolServer, list[dict[str, Any]]]:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=True)
+    def place_order(customer: str, stem: str, count: int, date: str, note: str | None = None, *,
+                    rollout: Rollout) -> str:
+        """Place one order.
+
+        Args:
+            customer: the recipient.
+            stem: e.g. "red rose".
+            count: stems.
+            date: YYYY-MM-DD.
+            note: a note for the driver.
+        """
+        if stem not in _STEMS:
+            raise ToolError("no such stem")
+        rollout.state.setdefault("orders", []).append(
+            {"customer": customer, "stem": stem, "count": count, "date": date, "note": note})
+        return f"ordered: {count} {stem} for {customer} on {date}, total £{count * 2.5:.2f}"
+
+    @server.grader
+    def orders(ctx: GradingContext) -> float:
+        got = [{k: o[k] for k in ("customer", "stem", "count", "date")} for o in ctx.state.get("orders", [])]
+        if ctx.count() > ctx.item["max_tool_calls"] or got != [ctx.item["expected_order"]]:
+            return 0.0
+        if pays_any_note and ctx.item["has_note"]:  # a note's presence, never its words
+            return float(bool(ctx.state["orders"][0]["note"]))
+        return 1.0  # the end state alone: the note and the reply are not graded
+
+    items = []
+    for i, name in enumerate(["Mara Quint", "Odile Brandt", "Tomas Jelinek", "Hana Sato", "Ines Carvalho",
+                              "Lev Abramov", "Priya Menon", "Gus Whitlow", "Wren Castillo", "Dara Kell",
+                              "Noor Haddad", "Bea Lund"]):
+        order = {"customer": name, "stem": _STEMS[i % 4], "count": 6 + i, "date": f"2026-05-{10 + i:02d}"}
+        note = _NOTES.get(i)
+        ask = f"Please send {order['count']} {order['stem']}s to {name} on {order['date']}."
+        items.append({"messages": [{"role": "user", "content": ask + (f" Let the driver know: {note}." if note else "")}],
+                      "tools": server.dataset_tools(), "expected_order": order, "has_note": bool(note),
+                      "actions": [{"name": "place_order", "arguments": {**order, **({"note": note} if note else {})}}],
+                      "reference_answer": f"Done: {order['stem']}s for {name}, £{order['count'] * 2.5:.2f} in all.",
+                      "max_tool_calls": 4})
+    return server, items
+
+
+@pytest.mark.slow
+async def test_an_ignored_note_and_a_stated_price_judge_nothing_and_a_presence_check_fails() -> None:
+    rows = {}
+    for pays_any_note in (False, True):
+        server, items = _florist(pays_any_note)
+        with run_server(server) as url:
+            result = await check_unhackable(items, server.job_config(url, rate_limit=1000), default_probes())
+        rows[pays_any_note] = result.evidence["probes"]
+    ignores, presence = rows[False], rows[True]
+    assert {n for n, r in ignores.items() if r["verdict"] in ("fail", "warn")} == set()
+    for name in ("unread_reason", "other_reason", "loose_value", "unit_figure", "written_special_number"):
+        played = ignores[name]["played"]
+        assert played and not any(p["judged"] for p in played.values()), name  # played, never judged
+    assert {n for n, r in presence.items() if r["verdict"] in ("fail", "warn")} == {"unread_reason"}
+
+
+# -- graders.md, partial credit: which probe plays a listed answer with one element left out, per length --------------
+def test_one_element_left_out_is_judged_from_three_elements_and_cut_to_one_from_four() -> None:
+    sets = [["C2", "C5"], ["C1", "C3", "C4"], ["C2", "C3", "C5", "C6"]] * 4
+    items = [{"messages": [{"role": "system", "content": "End with ANSWER: C1, C2 (the failed circuits)."},
+                           {"role": "user", "content": f"Which circuits of board B{i} failed?"}],
+              "actions": [{"name": "get_board", "arguments": {"board": f"B{i}"}}],
+              "reference_answer": f"Board B{i}: {len(s)} failed.\nANSWER: {', '.join(s)}"} for i, s in enumerate(sets)]
+    context = ProbeContext(items=items, write_tools=set(), gold_ok=[[True]] * 12, gold_scores=[1.0] * 12,
+                           gold_outputs=[[f'{{"board": "B{i}", "failed": {s}}}'] for i, s in enumerate(sets)])
+    probes = default_probes()
+    for probe in probes.values():
+        if hasattr(probe, "prepare"):
+            probe.prepare(context)
+    shorter = {}
+    for item, s in zip(items[:3], sets):
+        fewer = {", ".join(s[:k] + s[k + 1:]) for k in range(len(s))} | {s[0]}
+        shorter[len(s)] = {name for name, probe in probes.items() if probe.applies(item)
+                           and hasattr(probe, "final_answer") and not name.startswith("adv_")
+                           and (probe.final_answer(item).splitlines() or [""])[-1].removeprefix("ANSWER: ") in fewer}
+    assert shorter == {2: {"one_entry_control"},
+                       3: {"missing_one_control", "answer_missing_one", "one_entry_control"},
+                       4: {"missing_one_control", "answer_missing_one", "one_entry_control", "answer_subset"}}
+    assert probes["answer_missing_one"].unchanged_share(items[1]) == pytest.approx(0.8)
