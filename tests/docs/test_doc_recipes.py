@@ -9,7 +9,9 @@ the markdown as written: ``(table, key)`` of ``gold()`` filtering ``diff_gold()`
 on items whose gold writes nothing, ``donors_paid`` and the doctor on answer sets read by pages (docs/graders.md);
 ``withdrawn_score`` (docs/gold-items.md); a free-text column graded by key words beside ``diff_gold``, and
 ``ctx.db.connection`` queried around the diff helpers (docs/database.md); ``ctx.db.connection`` in a plain ``def``
-grader and a money body parsed in pence against the doctor's moved bodies (docs/graders.md); a ``REAL`` column
+grader, a money body parsed in pence against the doctor's moved bodies, an ignored driver's note and a stated price
+under the doctor, the probes that play a listed answer with one element left out, and a list of content parts kept
+as written (docs/graders.md); a ``REAL`` column
 graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
 hold per diff helper (docs/database.md); an integer ``Literal`` matched by value, the enum probes that play its members, and the ``ToolServer(...)``
 signature with its defaults (docs/tools.md)."""
@@ -940,3 +942,31 @@ def test_one_element_left_out_is_judged_from_three_elements_and_cut_to_one_from_
                        3: {"missing_one_control", "answer_missing_one", "one_entry_control"},
                        4: {"missing_one_control", "answer_missing_one", "one_entry_control", "answer_subset"}}
     assert probes["answer_missing_one"].unchanged_share(items[1]) == pytest.approx(0.8)
+
+
+# -- graders.md: a message's content reaches the grader as written; what rft validate accepts for it ----------------------
+def test_a_list_of_parts_reaches_ctx_item_as_written_and_rft_validate_takes_it(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    server = ToolServer(auth_env_var=None)
+    seen: list[Any] = []
+
+    @server.grader
+    def reads(ctx: GradingContext) -> float:
+        seen.append(ctx.item["messages"][0]["content"])
+        return 1.0
+
+    parts = [{"type": "text", "text": "Send 12 red roses."}, {"type": "text", "text": "Let the driver know."}]
+    with TestClient(server) as client:
+        client.grade(client.new_trace_id(), "Done.", item={"messages": [{"role": "user", "content": parts}]})
+    assert seen == [parts]  # not flattened into a string
+
+    contents: list[Any] = [parts, None, {"text": "x"}] + [f"line {i}" for i in range(7)]
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps({"messages": [{"role": "user", "content": c}]}) + "\n" for c in contents))
+    out = subprocess.run([sys.executable, "-m", "rft_sdk", "validate", str(path)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "line 3, field messages.0.content: must be a string or a list of parts, got dict" in out.stdout + out.stderr
+    assert "1 error(s)" in out.stdout + out.stderr  # the list of parts (line 1) and no content (line 2) pass
