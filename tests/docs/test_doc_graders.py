@@ -4,7 +4,7 @@ read-less variant gets (and a gold-path variant fails *gradeable*), and its evid
 returns a list; the ``answer_line`` grader pays one committed
 answer in the asked format; half credit for the right end state and an empty reply fails the no-outcome probes only
 where no gold writes; the coercing grader pays ``qty="4"``; after a void and a re-issue ``diff_gold`` differs while
-``by_value`` agrees."""
+``by_value`` agrees; docs/doctor.md lists every option of ``rft doctor`` in its synopsis and its table."""
 
 from __future__ import annotations
 
@@ -368,6 +368,21 @@ def test_every_probe_the_contract_names_exists() -> None:
     named = {n for r in rows for n in re.findall(r"`([a-z_]+)`", r[3])}
     assert len(named) >= 40, sorted(named)
     assert named - set(default_probes()) == set(), "probes the contract names that the doctor does not have"
+
+
+# -- doctor.md, "Every option": the table lists every option of rft doctor --help, and no other -----------------------
+def test_the_doctor_page_lists_every_option_of_the_command() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    flags = {o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+    text = (DOCS / "doctor.md").read_text(encoding="utf-8")
+    table = text.split("{ #every-option }")[1].split("\n\n")[1].splitlines()[2:]
+    listed = {f for row in table for f in re.findall(r"`(--[a-z-]+)`", row.split("|")[1])}
+    assert listed == flags
+    synopsis = text[:text.index("{ #every-option }")].rsplit("```bash", 1)[1].split("```")[0]
+    assert set(re.findall(r"(--[a-z-]+)", synopsis)) == flags
 
 
 # -- graders.md, "Set F1 hides repeated writes": the multiset F1 counts a repeat, the set F1 does not -------------

@@ -9,9 +9,12 @@ the markdown as written: ``(table, key)`` of ``gold()`` filtering ``diff_gold()`
 on items whose gold writes nothing, ``donors_paid`` and the doctor on answer sets read by pages (docs/graders.md);
 ``withdrawn_score`` (docs/gold-items.md); a free-text column graded by key words beside ``diff_gold``, and
 ``ctx.db.connection`` queried around the diff helpers (docs/database.md); ``ctx.db.connection`` in a plain ``def``
-grader and a money body parsed in pence against the doctor's moved bodies (docs/graders.md); a ``REAL`` column
+grader, a money body parsed in pence against the doctor's moved bodies, an ignored driver's note and a stated price
+under the doctor, the probes that play a listed answer with one element left out, and a list of content parts kept
+as written (docs/graders.md); a ``REAL`` column
 graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
-hold per diff helper (docs/database.md); an integer ``Literal`` matched by value (docs/tools.md)."""
+hold per diff helper (docs/database.md); an integer ``Literal`` matched by value, the enum probes that play its members, and the ``ToolServer(...)``
+signature with its defaults (docs/tools.md)."""
 
 from __future__ import annotations
 
@@ -337,6 +340,41 @@ def test_an_integer_literal_is_matched_by_value() -> None:
         trace = got["6.0"].trace_id
         client.grade(trace, "Done.")
     assert sent == [6.0] and isinstance(sent[0], float)  # the record keeps what was sent
+
+
+# -- tools.md: which enum probes play an integer Literal's members -------------------------------------------------
+def test_an_integer_member_is_played_by_altered_writes_and_other_member_only() -> None:
+    server = ToolServer()
+
+    @server.tool(writes=True)
+    def order_pane(window: str, thickness_mm: Literal[4, 6, 10], finish: Literal["clear", "frosted", "tinted"], *,
+                   rollout: Rollout) -> str:
+        """Order a pane."""
+        return "ok"
+
+    items = []
+    for i in range(12):
+        (old, new), (was, now) = ((6, 10), ("clear", "frosted")) if i % 2 else ((4, 6), ("frosted", "tinted"))
+        items.append({"messages": [{"role": "user", "content": f"Please order a {old} mm {was} pane for window W{i}."},
+                                   {"role": "assistant", "content": "Sure."},
+                                   {"role": "user", "content": f"Sorry, make that {new} mm, and {now} glass, for W{i}."}],
+                      "tools": server.dataset_tools(), "reference_answer": f"Ordered a {new} mm {now} pane for W{i}.",
+                      "actions": [{"name": "order_pane", "arguments": {"window": f"W{i}", "thickness_mm": new,
+                                                                       "finish": now}}]})
+    context = ProbeContext(items=items, write_tools={"order_pane"}, gold_outputs=[["ok"]] * 12,
+                           gold_ok=[[True]] * 12, gold_scores=[1.0] * 12)
+    probes = default_probes()
+    for probe in probes.values():
+        if hasattr(probe, "prepare"):
+            probe.prepare(context)
+    played = {name: {str(probes[name].describe(item).get("altered", probes[name].describe(item).get("superseded")))
+                     for item in items if probes[name].applies(item)}
+              for name in ("altered_writes", "other_member", "superseded_request", "stated_member")}
+    assert "order_pane.thickness_mm" in played["altered_writes"]
+    assert "order_pane.thickness_mm" in played["other_member"]
+    assert played["stated_member"] == {"order_pane.finish"}
+    assert played["superseded_request"] and all(" mm" not in p and not p[0].isdigit()
+                                                for p in played["superseded_request"])  # 'frosted -> clear'
 
 
 # -- graders.md: the standalone @grader(name=...) of one grader per process ---------------------------------
@@ -795,3 +833,140 @@ def test_the_money_parser_reads_every_body_the_doctor_moves() -> None:
     for line in moved.values():
         if line is not None:
             assert ns["quoted"](GradingContext(sample={"output_text": line}, item=item, trace_id="t")) == 0.0
+
+
+# -- tools.md: the ToolServer(...) signature as the page writes it ---------------------------------------------------
+def test_the_tool_server_signature_on_the_page_is_the_codes() -> None:
+    import ast
+    import inspect
+
+    text = (DOCS / "tools.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```text\n(.*?)```", text, flags=re.S) if b.startswith("ToolServer("))
+    args = ast.parse(f"def {block.strip()}: pass").body[0].args  # type: ignore[attr-defined]
+    documented = [(a.arg, "positional", ast.literal_eval(d)) for a, d in zip(args.args, args.defaults)]
+    documented += [(a.arg, "keyword", ast.literal_eval(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    actual = [(p.name, "keyword" if p.kind is p.KEYWORD_ONLY else "positional", p.default)
+              for p in inspect.signature(ToolServer).parameters.values()]
+    assert documented == actual
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]*)` \|", text.split("## The `ToolServer(...)` constructor")[1], flags=re.M)
+    assert [(name, ast.literal_eval(default)) for name, default in rows] == [(n, d) for n, _, d in actual]
+
+
+# -- graders.md: "May my grader ignore this note?" and a confirmation that states a price ------------------------------
+_STEMS = ["red rose", "white lily", "pink peony", "sunflower"]
+_NOTES = {0: "back gate unlocked if nobody answers", 3: "ring the flat bell twice", 7: "parking is round the back",
+          10: "leave the flowers with the concierge"}
+
+
+def _florist(pays_any_note: bool) -> tuple[ToolServer, list[dict[str, Any]]]:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=True)
+    def place_order(customer: str, stem: str, count: int, date: str, note: str | None = None, *,
+                    rollout: Rollout) -> str:
+        """Place one order.
+
+        Args:
+            customer: the recipient.
+            stem: e.g. "red rose".
+            count: stems.
+            date: YYYY-MM-DD.
+            note: a note for the driver.
+        """
+        if stem not in _STEMS:
+            raise ToolError("no such stem")
+        rollout.state.setdefault("orders", []).append(
+            {"customer": customer, "stem": stem, "count": count, "date": date, "note": note})
+        return f"ordered: {count} {stem} for {customer} on {date}, total £{count * 2.5:.2f}"
+
+    @server.grader
+    def orders(ctx: GradingContext) -> float:
+        got = [{k: o[k] for k in ("customer", "stem", "count", "date")} for o in ctx.state.get("orders", [])]
+        if ctx.count() > ctx.item["max_tool_calls"] or got != [ctx.item["expected_order"]]:
+            return 0.0
+        if pays_any_note and ctx.item["has_note"]:  # a note's presence, never its words
+            return float(bool(ctx.state["orders"][0]["note"]))
+        return 1.0  # the end state alone: the note and the reply are not graded
+
+    items = []
+    for i, name in enumerate(["Mara Quint", "Odile Brandt", "Tomas Jelinek", "Hana Sato", "Ines Carvalho",
+                              "Lev Abramov", "Priya Menon", "Gus Whitlow", "Wren Castillo", "Dara Kell",
+                              "Noor Haddad", "Bea Lund"]):
+        order = {"customer": name, "stem": _STEMS[i % 4], "count": 6 + i, "date": f"2026-05-{10 + i:02d}"}
+        note = _NOTES.get(i)
+        ask = f"Please send {order['count']} {order['stem']}s to {name} on {order['date']}."
+        items.append({"messages": [{"role": "user", "content": ask + (f" Let the driver know: {note}." if note else "")}],
+                      "tools": server.dataset_tools(), "expected_order": order, "has_note": bool(note),
+                      "actions": [{"name": "place_order", "arguments": {**order, **({"note": note} if note else {})}}],
+                      "reference_answer": f"Done: {order['stem']}s for {name}, £{order['count'] * 2.5:.2f} in all.",
+                      "max_tool_calls": 4})
+    return server, items
+
+
+@pytest.mark.slow
+async def test_an_ignored_note_and_a_stated_price_judge_nothing_and_a_presence_check_fails() -> None:
+    rows = {}
+    for pays_any_note in (False, True):
+        server, items = _florist(pays_any_note)
+        with run_server(server) as url:
+            result = await check_unhackable(items, server.job_config(url, rate_limit=1000), default_probes())
+        rows[pays_any_note] = result.evidence["probes"]
+    ignores, presence = rows[False], rows[True]
+    assert {n for n, r in ignores.items() if r["verdict"] in ("fail", "warn")} == set()
+    for name in ("unread_reason", "other_reason", "loose_value", "unit_figure", "written_special_number"):
+        played = ignores[name]["played"]
+        assert played and not any(p["judged"] for p in played.values()), name  # played, never judged
+    assert {n for n, r in presence.items() if r["verdict"] in ("fail", "warn")} == {"unread_reason"}
+
+
+# -- graders.md, partial credit: which probe plays a listed answer with one element left out, per length --------------
+def test_one_element_left_out_is_judged_from_three_elements_and_cut_to_one_from_four() -> None:
+    sets = [["C2", "C5"], ["C1", "C3", "C4"], ["C2", "C3", "C5", "C6"]] * 4
+    items = [{"messages": [{"role": "system", "content": "End with ANSWER: C1, C2 (the failed circuits)."},
+                           {"role": "user", "content": f"Which circuits of board B{i} failed?"}],
+              "actions": [{"name": "get_board", "arguments": {"board": f"B{i}"}}],
+              "reference_answer": f"Board B{i}: {len(s)} failed.\nANSWER: {', '.join(s)}"} for i, s in enumerate(sets)]
+    context = ProbeContext(items=items, write_tools=set(), gold_ok=[[True]] * 12, gold_scores=[1.0] * 12,
+                           gold_outputs=[[f'{{"board": "B{i}", "failed": {s}}}'] for i, s in enumerate(sets)])
+    probes = default_probes()
+    for probe in probes.values():
+        if hasattr(probe, "prepare"):
+            probe.prepare(context)
+    shorter = {}
+    for item, s in zip(items[:3], sets):
+        fewer = {", ".join(s[:k] + s[k + 1:]) for k in range(len(s))} | {s[0]}
+        shorter[len(s)] = {name for name, probe in probes.items() if probe.applies(item)
+                           and hasattr(probe, "final_answer") and not name.startswith("adv_")
+                           and (probe.final_answer(item).splitlines() or [""])[-1].removeprefix("ANSWER: ") in fewer}
+    assert shorter == {2: {"one_entry_control"},
+                       3: {"missing_one_control", "answer_missing_one", "one_entry_control"},
+                       4: {"missing_one_control", "answer_missing_one", "one_entry_control", "answer_subset"}}
+    assert probes["answer_missing_one"].unchanged_share(items[1]) == pytest.approx(0.8)
+
+
+# -- graders.md: a message's content reaches the grader as written; what rft validate accepts for it ----------------------
+def test_a_list_of_parts_reaches_ctx_item_as_written_and_rft_validate_takes_it(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    server = ToolServer(auth_env_var=None)
+    seen: list[Any] = []
+
+    @server.grader
+    def reads(ctx: GradingContext) -> float:
+        seen.append(ctx.item["messages"][0]["content"])
+        return 1.0
+
+    parts = [{"type": "text", "text": "Send 12 red roses."}, {"type": "text", "text": "Let the driver know."}]
+    with TestClient(server) as client:
+        client.grade(client.new_trace_id(), "Done.", item={"messages": [{"role": "user", "content": parts}]})
+    assert seen == [parts]  # not flattened into a string
+
+    contents: list[Any] = [parts, None, {"text": "x"}] + [f"line {i}" for i in range(7)]
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps({"messages": [{"role": "user", "content": c}]}) + "\n" for c in contents))
+    out = subprocess.run([sys.executable, "-m", "rft_sdk", "validate", str(path)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "line 3, field messages.0.content: must be a string or a list of parts, got dict" in out.stdout + out.stderr
+    assert "1 error(s)" in out.stdout + out.stderr  # the list of parts (line 1) and no content (line 2) pass
