@@ -5,7 +5,9 @@ comes from:
 
 * **Lines** (``docs/hosted-protocol.md`` §2): one JSON object per line, at least
   10 lines, ``messages`` a non-empty list of ``{"role", "content"}`` with roles
-  ``system|developer|user|assistant|tool``. The model writes the answer, so the
+  ``system|developer|user|assistant|tool``; a ``content`` is a string or a list
+  of parts, each an object with a string ``type`` (a ``text`` part with a
+  string ``text``: the chat-completions content parts). The model writes the answer, so the
   last message must not be ``assistant`` or ``tool`` (Azure's RFT how-to,
   "Training & evaluation file formation requirements": "The final message must
   be from the user, not the assistant"); Azure also says "System messages
@@ -175,6 +177,12 @@ def _check_messages(messages: Any, lineno: int, rules: TargetRules, report: Repo
         if content is not None and not isinstance(content, (str, list)):
             report.add("error", lineno, f"{where}.content", f"must be a string or a list of parts, got "
                        f"{type(content).__name__}", "write the text as a string")
+        for k, part in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str) \
+                    or (part["type"] == "text" and not isinstance(part.get("text"), str)):
+                report.add("error", lineno, f"{where}.content.{k}", "a part must be an object with a string "
+                           f"\"type\" (a text part with a string \"text\"), got {json.dumps(part)[:60]}",
+                           'write {"type": "text", "text": "..."}, or the whole content as a string')
     last = messages[-1].get("role") if isinstance(messages[-1], dict) else None
     if last in ROLES and last not in rules.final_roles:
         why = ("the model writes the answer in RFT, so a line ending with the answer is an SFT line"

@@ -963,10 +963,12 @@ def test_a_list_of_parts_reaches_ctx_item_as_written_and_rft_validate_takes_it(t
         client.grade(client.new_trace_id(), "Done.", item={"messages": [{"role": "user", "content": parts}]})
     assert seen == [parts]  # not flattened into a string
 
-    contents: list[Any] = [parts, None, {"text": "x"}] + [f"line {i}" for i in range(7)]
+    contents: list[Any] = [parts, None, {"text": "x"}, [1, "weird"]] + [f"line {i}" for i in range(6)]
     path = tmp_path / "train.jsonl"
     path.write_text("".join(json.dumps({"messages": [{"role": "user", "content": c}]}) + "\n" for c in contents))
     out = subprocess.run([sys.executable, "-m", "rft_sdk", "validate", str(path)], capture_output=True, text=True)
     assert out.returncode == 1
     assert "line 3, field messages.0.content: must be a string or a list of parts, got dict" in out.stdout + out.stderr
-    assert "1 error(s)" in out.stdout + out.stderr  # the list of parts (line 1) and no content (line 2) pass
+    assert "line 4, field messages.0.content.0: a part must be an object" in out.stdout + out.stderr
+    assert "line 4, field messages.0.content.1: a part must be an object" in out.stdout + out.stderr
+    assert "3 error(s)" in out.stdout + out.stderr  # the list of parts (line 1) and no content (line 2) pass
