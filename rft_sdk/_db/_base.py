@@ -76,12 +76,14 @@ class DatabaseLimitError(RFTError):
 
 def name_like(name: str) -> str:
     """A database name that follows the rule (:data:`_NAME_RE`) and resembles ``name``: lower-cased, every other
-    character made ``_``, ``db_`` put before a first character that is not a letter, cut to 20 characters
-    (``"Auction-3F9A"`` -> ``"auction_3f9a"``)."""
+    character made ``_``, ``db_`` put before a first character that is not a letter (``"Auction-3F9A"`` ->
+    ``"auction_3f9a"``); one longer than 20 characters keeps its first 13 and ends with ``_`` and 6 hex digits of
+    the whole name's SHA-256, so two long names that share a start get two names (``"window_cleaning_twin_a"`` and
+    ``"window_cleaning_twin_c"``: each database name is a folder of its own)."""
     fixed = re.sub(r"[^a-z0-9_]", "_", name.lower())
     if not fixed[:1].isalpha():
         fixed = "db_" + fixed
-    return fixed[:20]
+    return fixed if len(fixed) <= 20 else f"{fixed[:13]}_{_digest(name)[:6]}"
 
 
 def _digest(text: str) -> str:

@@ -218,7 +218,8 @@ def test_a_source_is_named_by_its_function_file_and_name_whatever_wraps_it():
 
 
 @pytest.mark.parametrize(("bad", "suggested"), [("auction-3f9a", "auction_3f9a"), ("Doctor7-DNS", "doctor7_dns"),
-                                                ("3rd_task", "db_3rd_task"), ("a" * 25, "a" * 20), ("", "db_")])
+                                                ("3rd_task", "db_3rd_task"), ("a" * 25, "a" * 13 + "_2f521e"),
+                                                ("", "db_")])
 def test_a_bad_name_is_refused_at_construction_with_one_that_follows_the_rule(tmp_path, bad, suggested):
     with pytest.raises(ValueError) as refused:
         SQLiteDatabase(setup=lambda conn: None, name=bad, dir=tmp_path)
@@ -226,3 +227,10 @@ def test_a_bad_name_is_refused_at_construction_with_one_that_follows_the_rule(tm
                                   f"with a letter: e.g. name={suggested!r}")
     SQLiteDatabase(setup=lambda conn: None, name=suggested, dir=tmp_path)  # the suggestion is accepted
     assert not any(tmp_path.iterdir())  # constructing writes nothing
+
+
+def test_two_long_names_that_share_a_start_get_two_suggestions():
+    from rft_sdk._db._base import name_like
+
+    a, c = name_like("window_cleaning_twin_a"), name_like("window_cleaning_twin_c")
+    assert a != c and len(a) == len(c) == 20 and a.startswith("window_cleani_")
