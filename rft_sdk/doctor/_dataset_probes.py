@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from rft_sdk.emulator import PolicyStep, make_tool_call, turns_taken
@@ -29,7 +29,7 @@ from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
-           "has_wildcard", "prose_fields", "template_fields"]
+           "has_wildcard", "item_values", "prose_fields", "template_fields"]
 
 #: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
 MAX_DUMP_CHARS = 64_000
@@ -233,9 +233,30 @@ def value_shape(value: Any) -> str:
 _WORDY = re.compile(r"[^\W\d_][^\W_]*(?:[-'][^\W\d_][^\W_]*)*[.,;:!?'-]*")  # "grain-free", "owner's" too
 
 
+def item_values(items: Sequence[Mapping[str, Any]], actions_field: str = "actions",
+                keep: Callable[[Mapping[str, Any]], bool] | None = None) -> dict[tuple[str, str], list[Any]]:
+    """Per ``(tool, argument)``, the values the items' gold calls pass (those ``keep`` keeps), one entry per item
+    and distinct value: the input :func:`prose_fields` reads. A note written on each of an item's three rows is one
+    value, not three repeats (doctor47's pool lanes: ``squad training`` on both lanes of one booking read as an
+    enum, and an honest grader that ignores the note FAILed ``altered_writes``)."""
+    out: dict[tuple[str, str], list[Any]] = {}
+    for item in items:
+        seen: set[tuple[str, str, str]] = set()
+        for call in item.get(actions_field) or []:
+            if not isinstance(call, Mapping) or not isinstance(call.get("arguments"), Mapping) \
+                    or (keep is not None and not keep(call)):
+                continue
+            for arg, value in call["arguments"].items():
+                key = (str(call.get("name")), str(arg), json.dumps(value, sort_keys=True, default=str))
+                if key not in seen:
+                    seen.add(key)
+                    out.setdefault(key[:2], []).append(value)
+    return out
+
+
 def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, str]]:
-    """The ``(tool, argument)`` pairs whose gold values across the items (``values``: one entry per item's
-    call) read as free text: three or more values, at least three and 60% of them distinct (doctor24: two
+    """The ``(tool, argument)`` pairs whose gold values across the items (``values``: one entry per item and
+    distinct value, :func:`item_values`) read as free text: three or more values, at least three and 60% of them distinct (doctor24: two
     receipts rejected with the same reason), single-line strings of 2+ words, at least
     60% of each value's words letters first, and either 3+ words on average or a lower-case word in every
     value (``"June rent"``, ``"rent for unit 12"``, ``"Fix the login redirect"``). Names (``"Ana Lima"``:
@@ -399,7 +420,6 @@ class AlteredWrites(GoldPlanProbe):
         """Collect the values every item's gold writes pass, per (tool, argument); share the arguments out."""
         self._context = context
         values: dict[tuple[str, str], dict[str, tuple[Any, dict[str, Any]]]] = {}
-        every: dict[tuple[str, str], list[Any]] = {}  # every gold value, repeats kept (enums repeat)
         texts: dict[tuple[str, str], list[tuple[Any, Collection[str]]]] = {}  # with the item's other strings
         for item in context.items:
             strings = [v for c in item.get(self.actions_field) or [] if isinstance(c, Mapping)
@@ -410,12 +430,12 @@ class AlteredWrites(GoldPlanProbe):
                     arguments = call["arguments"]
                     for arg, value in arguments.items():
                         rest = {k: v for k, v in arguments.items() if k != arg}
-                        every.setdefault((call["name"], arg), []).append(value)
                         texts.setdefault((call["name"], arg), []).append((value, strings))
                         values.setdefault((call["name"], arg), {}).setdefault(json.dumps(value, sort_keys=True),
                                                                              (value, rest))
         self._calls = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
-        self._prose = prose_fields(every) | template_fields(texts)
+        self._prose = prose_fields(item_values(context.items, self.actions_field, lambda call: is_write_tool(
+            str(call.get("name")), self.write_tools))) | template_fields(texts)
         self._choice = {}
         used: dict[str, int] = {}
         for i, item in enumerate(context.items):

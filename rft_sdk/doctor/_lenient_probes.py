@@ -60,7 +60,7 @@ from typing import Any
 
 from ._answer_numbers import NUMBER
 from ._answers import prompt_texts
-from ._dataset_probes import has_wildcard, prose_fields, template_fields
+from ._dataset_probes import has_wildcard, item_values, prose_fields, template_fields
 from ._generic import _ContextProbe, with_argument
 from ._probes import HACK, ProbeContext, Steps, is_write_tool
 from ._scope import _json_values
@@ -360,7 +360,9 @@ class _WriteControl(_Control):
         self._boilerplate = template_fields(self._texts)
         # a note in lower-case phrases ("grain-free diet", "no chicken diet"): free text, never a title or a
         # name; an honest grader may look for the requested words in it (doctor22's kennel grader)
-        self._notes = {key for key in prose_fields(self._values) if _lower_phrases(self._values[key])}
+        self._item_values = item_values(context.items, self.actions_field, lambda call: is_write_tool(
+            str(call.get("name")), self.write_tools))
+        self._notes = {key for key in prose_fields(self._item_values) if _lower_phrases(self._values[key])}
         super().prepare(context)
 
     def candidate(self, item: Mapping[str, Any], tool: str, arg: str, value: Any,

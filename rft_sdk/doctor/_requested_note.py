@@ -127,7 +127,7 @@ class NoteDroppedControl(_WriteControl):
 
     def _free_text(self) -> set[tuple[str, str]]:
         if self._prose is None:
-            self._prose = prose_fields(self._values)
+            self._prose = prose_fields(self._item_values)
         return self._prose
 
     def plan(self, item: Mapping[str, Any]) -> Steps:

@@ -73,7 +73,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._answers import prompt_texts
-from ._dataset_probes import prose_fields
+from ._dataset_probes import item_values, prose_fields
 from ._generic import _OWN_STATUS, SUCCESS_VALUES, _ContextProbe, _status_write, annotation_call, schema_enum
 from ._lenient_probes import ListControl, _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
@@ -312,13 +312,7 @@ class DroppedWrite(_ContextProbe):
     def prepare(self, context: ProbeContext) -> None:
         """Find the free-text arguments (``prose_fields``), then choose the items."""
         super().prepare(context)
-        values: dict[tuple[str, str], list[Any]] = {}
-        for item in context.items:
-            for call in item.get(self.actions_field) or []:
-                if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
-                    for arg, value in call["arguments"].items():
-                        values.setdefault((str(call.get("name")), arg), []).append(value)
-        self._prose = prose_fields(values)
+        self._prose = prose_fields(item_values(context.items, self.actions_field))
         self._chosen = {}
         for i, item in enumerate(context.items):
             if len(self._chosen) < self.max_items and self._has_gold(item) and self.options(item):

@@ -45,3 +45,15 @@ def test_the_selection_rule_takes_a_stated_threshold_then_a_category_then_the_ga
     assert selection_rule(routes, {0, 2, 4}, "id", "") == Rule("in", "colour", frozenset({"red"}))
     assert selection_rule(routes, {0, 3}, "id", "") is None  # no field tells them apart
     assert selection_rule(routes, set(range(5)), "id", "") == Rule("all")
+
+
+def test_a_note_repeated_on_one_items_rows_is_one_value_and_reads_as_prose():
+    from rft_sdk.doctor._dataset_probes import item_values, prose_fields
+
+    notes = ["squad training", "swim leg drills", "year nine lessons", "gala warm up", "board practice"]
+    items = [{"actions": [{"name": "hold", "arguments": {"slot": f"S{k}{lane}", "note": note}} for lane in (1, 2, 3)]}
+             for k, note in enumerate(notes)]
+    per_call = {("hold", "note"): [c["arguments"]["note"] for item in items for c in item["actions"]]}
+    assert prose_fields(per_call) == set()  # 5 distinct of 15: read as an enum (doctor47's pool lanes)
+    assert item_values(items)[("hold", "note")] == notes
+    assert prose_fields(item_values(items)) == {("hold", "note")}
