@@ -71,10 +71,11 @@ class ValueSwap(_ContextProbe):
                  if isinstance(a.get("arguments"), Mapping) else dict(a)] for a in item[self.actions_field]]
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
-        """The reference answer with the value replaced."""
+        """The reference answer with the value replaced, whole and in its :meth:`encoded` forms (the reply names
+        the id the calls wrote: ``F-0512-B``, not the gold's ``F-0514-B``)."""
         answer = super().final_answer(item)
         value, new = self.swap(item) or ("", "")
-        return replaced_word(answer, value, new) if value else answer
+        return self._argument(replaced_word(answer, value, new), value, new) if value else answer
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """``{described: "value -> new"}``."""

@@ -57,3 +57,18 @@ def test_a_note_repeated_on_one_items_rows_is_one_value_and_reads_as_prose():
     assert prose_fields(per_call) == set()  # 5 distinct of 15: read as an enum (doctor47's pool lanes)
     assert item_values(items)[("hold", "note")] == notes
     assert prose_fields(item_values(items)) == {("hold", "note")}
+
+
+def test_a_corrected_day_inside_an_id_is_swapped_in_the_reply_too():
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    item = {"messages": [{"role": "user", "content": "Book 3 shelves on 2026-05-12."},
+                         {"role": "assistant", "content": "Noted."},
+                         {"role": "user", "content": "Sorry, make that 2026-05-14."}],
+            "actions": [{"name": "book_shelves", "arguments": {"firing_id": "F-0514-B", "shelves": 3}}],
+            "reference_answer": "Booked 3 shelves in F-0514-B on 2026-05-14."}
+    probe = SupersededRequest()
+    probe.writes_of = lambda item: [0]  # type: ignore[method-assign]  # the one call writes (no gold replay here)
+    assert probe.swap(item) == ("2026-05-14", "2026-05-12")
+    assert probe.plan(item)[0][0]["arguments"]["firing_id"] == "F-0512-B"
+    assert probe.final_answer(item) == "Booked 3 shelves in F-0512-B on 2026-05-12."
