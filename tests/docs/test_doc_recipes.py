@@ -14,7 +14,7 @@ under the doctor, the probes that play a listed answer with one element left out
 as written (docs/graders.md); a ``REAL`` column
 graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
 hold per diff helper (docs/database.md); an integer ``Literal`` matched by value, the enum probes that play its members, and the ``ToolServer(...)``
-signature with its defaults (docs/tools.md)."""
+signature with its defaults, one seeding helper with a sentinel key (docs/tools.md)."""
 
 from __future__ import annotations
 
@@ -972,3 +972,29 @@ def test_a_list_of_parts_reaches_ctx_item_as_written_and_rft_validate_takes_it(t
     assert "line 4, field messages.0.content.0: a part must be an object" in out.stdout + out.stderr
     assert "line 4, field messages.0.content.1: a part must be an object" in out.stdout + out.stderr
     assert "3 error(s)" in out.stdout + out.stderr  # the list of parts (line 1) and no content (line 2) pass
+
+
+def test_one_seeding_helper_with_a_sentinel_gives_the_golds_state_and_digest() -> None:
+    """docs/tools.md, "Seeding from the item": the first-touch helper seeds every key and a ``_seeded`` sentinel;
+    a rollout that reads first and one that only writes end with the same state, so the same end-state digest."""
+    import asyncio
+    import json
+
+    from rft_sdk._server._grade_call import end_state_digest
+
+    server = ToolServer()
+    _run("tools.md", "def _state(rollout: Rollout)", server=server, Rollout=Rollout, copy=copy)
+    item = {"messages": [{"role": "user", "content": "3 shelves on 2026-05-14, please."}],
+            "firings": [{"id": "F-0514-B", "date": "2026-05-14"}, {"id": "F-0512-B", "date": "2026-05-12"}]}
+    with TestClient(server) as client:
+        read_first, write_only, read_only = client.new_trace_id(), client.new_trace_id(), client.new_trace_id()
+        assert client.call("list_firings", trace_id=read_first, item=item, arguments={"date": "2026-05-14"}).ok
+        for trace in (read_first, write_only):
+            assert client.call("book_shelves", trace_id=trace, item=item,
+                               arguments={"firing_id": "F-0514-B", "shelves": 3}).ok
+        assert client.call("list_firings", trace_id=read_only, item=item, arguments={"date": "2026-05-12"}).ok
+        states = [client.state(t) for t in (read_first, write_only, read_only)]
+    assert states[0] == states[1] and states[0]["_seeded"] is True
+    assert set(states[2]) == {"firings", "bookings", "_seeded"} and states[2]["bookings"] == {}
+    digests = [asyncio.run(end_state_digest(json.dumps(s))) for s in states]
+    assert digests[0] == digests[1] != digests[2]
