@@ -146,6 +146,17 @@ def _names(text: str, word: str) -> bool:
     return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text, re.IGNORECASE) is not None
 
 
+def _renamed(text: str, renames: Mapping[str, Any], ignore_case: bool = False) -> str:
+    """``text`` with each whole word of ``renames`` (in any case with ``ignore_case``) replaced by its new name."""
+    if not renames:
+        return text
+    lookup = {k.lower() if ignore_case else k: str(v) for k, v in renames.items()}
+    pattern = "|".join(re.escape(k) for k in sorted(renames, key=len, reverse=True))
+    return re.sub(r"(?<![\w-])(?:" + pattern + r")(?![\w-])",
+                  lambda m: lookup[m.group(0).lower() if ignore_case else m.group(0)], text,
+                  flags=re.IGNORECASE if ignore_case else 0)
+
+
 class StatedMember(_WriteControl):
     """``stated_member`` (module table): a judged probe of its own, ``must_lower`` where the changed write was
     accepted."""
@@ -176,10 +187,7 @@ class StatedMember(_WriteControl):
         """The reference answer with the member's word replaced by the one written."""
         answer = super().final_answer(item)
         found = self.change(item)
-        if found is None:
-            return answer
-        return re.sub(r"(?<![\w-])" + re.escape(str(found["from"])) + r"(?![\w-])", lambda m: str(found["probe"]),
-                      answer, flags=re.IGNORECASE)
+        return answer if found is None else _renamed(answer, {str(found["from"]): found["probe"]}, ignore_case=True)
 
 
 class OtherList(ListControl):
@@ -206,9 +214,7 @@ class OtherList(ListControl):
         found, value = self._value(item)
         if found is None or not isinstance(value, list):
             return answer
-        renamed = dict(zip(found["from"], value, strict=False))
-        pattern = "|".join(re.escape(v) for v in sorted(renamed, key=len, reverse=True))
-        return re.sub(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", lambda m: str(renamed[m.group(0)]), answer)
+        return _renamed(answer, dict(zip(found["from"], value, strict=False)))
 
 
 class WriteValueControl(_WriteControl):
