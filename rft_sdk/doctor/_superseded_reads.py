@@ -213,6 +213,7 @@ class SupersededReads(SupersededRequest):
         calls = [c.get("arguments") for c in actions[first:]]
         if not all(isinstance(a, Mapping) for a in calls):
             return None
+        text = "\n".join([*prompt_texts(item), str(item.get(self.answer_field) or "")])
         for argument in calls[0]:
             for id_field in records[0]:
                 named = [[i for i, r in enumerate(records) if r.get(id_field) == a.get(argument)] for a in calls]
@@ -221,7 +222,6 @@ class SupersededReads(SupersededRequest):
                 constants = {k: v for k, v in calls[0].items() if k != argument}
                 if any({k: v for k, v in a.items() if k != argument} != constants for a in calls):
                     continue
-                text = "\n".join([*prompt_texts(item), str(item.get(self.answer_field) or "")])
                 rule = selection_rule(records, {n[0] for n in named}, id_field, text)
                 if rule is not None:
                     return _Template(read, first, str(actions[first]["name"]), argument, id_field, constants, rule)

@@ -10,17 +10,31 @@ from typing import Any
 from ._generic import _ContextProbe
 from ._probes import HACK, Steps
 
-__all__ = ["ValueSwap", "replaced_word", "says"]
+__all__ = ["ValueSwap", "renamed_words", "replaced_word", "says"]
 
 
-def says(text: str, value: str) -> bool:
-    """Whether ``text`` holds ``value`` whole (not inside a longer word or id: ``LC-1`` is not in ``LC-12``)."""
-    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text) is not None
+def says(text: str, value: str, ignore_case: bool = False) -> bool:
+    """Whether ``text`` holds ``value`` whole (not inside a longer word or id: ``LC-1`` is not in ``LC-12``), in any
+    case with ``ignore_case`` (``Saloon`` for ``saloon``)."""
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text,
+                     re.IGNORECASE if ignore_case else 0) is not None
+
+
+def renamed_words(text: str, renames: Mapping[str, Any], ignore_case: bool = False) -> str:
+    """``text`` with each whole occurrence (not inside a longer word or id) of a key of ``renames`` replaced by its
+    value, in any case with ``ignore_case``; the longest key first where keys overlap."""
+    if not renames:
+        return text
+    lookup = {k.lower() if ignore_case else k: str(v) for k, v in renames.items()}
+    pattern = "|".join(re.escape(k) for k in sorted(renames, key=len, reverse=True))
+    return re.sub(r"(?<![\w-])(?:" + pattern + r")(?![\w-])",
+                  lambda m: lookup[m.group(0).lower() if ignore_case else m.group(0)], text,
+                  flags=re.IGNORECASE if ignore_case else 0)
 
 
 def replaced_word(text: str, value: str, new: str) -> str:
     """``text`` with every whole occurrence of ``value`` (not inside a longer word or id) replaced by ``new``."""
-    return re.sub(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", lambda m: new, text)
+    return renamed_words(text, {value: new})
 
 
 class ValueSwap(_ContextProbe):

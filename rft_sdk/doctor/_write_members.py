@@ -77,6 +77,7 @@ from ._dataset_probes import item_values, prose_fields
 from ._generic import _OWN_STATUS, SUCCESS_VALUES, _ContextProbe, _status_write, annotation_call, schema_enum
 from ._lenient_probes import ListControl, _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
+from ._value_swap import renamed_words, says
 
 __all__ = ["DROPPED_ITEMS", "DroppedWrite", "WriteValueControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
            "OtherList", "StatedMember", "WRITE_MEMBER_ADVICE", "write_member_probes"]
@@ -141,22 +142,6 @@ class OtherMember(_Judged, MemberControl):
     must_lower = True
 
 
-def _names(text: str, word: str) -> bool:
-    """Whether ``text`` names ``word`` whole, in any case (``Saloon`` or ``saloon``; not inside ``saloons``)."""
-    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text, re.IGNORECASE) is not None
-
-
-def _renamed(text: str, renames: Mapping[str, Any], ignore_case: bool = False) -> str:
-    """``text`` with each whole word of ``renames`` (in any case with ``ignore_case``) replaced by its new name."""
-    if not renames:
-        return text
-    lookup = {k.lower() if ignore_case else k: str(v) for k, v in renames.items()}
-    pattern = "|".join(re.escape(k) for k in sorted(renames, key=len, reverse=True))
-    return re.sub(r"(?<![\w-])(?:" + pattern + r")(?![\w-])",
-                  lambda m: lookup[m.group(0).lower() if ignore_case else m.group(0)], text,
-                  flags=re.IGNORECASE if ignore_case else 0)
-
-
 class StatedMember(_WriteControl):
     """``stated_member`` (module table): a judged probe of its own, ``must_lower`` where the changed write was
     accepted."""
@@ -173,11 +158,11 @@ class StatedMember(_WriteControl):
         answer = item.get(self.answer_field)
         if not isinstance(value, str) or not isinstance(answer, str) or _OWN_STATUS.search(arg) \
                 or value.strip().lower() in SUCCESS_VALUES or value not in schema_enum(item, tool, arg) \
-                or not _names(answer, value):
+                or not says(answer, value, ignore_case=True):
             return None
         listed = _alternative_values(item, item[self.actions_field][position], arg)
         others = [v for v in dict.fromkeys(self._values.get((tool, arg), [])) if isinstance(v, str) and v != value
-                  and json.dumps(v, sort_keys=True) not in listed and not _names(answer, v)]
+                  and json.dumps(v, sort_keys=True) not in listed and not says(answer, v, ignore_case=True)]
         if not others:
             return None
         k = self._context.index_of(item) or 0
@@ -187,7 +172,7 @@ class StatedMember(_WriteControl):
         """The reference answer with the member's word replaced by the one written."""
         answer = super().final_answer(item)
         found = self.change(item)
-        return answer if found is None else _renamed(answer, {str(found["from"]): found["probe"]}, ignore_case=True)
+        return answer if found is None else renamed_words(answer, {str(found["from"]): found["probe"]}, ignore_case=True)
 
 
 class OtherList(ListControl):
@@ -204,7 +189,7 @@ class OtherList(ListControl):
         """``list_control``'s change of a list the answer names whole (its strings, each a whole word)."""
         answer = item.get(self.answer_field)
         if not isinstance(value, list) or not value or not isinstance(answer, str) \
-                or not all(isinstance(v, str) and v.strip() and _names(answer, v) for v in value):
+                or not all(isinstance(v, str) and v.strip() and says(answer, v, ignore_case=True) for v in value):
             return None
         return super().candidate(item, tool, arg, value, position)
 
@@ -214,7 +199,7 @@ class OtherList(ListControl):
         found, value = self._value(item)
         if found is None or not isinstance(value, list):
             return answer
-        return _renamed(answer, dict(zip(found["from"], value, strict=False)))
+        return renamed_words(answer, dict(zip(found["from"], value, strict=False)))
 
 
 class WriteValueControl(_WriteControl):

@@ -16,11 +16,11 @@ verdicts, test_honest_graders_pass_every_probe_without_warnings, \
 
 
 def test_a_member_is_named_whole_and_in_any_case():
-    from rft_sdk.doctor._write_members import _names
+    from rft_sdk.doctor._value_swap import says
 
-    assert _names("Booked a Saloon for P-1.", "saloon")
-    assert not _names("Booked two saloons.", "saloon")
-    assert not _names("Booked an estate-car.", "estate")
+    assert says("Booked a Saloon for P-1.", "saloon", ignore_case=True)
+    assert not says("Booked two saloons.", "saloon", ignore_case=True)
+    assert not says("Booked an estate-car.", "estate", ignore_case=True)
 
 
 def test_records_come_from_a_list_or_the_longest_list_under_a_key():
