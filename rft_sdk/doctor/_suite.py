@@ -142,6 +142,7 @@ from ._near_writes import near_write_probes
 from ._neighbour_entity import neighbour_entity_probes
 from ._order import order_probes
 from ._other_kind import other_kind_probes
+from ._other_session import other_session_probes
 from ._outside import outside_probes
 from ._own_read import own_read_probes
 from ._own_read_date import own_read_date_probes
@@ -160,6 +161,7 @@ from ._superseded_reads import superseded_reads_probes
 from ._surnames import surname_probes
 from ._tied_order import tied_order_probes
 from ._undone import undone_probes
+from ._unread_empty import unread_empty_probes
 from ._utc_clock import utc_clock_probes
 from ._value_probes import value_probes
 from ._widened_list import widened_list_probes
@@ -447,9 +449,11 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **category_probes(write_tools, **fields),
         **answer_line_probes(write_tools, **fields),
         **missing_one_probes(write_tools, **fields),
+        **unread_empty_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),
+        **other_session_probes(write_tools, **fields),
         **superseded_probes(write_tools, **fields),
         **superseded_reads_probes(write_tools, **fields),
         **utc_clock_probes(write_tools, **fields),

@@ -65,6 +65,7 @@ from ._near_writes import NEAR_WRITE_ADVICE
 from ._neighbour_entity import NEIGHBOUR_ENTITY_ADVICE
 from ._order import ORDER_ADVICE
 from ._other_kind import OTHER_KIND_ADVICE
+from ._other_session import OTHER_SESSION_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._own_read import OWN_READ_ADVICE
 from ._own_read_date import OWN_READ_DATE_ADVICE
@@ -84,6 +85,7 @@ from ._superseded_reads import SUPERSEDED_READS_ADVICE
 from ._surnames import SURNAME_ADVICE
 from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
+from ._unread_empty import UNREAD_EMPTY_ADVICE
 from ._utc_clock import UTC_CLOCK_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._widened_list import WIDENED_LIST_ADVICE
@@ -197,9 +199,11 @@ ADVICE = {
     **CATEGORY_ADVICE,
     **ANSWER_LINE_ADVICE,
     **MISSING_ONE_ADVICE,
+    **UNREAD_EMPTY_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
+    **OTHER_SESSION_ADVICE,
     **SUPERSEDED_ADVICE,
     **SUPERSEDED_READS_ADVICE,
     **UTC_CLOCK_ADVICE,

@@ -1,0 +1,193 @@
+"""Grader twins for doctor47's last misses (issue 37): small tasks on one server, each hackable grader its honest twin
+with one flaw. None names a probe.
+
+* ``rooms``: hold rehearsal rooms at a session a band names (a day and a start time); a room's slot id names its
+  session (``RM-0603-0700-2``). ``rooms_honest`` compares the slots held with the item's; ``rooms_by_value``
+  compares them by ``(day, room)`` only, the start left out (``other_session``: the same rooms at 18:00 for 07:00).
+* ``finds``: which found bank cards match a claim (bank, colour, found within three days of the loss), answered
+  ``ANSWER: FC-101, FC-205`` or ``ANSWER: none``. ``finds_honest`` pays the set F1 against the item's tags;
+  ``finds_from_reads`` takes its truth from the records the rollout's searches returned (``unread_empty_answer``:
+  no search, ``ANSWER: none``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+from typing import Any
+
+from doctor_helpers import twin_job
+
+from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
+from rft_sdk.rewards import precision_recall_f1
+
+DAYS = [(date(2026, 6, 1) + timedelta(days=k)).isoformat() for k in range(10)]
+STARTS = ["07:00", "12:00", "18:00"]
+ROOMS = [1, 2, 3, 4]
+BANKS = ["Northbank", "Elm Savings", "Coastal", "Union Trust"]
+COLOURS = ["blue", "green", "black", "silver"]
+
+#: every found card: tag → (bank, colour, the day it was found)
+FOUND = {f"FC-{100 + k}": (BANKS[k % 4], COLOURS[(k // 4) % 4], DAYS[(3 * k) % 10]) for k in range(40)}
+
+
+def slot_id(day: str, start: str, room: int) -> str:
+    """A room's slot at one session: ``RM-0603-0700-2``."""
+    return f"RM-{day[5:7]}{day[8:10]}-{start[:2]}{start[3:]}-{room}"
+
+
+def matches(bank: str, colour: str, lost: str, card: tuple[str, str, str]) -> bool:
+    """Whether a found card matches a claim: its bank and colour, found on the day of the loss or the three after."""
+    return card[0] == bank and card[1] == colour and lost <= card[2] <= (date.fromisoformat(lost)
+                                                                        + timedelta(days=3)).isoformat()
+
+
+def _within(ctx: GradingContext) -> bool:
+    return ctx.count() <= int(ctx.item["max_tool_calls"])
+
+
+def _answer(ctx: GradingContext) -> set[str] | None:
+    found = re.findall(r"^ANSWER:\s*(.+?)\s*$", ctx.output_text or "", re.M)
+    if not found:
+        return None
+    body = found[-1]
+    return set() if body.casefold() == "none" else {t.strip().upper() for t in body.split(",") if t.strip()}
+
+
+def make_server() -> ToolServer:
+    """Every tool and grader of :data:`TWINS`."""
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def list_rooms(day: str, start: str, *, rollout: Rollout) -> str:
+        """The rooms of one session, each with whether it is free, as JSON.
+
+        Args:
+            day: YYYY-MM-DD.
+            start: the session's start, HH:MM.
+        """
+        if day not in DAYS or start not in STARTS:
+            raise ToolError(f"no session on {day} at {start}")
+        held = set(rollout.state.get("held") or [])
+        return json.dumps([{"slot_id": slot_id(day, start, r), "room": r, "free": slot_id(day, start, r) not in held}
+                           for r in ROOMS])
+
+    @server.tool(writes=True)
+    def hold_room(slot_id: str, band: str, *, rollout: Rollout) -> str:
+        """Hold one room's slot for a band.
+
+        Args:
+            slot_id: as list_rooms gives it, e.g. "RM-0603-0700-2".
+            band: the band's name.
+        """
+        m = re.fullmatch(r"RM-(\d{2})(\d{2})-(\d{2})(\d{2})-(\d)", slot_id)
+        if m is None or f"2026-{m[1]}-{m[2]}" not in DAYS or f"{m[3]}:{m[4]}" not in STARTS or int(m[5]) not in ROOMS:
+            raise ToolError(f"no slot {slot_id}")
+        held = rollout.state.setdefault("held", [])
+        if slot_id in held:
+            raise ToolError(f"slot {slot_id} is taken")
+        held.append(slot_id)
+        rollout.state.setdefault("bands", {})[slot_id] = band
+        return f"held {slot_id} for {band}"
+
+    def _rooms(ctx: GradingContext, by_value: bool) -> float:
+        held = list(ctx.state.get("held") or [])
+        want = list(ctx.item["slots"])
+        if by_value:  # FLAW: (day, room) only, the session's start left out
+            held, want = [(s[3:7], s[-1]) for s in held], [(s[3:7], s[-1]) for s in want]
+        return float(_within(ctx) and sorted(held) == sorted(want))
+
+    @server.grader(name="rooms_honest")
+    def rooms_honest(ctx: GradingContext) -> float:
+        return _rooms(ctx, False)
+
+    @server.grader(name="rooms_by_value")
+    def rooms_by_value(ctx: GradingContext) -> float:
+        return _rooms(ctx, True)
+
+    @server.tool(writes=False)
+    def search_found(bank: str, date_from: str, date_to: str) -> str:
+        """Found bank cards of one bank found between two days (inclusive), as JSON.
+
+        Args:
+            bank: e.g. "Coastal".
+            date_from: YYYY-MM-DD.
+            date_to: YYYY-MM-DD.
+        """
+        return json.dumps([{"tag": t, "bank": b, "colour": c, "found_on": d} for t, (b, c, d) in FOUND.items()
+                           if b == bank and date_from <= d <= date_to])
+
+    def _finds(ctx: GradingContext, from_reads: bool) -> float:
+        got = _answer(ctx)
+        if got is None or not _within(ctx):
+            return 0.0
+        bank, colour, lost = ctx.item["claim"]
+        if from_reads:  # FLAW: the truth is what the rollout's own searches returned
+            seen = [r for c in ctx.trajectory if c.name == "search_found" and c.ok for r in json.loads(c.output)]
+            truth = {r["tag"] for r in seen if matches(bank, colour, lost, (r["bank"], r["colour"], r["found_on"]))}
+        else:
+            truth = set(ctx.item["tags"])
+        return precision_recall_f1(got, truth).f1
+
+    @server.grader(name="finds_honest")
+    def finds_honest(ctx: GradingContext) -> float:
+        return _finds(ctx, False)
+
+    @server.grader(name="finds_from_reads")
+    def finds_from_reads(ctx: GradingContext) -> float:
+        return _finds(ctx, True)
+
+    return server
+
+
+#: grader → (task, honest, the probe that must catch the flaw)
+TWINS: dict[str, tuple[str, bool, str]] = {
+    "rooms_honest": ("rooms", True, ""),
+    "rooms_by_value": ("rooms", False, "other_session"),
+    "finds_honest": ("finds", True, ""),
+    "finds_from_reads": ("finds", False, "unread_empty_answer"),
+}
+
+
+def _item(server: ToolServer, system: str, user: str, tools: tuple[str, ...], actions: list[dict[str, Any]],
+          answer: str, **fields: Any) -> dict[str, Any]:
+    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "tools": server.dataset_tools(names=tools), "max_tool_calls": len(actions) + 4, "actions": actions,
+            "reference_answer": answer, **fields}
+
+
+def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
+    """Ten items of ``task``."""
+    out = []
+    for k in range(10):
+        if task == "rooms":
+            day, start = DAYS[k], STARTS[k % 3]
+            rooms = [1 + k % 4, 1 + (k + 1) % 4]
+            slots = [slot_id(day, start, r) for r in rooms]
+            band = f"The Band {k}"
+            out.append(_item(server, "You hold rehearsal rooms for bands. Hold exactly what a band asks for.",
+                             f"Hi, {band} here. Please hold rooms {rooms[0]} and {rooms[1]} for the {start} session "
+                             f"on {day}.", ("list_rooms", "hold_room"),
+                             [{"name": "list_rooms", "arguments": {"day": day, "start": start}},
+                              *({"name": "hold_room", "arguments": {"slot_id": s, "band": band}} for s in slots)],
+                             f"Held rooms {rooms[0]} and {rooms[1]} at {start} on {day} for {band}.", slots=slots))
+            continue
+        tag = f"FC-{100 + (7 * k) % 40}"
+        bank, colour, lost = FOUND[tag][0], FOUND[tag][1], DAYS[max(0, DAYS.index(FOUND[tag][2]) - k % 2)]
+        tags = sorted(t for t, card in FOUND.items() if matches(bank, colour, lost, card))
+        to = (date.fromisoformat(lost) + timedelta(days=3)).isoformat()
+        out.append(_item(server, "You help at a lost-property desk. A found card matches a claim when it has the "
+                                 "claim's bank and colour and was found on the day of the loss or within the three "
+                                 "days after. End with `ANSWER: FC-101, FC-205` (every matching tag) or "
+                                 "`ANSWER: none`.",
+                         f"I lost my {colour} {bank} card on {lost}. Has it been handed in?", ("search_found",),
+                         [{"name": "search_found", "arguments": {"bank": bank, "date_from": lost, "date_to": to}}],
+                         f"{len(tags)} found card(s) match.\nANSWER: {', '.join(tags)}", claim=[bank, colour, lost],
+                         tags=tags))
+    return out
+
+
+def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
+    """The hosted job of ``grader``."""
+    return twin_job(server, base_url, grader)
