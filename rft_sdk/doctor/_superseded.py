@@ -23,6 +23,14 @@ superseded_request        on items whose gold writes and whose conversation has 
                           typo:``, ``wait, I mean``, ``actually``) stands for the last turn and the
                           text before it for the earlier ones (doctor36's drone permits: a grader
                           accepting any time the message names)
+superseded_count          the same for a count: an integer argument of a gold write that the last
+                          user turn states before a noun (``make that 2 tyres``) and an earlier turn
+                          states as another number before the same noun (``4 tyres``), swapped; the
+                          write's other non-integer numbers (a quoted total) scaled by the two counts'
+                          ratio, as is that amount in the reference answer (doctor44's tyre shop: a
+                          grader that accepts any quantity the conversation names and recomputes the
+                          total for it). Judged ``must_lower`` where the end state differs from the
+                          gold's
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the last user turn is the request; the end state of the superseded one is
@@ -41,14 +49,19 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._generic import schema_enum
+from ._probes import Steps
 from ._value_swap import ValueSwap, says
 
-__all__ = ["CORRECTION", "SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededRequest", "superseded_probes"]
+__all__ = ["CORRECTION", "SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededCount", "SupersededRequest",
+           "superseded_probes"]
 
 SUPERSEDED_ADVICE = {
     "superseded_request": "the request of a user turn that a later turn corrected, done as first asked, earns the "
                           "gold's score: grade against the last user turn's request only, never any request found "
                           "in the conversation",
+    "superseded_count": "the count of a user turn that a later turn corrected (4 tyres, then 2), ordered and "
+                        "priced as first asked, earns the gold's score: grade against the last user turn's request "
+                        "only, never any quantity found in the conversation",
 }
 
 #: ``superseded_request`` plays at most this many items.
@@ -158,6 +171,102 @@ class SupersededRequest(ValueSwap):
         return None
 
 
+#: A count stated before its noun (``2 tyres``, ``3 x bags``), captured: the number, then the noun.
+_COUNT = re.compile(r"(?<![\d.,:/\-£$€])(\d{1,3})\s+(?:x\s+)?(?:new\s+|more\s+|of\s+them\s+)?([A-Za-z]{3,})")
+
+
+def _counts(text: str) -> dict[str, list[int]]:
+    """Per noun (case-folded, a plural ``s`` dropped), the counts ``text`` states before it, in order."""
+    out: dict[str, list[int]] = {}
+    for number, noun in _COUNT.findall(text):
+        out.setdefault(noun.casefold().removesuffix("s"), []).append(int(number))
+    return out
+
+
+def _scaled(value: float, ratio: float) -> float:
+    return round(value * ratio, 2)
+
+
+class SupersededCount(ValueSwap):
+    """``superseded_count`` (module table)."""
+
+    described = "superseded"
+
+    def __init__(self, write_tools: Collection[str] | None = None, max_items: int = SUPERSEDED_ITEMS,
+                 **fields: Any) -> None:
+        super().__init__(write_tools, max_items, "the gold writes nothing, or no integer argument of a gold write "
+                         "is a count the last user turn states before a noun that an earlier turn gave another "
+                         "count", **fields)
+
+    def _found(self, item: Mapping[str, Any]) -> tuple[int, int, str] | None:
+        """``(the write's position, the corrected count, the argument)`` with the superseded count in
+        :meth:`swap`; ``None`` without one."""
+        turns = _user_turns(item)
+        if len(turns) < 2:
+            return None
+        last, earlier = _counts(turns[-1]), _counts("\n".join(turns[:-1]))
+        actions = item.get(self.actions_field) or []
+        for p in self.writes_of(item):
+            arguments = actions[p].get("arguments") if isinstance(actions[p], Mapping) else None
+            for arg, value in (arguments.items() if isinstance(arguments, Mapping) else ()):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    continue
+                for noun, stated in last.items():
+                    old = [n for n in earlier.get(noun, []) if n != value and n not in stated and n > 0]
+                    if value in stated and old:
+                        return p, old[0], arg
+        return None
+
+    def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
+        """``(the last turn's count, the superseded one)`` as text; ``None`` without one."""
+        found = self._found(item)
+        if found is None:
+            return None
+        position, old, arg = found
+        return str(item[self.actions_field][position]["arguments"][arg]), str(old)
+
+    def _ratio(self, item: Mapping[str, Any]) -> float:
+        value, new = self.swap(item) or ("1", "1")
+        return int(new) / int(value)
+
+    def _priced(self, item: Mapping[str, Any]) -> dict[float, float]:
+        """The write's non-integer numbers and their scaled values (a quoted total: ``176.16 → 352.32``)."""
+        found = self._found(item)
+        if found is None:
+            return {}
+        arguments = item[self.actions_field][found[0]]["arguments"]
+        ratio = self._ratio(item)
+        return {v: _scaled(v, ratio) for v in arguments.values() if isinstance(v, float)}
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls with the write's count swapped and its other numbers scaled."""
+        found = self._found(item)
+        steps = [[dict(a)] for a in item[self.actions_field]]
+        if found is None:
+            return steps
+        position, old, arg = found
+        priced = self._priced(item)
+        arguments = {k: old if k == arg else priced.get(v, v) if isinstance(v, float) else v
+                     for k, v in item[self.actions_field][position]["arguments"].items()}
+        steps[position] = [{**item[self.actions_field][position], "arguments": arguments}]
+        return steps
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference answer with the count swapped before a word (``2 x``, ``2 tyres``) and the scaled
+        amounts written as the reference writes money (two decimals, thousands separators kept out)."""
+        answer = str(item.get(self.answer_field) or "")
+        swap = self.swap(item)
+        if swap is None:
+            return answer
+        value, new = swap
+        answer = re.sub(r"(?<![\d.,:/\-£$€])" + re.escape(value) + r"(?=\s+(?:x\b|[A-Za-z]))", new, answer)
+        for old_amount, new_amount in self._priced(item).items():
+            answer = re.sub(r"(?<![\d.])" + re.escape(f"{old_amount:.2f}") + r"(?![\d])", f"{new_amount:.2f}",
+                            answer)
+        return answer
+
+
 def superseded_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
-    """The probe of the module table, by name."""
-    return {"superseded_request": SupersededRequest(write_tools, **fields)}
+    """The probes of the module table, by name."""
+    return {"superseded_request": SupersededRequest(write_tools, **fields),
+            "superseded_count": SupersededCount(write_tools, **fields)}

@@ -51,3 +51,20 @@ def test_an_empty_list_is_written_as_the_prompt_names_it():
     assert emptied_line("Two match.\nANSWER: FC-101, FC-205", "none") == ("ANSWER: none", ["FC-101", "FC-205"])
     assert emptied_line("ANSWER: none", "none") is None
     assert emptied_line("No marked line", "none") is None
+
+
+def test_a_corrected_count_is_ordered_as_first_asked_and_its_total_scaled():
+    from rft_sdk.doctor._superseded import SupersededCount
+
+    item = {"messages": [{"role": "user", "content": "I need 4 tyres, 205/55 R16, fitted."},
+                         {"role": "assistant", "content": "Noted."},
+                         {"role": "user", "content": "Sorry, make that 2 tyres - just the fronts."}],
+            "actions": [{"name": "order", "arguments": {"sku": "KT-1601", "qty": 2, "total": 176.16}}],
+            "reference_answer": "2 x KT-1601 at 58.40 + fitting 2 x 12.50 = 176.16.\nANSWER: 176.16"}
+    probe = SupersededCount()
+    probe.writes_of = lambda item: [0]  # type: ignore[method-assign]  # the one call writes (no gold replay here)
+    assert probe.swap(item) == ("2", "4")
+    assert probe.plan(item)[0][0]["arguments"] == {"sku": "KT-1601", "qty": 4, "total": 352.32}
+    assert probe.final_answer(item) == "4 x KT-1601 at 58.40 + fitting 4 x 12.50 = 352.32.\nANSWER: 352.32"
+    item["messages"] = item["messages"][-1:]
+    assert probe.swap(item) is None  # one user turn: nothing was corrected
