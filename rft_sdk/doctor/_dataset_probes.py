@@ -24,12 +24,12 @@ from ._answers import (
     own_inside,
     prompt_texts,
 )
-from ._generic import _canonical, _free_text, _status_write, annotation_call, schema_enum
+from ._generic import _canonical, _free_text, _parameters, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
-           "has_wildcard", "item_values", "prose_fields", "template_fields"]
+           "described_prose", "has_wildcard", "item_values", "prose_fields", "template_fields"]
 
 #: Largest answer-space dump, characters (the rest is cut: a hosted answer is bounded too).
 MAX_DUMP_CHARS = 64_000
@@ -256,11 +256,13 @@ def item_values(items: Sequence[Mapping[str, Any]], actions_field: str = "action
 
 def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, str]]:
     """The ``(tool, argument)`` pairs whose gold values across the items (``values``: one entry per item and
-    distinct value, :func:`item_values`) read as free text: three or more values, at least three and 60% of them distinct (doctor24: two
-    receipts rejected with the same reason), single-line strings of 2+ words, at least
-    60% of each value's words letters first, and either 3+ words on average or a lower-case word in every
-    value (``"June rent"``, ``"rent for unit 12"``, ``"Fix the login redirect"``). Names (``"Ana Lima"``:
-    each word capitalised), ids, dates, codes and enums (values repeat) are not."""
+    distinct value, :func:`item_values`) read as free text: three or more values, at least three and 60% of them
+    distinct (doctor24: two receipts rejected with the same reason), single-line strings of 2+ words, at least 60%
+    of each value's words letters first, and either 3+ words on average or a lower-case word in every value
+    (``"June rent"``, ``"rent for unit 12"``, ``"Fix the login redirect"``). Names (``"Ana Lima"``: each word
+    capitalised), ids, dates, codes and enums (values repeat) are not. One one-word value keeps a field out
+    (doctor45's florist: ``sunflower`` beside ``red rose``, a catalogue name the grader compares); where the
+    tool's own description calls the argument free text, :func:`described_prose` says so instead."""
     out = set()
     for key, vs in values.items():
         distinct = len({json.dumps(v) for v in vs})
@@ -272,6 +274,27 @@ def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, 
             continue
         if sum(map(len, words)) >= 3 * len(words) or all(any(t[0].islower() for t in w) for w in words):
             out.add(key)
+    return out
+
+
+#: A parameter description that calls its argument free text (``"optional free text for the registrar"``).
+_FREE_TEXT = re.compile(r"\bfree[- ]?(?:text|form)\b", re.IGNORECASE)
+
+
+def described_prose(items: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """The ``(tool, argument)`` pairs whose parameter description in the items' tool schemas calls them free text
+    (``free text``, ``free-form``), whatever their gold values look like (doctor49's register office: ``notes``,
+    "optional free text for the registrar on the day", holds ``Portuguese`` on one item and two-word phrases on
+    the others, so its values alone did not read as prose, and an honest grader that ignores it FAILed
+    ``altered_writes``)."""
+    out = set()
+    for item in items:
+        for tool in item.get("tools") or []:
+            if not isinstance(tool, Mapping):
+                continue
+            name, properties, _ = _parameters(tool)
+            out |= {(name, arg) for arg, schema in properties.items() if isinstance(schema, Mapping)
+                    and _FREE_TEXT.search(str(schema.get("description") or ""))}
     return out
 
 
@@ -435,7 +458,7 @@ class AlteredWrites(GoldPlanProbe):
                                                                              (value, rest))
         self._calls = {k: [v[j] for j in sorted(v)] for k, v in values.items()}
         self._prose = prose_fields(item_values(context.items, self.actions_field, lambda call: is_write_tool(
-            str(call.get("name")), self.write_tools))) | template_fields(texts)
+            str(call.get("name")), self.write_tools))) | template_fields(texts) | described_prose(context.items)
         self._choice = {}
         used: dict[str, int] = {}
         for i, item in enumerate(context.items):

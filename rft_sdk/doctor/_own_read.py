@@ -14,8 +14,9 @@ own_read_answer           on items whose gold writes nothing: the last gold read
                           lists for ``3.375``), else doubled; then the reference with that number
                           replaced by the one the altered read returns at the same place among its
                           numbers (the marked answer line's numbers matched first; a printed number
-                          that restates an argument is an echo, never matched), written with the
-                          reference's decimals. Judged where the read was
+                          that restates an argument is an echo, never matched; where the marked
+                          line states a number, only its numbers are matched: the working's other
+                          figures are no answer), written with the reference's decimals. Judged where the read was
                           accepted and its number there differs from the reference's
 ========================= ==========================================================================
 
@@ -125,8 +126,9 @@ class OwnReadAnswer(AlteredRead):
         reference = str(item.get(self.answer_field) or "")
         stated = [(n, m) for n, m in _floats(reference) if n not in prompt]
         line = list(ANSWER_LINE.finditer(reference))
-        if line:  # the marked answer line's numbers first: that is the answer
-            stated.sort(key=lambda s: not line[-1].start() <= s[1].start() < line[-1].end())
+        on_line = [s for s in stated if line and line[-1].start() <= s[1].start() < line[-1].end()]
+        if on_line:  # the marked answer line's numbers only: that is the answer; the working's other figures
+            stated = on_line  # (the dearer moulding's quote: doctor48's framer) are no answer to restate
         for r in reversed(range(len(actions))):
             call = actions[r]
             if not isinstance(call, Mapping) or is_write_tool(str(call.get("name")), self.write_tools) \

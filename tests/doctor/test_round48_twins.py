@@ -68,3 +68,15 @@ def test_a_corrected_count_is_ordered_as_first_asked_and_its_total_scaled():
     assert probe.final_answer(item) == "4 x KT-1601 at 58.40 + fitting 4 x 12.50 = 352.32.\nANSWER: 352.32"
     item["messages"] = item["messages"][-1:]
     assert probe.swap(item) is None  # one user turn: nothing was corrected
+
+
+def test_an_argument_its_tool_calls_free_text_is_prose_whatever_its_values():
+    from rft_sdk.doctor._dataset_probes import described_prose, item_values, prose_fields
+
+    tools = [{"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "room": {"type": "string", "description": "the room"},
+        "notes": {"type": ["string", "null"], "description": "optional free text for the registrar"}}}}}]
+    items = [{"tools": tools, "actions": [{"name": "book", "arguments": {"room": f"R{k}", "notes": note}}]}
+             for k, note in enumerate(["Portuguese", "Welsh-language ceremony", "small party", "no interpreter"])]
+    assert prose_fields(item_values(items)) == set()  # one one-word value: not prose by its values
+    assert described_prose(items) == {("book", "notes")}
