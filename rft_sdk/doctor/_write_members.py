@@ -51,7 +51,16 @@ dropped_write             on items whose gold has two writes or more that took e
                           back in service", ``status="in_service"``, doctor32's ``lifts__twin_c``);
                           the model certifying its own work (``resolved``, ``done``, a flag) may
                           rightly go unread by a grader that re-derives the outcome
-                          (``tests/doctor/shape_twins.py``)
+                          (``tests/doctor/shape_twins.py``). Free text of three words or more that a
+                          user message holds word for word (an engraving that "should read" a quoted
+                          line: doctor48's engraver) is asked for, as the note probes count it: it does
+                          not keep its write from being dropped, nor makes the write a mere annotation
+last_write_only           on items whose gold's writes before its last are all ``dropped_write``
+                          options: the gold's reads and its **last write alone** (the order marked
+                          ready with nothing engraved), then the reference answer; judged
+                          ``must_lower`` where the end state differs from the gold's. A grader that
+                          trusts the final status write (an order marked ``ready`` pays whatever the
+                          trophies hold: doctor48's ``engraver__twin_a``) pays it
 ========================= ==========================================================================
 
 **Why the honest twin stays silent.** ``dropped_write`` leaves out a part of the end state the gold changed with ids,
@@ -79,7 +88,8 @@ from ._lenient_probes import ListControl, _Control, _Judged, _WriteControl
 from ._probes import HACK, ProbeContext, Steps
 from ._value_swap import renamed_words, says
 
-__all__ = ["DROPPED_ITEMS", "DroppedWrite", "WriteValueControl", "LaterWriteValue", "MIN_MEMBERS", "MemberControl", "OtherMember",
+__all__ = ["DROPPED_ITEMS", "DroppedWrite", "LastWriteOnly", "WriteValueControl", "LaterWriteValue", "MIN_MEMBERS",
+           "MemberControl", "OtherMember",
            "OtherList", "StatedMember", "WRITE_MEMBER_ADVICE", "write_member_probes"]
 
 #: ``dropped_write`` plays at most this many items.
@@ -92,6 +102,8 @@ WRITE_MEMBER_ADVICE = {
                     "the argument with the one right member",
     "dropped_write": "the gold without one of its writes (the status never set back) earns the gold's score: grade "
                      "every part of the end state the task changes",
+    "last_write_only": "the gold's last write alone (the order marked ready, nothing engraved) earns the gold's score: "
+                       "grade the work the status stands for, never the status the model set",
     "stated_member": "another member of an enum argument that the item decides and the answer reports (the vehicle "
                      "class) earns the gold's score: compare the argument with the right member",
     "other_list": "a list argument replaced by as many other elements (other seats) earns the gold's score: "
@@ -287,6 +299,13 @@ def asked_state(item: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
                          + r"(?!\w)", prompt) for v in states if v.strip())
 
 
+def _dictated(users: Sequence[str], value: Any) -> bool:
+    """Whether ``value`` is text of three words or more that a user message holds word for word (an engraving the
+    customer quoted): text the task asks for, by the rule the note probes apply (docs/graders.md, "May my grader
+    ignore this note?"), not a note the model wrote."""
+    return isinstance(value, str) and len(value.split()) >= 3 and any(value.strip() in u for u in users)
+
+
 class DroppedWrite(_ContextProbe):
     """``dropped_write`` (module table)."""
 
@@ -314,11 +333,15 @@ class DroppedWrite(_ContextProbe):
         two such writes or more that took effect."""
         writes = self.writes_of(item)
         actions = item[self.actions_field]
+        users = [m["content"] for m in item.get("messages", []) if m.get("role") == "user"
+                 and isinstance(m.get("content"), str)]
         return [] if len(writes) < 2 else [
             p for p in writes if isinstance(actions[p].get("arguments"), Mapping)
-            and not any((str(actions[p]["name"]), arg) in self._prose for arg in actions[p]["arguments"])
+            and not any((str(actions[p]["name"]), arg) in self._prose and not _dictated(users, value)
+                        for arg, value in actions[p]["arguments"].items())
             and (not _status_write(actions[p]) or asked_state(item, actions[p]))
-            and not annotation_call(item, actions[p], self.actions_field)]
+            and (not annotation_call(item, actions[p], self.actions_field)
+                 or any(_dictated(users, v) for v in actions[p]["arguments"].values()))]
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """One of the chosen items."""
@@ -344,6 +367,40 @@ class DroppedWrite(_ContextProbe):
         return {"dropped": f"{call['name']}({', '.join(f'{k}={v!r}' for k, v in call['arguments'].items())})"[:160]}
 
 
+class LastWriteOnly(DroppedWrite):
+    """``last_write_only`` (module table)."""
+
+    def __init__(self, write_tools: Any = None, max_items: int = DROPPED_ITEMS, **fields: Any) -> None:
+        super().__init__(write_tools, max_items, **fields)
+        self._reason = ("the gold has fewer than two writes that took effect, a write before its last holds "
+                        "free text the user did not dictate, sets a status or only annotates, or the probe's items "
+                        "are already chosen")
+
+    def left_out(self, item: Mapping[str, Any]) -> list[int]:
+        """Every write before the gold's last, where each is a ``dropped_write`` option; else ``[]``."""
+        writes = self.writes_of(item)
+        options = set(DroppedWrite.options(self, item))
+        return writes[:-1] if len(writes) >= 2 and all(p in options for p in writes[:-1]) else []
+
+    def options(self, item: Mapping[str, Any]) -> list[int]:
+        """:meth:`left_out` (the choice of items reads it)."""
+        return self.left_out(item)
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls without its writes before the last, one per turn."""
+        out = set(self.left_out(item))
+        return [[dict(a)] for i, a in enumerate(item[self.actions_field]) if i not in out]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"kept": "tool(...)", "dropped": n}``."""
+        out = self.left_out(item)
+        if not out or not self.applies(item):
+            return {}
+        last = item[self.actions_field][self.writes_of(item)[-1]]
+        return {"kept": f"{last['name']}({', '.join(f'{k}={v!r}' for k, v in last['arguments'].items())})"[:160],
+                "dropped": len(out)}
+
+
 def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (each control before its probe; ``intent`` ``hack``)."""
     members = MemberControl(write_tools, **fields)
@@ -353,7 +410,8 @@ def write_member_probes(write_tools: Any = None, **fields: Any) -> dict[str, Any
                            "later_write_value": LaterWriteValue(first, write_tools, **fields),
                            "stated_member": StatedMember(write_tools, **fields),
                            "other_list": OtherList(write_tools, **fields),
-                           "dropped_write": DroppedWrite(write_tools, **fields)}
+                           "dropped_write": DroppedWrite(write_tools, **fields),
+                           "last_write_only": LastWriteOnly(write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -87,7 +87,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # undone_write (no undo tool), answer_subset (no listed answer line), whole_unit_value, unit_figure and
     # prose_figure (no value stated), other_reason (no reason recorded), near_sibling_write (no listed flags),
     # superset_apart (no write with two sibling-bearing arguments), claimed_sibling_write (no listed answer line),
-    # dropped_write and later_write_value (one write per item), other_member (no enum of 3 members), stated_member
+    # dropped_write, last_write_only and later_write_value (one write per item), other_member (no enum of 3 members), stated_member
     # (no enum member the answer names), other_list (no list the answer names), tail_swap (no ranking line),
     # excused_wrong_outcome (no text argument left unset), unread_empty_answer (every item writes), other_session
     # (no time or date written inside an id),
@@ -105,7 +105,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
                        "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
                        "near_sibling_write", "category_answer", "superset_apart", "claimed_sibling_write",
-                       "dropped_write", "later_write_value", "other_member", "stated_member", "own_read_date", "own_read_total",
+                       "dropped_write", "last_write_only", "later_write_value", "other_member", "stated_member", "own_read_date", "own_read_total",
                        "own_reads_sum", "superseded_request", "superseded_count", "superseded_reads", "other_list", "tail_swap", "excused_wrong_outcome", "tied_order", "utc_clock_write", "skipped_fee",
                        "answer_missing_one", "unread_missing_one", "unread_empty_answer", "other_session",
                        "reversed_ranking", "donor_read_answer",
