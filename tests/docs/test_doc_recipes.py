@@ -674,6 +674,19 @@ def test_a_free_text_column_is_graded_by_key_words_beside_diff_gold(tmp_path: Pa
                    "another session": 0.0, "a side effect": 0.0}
 
 
+def test_beyond_free_text_forgives_the_note_only_on_a_row_the_gold_changes() -> None:
+    """Another entity's note changed alone is a side effect: the recipe forgives a free-text-only update only on
+    the gold's own rows (doctor48: stripping the memo everywhere paid the gold plus another order's memo)."""
+    from rft_sdk import RowChange
+    beyond = _run("database.md", "def beyond_free_text(", server=ToolServer(),
+                  holds_words=lambda *_: True)["beyond_free_text"]
+    own = RowChange("appointments", (1,), {"id": 1, "note": "latex"}, {"id": 1, "note": "LATEX!"}, "gold")
+    other = RowChange("appointments", (2,), {"id": 2, "note": "old"}, {"id": 2, "note": "new"}, "gold")
+    gold_rows = {("appointments", (1,)), ("sessions", ("S1",))}
+    assert beyond([own], gold_rows) == []
+    assert beyond([own, other], gold_rows) == [other]
+
+
 @pytest.mark.slow
 async def test_the_free_text_grader_passes_the_doctor(tmp_path: Path) -> None:
     server = _clinic(tmp_path)
