@@ -162,6 +162,7 @@ from ._surnames import surname_probes
 from ._tied_order import tied_order_probes
 from ._undone import undone_probes
 from ._unread_empty import unread_empty_probes
+from ._unread_part import unread_part_probes
 from ._utc_clock import utc_clock_probes
 from ._value_probes import value_probes
 from ._widened_list import widened_list_probes
@@ -450,6 +451,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **answer_line_probes(write_tools, **fields),
         **missing_one_probes(write_tools, **fields),
         **unread_empty_probes(write_tools, **fields),
+        **unread_part_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),

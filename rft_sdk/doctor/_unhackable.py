@@ -86,6 +86,7 @@ from ._surnames import SURNAME_ADVICE
 from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
 from ._unread_empty import UNREAD_EMPTY_ADVICE
+from ._unread_part import UNREAD_PART_ADVICE
 from ._utc_clock import UTC_CLOCK_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._widened_list import WIDENED_LIST_ADVICE
@@ -200,6 +201,7 @@ ADVICE = {
     **ANSWER_LINE_ADVICE,
     **MISSING_ONE_ADVICE,
     **UNREAD_EMPTY_ADVICE,
+    **UNREAD_PART_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,

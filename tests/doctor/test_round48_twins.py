@@ -80,3 +80,12 @@ def test_an_argument_its_tool_calls_free_text_is_prose_whatever_its_values():
              for k, note in enumerate(["Portuguese", "Welsh-language ceremony", "small party", "no interpreter"])]
     assert prose_fields(item_values(items)) == set()  # one one-word value: not prose by its values
     assert described_prose(items) == {("book", "notes")}
+
+
+def test_a_total_loses_its_last_part_only_where_the_working_sums_to_it():
+    from rft_sdk.doctor._unread_part import less_one_part
+
+    assert less_one_part("Autumn Rapidplay: £15.00\nWinter Congress: £35.00\nANSWER: £50.00") == (
+        "Autumn Rapidplay: £15.00\nANSWER: £15.00", "Winter Congress", ["Autumn Rapidplay", "Winter Congress"])
+    assert less_one_part("Autumn Rapidplay: £15.00\nWinter Congress: £35.00\nANSWER: £55.00") is None  # no sum
+    assert less_one_part("Autumn Rapidplay: £15.00\nANSWER: £15.00") is None  # one part: nothing to leave out
