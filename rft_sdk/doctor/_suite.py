@@ -125,6 +125,7 @@ from ._decisions import decision_probes
 from ._emptied_state import emptied_state_probes
 from ._excluded_entry import excluded_entry_probes
 from ._excuse import excuse_probes
+from ._exempted import exempted_probes
 from ._generic import generic_probes
 from ._hedged_text import hedged_text_probes
 from ._in_format import in_format_probes
@@ -471,6 +472,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **repeated_entry_probes(write_tools, **fields),
         **literal_time_probes(write_tools, **fields),
         **emptied_state_probes(write_tools, **fields),
+        **exempted_probes(write_tools, **fields),
         **tied_order_probes(write_tools, **fields),
         **date_probes(write_tools, **fields),
         **decision_probes(write_tools, **fields),

@@ -49,6 +49,7 @@ from ._decisions import DECISION_ADVICE
 from ._emptied_state import EMPTIED_STATE_ADVICE
 from ._excluded_entry import EXCLUDED_ENTRY_ADVICE
 from ._excuse import EXCUSE_ADVICE
+from ._exempted import EXEMPTED_ADVICE
 from ._hedged_text import HEDGED_TEXT_ADVICE
 from ._in_format import IN_FORMAT_ADVICE
 from ._item_fields import ITEM_FIELD_ADVICE
@@ -221,6 +222,7 @@ ADVICE = {
     **REPEATED_ENTRY_ADVICE,
     **LITERAL_TIME_ADVICE,
     **EMPTIED_STATE_ADVICE,
+    **EXEMPTED_ADVICE,
     **TIED_ORDER_ADVICE,
     **DATE_ADVICE,
     **DECISION_ADVICE,

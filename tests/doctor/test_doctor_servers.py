@@ -110,7 +110,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "answer_missing_one", "unread_missing_one", "unread_empty_answer", "unread_part_answer", "other_session",
                        "reversed_ranking", "donor_read_answer",
                        "lookalike_entity", "item_field_answer", "leading_entry", "widened_list", "excluded_entry",
-                       "moved_write", "boundary_sibling", "later_read_answer", "repeated_entry", "utc_literal_choice", "emptied_state_answer", "listed_member_answer",
+                       "moved_write", "boundary_sibling", "later_read_answer", "repeated_entry", "utc_literal_choice", "emptied_state_answer", "exempted_entities", "listed_member_answer",
                        "answer_without_work", "work_then_dump", "tool_spam", "wrong_answer", "self_certification",
                        "superset_in_scope", "answer_superset", "hedged_answer", "superset_unused_write",
                        "superset_other_write", "duplicated_write", "reordered_writes", "annotated_wrong_outcome",
