@@ -19,9 +19,11 @@ signature with its defaults, one seeding helper with a sentinel key (docs/tools.
 from __future__ import annotations
 
 import copy
+import json
 import re
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import pytest
@@ -579,6 +581,25 @@ async def test_an_answer_set_task_with_paged_reads_under_the_doctor() -> None:
         failed[label] = {n for n, row in result.evidence["probes"].items() if row["verdict"] in ("fail", "warn")}
     assert failed == {"shared": {"cross_item_replay"}, "shared, evidence": set(), "sliding": set(),
                       "sliding, evidence": set()}
+
+
+def test_rows_unpacks_a_page_and_a_page_past_the_end_holds_no_row() -> None:
+    """graders.md, "Rows inside a page": ``rows`` finds an applicant in a page's list field, not in an empty page."""
+    returned = _run("graders.md", "def returned(", server=ToolServer())["returned"]
+    ns = _run("graders.md", "def rows(", returned=returned)
+
+    def call(out: Any, ok: bool = True) -> Any:
+        return SimpleNamespace(ok=ok, output=json.dumps(out))
+
+    page = {"school_id": "S1", "page": 1, "applicants": [{"id": "A-7", "score": 71}, {"id": "A-8", "score": 64}]}
+    past = {"school_id": "S1", "page": 9, "applicants": []}
+    ctx = SimpleNamespace(item={"applicant_id": "A-7"}, trajectory=(call(page),))
+    assert ns["read_applicant"](ctx)
+    assert [r.get("id") for r in ns["rows"](call(page), "applicants")] == [None, "A-7", "A-8"]
+    assert not ns["read_applicant"](SimpleNamespace(item={"applicant_id": "A-7"}, trajectory=(call(past),)))
+    assert returned(call(past)) == [past]                    # the page past the end still names the school
+    assert not ns["read_applicant"](SimpleNamespace(item={"applicant_id": "A-7"}, trajectory=(call(page, ok=False),)))
+    assert ns["read_applicant"](SimpleNamespace(item={"applicant_id": "A-7"}, trajectory=(call({"id": "A-7"}),)))
 
 
 # -- database.md: a free-text column graded by key words beside diff_gold ---------------------------------------------
