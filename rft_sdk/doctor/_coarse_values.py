@@ -16,9 +16,10 @@ unit_figure               converted as if it were in the other unit of a common 
                           ``23.0 L``; ``3.59 t`` → ``3590.00 t``: doctor35's quarry), where
                           the unit follows the number: a grader that accepts the figure in either
                           unit pays it
-prose_figure              replaced by another figure the reference's prose states with the same unit
-                          (``a 20% change is 79.2 L, ... mix 87.1 L`` → ``79.2 L``; a currency
-                          before it: ``EUR 13.65 net`` for ``EUR 16.38``), where the reply
+prose_figure              replaced by another figure the reference's prose states with the same unit,
+                          the nearest to it by ratio (``a 20% change is 79.2 L, ... mix 87.1 L`` →
+                          ``79.2 L``; a currency before it: ``EUR 13.65 net`` for ``EUR 16.38``; the
+                          net ``£358.50`` beside the VAT ``£71.70`` for ``£430.20``), where the reply
                           ends in a marked answer line: an intermediate result, which a grader
                           accepting either of two readings of the task pays
 written_total             replaced by the sum of a list of numbers a gold call passes (the arrows of
@@ -135,7 +136,8 @@ class ProseFigure(_Rewritten, ValueControl):
     must_lower = True
 
     def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
-        """The one value replaced by the prose's last other figure with the same unit (5 % or more away)."""
+        """The one value replaced by the prose's other figure with the same unit (5 % or more away) nearest to it by
+        ratio, the later of two as near (an intermediate result: the net beside the gross)."""
         spans = one_value(answer)
         lines = list(ANSWER_LINE.finditer(answer))
         if not spans or not lines:
@@ -150,9 +152,14 @@ class ProseFigure(_Rewritten, ValueControl):
         if unit is None or not value:
             return None
         start = lines[-1].start()
-        others = [m for m in value_numbers(answer[:start]) if unit_of(m) == unit
+        others = [float(m.group().replace(",", "")) for m in value_numbers(answer[:start]) if unit_of(m) == unit
                   and abs(float(m.group().replace(",", "")) - value) >= 0.05 * abs(value)]
-        return _replaced(answer, spans, float(others[-1].group().replace(",", ""))) if others else None
+        # the nearest by ratio (the net total beside the gross: doctor51's plant hire), the later one of a tie
+        others = [o for o in others if o > 0 and value > 0] or others
+        if not others:
+            return None
+        best = min(reversed(others), key=lambda o: abs(math.log(o / value)) if o > 0 and value > 0 else math.inf)
+        return _replaced(answer, spans, best)
 
 
 class WrittenTotal(_Rewritten, ValueControl):

@@ -265,6 +265,7 @@ def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, 
     tool's own description calls the argument free text, :func:`described_prose` says so instead."""
     out = set()
     for key, vs in values.items():
+        vs = [v for v in vs if v != ""]  # an empty text is no value (doctor52's dial-a-ride: "" on most rides)
         distinct = len({json.dumps(v) for v in vs})
         if len(vs) < 3 or distinct < 3 or distinct < 0.6 * len(vs) \
                 or not all(isinstance(v, str) and "\n" not in v for v in vs):
@@ -279,11 +280,22 @@ def prose_fields(values: Mapping[tuple[str, str], list[Any]]) -> set[tuple[str, 
 
 #: A parameter description that calls its argument free text (``"optional free text for the registrar"``).
 _FREE_TEXT = re.compile(r"\bfree[- ]?(?:text|form)\b", re.IGNORECASE)
+#: ... or an optional note (``"Optional short note for the driver"``: doctor52's dial-a-ride).
+_NOTE = re.compile(r"\b(?:notes?|comments?|remarks?|memo)\b", re.IGNORECASE)
+_OPTIONAL = re.compile(r"\boptional(?:ly)?\b", re.IGNORECASE)
+
+
+def _described_prose(schema: Mapping[str, Any]) -> bool:
+    """Whether a parameter's description calls it free text, or an optional note (the description says
+    ``optional`` beside ``note``, ``comment``, ``remark`` or ``memo``)."""
+    text = str(schema.get("description") or "")
+    return bool(_FREE_TEXT.search(text) or (_NOTE.search(text) and _OPTIONAL.search(text)))
 
 
 def described_prose(items: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
     """The ``(tool, argument)`` pairs whose parameter description in the items' tool schemas calls them free text
-    (``free text``, ``free-form``), whatever their gold values look like (doctor49's register office: ``notes``,
+    (``free text``, ``free-form``) or an optional note (``Optional short note for the driver``: doctor52's
+    dial-a-ride, where most rides pass ``""``), whatever their gold values look like (doctor49's register office: ``notes``,
     "optional free text for the registrar on the day", holds ``Portuguese`` on one item and two-word phrases on
     the others, so its values alone did not read as prose, and an honest grader that ignores it FAILed
     ``altered_writes``)."""
@@ -294,7 +306,7 @@ def described_prose(items: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
                 continue
             name, properties, _ = _parameters(tool)
             out |= {(name, arg) for arg, schema in properties.items() if isinstance(schema, Mapping)
-                    and _FREE_TEXT.search(str(schema.get("description") or ""))}
+                    and _described_prose(schema)}
     return out
 
 

@@ -18,6 +18,14 @@ lookalike_entity          (answer items) one entry of the reference's marked ans
                           ``difflib``; not equal to it with case and spaces folded, and not on the line
                           already); judged above the share of the line left right,
                           ``(n − 1) / n``, which an honest grader giving a point per entry pays
+other_record_answer       (answer items) the reference's marked answer line naming one record of the
+                          gold's JSON outputs (a string value whole and a number of that record:
+                          ``ANSWER: ST-03, 22 tins`` for ``{"store": "ST-03", "tins": 22}``) with
+                          those values replaced by a sibling record's of the same listing whose
+                          values all differ (``ST-01, 14 tins``); judged on the plain line against the
+                          honest-but-wrong baseline, as ``donor_read_answer``: another record the
+                          rollout read is a wrong answer (doctor51's paint stock: an answer checked
+                          against any stock figure the reads returned, never the most)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the item asks about its own entity, so another entity's figure is a wrong
@@ -30,16 +38,18 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import ANSWER_LINE, RANKING_SPLIT, fold_case
 from ._generic import AdversarialAnswer
+from ._near_probes import value_numbers
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
 
-__all__ = ["MIN_RATIO", "READ_ANSWERS_ADVICE", "DonorReadAnswer", "LookalikeEntity", "lookalike_line",
-           "read_answer_probes"]
+__all__ = ["MIN_RATIO", "READ_ANSWERS_ADVICE", "DonorReadAnswer", "LookalikeEntity", "OtherRecordAnswer",
+           "lookalike_line", "other_record_line", "read_answer_probes"]
 
 READ_ANSWERS_ADVICE = {
     "donor_read_answer": "another item's answer after a read of that item's entity earns reward: the grader's truth "
@@ -47,6 +57,8 @@ READ_ANSWERS_ADVICE = {
                          "never from the trajectory's reads",
     "lookalike_entity": "a listed name that only looks like the right one (a club's B team) earns reward: compare "
                         "names exactly (case and spaces folded), not by a similarity ratio",
+    "other_record_answer": "another record the rollout read (a store's stock, not the most) earns reward: derive the "
+                           "answer from the item's whole data, never check it against whatever the reads returned",
 }
 
 #: ``lookalike_entity`` takes a listed name at least this similar to an answer entry (``difflib`` ratio).
@@ -143,10 +155,70 @@ class DonorReadAnswer(AdversarialAnswer):
                 **super().describe(item)}
 
 
+def _line_holds(body: str, value: Any) -> bool:
+    """Whether the marked line's ``body`` holds ``value`` whole: a string not inside a longer word or id, a number
+    as a number of the line (``22`` in ``22 tins``, not in ``ST-220``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    if isinstance(value, str):
+        return len(value) >= 2 and re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", body) is not None
+    return any(float(m.group().replace(",", "")) == float(value) for m in value_numbers(body))
+
+
+def other_record_line(reference: str, records: list[Mapping[str, Any]]) -> str | None:
+    """The reference with its marked line's values of one record (a string and a number, :func:`_line_holds`)
+    replaced by those of the first sibling record (same keys) whose values for them all differ; ``None`` without
+    one."""
+    lines = list(ANSWER_LINE.finditer(reference))
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    body = reference[start:end]
+    for record in records:
+        held = [k for k, v in record.items() if _line_holds(body, v)]
+        if not any(isinstance(record[k], str) for k in held) or not any(
+                isinstance(record[k], (int, float)) and not isinstance(record[k], str) for k in held):
+            continue
+        for other in records:
+            if other is record or set(other) != set(record) or any(
+                    other[k] == record[k] or type(other[k]) is not type(record[k]) for k in held):
+                continue
+            new = body
+            for k in sorted(held, key=lambda k: isinstance(record[k], str), reverse=True):
+                if isinstance(record[k], str):
+                    new = re.sub(r"(?<![\w-])" + re.escape(record[k]) + r"(?![\w-])", str(other[k]), new)
+                else:
+                    new = _numbers_replaced(new, float(record[k]), other[k])
+            return reference[:start] + new + reference[end:]
+    return None
+
+
+def _numbers_replaced(text: str, value: float, new: Any) -> str:
+    out, last = [], 0
+    for m in value_numbers(text):
+        if float(m.group().replace(",", "")) == value:
+            out += [text[last:m.start()], str(new)]
+            last = m.end()
+    return "".join([*out, text[last:]])
+
+
+class OtherRecordAnswer(AdversarialAnswer):
+    """``other_record_answer`` (module table)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
+        super().__init__(self._variants, write_tools, **fields)
+
+    def _variants(self, item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
+        records = json_records(_json_values([o for o in self.gold_outputs_of(item) if isinstance(o, str)]))
+        found = other_record_line(str(item.get(self.answer_field) or ""), records)
+        return [] if found is None else [found]
+
+
 def read_answer_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (``intent`` ``hack``)."""
     out: dict[str, Any] = {"donor_read_answer": DonorReadAnswer(write_tools, **fields),
-                           "lookalike_entity": LookalikeEntity(write_tools, **fields)}
+                           "lookalike_entity": LookalikeEntity(write_tools, **fields),
+                           "other_record_answer": OtherRecordAnswer(write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

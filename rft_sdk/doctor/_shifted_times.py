@@ -29,6 +29,18 @@ datetime_date             every calendar date that a time of day follows (``2025
                           date no rule grades. Where the reply ends in a marked answer line, only
                           that line's moments are moved (doctor33's ground station: the UTC
                           acquisition time in the prose, the local one on the line)
+prose_time                (where the reply ends in a marked answer line holding one moment, a date and
+                          a time) that moment replaced by the other moment the working above it
+                          states nearest to it (``due 2026-03-29 08:30 UTC`` above ``ANSWER:
+                          2026-03-29 10:30`` → ``ANSWER: 2026-03-29 08:30``: the UTC deadline worked
+                          out, never converted; doctor51's van hire). Judged as ``half_day_time``
+ignored_time              (on items whose gold writes nothing and whose marked answer line is a time
+                          or a moment and nothing else: ``ANSWER: 2026-03-29 10:30``) the control's
+                          own answer, every time moved far; judged ``must_lower`` **wherever the
+                          control was scored**: the time is the answer asked for, so a grader that
+                          keeps the gold's score with the clock two hours off reads the date alone
+                          (doctor51's van hire), which the other probes of this table, judged only
+                          where the control lowered the score, never see
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: a grader that compares the time the task asks for refuses both, as it
@@ -47,10 +59,11 @@ from typing import Any
 from ._answers import marked_lines, prompt_texts
 from ._lenient_probes import _Rewritten
 from ._near_dates import _DATE, FAR_DAYS, rewritten_dates
-from ._near_probes import _TIME, TimeControl, moved_times
+from ._near_probes import _TIME, FAR_MINUTES, TimeControl, moved_times
 from ._probes import HACK
 
-__all__ = ["DatetimeDate", "HalfDayTime", "ReadTime", "SHIFTED_TIME_ADVICE", "read_times", "shifted_time_probes"]
+__all__ = ["DatetimeDate", "HalfDayTime", "IgnoredTime", "ProseTime", "ReadTime", "SHIFTED_TIME_ADVICE", "read_times",
+           "shifted_time_probes"]
 
 SHIFTED_TIME_ADVICE = {
     "half_day_time": "a time twelve hours off (10:15 for 22:15) earns the right time's score: compare the hour on "
@@ -60,6 +73,10 @@ SHIFTED_TIME_ADVICE = {
     "read_time": "the time a tool printed (a UTC start), never converted as the task asks, earns the right time's "
                  "score: compare with the one time the question asks for (the viewer's local time), not any time "
                  "the data holds",
+    "prose_time": "another moment the working states (the UTC deadline worked out, never converted) earns the right "
+                  "time's score: compare the one moment the task asks for, in the clock it asks for",
+    "ignored_time": "the answer's time two hours off earns the right answer's score: the time is what the task asks "
+                    "for, so compare the whole moment, never the date alone",
 }
 
 #: A time of day in a tool's output, seconds allowed (``18:30``, ``2026-03-14T18:30:00Z``).
@@ -230,13 +247,71 @@ class DatetimeDate(HalfDayTime):
         return "".join([*out, answer[last:]]) if changed else None
 
 
+#: A moment written as an ISO date and a clock time (``2026-03-29 08:30``, ``2026-03-27T08:30Z``).
+_ISO_MOMENT = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})([T ])(\d{2}):(\d{2})(?![\d:])")
+
+
+def _moment(m: re.Match[str]) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(f"{m.group(1)} {m.group(3)}:{m.group(4)}")
+    except ValueError:
+        return None
+
+
+class ProseTime(HalfDayTime):
+    """``prose_time`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """The marked line's one moment replaced by the working's nearest other moment; ``None`` without one."""
+        lines = marked_lines(answer)
+        if not lines:
+            return None
+        start, end = lines[-1].span("body")
+        on_line = [m for m in _ISO_MOMENT.finditer(answer, start, end)]
+        mine = _moment(on_line[0]) if len(on_line) == 1 else None
+        if mine is None:
+            return None
+        others = [(abs((o - mine).total_seconds()), -m.start(), o) for m in _ISO_MOMENT.finditer(answer[:lines[-1].start()])
+                  if (o := _moment(m)) is not None and o != mine]
+        if not others:
+            return None
+        best = min(others)[2]
+        m = on_line[0]
+        return (answer[:m.start()] + best.strftime("%Y-%m-%d") + m.group(2) + best.strftime("%H:%M")
+                + answer[m.end():])
+
+
+#: A marked answer line that is a time of day or a moment and nothing else (``2026-03-29 10:30``, ``10:30``).
+_TIME_ANSWER = re.compile(r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}")
+
+
+class IgnoredTime(HalfDayTime):
+    """``ignored_time`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """The control's answer (every time moved far), where the gold writes nothing and the marked line is a
+        time or a moment alone; else ``None``."""
+        lines = marked_lines(answer)
+        if self.writes_of(item) or not lines or not _TIME_ANSWER.fullmatch(lines[-1].group("body").strip()):
+            return None
+        return moved_times(answer, FAR_MINUTES)
+
+    def judged(self, item: Mapping[str, Any]) -> bool:
+        """Wherever the control was scored (the time is the answer: a control keeping the gold's score is the
+        finding here, not a sign that no time is graded)."""
+        index = self._context.index_of(item)
+        return index is not None and index in self.reference.scores
+
+
 def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | None = None,
                         **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name, judged against ``control`` (``time_control``; ``intent``
     ``hack``)."""
     out: dict[str, Any] = {"half_day_time": HalfDayTime(control, write_tools, **fields),
                            "read_time": ReadTime(control, write_tools, **fields),
-                           "datetime_date": DatetimeDate(control, write_tools, **fields)}
+                           "datetime_date": DatetimeDate(control, write_tools, **fields),
+                           "prose_time": ProseTime(control, write_tools, **fields),
+                           "ignored_time": IgnoredTime(control, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out
