@@ -33,7 +33,8 @@ named_listed_choice       the same change where the user's own words tell the si
                           the user named the entity (doctor27's parking permits)
 ranked_listed_choice      the same change where the prompt, or a gold tool output, states the rule that
                           ranks the listed entities (:data:`RANKING`: the nearest, the cheapest, the
-                          earliest free, the fewest shifts: doctor36's polling station):
+                          earliest free, the fewest shifts: doctor36's polling station; the first of a
+                          kind in the list: doctor53's gliding club):
                           the sibling is the **runner-up**, the listed record most like the gold's
                           (:func:`runner_up`: the same zero/non-zero and true/false fields, the
                           nearest numbers and clock times; a record is the listing's, else the
@@ -87,7 +88,9 @@ _TOKEN = re.compile(r"[\w-]+")
 #: A prompt that ranks the entities it asks for: one of them is right, the others are not.
 RANKING = re.compile(r"\b(?:nearest|closest|cheapest|least expensive|lowest|earliest|soonest|smallest|largest|"
                      r"biggest|highest|latest|shortest|longest|fastest|quickest|fewest|most recent|newest|oldest|"
-                     r"first (?:free|open|available|empty))\b", re.I)
+                     r"first (?:free|open|available|empty)|"
+                     # list order as the rule: "the first glider of that type in the fleet list" (doctor53's gliding)
+                     r"first (?:[\w-]+ ){1,6}(?:in|on) the (?:[\w-]+ )?(?:list|listing|rota|register))\b", re.I)
 
 CHOICE_ADVICE = {
     "other_listed_choice": "another entity a read listed (another truck, plot or locker than the gold's) earns the "
