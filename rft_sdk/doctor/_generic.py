@@ -125,6 +125,18 @@ class _ContextProbe(GoldPlanProbe):
         outputs = self._context.gold_outputs
         return list(outputs[index]) if index is not None and index < len(outputs) else []
 
+    def called_outputs(self, item: Mapping[str, Any]) -> list[tuple[int, str]]:
+        """``(position, output)`` of each gold call that succeeded in the gold replay, in order; ``[]`` where the
+        replay's outputs cannot be matched to the calls one to one (a successful call printed nothing)."""
+        actions = item.get(self.actions_field) or []
+        index = self._context.index_of(item)
+        ok = self._context.gold_ok[index] if index is not None and index < len(self._context.gold_ok) else []
+        outputs = self.gold_outputs_of(item)
+        if len(ok) != len(actions) or sum(map(bool, ok)) != len(outputs):
+            return []
+        it = iter(outputs)
+        return [(k, str(next(it))) for k, good in enumerate(ok) if good]
+
     def donor(self, item: Mapping[str, Any], *, different_writes: bool = False) -> Mapping[str, Any] | None:
         """The next item (cyclically) whose normalised answer differs from this one's (and, with
         ``different_writes``, whose effective writes are not among this item's gold calls)."""

@@ -33,7 +33,7 @@ the gold read every element it names. Nothing names a tool, a field or a task.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ._answers import listed_line
@@ -42,8 +42,8 @@ from ._lenient_probes import _AnswerTextControl, _Judged
 from ._probes import HACK, Steps
 from ._scope import _arguments
 
-__all__ = ["MIN_LISTED", "MISSING_ONE_ADVICE", "MissingOneControl", "UnreadMissingOne", "less_last_listed",
-           "missing_one_probes"]
+__all__ = ["MIN_LISTED", "MISSING_ONE_ADVICE", "MissingOneControl", "UnreadJudged", "UnreadMissingOne",
+           "less_last_listed", "missing_one_probes"]
 
 #: Lists of at least this many elements are played: ``n - 1`` of ``n`` right has set F1 ``2(n - 1) / (2n - 1)``.
 MIN_LISTED = 3
@@ -95,12 +95,40 @@ class MissingOneControl(_AnswerTextControl):
         return (None, None) if found is None else (found[0], found[0])
 
 
-class UnreadMissingOne(_Judged, MissingOneControl):
-    """``unread_missing_one`` (module table): ``must_not_raise`` against ``missing_one_control``."""
+class UnreadJudged(_Judged):
+    """The frame of a probe that plays its control's answer after the gold's calls less some reads
+    (:meth:`unread`), judged ``must_not_raise`` wherever the control was scored: reading less cannot make the same
+    answer better (``unread_missing_one``, ``unread_empty_answer``, ``unread_part_answer``)."""
 
     must_not_raise = True
+    #: positions of the gold's reads left out, given by the probe or its control class (an annotation, no
+    #: attribute: the control's method is found after this class)
+    unread: Callable[[Mapping[str, Any]], list[int]]
 
-    def _unread(self, item: Mapping[str, Any]) -> list[int]:
+    def judged(self, item: Mapping[str, Any]) -> bool:
+        """Wherever the control was scored."""
+        index = self._context.index_of(item)
+        return index is not None and index in self.reference.scores
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The gold's calls less :meth:`unread`'s."""
+        dropped = set(self.unread(item))
+        return [[dict(a)] for k, a in enumerate(item[self.actions_field]) if k not in dropped]
+
+    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """As the control's, with the reads left out."""
+        described = super().describe(item)
+        if not described:
+            return described
+        calls = [item[self.actions_field][k] for k in self.unread(item)]
+        return {**described, "unread": [f"{c.get('name')}({json.dumps(_arguments(c.get('arguments')))[:60]})"
+                                        for c in calls][:4]}
+
+
+class UnreadMissingOne(UnreadJudged, MissingOneControl):
+    """``unread_missing_one`` (module table): ``must_not_raise`` against ``missing_one_control``."""
+
+    def unread(self, item: Mapping[str, Any]) -> list[int]:
         """Positions of the gold's reads (never a write) with an argument equal to the left-out element."""
         found = less_last_listed(str(item.get(self.answer_field) or ""))
         if found is None:
@@ -114,26 +142,7 @@ class UnreadMissingOne(_Judged, MissingOneControl):
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """The control's change, where some gold read names the left-out element."""
         found = super().change(item)
-        return found if found is not None and self._unread(item) else None
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
-
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls less the reads of the left-out element."""
-        dropped = set(self._unread(item))
-        return [[dict(a)] for k, a in enumerate(item[self.actions_field]) if k not in dropped]
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """As the control's, with the reads left out."""
-        described = super().describe(item)
-        if not described:
-            return described
-        calls = [item[self.actions_field][k] for k in self._unread(item)]
-        return {**described, "unread": [f"{c.get('name')}({json.dumps(_arguments(c.get('arguments')))[:60]})"
-                                        for c in calls][:4]}
+        return found if found is not None and self.unread(item) else None
 
 
 def missing_one_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

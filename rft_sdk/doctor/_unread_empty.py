@@ -24,15 +24,14 @@ reads a little more, as for ``unread_missing_one``. Nothing names a tool, a fiel
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import ANSWER_LINE, listed_line, prompt_texts
-from ._lenient_probes import _AnswerTextControl, _Judged
-from ._probes import HACK, Steps
-from ._scope import _arguments
+from ._lenient_probes import _AnswerTextControl
+from ._missing_one import UnreadJudged
+from ._probes import HACK
 from ._value_swap import says
 
 __all__ = ["UNREAD_EMPTY_ADVICE", "EmptyListControl", "UnreadEmptyAnswer", "empty_form", "emptied_line",
@@ -93,52 +92,20 @@ class EmptyListControl(_AnswerTextControl):
         if not isinstance(answer, str) or index is None or index in self._context.answer_free or self.writes_of(item):
             return None
         found = emptied_line(answer, empty_form(item))
-        if found is None or not self.unread(item, found[1]):
+        if found is None or not self.unread(item):
             return None
         return {"position": None, "from": answer, "control": found[0], "probe": found[0]}
 
-    def unread(self, item: Mapping[str, Any], elements: list[str]) -> list[int]:
-        """Positions of the gold's reads whose output in the gold replay names one of ``elements`` (whole, not
+    def unread(self, item: Mapping[str, Any]) -> list[int]:
+        """Positions of the gold's reads whose output in the gold replay names an element of the list (whole, not
         inside a longer id); ``[]`` where the replay's outputs cannot be matched to the calls one to one."""
-        actions = item.get(self.actions_field) or []
-        index = self._context.index_of(item)
-        ok = self._context.gold_ok[index] if index is not None and index < len(self._context.gold_ok) else []
-        outputs = self.gold_outputs_of(item)
-        if len(ok) != len(actions) or sum(map(bool, ok)) != len(outputs):
-            return []
-        it = iter(outputs)
-        called = [(k, next(it)) for k, good in enumerate(ok) if good]
-        return [k for k, output in called if isinstance(output, str)
-                and any(says(output, e) for e in elements)]
-
-
-class UnreadEmptyAnswer(_Judged, EmptyListControl):
-    """``unread_empty_answer`` (module table): ``must_not_raise`` against ``empty_list_control``."""
-
-    must_not_raise = True
-
-    def _dropped(self, item: Mapping[str, Any]) -> list[int]:
         found = emptied_line(str(item.get(self.answer_field) or ""), empty_form(item))
-        return self.unread(item, found[1]) if found is not None else []
+        elements = found[1] if found is not None else []
+        return [k for k, output in self.called_outputs(item) if any(says(output, e) for e in elements)]
 
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
 
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls less the reads that returned an element of the list."""
-        dropped = set(self._dropped(item))
-        return [[dict(a)] for k, a in enumerate(item[self.actions_field]) if k not in dropped]
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """As the control's, with the reads left out."""
-        described = super().describe(item)
-        if not described:
-            return described
-        calls = [item[self.actions_field][k] for k in self._dropped(item)]
-        return {**described, "unread": [f"{c.get('name')}({json.dumps(_arguments(c.get('arguments')))[:60]})"
-                                        for c in calls][:4]}
+class UnreadEmptyAnswer(UnreadJudged, EmptyListControl):
+    """``unread_empty_answer`` (module table): ``must_not_raise`` against ``empty_list_control``."""
 
 
 def unread_empty_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

@@ -24,16 +24,15 @@ amount each (``Autumn Rapidplay: £15.00``) that sum to it, and whose gold repla
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import marked_lines
-from ._lenient_probes import _AnswerTextControl, _Judged
+from ._lenient_probes import _AnswerTextControl
+from ._missing_one import UnreadJudged
 from ._near_probes import _decimals, _format_like, value_numbers
-from ._probes import HACK, Steps
-from ._scope import _arguments
+from ._probes import HACK
 
 __all__ = ["UNREAD_PART_ADVICE", "PartControl", "UnreadPartAnswer", "less_one_part", "unread_part_probes"]
 
@@ -99,49 +98,19 @@ class PartControl(_AnswerTextControl):
         return {"position": None, "from": answer, "control": found[0], "probe": found[0]}
 
     def unread(self, item: Mapping[str, Any]) -> list[int]:
-        """Positions of the gold's reads whose replay output names the last part's label and no other part's;
-        ``[]`` where the replay's outputs cannot be matched to the calls one to one."""
+        """Positions of the gold's reads whose replay output names the last part's label and no other part's
+        (case folded); ``[]`` where the replay's outputs cannot be matched to the calls one to one."""
         found = less_one_part(str(item.get(self.answer_field) or ""))
-        actions = item.get(self.actions_field) or []
-        index = self._context.index_of(item)
-        ok = self._context.gold_ok[index] if index is not None and index < len(self._context.gold_ok) else []
-        outputs = self.gold_outputs_of(item)
-        if found is None or len(ok) != len(actions) or sum(map(bool, ok)) != len(outputs):
+        if found is None:
             return []
         _, label, labels = found
-        it = iter(outputs)
-        called = [(k, str(next(it))) for k, good in enumerate(ok) if good]
-
-        def names(output: str, text: str) -> bool:
-            return text.casefold() in output.casefold()
-
-        return [k for k, output in called if names(output, label)
-                and not any(names(output, other) for other in labels if other != label)]
+        others = [o.casefold() for o in labels if o != label]
+        return [k for k, output in self.called_outputs(item) if label.casefold() in output.casefold()
+                and not any(o in output.casefold() for o in others)]
 
 
-class UnreadPartAnswer(_Judged, PartControl):
+class UnreadPartAnswer(UnreadJudged, PartControl):
     """``unread_part_answer`` (module table): ``must_not_raise`` against ``part_control``."""
-
-    must_not_raise = True
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
-
-    def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The gold's calls less the reads of the left-out part."""
-        dropped = set(self.unread(item))
-        return [[dict(a)] for k, a in enumerate(item[self.actions_field]) if k not in dropped]
-
-    def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """As the control's, with the reads left out."""
-        described = super().describe(item)
-        if not described:
-            return described
-        calls = [item[self.actions_field][k] for k in self.unread(item)]
-        return {**described, "unread": [f"{c.get('name')}({json.dumps(_arguments(c.get('arguments')))[:60]})"
-                                        for c in calls][:4]}
 
 
 def unread_part_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
