@@ -12,7 +12,7 @@ from ._generic import _ContextProbe
 from ._probes import ProbeContext
 from ._value_probes import VALUE_ITEMS
 
-__all__ = ["ChosenProbe", "tool_results"]
+__all__ = ["ChosenProbe", "accepted_call", "tool_results"]
 
 
 class ChosenProbe(_ContextProbe):
@@ -66,3 +66,9 @@ class ChosenProbe(_ContextProbe):
 def tool_results(messages: Sequence[Mapping[str, Any]], item: Mapping[str, Any]) -> list[str]:
     """The contents of the rollout's tool messages, in order (the conversation after the item's own messages)."""
     return [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):] if m.get("role") == "tool"]
+
+
+def accepted_call(calls: Sequence[Any], tool: str) -> bool:
+    """Whether one of a rollout's tool calls (``name``, ``error``) is an accepted call of ``tool``: the change a
+    probe made with it took effect (the tools may refuse some)."""
+    return any(getattr(c, "name", "") == tool and getattr(c, "error", "x") is None for c in calls)

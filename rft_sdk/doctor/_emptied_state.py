@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._chosen import ChosenProbe
+from ._chosen import ChosenProbe, accepted_call
 from ._generic import _parameters, gold_arguments
 from ._near_probes import _decimals, _format_like, one_value
 from ._probes import HACK, Steps, is_write_tool
@@ -107,8 +107,7 @@ class EmptiedStateAnswer(ChosenProbe):
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether a removing call was accepted (the tools may refuse some: a lot already withdrawn)."""
         found = self.option(item)
-        return found is not None and any(getattr(c, "name", "") == found["tool"] and getattr(c, "error", "x") is None
-                                         for c in calls)
+        return found is not None and accepted_call(calls, found["tool"])
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """What the item played."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._chosen import ChosenProbe
+from ._chosen import ChosenProbe, accepted_call
 from ._probes import HACK, Steps
 
 __all__ = ["EXEMPTED_ADVICE", "ExemptedEntities", "exempted_probes", "exemptions"]
@@ -115,8 +115,7 @@ class ExemptedEntities(ChosenProbe):
     def counterfactual(self, item: Mapping[str, Any], calls: Sequence[Any]) -> bool:
         """Whether an exempting call was accepted."""
         found = self.option(item)
-        return found is not None and any(getattr(c, "name", "") == found["tool"] and getattr(c, "error", "x") is None
-                                         for c in calls)
+        return found is not None and accepted_call(calls, found["tool"])
 
     def describe(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """What the item played."""

@@ -285,6 +285,15 @@ class Twin:
     probe: str = ""
 
 
+def twin_item(server: ToolServer, system: str, user: str, tools: tuple[str, ...], actions: list[dict[str, Any]],
+              answer: str, **fields: Any) -> dict[str, Any]:
+    """One single-turn item of a twin suite: a system and a user message, the schemas of ``tools``, the gold
+    ``actions`` and ``reference_answer``, a budget of four calls over the gold's, and ``fields``."""
+    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "tools": server.dataset_tools(names=tools), "max_tool_calls": len(actions) + 4, "actions": actions,
+            "reference_answer": answer, **fields}
+
+
 def twin_job(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
     """The hosted job of ``grader`` at ``base_url`` for a twin suite (fast grader rate limit, 16 steps)."""
     return server.job_config(base_url, grader=grader, rate_limit=1000, max_episode_steps=16)

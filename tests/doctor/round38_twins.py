@@ -40,7 +40,7 @@ import json
 import re
 from typing import Any
 
-from doctor_helpers import twin_job
+from doctor_helpers import twin_item, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
 
@@ -439,13 +439,6 @@ TWINS: dict[str, tuple[str, bool, str]] = {
 }
 
 
-def _item(server: ToolServer, system: str, user: str, tools: tuple[str, ...], actions: list[dict[str, Any]],
-          answer: str, **fields: Any) -> dict[str, Any]:
-    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "tools": server.dataset_tools(names=tools), "max_tool_calls": len(actions) + 4, "actions": actions,
-            "reference_answer": answer, **fields}
-
-
 def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
     """Ten items of ``task``."""
     out = []
@@ -454,7 +447,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
             pool = f"P{k}"
             top3 = _top3(pool)
             skips = {r: s for r, s, _, _ in POOLS[pool]}
-            out.append(_item(server, "You are a bonspiel's results desk. Apply the event's ranking rules. End with "
+            out.append(twin_item(server, "You are a bonspiel's results desk. Apply the event's ranking rules. End with "
                                      "one line `ANSWER: <1st>, <2nd>, <3rd>`.",
                              f"Who are the top three of pool {pool}, in order?", ("get_pool",),
                              [{"name": "get_pool", "arguments": {"pool_id": pool}}],
@@ -463,7 +456,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
                              accepted_top3=[skips[r] for r in top3]))
         elif task == "fitting":
             garment, length = f"GA-{k}", FITTINGS[f"GA-{k}"]
-            out.append(_item(server, "You take alteration orders at a tailor's counter. Book the garment the "
+            out.append(twin_item(server, "You take alteration orders at a tailor's counter. Book the garment the "
                                      "customer names at the finished length they ask for.",
                              f"Please alter my trousers {garment} to a finished length of {length} cm.",
                              ("book_alteration",),
@@ -472,13 +465,13 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
         elif task == "lesson":
             tutor, asked = f"TU-{k}", f"2026-05-{8 + k:02d}"
             slot = _first_free(tutor, asked)
-            out.append(_item(server, "You are a tutoring desk. End with one line `ANSWER: YYYY-MM-DD HH:MM`.",
+            out.append(twin_item(server, "You are a tutoring desk. End with one line `ANSWER: YYYY-MM-DD HH:MM`.",
                              f"What is the first free lesson with {tutor} on or after {asked}?", ("list_free",),
                              [{"name": "list_free", "arguments": {"tutor_id": tutor, "from_date": asked}}],
                              f"{tutor} is first free on {slot}.\nANSWER: {slot}", tutor=tutor, expected_slot=slot))
         elif task == "vault":
             box = f"BX-{k}"
-            out.append(_item(server, f"You keep a biobank's freezers. Today is {TODAY}.",
+            out.append(twin_item(server, f"You keep a biobank's freezers. Today is {TODAY}.",
                              f"Please discard every study S sample of box {box} that expired before today.",
                              ("list_box", "discard"),
                              [{"name": "list_box", "arguments": {"box_id": box}},
@@ -486,7 +479,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
                              f"Discarded {', '.join(_expired(box))}.", box=box))
         elif task == "ticket":
             tag = f"T-{k}"
-            out.append(_item(server, "You run a shoe-repair counter. Add the lines the customer asks for; the "
+            out.append(twin_item(server, "You run a shoe-repair counter. Add the lines the customer asks for; the "
                                      "loyalty reward makes the ticket's dearest line free.",
                              f"Ticket {tag}: please add {', '.join(LINES[tag])}, and use my loyalty reward.",
                              ("get_prices", "add_line", "redeem"),
@@ -497,7 +490,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
         elif task == "rides":
             zone = f"Z{k}"
             rides = _rideable(zone)
-            out.append(_item(server, "You answer a theme park's guests. A ride is open to a guest at or above its "
+            out.append(twin_item(server, "You answer a theme park's guests. A ride is open to a guest at or above its "
                                      "minimum height, unless it is closed today. End with one line "
                                      "`ANSWER: <ride>, <ride>, ...`.",
                              f"My child is {HEIGHT} cm. Which rides of zone {zone} can she ride today?",
@@ -510,7 +503,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
             cabin = f"{8100 + k}"
             going = CABINS[cabin][1]
             times = _times(cabin)
-            out.append(_item(server, "You are the shore excursions desk. Book only the guests going; guests must be "
+            out.append(twin_item(server, "You are the shore excursions desk. Book only the guests going; guests must be "
                                      "at the gangway 20 minutes before the tour meets. Give times by the ship's "
                                      "clock. End with one line `ANSWER: YYYY-MM-DD HH:MM`.",
                              f"Cabin {cabin}: Guest1 and Guest3 would like the tour on {DATE}; Guest2 stays aboard.",

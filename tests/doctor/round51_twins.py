@@ -22,7 +22,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from doctor_helpers import twin_job
+from doctor_helpers import twin_item, twin_job
 
 from rft_sdk import GradingContext, Rollout, ToolError, ToolServer
 
@@ -243,13 +243,6 @@ TWINS: dict[str, tuple[str, bool, str]] = {
 }
 
 
-def _item(server: ToolServer, system: str, user: str, tools: tuple[str, ...], actions: list[dict[str, Any]],
-          answer: str, **fields: Any) -> dict[str, Any]:
-    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "tools": server.dataset_tools(names=tools), "max_tool_calls": len(actions) + 4, "actions": actions,
-            "reference_answer": answer, **fields}
-
-
 def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
     """Ten items of ``task``."""
     out = []
@@ -259,7 +252,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
             rate, minimum = MACHINES[machine]
             net, gross = quote_pence(machine, days)
             hired = max(days, minimum)
-            out.append(_item(server, "You quote plant hire: the day rate times the days (at least the minimum), "
+            out.append(twin_item(server, "You quote plant hire: the day rate times the days (at least the minimum), "
                                      "plus delivery and collection, plus 20% VAT. End with `ANSWER: £amount`.",
                              f"What would {machine} cost for {days} days, delivered and collected?", ("get_machine",),
                              [{"name": "get_machine", "arguments": {"machine_id": machine}}],
@@ -270,7 +263,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
             hire = f"VH-{5100 + k}"
             pickup, hours, offset = HIRES[hire]
             utc, local = due(hire)
-            out.append(_item(server, "You help one-way van hirers. Give the latest return time as the local time at "
+            out.append(twin_item(server, "You help one-way van hirers. Give the latest return time as the local time at "
                                      "the return depot. End with `ANSWER: YYYY-MM-DD HH:MM`.",
                              f"Hire {hire}: when must the van be back, local time?", ("get_hire",),
                              [{"name": "get_hire", "arguments": {"hire_id": hire}}],
@@ -281,7 +274,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
             tins = STOCK[code]
             best = max(range(5), key=lambda j: (tins[j], -j))
             listed = ", ".join(f"{s} {n} tins" for s, n in zip(STORES, tins))
-            out.append(_item(server, "You answer paint stock questions: which store holds the most tins of a colour. "
+            out.append(twin_item(server, "You answer paint stock questions: which store holds the most tins of a colour. "
                                      "End with `ANSWER: ST-xx, N tins`.",
                              f"Which store has the most tins of {code}?", ("stock_by_store",),
                              [{"name": "stock_by_store", "arguments": {"code": code}}],
@@ -289,7 +282,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
         elif task == "launch":
             member, rating, kind = f"M-{k:02d}", 2 + k % 4, ("two-seater", "single-seater")[k % 2]
             glider = next(g for g, t, r in FLEET if t == kind and r <= rating)
-            out.append(_item(server, "You run a gliding club's flying list. When a member asks for a type of glider, "
+            out.append(twin_item(server, "You run a gliding club's flying list. When a member asks for a type of glider, "
                                      "book the first glider of that type in the fleet list that they may fly (its "
                                      "minimum rating at most theirs).",
                              f"Member {member} here, rating {rating}. Please book me a launch in a {kind}.",
@@ -301,7 +294,7 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
             member = f"M-{200 + k}"
             ride = {"member_id": member, "pickup_stop": MEMBERS[member], "pickup_time": f"{9 + k % 5:02d}:{15 * (k % 4):02d}"}
             note = "Walks with a frame, needs help at the step" if k % 4 == 1 else ""
-            out.append(_item(server, "You book community-bus rides for members.",
+            out.append(twin_item(server, "You book community-bus rides for members.",
                              f"Please book {member} a ride from {ride['pickup_stop']} at {ride['pickup_time']}.",
                              ("book_ride",), [{"name": "book_ride", "arguments": {**ride, "note": note}}],
                              f"Booked {member} from {ride['pickup_stop']} at {ride['pickup_time']}.", ride=ride))
