@@ -100,6 +100,21 @@ def _user_turns(item: Mapping[str, Any]) -> list[str]:
         m.get("content"), str)]
 
 
+def _states(text: str, member: str) -> bool:
+    """Whether ``text`` states an enum ``member`` whole (:func:`says`); a one-letter member ``A`` or ``I`` is not
+    stated by the article starting a sentence ("A tee in size M") nor by the pronoun ("I need ...")."""
+    if member not in ("A", "I"):
+        return says(text, member)
+    for m in re.finditer(r"(?<![\w-])" + member + r"(?![\w-])", text):
+        before = text[:m.start()].rstrip()
+        if member == "A" and (not before or before[-1] in ".!?:"):
+            continue
+        if member == "I" and re.match(r"\s+[a-z']", text[m.end():]):
+            continue
+        return True
+    return False
+
+
 class SupersededRequest(ValueSwap):
     """``superseded_request`` (module table)."""
 
@@ -144,7 +159,8 @@ class SupersededRequest(ValueSwap):
                     continue
                 enum = [str(v) for v in schema_enum(item, str(call.get("name")), arg)]
                 if value in enum:
-                    old = [v for v in enum if v != value and says(earlier, v) and (not says(last, v) or _withdrawn(last, v))]
+                    old = [v for v in enum if v != value and _states(earlier, v)
+                           and (not _states(last, v) or _withdrawn(last, v))]
                 else:
                     kind = next((p for p in _KINDS.values() if p.fullmatch(value)), None)
                     old = [] if kind is None else [v for v in dict.fromkeys(kind.findall(earlier))

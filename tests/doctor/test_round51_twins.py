@@ -52,3 +52,17 @@ def test_an_optional_note_is_prose_and_an_empty_text_no_value():
     assert described_prose([{"tools": tools}]) == {("book", "note")}  # "noted" without "optional": not a note
     notes = ["", "Walks with a frame, needs help", "", "", "bring the ramp for the chair", "", "a carer rides along"]
     assert prose_fields({("book", "note"): notes}) == {("book", "note")}
+
+
+def test_the_article_and_the_pronoun_state_no_one_letter_member():
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    tools = [{"type": "function", "function": {"name": "order_tee", "parameters": {"type": "object", "properties": {
+        "size": {"type": "string", "enum": ["A", "M", "L"]}}}}}]
+    item = {"tools": tools, "messages": [{"role": "user", "content": "A tee in size M please."},
+                                         {"role": "assistant", "content": "Noted."},
+                                         {"role": "user", "content": "Make it size L, not M."}],
+            "actions": [{"name": "order_tee", "arguments": {"size": "L"}}], "reference_answer": "Ordered a size L tee."}
+    probe = SupersededRequest()
+    probe.writes_of = lambda item: [0]  # type: ignore[method-assign]  # the one call writes (no gold replay here)
+    assert probe.swap(item) == ("L", "M")  # not "A": the article starts the sentence
