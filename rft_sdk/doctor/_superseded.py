@@ -225,7 +225,7 @@ class SupersededCount(ValueSwap):
         for p in self.writes_of(item):
             arguments = actions[p].get("arguments") if isinstance(actions[p], Mapping) else None
             for arg, value in (arguments.items() if isinstance(arguments, Mapping) else ()):
-                if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                     continue
                 for noun, stated in last.items():
                     old = [n for n in earlier.get(noun, []) if n != value and n not in stated and n > 0]
@@ -241,17 +241,15 @@ class SupersededCount(ValueSwap):
         position, old, arg = found
         return str(item[self.actions_field][position]["arguments"][arg]), str(old)
 
-    def _ratio(self, item: Mapping[str, Any]) -> float:
-        value, new = self.swap(item) or ("1", "1")
-        return int(new) / int(value)
-
     def _priced(self, item: Mapping[str, Any]) -> dict[float, float]:
-        """The write's non-integer numbers and their scaled values (a quoted total: ``176.16 → 352.32``)."""
+        """The write's non-integer numbers and their values scaled by the two counts' ratio (a quoted total:
+        ``176.16 → 352.32`` for 4 tyres instead of 2)."""
         found = self._found(item)
         if found is None:
             return {}
-        arguments = item[self.actions_field][found[0]]["arguments"]
-        ratio = self._ratio(item)
+        position, old, arg = found
+        arguments = item[self.actions_field][position]["arguments"]
+        ratio = old / arguments[arg]
         return {v: _scaled(v, ratio) for v in arguments.values() if isinstance(v, float)}
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
