@@ -168,7 +168,10 @@ def test_a_reorder_of_one_tools_calls_is_judged_only_where_the_task_asks_for_an_
     for task, asked in [("Queue user {u}'s three best-rated songs, best first.", True),
                         ("Shortlist the three best candidates for {u}.", False),
                         ("Add {u}'s songs in rating order.", True),
-                        ("Add {u}'s songs in order to share them.", False)]:
+                        ("Add {u}'s songs in order to share them.", False),
+                        # doctor54's tester: "in any order" says the order does not matter
+                        ("Add {u}'s three songs, in any order.", False),
+                        ("Add {u}'s songs in either order.", False)]:
         items = _queue_items(task=task)
         reorder = order_probes({"queue"})["reordered_writes"]
         reorder.prepare(ProbeContext(items, gold_ok=[[True] * 4] * 4, write_tools={"queue"}))
