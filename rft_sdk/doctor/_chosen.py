@@ -9,7 +9,7 @@ from typing import Any
 from rft_sdk.emulator import PolicyStep, turns_taken
 
 from ._generic import _ContextProbe
-from ._probes import ProbeContext
+from ._probes import ProbeContext, readable_output
 from ._value_probes import VALUE_ITEMS
 
 __all__ = ["ChosenProbe", "accepted_call", "tool_results"]
@@ -64,8 +64,9 @@ class ChosenProbe(_ContextProbe):
 
 
 def tool_results(messages: Sequence[Mapping[str, Any]], item: Mapping[str, Any]) -> list[str]:
-    """The contents of the rollout's tool messages, in order (the conversation after the item's own messages)."""
-    return [str(m.get("content") or "") for m in messages[len(item.get("messages") or []):] if m.get("role") == "tool"]
+    """The contents of the rollout's tool messages, in order (the conversation after the item's own messages), with
+    JSON escapes of non-ASCII characters decoded (:func:`~._probes.readable_output`)."""
+    return [readable_output(str(m.get("content") or "")) for m in messages[len(item.get("messages") or []):] if m.get("role") == "tool"]
 
 
 def accepted_call(calls: Sequence[Any], tool: str) -> bool:

@@ -16,7 +16,9 @@ own_read_answer           on items whose gold writes nothing: the last gold read
                           numbers (the marked answer line's numbers matched first; a printed number
                           that restates an argument is an echo, never matched; where the marked
                           line states a number, only its numbers are matched: the working's other
-                          figures are no answer), written with the reference's decimals. Judged where the read was
+                          figures are no answer), written with the reference's decimals; where the
+                          marked line states the argument's gold value (``ANSWER: 50 mm, £2,496.84``
+                          for ``pipe_mm=50``), that value written as the altered one. Judged where the read was
                           accepted and its number there differs from the reference's
 ========================= ==========================================================================
 
@@ -173,6 +175,24 @@ class OwnReadAnswer(AlteredRead):
         found = self.option(item)
         new = self._read_number(item, output)
         return None if new is None or found is None else styled(new, found["decimals"])
+
+    def final_reply(self, item: Mapping[str, Any], results: Sequence[str]) -> str:
+        """As :meth:`AlteredRead.final_reply`, and where the marked answer line states the altered argument's gold
+        value (``ANSWER: 50 mm, £2,496.84`` for ``pipe_mm=50``), that value written as the altered one: the answer
+        names the choice the altered read was made for (doctor55's water connection: a larger pipe, its quote)."""
+        reply = super().final_reply(item, results)
+        found = self.option(item)
+        lines = list(ANSWER_LINE.finditer(reply))
+        if found is None or not lines or reply == str(item.get(self.answer_field) or ""):
+            return reply
+        line = lines[-1]
+        body, at = reply[line.start():line.end()], []
+        for m in value_numbers(body):
+            if float(m.group().replace(",", "")) == float(found["from"]):
+                at.append(m)
+        for m in reversed(at):
+            body = body[:m.start()] + styled(float(found["to"]), m) + body[m.end():]
+        return reply[:line.start()] + body + reply[line.end():]
 
 
 def own_read_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

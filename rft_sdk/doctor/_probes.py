@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,7 @@ __all__ = [
     "item_key",
     "probe_applies",
     "probe_intent",
+    "readable_output",
     "skip_reason",
 ]
 
@@ -291,3 +293,20 @@ class GoldPlanProbe:
         if turn < len(steps):
             return PolicyStep(tool_calls=[make_tool_call(c["name"], c.get("arguments", {})) for c in steps[turn]])
         return PolicyStep(content=self.final_answer(item))
+
+
+#: A JSON ``\\uXXXX`` escape (surrogate pairs whole) that is not itself escaped.
+_ESCAPE = re.compile(r"(?<!\\)\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|(?<!\\)\\u([0-9a-f]{4})", re.IGNORECASE)
+
+
+def readable_output(text: str) -> str:
+    """A tool output with its JSON escapes of non-ASCII characters written as the characters (``\\u00a3`` → ``£``:
+    ``json.dumps``' default ``ensure_ascii`` hides a currency sign from every probe that reads the figures and names
+    an output prints, as a model reads them decoded); ASCII escapes (a quote, a control character) stay escaped, so a
+    JSON output stays JSON."""
+    def char(m: re.Match[str]) -> str:
+        if m.group(1):  # a surrogate pair: one character past the BMP
+            return chr(0x10000 + ((int(m.group(1), 16) - 0xD800) << 10) + int(m.group(2), 16) - 0xDC00)
+        code = int(m.group(3), 16)
+        return chr(code) if code >= 0x80 and not 0xD800 <= code <= 0xDFFF else m.group()
+    return _ESCAPE.sub(char, text) if "\\u" in text else text

@@ -31,6 +31,14 @@ superseded_count          the same for a count: an integer argument of a gold wr
                           grader that accepts any quantity the conversation names and recomputes the
                           total for it). Judged ``must_lower`` where the end state differs from the
                           gold's
+superseded_left           the writes of ``superseded_request``'s plan (the request as first asked),
+                          then the gold's calls and its reference answer: the superseded request done
+                          and left standing beside the corrected one (doctor54's karaoke bar: a grader
+                          reading only the last booking pays a first-turn hold never cancelled). Played
+                          only where the extra writes stay within the item's declared budget; judged
+                          ``must_lower`` where the end state differs from the gold's (a write of the
+                          corrected value that overwrites the first leaves the gold's, and nothing is
+                          judged)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the last user turn is the request; the end state of the superseded one is
@@ -49,16 +57,19 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._generic import schema_enum
-from ._probes import Steps
+from ._probes import Steps, declared_budget
 from ._value_swap import ValueSwap, says
 
-__all__ = ["CORRECTION", "SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededCount", "SupersededRequest",
-           "superseded_probes"]
+__all__ = ["CORRECTION", "SUPERSEDED_ADVICE", "SUPERSEDED_ITEMS", "SupersededCount", "SupersededLeft",
+           "SupersededRequest", "superseded_probes"]
 
 SUPERSEDED_ADVICE = {
     "superseded_request": "the request of a user turn that a later turn corrected, done as first asked, earns the "
                           "gold's score: grade against the last user turn's request only, never any request found "
                           "in the conversation",
+    "superseded_left": "the request of a user turn that a later turn corrected, done as first asked and left "
+                       "standing beside the corrected one, earns the gold's score: grade the whole end state (every "
+                       "booking, every order), not only the last write",
     "superseded_count": "the count of a user turn that a later turn corrected (4 tyres, then 2), ordered and "
                         "priced as first asked, earns the gold's score: grade against the last user turn's request "
                         "only, never any quantity found in the conversation",
@@ -187,6 +198,36 @@ class SupersededRequest(ValueSwap):
         return None
 
 
+class SupersededLeft(SupersededRequest):
+    """``superseded_left`` (module table)."""
+
+    described = "left standing"
+
+    def _first_asked(self, item: Mapping[str, Any]) -> Steps:
+        """The writes of :class:`SupersededRequest`'s plan that differ from the gold's (the request as first
+        asked)."""
+        gold = item[self.actions_field]
+        writes = set(self.writes_of(item))
+        return [step for k, step in enumerate(super().plan(item)) if k in writes and step[0] != gold[k]]
+
+    def applies(self, item: Mapping[str, Any]) -> bool:
+        """As ``superseded_request``, where the first-asked writes exist and keep the item within its declared
+        budget."""
+        if not super().applies(item):
+            return False
+        extra = self._first_asked(item)
+        budget = declared_budget(item, self._context.budget)
+        return bool(extra) and (budget is None or len(extra) + len(item[self.actions_field]) <= budget)
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The first-asked writes, then the gold's calls, one per turn."""
+        return [*self._first_asked(item), *([dict(a)] for a in item[self.actions_field])]
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """The reference answer as it is (it confirms the corrected request)."""
+        return str(item.get(self.answer_field) or "")
+
+
 #: A count stated before its noun (``2 tyres``, ``3 x bags``), captured: the number, then the noun.
 _COUNT = re.compile(r"(?<![\d.,:/\-£$€])(\d{1,3})\s+(?:x\s+)?(?:new\s+|more\s+|of\s+them\s+)?([A-Za-z]{3,})")
 
@@ -283,4 +324,5 @@ class SupersededCount(ValueSwap):
 def superseded_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name."""
     return {"superseded_request": SupersededRequest(write_tools, **fields),
+            "superseded_left": SupersededLeft(write_tools, **fields),
             "superseded_count": SupersededCount(write_tools, **fields)}

@@ -9,15 +9,19 @@ shared_surname            one person's name written by a gold write (an argument
                           capitalised words, or one element of a list of them: a crew) replaced by
                           another person of the task's data with the same last word and another
                           first one (``Lena Brandt`` → ``Felix Brandt``), found in the gold replay's
-                          tool outputs or another item's gold write of that argument; the name
-                          replaced in the reference too. Judged on the plain line, with ``(k − 1) /
-                          k`` of a list of ``k`` names left right as the honest share
+                          tool outputs or another item's gold write of that argument; where the data
+                          holds none, the first word of another person's name there with the family
+                          name kept (``Adaeze Okafor`` → ``Eamon Okafor``: doctor54's spa, a guest
+                          compared by surname, ``Mr Okafor`` paid); the name replaced in the reference
+                          too. Judged on the plain line, with ``(k − 1) / k`` of a list of ``k`` names
+                          left right as the honest share
 ========================= ==========================================================================
 
-**Why the honest twin stays silent**: the other person is a real member of the task's data, so a grader that
-compares whole names (after case and spacing) refuses them as it refuses anyone else; only one that keys people
-on their family name pays them. Played only where the data holds such a person. Nothing names a tool, a field
-or a task.
+**Why the honest twin stays silent**: the other person is another person, a member of the task's data or a
+given name of it beside the family name, so a grader that compares whole names (after case and spacing) refuses
+them as it refuses anyone else (as it refuses ``altered_writes``' other item's person); only one that keys people
+on their family name pays them. Played only where the data holds another person's name. Nothing names a tool, a
+field or a task.
 """
 
 from __future__ import annotations
@@ -62,8 +66,8 @@ class SharedSurname(_ContextProbe):
     """``shared_surname`` (module table)."""
 
     def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
-        super().__init__(write_tools, reason="no gold write names a person (two or more capitalised words) whose "
-                         "family name another person of the task's data shares", **kwargs)
+        super().__init__(write_tools, reason="no gold write names a person (two or more capitalised words) while "
+                         "the task's data names another person", **kwargs)
 
     def _pool(self, item: Mapping[str, Any]) -> list[str]:
         """The names of the item's gold outputs, then of every item's gold writes."""
@@ -94,6 +98,11 @@ class SharedSurname(_ContextProbe):
                     pool = self._pool(item) if pool is None else pool
                     taken = {v.casefold() for v in values if isinstance(v, str)}
                     other = next((n for n in pool if _last(n) == _last(name) and n.casefold() not in taken), None)
+                    if other is None:  # a given name of the data beside this family name (doctor54's spa)
+                        first = name.split()[0].casefold()
+                        other = next((f"{n.split()[0]} {name.split(None, 1)[1]}" for n in pool
+                                      if n.split()[0].casefold() != first and _last(n) != _last(name)
+                                      and f"{n.split()[0]} {name.split(None, 1)[1]}".casefold() not in taken), None)
                     if other is not None:
                         return {"position": i, "argument": argument, "from": name, "to": other,
                                 "at": at if isinstance(value, list) else None, "k": len(values)}

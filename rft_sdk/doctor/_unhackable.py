@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,16 @@ from ._outside import OUTSIDE_ADVICE
 from ._own_read import OWN_READ_ADVICE
 from ._own_read_date import OWN_READ_DATE_ADVICE
 from ._own_read_total import OWN_READ_TOTAL_ADVICE
-from ._probes import HACK, VALID, ProbeContext, declared_budget, probe_applies, probe_intent, skip_reason
+from ._probes import (
+    HACK,
+    VALID,
+    ProbeContext,
+    declared_budget,
+    probe_applies,
+    probe_intent,
+    readable_output,
+    skip_reason,
+)
 from ._ranked_time import RANKED_TIME_ADVICE
 from ._read_answers import READ_ANSWERS_ADVICE
 from ._repeated_entry import REPEATED_ENTRY_ADVICE
@@ -269,7 +278,7 @@ async def gold_replay(items: Sequence[Mapping[str, Any]], job: ReinforcementJob,
     for r in results:
         i = index[r.item_index]
         out.scores[i] = None if r.discarded else r.score
-        out.outputs[i] = [c.output for c in r.tool_calls if c.ok and c.output]
+        out.outputs[i] = [readable_output(c.output) for c in r.tool_calls if c.ok and c.output]
         out.ok[i] = [c.ok for c in r.tool_calls]
         out.end_states[i] = None if r.discarded else r.end_state
         for c in r.tool_calls:
@@ -420,7 +429,8 @@ def took_effect(probe: Any, item: Mapping[str, Any], result: RolloutResult, gold
     state (``changes_end_state``), an end-state digest that differs from the gold replay's where the
     server sent both (``protocol.END_STATE_HEADER``: the same digest is the same end state)."""
     counterfactual = getattr(probe, "counterfactual", None)
-    if counterfactual is not None and not counterfactual(item, result.tool_calls):
+    calls = [replace(c, output=readable_output(c.output)) for c in result.tool_calls]
+    if counterfactual is not None and not counterfactual(item, calls):
         return False
     if getattr(probe, "changes_end_state", False) and result.end_state is not None and gold_end_state is not None:
         return result.end_state != gold_end_state

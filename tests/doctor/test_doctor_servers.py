@@ -93,7 +93,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # (no time or date written inside an id),
     # own_read_date
     # (no date answered), own_read_total and own_reads_sum (no read-only item whose value a rule gives),
-    # superseded_request, superseded_count and superseded_reads (one user turn) and tied_order (no ranking line, no tie rule), utc_clock_write (no clock time
+    # superseded_request, superseded_left, superseded_count and superseded_reads (one user turn) and tied_order (no ranking line, no tie rule), utc_clock_write (no clock time
     # written), skipped_fee (no number written), answer_missing_one, unread_missing_one and reversed_ranking (no listed
     # answer line), donor_read_answer and lookalike_entity (answer probes: every item writes), item_field_answer (no
     # second field of the answer's shape in the row), leading_entry and excluded_entry (answer probes),
@@ -106,7 +106,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
                        "near_sibling_write", "category_answer", "superset_apart", "claimed_sibling_write",
                        "dropped_write", "last_write_only", "later_write_value", "other_member", "stated_member", "own_read_date", "own_read_total",
-                       "own_reads_sum", "superseded_request", "superseded_count", "superseded_reads", "other_list", "tail_swap", "excused_wrong_outcome", "tied_order", "utc_clock_write", "skipped_fee",
+                       "own_reads_sum", "superseded_request", "superseded_left", "superseded_count", "superseded_reads", "other_list", "tail_swap", "excused_wrong_outcome", "tied_order", "utc_clock_write", "skipped_fee",
                        "answer_missing_one", "unread_missing_one", "unread_empty_answer", "unread_part_answer", "narrowed_read_answer", "other_session", "prose_time", "ignored_time",
                        "other_record_answer",
                        "reversed_ranking", "donor_read_answer",

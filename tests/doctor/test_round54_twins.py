@@ -53,3 +53,16 @@ def test_the_narrowed_read_ends_a_day_earlier_and_answers_the_days_kept():
     context2 = ProbeContext([item2], gold_ok=[[True, True]], gold_outputs=[[json.dumps(listed), '{"id": "DL-2"}']])
     control.prepare(context2)
     assert control.change(item2) is None
+
+
+def test_a_json_output_is_read_with_its_non_ascii_escapes_decoded():
+    import json
+
+    from rft_sdk.doctor._probes import readable_output
+
+    text = json.dumps({"price": "£2,496.84", "name": "Zoë 😀", "quote": 'a"b\\u00e9', "control": "\x01"})
+    assert "\\u00a3" in text  # json.dumps' default escapes the pound sign
+    decoded = readable_output(text)
+    assert json.loads(decoded) == json.loads(text)  # still the same JSON
+    assert '"£2,496.84"' in decoded and "Zoë 😀" in decoded
+    assert "\\u0001" in decoded and "\\\\u00e9" in decoded  # ASCII and escaped escapes stay as they were
