@@ -7,7 +7,8 @@ Two passes, each finding naming the line, the gold call and the field:
   ``alternatives``, ``max_tool_calls`` a non-negative integer); ``actions`` without a
   ``reference_answer`` is an error (the replay policy has nothing to end with); every gold
   call names a tool the line offers and the server serves, with argument names the tool's
-  schema has and every required one present.
+  schema has and every required one present; a budget the prompt states that is not ``max_tool_calls`` is a
+  warning (``rft_sdk._validation._stated_budget``).
 * **Dry run** (:func:`replay_gold`): every gold trajectory (and each ``alternatives`` entry)
   played on a fresh rollout of the server, the way the hosted service would: each call must
   answer 2xx, then the ``reference_answer`` is graded and must earn the full score (1.0).
@@ -40,6 +41,7 @@ from pydantic import ValidationError
 from ..exceptions import RFTError
 from ..protocol import GoldItem
 from ._report import Report
+from ._stated_budget import check_stated_budget
 
 __all__ = ["FULL_SCORE", "GOLD_FIELDS", "REPLAY_CONCURRENCY", "TOOL_ERROR", "GoldClient", "check_gold", "replay_gold"]
 
@@ -184,6 +186,7 @@ def check_gold(items: Sequence[Any], report: Report,
         if gold.reference_answer is not None and gold.actions is None:
             report.add("error", lineno, "actions", "the line has a reference_answer but no actions list",
                        "add \"actions\": [] when the gold makes no tool call")
+        check_stated_budget(item, gold.max_tool_calls, lineno, report)  # a warning where the prompt says otherwise
         offered = _line_tools(item)
         plays = [("actions", gold.actions or [])]
         plays += [(f"alternatives[{k}].actions", alt.actions) for k, alt in enumerate(gold.alternatives or [])]

@@ -4,7 +4,8 @@ read-less variant gets (and a gold-path variant fails *gradeable*), and its evid
 returns a list; the ``answer_line`` grader pays one committed
 answer in the asked format; half credit for the right end state and an empty reply fails the no-outcome probes only
 where no gold writes; the coercing grader pays ``qty="4"``; after a void and a re-issue ``diff_gold`` differs while
-``by_value`` agrees; docs/doctor.md lists every option of ``rft doctor`` in its synopsis and its table."""
+``by_value`` agrees; docs/doctor.md lists every option of ``rft doctor`` in its synopsis and its table; the
+building-blocks table gives each ``rft_sdk.rewards`` function's signature as declared."""
 
 from __future__ import annotations
 
@@ -407,3 +408,29 @@ def test_precision_recall_f1_edge_cases_as_the_table_says() -> None:
     extra = precision_recall_f1(["LP-1"], [])
     assert (extra.precision, extra.recall, extra.f1) == (0.0, 1.0, 0.0)
     assert precision_recall_f1([], []).f1 == 1.0
+
+
+def test_every_signature_of_the_building_blocks_table_is_the_codes() -> None:
+    """graders.md, building blocks: the first column of each row is the function's signature as declared (names,
+    order, keyword-only after ``*``, defaults), so the table cannot drift from ``rft_sdk.rewards``."""
+    import ast
+    import inspect
+
+    from rft_sdk import rewards
+
+    text = (DOCS / "graders.md").read_text(encoding="utf-8").split("## Building blocks")[1].split("\n\n```")[0]
+    rows = re.findall(r"^\| `(?:await )?(\w+)\((.*?)\)(?: -> [^`]+)?` \|", text, flags=re.M)
+    assert {name for name, _ in rows} == {"weighted_sum", "gate", "budget_penalty", "apply_penalty",
+                                          "precision_recall_f1", "numeric_match", "LLMJudge", "gated_judge"}
+    for name, params in rows:
+        args = ast.parse(f"def f({params}): pass").body[0].args  # type: ignore[attr-defined]
+        positional = [(a.arg, "positional") for a in args.args]
+        defaults = [None] * (len(args.args) - len(args.defaults)) + [ast.literal_eval(d) for d in args.defaults]
+        documented = [(n, k, d) for (n, k), d in zip(positional, defaults)]
+        documented += [(a.arg, "keyword", None if d is None else ast.literal_eval(d))
+                       for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+        target = getattr(rewards, name)
+        actual = [(p.name, "keyword" if p.kind is p.KEYWORD_ONLY else "positional",
+                   None if p.default is inspect.Parameter.empty else p.default)
+                  for p in inspect.signature(target).parameters.values()]
+        assert documented == actual, name

@@ -14,7 +14,9 @@ under the doctor, the probes that play a listed answer with one element left out
 as written (docs/graders.md); a ``REAL`` column
 graded within a tolerance beside ``diff_gold``, played and under the doctor, and which side ``before`` and ``after``
 hold per diff helper (docs/database.md); an integer ``Literal`` matched by value, the enum probes that play its members, and the ``ToolServer(...)``
-signature with its defaults, one seeding helper with a sentinel key (docs/tools.md)."""
+signature with its defaults, one seeding helper with a sentinel key, a read of what the writes store that stores
+nothing (docs/tools.md); how ``""``, a left-out argument and ``null`` count for prose (docs/graders.md); which text
+``read_time`` plays (docs/doctor.md); a graded column forgiven as free text (docs/database.md)."""
 
 from __future__ import annotations
 
@@ -1032,3 +1034,70 @@ def test_one_seeding_helper_with_a_sentinel_gives_the_golds_state_and_digest() -
     assert set(states[2]) == {"firings", "bookings", "_seeded"} and states[2]["bookings"] == {}
     digests = [asyncio.run(end_state_digest(json.dumps(s))) for s in states]
     assert digests[0] == digests[1] != digests[2]
+
+
+# -- graders.md, "May my grader ignore this note?" point 3: how "", a left-out argument and null count ----------------
+def test_an_empty_or_left_out_note_is_no_value_and_a_null_keeps_the_argument_out() -> None:
+    from rft_sdk.doctor._dataset_probes import item_values, prose_fields
+
+    def line(*notes: Any) -> dict[str, Any]:  # one item; each note one gold call (``...``: the argument left out)
+        return {"actions": [{"name": "book", "arguments": {"order_id": "o1", **({} if n is ... else {"note": n})}}
+                            for n in notes]}
+
+    notes = [line("leave by the gate"), line("ring the bell twice"), line("call on arrival please")]
+    assert prose_fields(item_values(notes + [line("")] * 9)) == {("book", "note")}
+    assert prose_fields(item_values(notes + [line(...)] * 9)) == {("book", "note")}
+    assert prose_fields(item_values(notes[:2] + [line("")] * 10)) == set()          # fewer than three values
+    assert prose_fields(item_values(notes + [line(None)] * 9)) == set()             # a null is a value, no string
+    rows = [line("leave by the gate", "leave by the gate", "leave by the gate"), notes[1], notes[2]]
+    assert item_values(rows)[("book", "note")] == [n["actions"][0]["arguments"]["note"] for n in notes]  # once per item
+
+
+# -- doctor.md, read_time: the answer is the marked line; working restating the UTC time does not stop it --------------
+def test_read_time_plays_the_marked_line_or_the_whole_reference() -> None:
+    from rft_sdk.doctor._shifted_times import read_times
+
+    one = ['{"start_utc": "2026-03-14T16:30:00Z"}']
+    two = ['{"start_utc": "2026-03-14T16:30:00Z", "doors_utc": "2026-03-14T15:45:00Z"}']
+    marked = "16:30 UTC, which is 05:30 local.\nANSWER: 2026-03-15 05:30"
+    assert read_times(marked, one) == "16:30 UTC, which is 05:30 local.\nANSWER: 2026-03-14 16:30"
+    assert read_times(marked, two) == "16:30 UTC, which is 05:30 local.\nANSWER: 2026-03-14 16:30"  # the quoted one
+    plain = "It starts at 05:30 on 2026-03-15 (16:30 UTC)."
+    assert read_times(plain, one) is None                                   # the restated time is the answer's own
+    assert read_times(plain, two) == "It starts at 15:45 on 2026-03-14 (15:45 UTC)."
+    assert read_times("It starts at 05:30 on 2026-03-15.", one) == "It starts at 16:30 on 2026-03-14."
+
+
+# -- database.md, "A free-text column": a graded column put in FREE_TEXT pays a wrong outcome ---------------------------
+def test_forgiving_a_graded_column_pays_a_wrong_outcome() -> None:
+    from rft_sdk import RowChange
+
+    ns = _run("database.md", "def beyond_free_text(", server=ToolServer(), holds_words=lambda *_: True)
+    gold_rows = {("appointments", (1,))}
+    wrong_donor = RowChange("appointments", (1,), {"id": 1, "donor": "D-01", "note": "latex"},
+                            {"id": 1, "donor": "D-02", "note": "LATEX"}, "gold")
+    assert ns["beyond_free_text"]([wrong_donor], gold_rows) == [wrong_donor]    # the page's FREE_TEXT: caught
+    ns["FREE_TEXT"]["appointments"].add("donor")                                # a graded column forgiven
+    assert ns["beyond_free_text"]([wrong_donor], gold_rows) == []               # the wrong donor is paid
+
+
+# -- tools.md: a tool that only reads what the writes store needs no seeding helper ------------------------------------
+def test_a_read_of_what_the_writes_store_changes_nothing_and_setdefault_does() -> None:
+    server = ToolServer()
+
+    @server.tool
+    def get_order(order_id: str, *, rollout: Rollout) -> dict:
+        """Read an order the writes stored."""
+        return rollout.state.get("orders", {}).get(order_id, {})
+
+    @server.tool
+    def peek_order(order_id: str, *, rollout: Rollout) -> dict:
+        """The same read with setdefault."""
+        return rollout.state.setdefault("orders", {}).get(order_id, {})
+
+    with TestClient(server) as client:
+        read, peek = client.new_trace_id(), client.new_trace_id()
+        assert client.call("get_order", trace_id=read, order_id="O-1").ok
+        assert client.call("peek_order", trace_id=peek, order_id="O-1").ok
+        assert client.state(read) == {} and client.state(peek) == {"orders": {}}
+        assert client.http.get("/tools").json()["writes"] == {"get_order": False, "peek_order": True}

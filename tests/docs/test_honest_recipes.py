@@ -1,0 +1,422 @@
+"""Every block of ``docs/honest-graders.md`` runs as written, against a real server through ``TestClient``: each
+recipe pays the gold 1.0 and each wrong outcome the page names less. The page's ``returned`` is graders.md's; the
+set recipe's warning (``precision_recall_f1(set(), set())`` is 1.0, so a lenient parser pays nonsense in full) holds;
+the ordered-list table is what the grader pays, and the doctor's own ``reversed_ranking`` reply and severity rule
+pass ``c = 0.5`` and fail ``c = 0.6``; the doctor's ``read_time`` reply scores 0 on the time-zone recipe; the budget
+recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the ignored note is free text to the doctor."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sqlite3
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer
+from rft_sdk.doctor._dataset_probes import described_prose
+from rft_sdk.doctor._severity import Outcome, judge_probe
+from rft_sdk.doctor._shifted_times import read_times
+from rft_sdk.doctor._tied_order import reversed_ranking
+from rft_sdk.rewards import precision_recall_f1
+from rft_sdk.testing import TestClient
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGE = "honest-graders.md"
+HELPERS = "def over_budget("
+RECIPES = ["async def end_state(", "def booked(", "def invoice_total(", "def kick_off(", "def due_buses(",
+           "def podium(", "def shelf(", "def delivery_booked("]
+
+
+def _blocks(page: str = PAGE) -> list[str]:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    return [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)]
+
+
+def _block(marker: str, page: str = PAGE) -> str:
+    found = [b for b in _blocks(page) if marker in b]
+    assert len(found) == 1, f"docs/{page}: {len(found)} python blocks hold {marker!r}"
+    return found[0]
+
+
+def _serve(server: ToolServer, marker: str) -> dict[str, Any]:
+    """The helpers block, then the recipe's block, run in one namespace holding ``server``."""
+    namespace: dict[str, Any] = {"server": server, "__name__": "docs"}
+    for block in (_block(HELPERS), _block(marker)):
+        exec(compile(block, f"docs/{PAGE}", "exec"), namespace)
+    return namespace
+
+
+def _score(client: TestClient, item: dict[str, Any], calls: list[tuple[str, dict[str, Any]]], reply: str,
+           grader: str | None = None) -> float:
+    """One rollout: ``calls`` as the model sent them (refused ones too), then the grade of ``reply``."""
+    trace = client.new_trace_id()
+    for name, args in calls:
+        client.call(name, trace_id=trace, item=item, arguments=args)
+    return client.grade(trace, reply, item=item, grader=grader).score
+
+
+def test_every_block_of_the_page_is_one_recipe_this_file_runs() -> None:
+    markers = [HELPERS, *RECIPES]
+    blocks = _blocks()
+    assert len(blocks) == len(markers)
+    assert all(sum(m in b for m in markers) == 1 for b in blocks)  # each block is one recipe (or the helpers)
+
+
+def test_returned_is_the_graders_page_helper() -> None:
+    def source(block: str) -> str:
+        tree = ast.parse(block)
+        node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "returned")
+        return ast.get_source_segment(block, node) or ""
+
+    assert source(_block(HELPERS)) == source(_block("def availability(", "graders.md"))
+
+
+# -- (a) end state in a rollout database ------------------------------------------------------------------------------
+def _library(tmp_path: Path) -> ToolServer:
+    def setup(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE books (id TEXT PRIMARY KEY, title TEXT, copies INTEGER)")
+        conn.executemany("INSERT INTO books VALUES (?, ?, ?)",
+                         [("b1", "Dune", 1), ("b2", "Emma", 1), ("b3", "Ulysses", 2), ("b4", "Dune", 1)])
+        conn.execute("CREATE TABLE loans (book_id TEXT, member TEXT, PRIMARY KEY (book_id, member))")
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)), auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_book(book_id: str, *, rollout: Rollout) -> dict[str, Any]:
+        """A book by id.
+
+        Args:
+            book_id: e.g. "b1".
+        """
+        row = rollout.db.execute("SELECT id, title, copies FROM books WHERE id = ?", (book_id,)).fetchone()
+        if row is None:
+            raise ToolError(f"no book {book_id}")
+        return {"id": row[0], "title": row[1], "copies": row[2]}
+
+    @server.tool(writes=True)
+    def lend_book(book_id: str, member: str, *, rollout: Rollout) -> str:
+        """Lend a copy.
+
+        Args:
+            book_id: e.g. "b1".
+            member: e.g. "ada".
+        """
+        if rollout.db.execute("UPDATE books SET copies = copies - 1 WHERE id = ? AND copies > 0",
+                              (book_id,)).rowcount != 1:
+            raise ToolError(f"no copy of {book_id} left")
+        rollout.db.execute("INSERT INTO loans VALUES (?, ?)", (book_id, member))
+        return "lent"
+
+    _serve(server, "async def end_state(")
+    return server
+
+
+def test_a_the_database_end_state_recipe(tmp_path: Path) -> None:
+    server = _library(tmp_path)
+    lend = [("get_book", {"book_id": "b1"}), ("lend_book", {"book_id": "b1", "member": "ada"})]
+    item = {"max_tool_calls": 4, "actions": [{"name": n, "arguments": a} for n, a in lend],
+            "alternatives": [{"actions": [{"name": "lend_book", "arguments": {"book_id": "b4", "member": "ada"}}]}]}
+    with TestClient(server) as client:
+        assert _score(client, item, lend, "Lent.") == 1.0
+        assert _score(client, item, [("lend_book", {"book_id": "b4", "member": "ada"})], "Lent.") == 1.0  # alternative
+        assert _score(client, item, [("lend_book", {"book_id": "b2", "member": "ada"})], "Lent.") == 0.0  # wrong book
+        assert _score(client, item, [*lend, ("lend_book", {"book_id": "b3", "member": "bob"})], "Lent.") == 0.0
+        assert _score(client, item, [], "Lent.") == 0.0                                                   # nothing
+        assert _score(client, item, [("get_book", {"book_id": "b1"})] * 3 + lend[1:], "Lent.") == 1.0     # 4 calls
+        assert _score(client, item, [("get_book", {"book_id": "b1"})] * 4 + lend[1:], "Lent.") == 0.0     # over
+
+
+# -- (b) end state in rollout.state -----------------------------------------------------------------------------------
+def _rooms() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=True)
+    def book_room(slot: str, name: str, party: int, *, rollout: Rollout) -> str:
+        """Book a slot.
+
+        Args:
+            slot: e.g. "SAT-10".
+            name: the guest.
+            party: how many.
+        """
+        rollout.state.setdefault("bookings", {})[slot] = {"name": name, "party": party}
+        return "booked"
+
+    @server.tool(writes=True)
+    def cancel(slot: str, *, rollout: Rollout) -> str:
+        """Cancel a booking.
+
+        Args:
+            slot: e.g. "SAT-10".
+        """
+        rollout.state.get("bookings", {}).pop(slot, None)
+        return "cancelled"
+
+    _serve(server, "def booked(")
+    return server
+
+
+def test_b_the_state_end_state_recipe() -> None:
+    item = {"max_tool_calls": 4, "expected_bookings": {"SAT-10": {"name": "Ada", "party": 2}}}
+    right = ("book_room", {"slot": "SAT-10", "name": "Ada", "party": "2"})  # "2" as sent: the tool stored 2
+    with TestClient(_rooms()) as client:
+        assert _score(client, item, [right], "Booked.") == 1.0
+        assert _score(client, item, [("book_room", {"slot": "SAT-11", "name": "Ada", "party": 2}), ("cancel", {
+            "slot": "SAT-11"}), right], "Booked.") == 1.0                                   # undone, then right
+        assert _score(client, item, [("book_room", {**right[1], "slot": "SAT-11"})], "Booked.") == 0.0
+        assert _score(client, item, [right, ("book_room", {**right[1], "slot": "SUN-10"})], "Booked.") == 0.0
+        assert _score(client, item, [("book_room", {**right[1], "party": 3})], "Booked.") == 0.0
+        assert _score(client, item, [], "Booked.") == 0.0
+
+
+# -- (c) a money answer with evidence of the read ---------------------------------------------------------------------
+INVOICES = {"INV-7": {"id": "INV-7", "lines": [1000.00, 234.56]}, "INV-8": {"id": "INV-8", "lines": [1234.56]}}
+
+
+def _invoices() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_invoice(invoice_id: str) -> dict[str, Any]:
+        """An invoice and its lines.
+
+        Args:
+            invoice_id: e.g. "INV-7".
+        """
+        if invoice_id not in INVOICES:
+            raise ToolError(f"no invoice {invoice_id}")
+        return INVOICES[invoice_id]
+
+    _serve(server, "def invoice_total(")
+    return server
+
+
+@pytest.mark.parametrize(("read", "reply", "score"), [
+    ("INV-7", "Lines 1,000.00 and 234.56.\nANSWER: £1,234.56", 1.0),
+    ("INV-7", "ANSWER: £1234.56", 1.0),
+    (None, "ANSWER: £1,234.56", 0.0),                      # no read
+    ("INV-8", "ANSWER: £1,234.56", 0.0),                   # another invoice read
+    ("INV-7", "ANSWER: £1,234.50", 0.0),
+    ("INV-7", "ANSWER: £1,234.5", 0.0),
+    ("INV-7", "ANSWER: 1,234.56", 0.0),
+    ("INV-7", "ANSWER: £1,234.56\nANSWER: £1,235.56", 0.0),  # two answers that disagree
+])
+def test_c_the_money_recipe(read: str | None, reply: str, score: float) -> None:
+    item = {"invoice_id": "INV-7", "expected_pence": 123456, "max_tool_calls": 3}
+    with TestClient(_invoices()) as client:
+        calls = [("get_invoice", {"invoice_id": read})] if read else []
+        assert _score(client, item, calls, reply) == score
+
+
+# -- (d) a date and time in a time zone -------------------------------------------------------------------------------
+MATCH = {"id": "M-4", "kick_off_utc": "2026-03-14T16:30:00Z"}
+
+
+def _matches() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_match(match_id: str) -> dict[str, Any]:
+        """A match and its kick-off, in UTC.
+
+        Args:
+            match_id: e.g. "M-4".
+        """
+        return MATCH
+
+    _serve(server, "def kick_off(")
+    return server
+
+
+def test_d_the_time_zone_recipe() -> None:
+    item = {"time_zone": "Pacific/Auckland", "expected_utc": "2026-03-14T16:30:00+00:00", "max_tool_calls": 3}
+    reference = "Kick-off is 16:30 UTC, which is 05:30 in Auckland.\nANSWER: 2026-03-15 05:30"
+    read_time = read_times(reference, ['{"id":"M-4","kick_off_utc":"2026-03-14T16:30:00Z"}'])
+    assert read_time is not None and read_time.endswith("ANSWER: 2026-03-14 16:30")  # the doctor's read_time reply
+    read = [("get_match", {"match_id": "M-4"})]
+    with TestClient(_matches()) as client:
+        assert _score(client, item, read, reference) == 1.0
+        for wrong in (read_time, "ANSWER: 2026-03-15 17:30", "ANSWER: 2026-03-14 05:30", "ANSWER: 2026-02-30 05:30",
+                      "ANSWER: 5:30 am", ""):
+            assert _score(client, item, read, wrong) == 0.0, wrong
+
+
+# -- (e) a set answer by F1 -------------------------------------------------------------------------------------------
+DUE = {"D3": ["B-12", "B-40"], "D5": []}
+
+
+def _depots() -> tuple[ToolServer, dict[str, Any]]:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def list_due(depot: str) -> dict[str, Any]:
+        """The buses due for service at a depot.
+
+        Args:
+            depot: e.g. "D3".
+        """
+        return {"depot": depot, "due": DUE.get(depot, [])}
+
+    return server, _serve(server, "def due_buses(")
+
+
+def test_e_the_set_recipe_and_its_warning() -> None:
+    server, ns = _depots()
+    d3 = {"depot": "D3", "expected_due": ["B-12", "B-40"], "max_tool_calls": 3}
+    d5 = {"depot": "D5", "expected_due": [], "max_tool_calls": 3}
+
+    def read(depot: str) -> list[tuple[str, dict[str, Any]]]:
+        return [("list_due", {"depot": depot})]
+
+    with TestClient(server) as client:
+        assert _score(client, d3, read("D3"), "ANSWER: B-12, B-40") == 1.0
+        assert _score(client, d5, read("D5"), "Nothing is due.\nANSWER: none") == 1.0
+        assert _score(client, d5, read("D5"), "ANSWER: None.") == 1.0
+        assert _score(client, d3, read("D3"), "ANSWER: none") == 0.0
+        assert _score(client, d5, read("D5"), "ANSWER: I could not tell") == 0.0      # no parse: 0, not F1 of {}
+        assert _score(client, d5, [], "ANSWER: none") == 0.0                          # no read
+        assert _score(client, d3, read("D5"), "ANSWER: B-12, B-40") == 0.0            # another depot read
+        assert round(_score(client, d3, read("D3"), "ANSWER: B-12"), 3) == 0.667
+        assert _score(client, d3, read("D3"), "ANSWER: B-12, B-40, B-77") == 0.8
+    # the warning: both sets empty is F1 1.0, so a lenient parser pays nonsense in full where the answer is none
+    assert precision_recall_f1(set(), set()).f1 == 1.0
+    bus = ns["BUS"]
+    body = "I could not tell"
+    lenient = {p.strip() for p in body.split(",") if bus.fullmatch(p.strip())}
+    assert precision_recall_f1(lenient, d5["expected_due"]).f1 == 1.0
+    assert ns["bus_set"](body) is None
+
+
+# -- (f) an ordered list ----------------------------------------------------------------------------------------------
+def _regatta() -> tuple[ToolServer, dict[str, Any]]:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_results(race: str) -> dict[str, Any]:
+        """A race's finishing times.
+
+        Args:
+            race: e.g. "R1".
+        """
+        return {"race": race, "times": {"Kestrel": 3601, "Osprey": 3622, "Merlin": 3650}}
+
+    return server, _serve(server, "def podium(")
+
+
+ORDER_ITEM = {"messages": [{"role": "user", "content": "Rank the boats of race R1, fastest first. End with ANSWER: "
+                                                      "A > B > C."}],
+              "expected_order": ["Kestrel", "Osprey", "Merlin"], "max_tool_calls": 3,
+              "reference_answer": "Kestrel 3601 s, Osprey 3622 s, Merlin 3650 s.\nANSWER: Kestrel > Osprey > Merlin"}
+
+
+def test_f_the_ordered_list_recipe_pays_what_its_table_says() -> None:
+    text = (DOCS / PAGE).read_text(encoding="utf-8").split("## (f)")[1].split("## (g)")[0]
+    rows = re.findall(r"^\| `([^`]+)`[^|]*\| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$", text, flags=re.M)
+    assert len(rows) == 6
+    server, _ = _regatta()
+    read = [("get_results", {"race": "R1"})]
+    with TestClient(server) as client:
+        for line, exact, f1, score in rows:
+            got = line.split(" > ")
+            assert (got == ORDER_ITEM["expected_order"]) == (exact == "yes")
+            assert round(precision_recall_f1(got, ORDER_ITEM["expected_order"]).f1, 3) == round(float(f1), 3)
+            assert round(_score(client, ORDER_ITEM, read, f"ANSWER: {line}"), 2) == float(score), line
+        assert _score(client, ORDER_ITEM, read, "ANSWER: Kestrel >  > Merlin") == 0.0
+
+
+def test_f_half_is_safe_on_the_doctors_reversed_ranking_and_more_is_reward() -> None:
+    server, ns = _regatta()
+    reply = reversed_ranking(ORDER_ITEM, SimpleNamespace(answer_field="reference_answer"))  # type: ignore[arg-type]
+    assert reply == ["Kestrel 3601 s, Osprey 3622 s, Merlin 3650 s.\nANSWER: Merlin > Osprey > Kestrel"]
+    with TestClient(server) as client:
+        paid = _score(client, ORDER_ITEM, [("get_results", {"race": "R1"})], reply[0])
+    assert paid == ns["OUT_OF_ORDER"] == 0.5
+
+    def verdict(score: float) -> str:
+        return judge_probe("hack", [Outcome(item=0, score=score, calls=1)], [1.0], pass_threshold=1.0).verdict
+
+    assert verdict(paid) == "pass" and verdict(0.6) == "fail"
+
+
+# -- (g) a budget stated in the prompt --------------------------------------------------------------------------------
+def _shelves() -> tuple[ToolServer, dict[str, Any]]:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=False)
+    def get_book(book_id: str) -> dict[str, Any]:
+        """A book and its shelf.
+
+        Args:
+            book_id: e.g. "b3".
+        """
+        return {"id": book_id, "shelf": "S-4"}
+
+    @server.grader
+    def counts_ok_calls(ctx: GradingContext) -> float:  # the wrong count: successful calls only
+        if sum(c.ok for c in ctx.trajectory) > ctx.item["max_tool_calls"]:
+            return 0.0
+        return 1.0 if ns["answer_line"](ctx.output_text) == ctx.item["expected_shelf"] else 0.0
+
+    ns = _serve(server, "def shelf(")
+    return server, ns
+
+
+def test_g_the_budget_recipe_counts_every_recorded_call() -> None:
+    from rft_sdk._validation._stated_budget import stated_budgets
+
+    item = {"messages": [{"role": "user", "content": "Which shelf holds book b3? You may make at most 3 tool calls; "
+                                                     "a refused call counts too. End with ANSWER: shelf."}],
+            "book_id": "b3", "expected_shelf": "S-4", "max_tool_calls": 3}
+    assert stated_budgets(item) == [item["max_tool_calls"]]  # rft validate reads the same number: no warning
+    server, _ = _shelves()
+    read = ("get_book", {"book_id": "b3"})
+    refused = ("get_book", {"book_id": "b3", "rft_doctor_unknown_argument": "x"})  # 422, as refused_spam sends
+    with TestClient(server) as client:
+        assert _score(client, item, [read], "ANSWER: S-4", grader="shelf") == 1.0
+        assert _score(client, item, [read] * 3, "ANSWER: S-4", grader="shelf") == 1.0
+        assert _score(client, item, [read] * 4, "ANSWER: S-4", grader="shelf") == 0.0
+        assert _score(client, item, [refused] * 3 + [read], "ANSWER: S-4", grader="shelf") == 0.0
+        assert _score(client, item, [refused] * 3 + [read], "ANSWER: S-4", grader="counts_ok_calls") == 1.0
+        assert _score(client, item, [], "ANSWER: S-4", grader="shelf") == 0.0
+        assert _score(client, item, [read], "ANSWER: S-5", grader="shelf") == 0.0
+
+
+# -- (h) a free-text note the grader ignores --------------------------------------------------------------------------
+def _deliveries() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=True)
+    def book_delivery(order_id: str, slot: str, note: str = "", *, rollout: Rollout) -> str:
+        """Book a delivery slot for an order.
+
+        Args:
+            order_id: e.g. "O-7".
+            slot: e.g. "SAT-AM".
+            note: Optional note for the driver.
+        """
+        rollout.state.setdefault("deliveries", {})[order_id] = {"slot": slot, "note": note}
+        return "booked"
+
+    _serve(server, "def delivery_booked(")
+    return server
+
+
+def test_h_the_ignored_note_recipe() -> None:
+    server = _deliveries()
+    assert ("book_delivery", "note") in described_prose([{"tools": server.dataset_tools()}])  # free text to the doctor
+    item = {"expected_deliveries": {"O-7": {"slot": "SAT-AM"}}, "max_tool_calls": 3}
+    book = {"order_id": "O-7", "slot": "SAT-AM"}
+    with TestClient(server) as client:
+        for note in ({"note": "leave it with the neighbour at number 12"}, {"note": "ring twice"}, {"note": None}, {}):
+            assert _score(client, item, [("book_delivery", {**book, **note})], "Booked.") == 1.0
+        assert _score(client, item, [("book_delivery", {**book, "slot": "SUN-AM", "note": "as requested by the "
+                                                                                           "customer today"})],
+                      "Booked.") == 0.0
+        assert _score(client, item, [("book_delivery", book), ("book_delivery", {**book, "order_id": "O-8"})],
+                      "Booked.") == 0.0
+        assert _score(client, item, [], "Booked.") == 0.0
