@@ -13,7 +13,7 @@ superseded_request        on items whose gold writes and whose conversation has 
                           ``instead of 10:30``: :func:`_withdrawn`) (``2026-04-13``: the day the customer
                           corrected). Kinds: ISO dates, times of day, ids with a trailing number, codes
                           of two capital groups the first with a digit (a plate ``FH21 NKB``: doctor40's
-                          permits), members of the argument's enum; a date or time is also
+                          permits), IPv4 addresses, e-mail addresses, host names, members of the argument's enum; a date or time is also
                           swapped where a longer argument writes it compactly (``0514`` in the
                           session id ``S-NG-0514-0900``: doctor43's donor clinic), and found there
                           where no gold argument is the date whole (``0609`` in ``TEM-0609-1430``:
@@ -84,6 +84,11 @@ _KINDS = {
     "id": re.compile(r"(?<![\w-])[A-Za-z]+[A-Za-z0-9_\-]*?-?\d+(?![\w-])"),
     # a code of two capital groups, the first with a digit: a registration plate ``FH21 NKB`` (doctor40's permits)
     "code": re.compile(r"(?<![\w-])(?=[A-Z]*\d)[A-Z0-9]{2,5} [A-Z0-9]{2,5}(?![\w-])"),
+    # an IPv4 address, a host name, an e-mail address (doctor58's tester: a DNS change whose address is corrected);
+    # a sentence's full stop after one is no part of it
+    "ip": re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\d|\.\d)"),
+    "email": re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-]|\.\w)"),
+    "host": re.compile(r"(?<![\w.@-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}(?![\w@-]|\.\w)"),
 }
 
 

@@ -66,3 +66,24 @@ def test_a_json_output_is_read_with_its_non_ascii_escapes_decoded():
     assert json.loads(decoded) == json.loads(text)  # still the same JSON
     assert '"£2,496.84"' in decoded and "Zoë 😀" in decoded
     assert "\\u0001" in decoded and "\\\\u00e9" in decoded  # ASCII and escaped escapes stay as they were
+
+
+def test_a_corrected_address_host_or_email_is_played_as_first_asked():
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    def item(first: str, last: str, value: str) -> dict:
+        return {"messages": [{"role": "user", "content": first}, {"role": "assistant", "content": "Noted."},
+                             {"role": "user", "content": last}],
+                "actions": [{"name": "set_record", "arguments": {"name": "shop", "value": value}}],
+                "reference_answer": f"shop now points at {value}."}
+
+    probe = SupersededRequest()
+    probe.writes_of = lambda item: [0]  # type: ignore[method-assign]  # the one call writes (no gold replay here)
+    assert probe.swap(item("Point shop at 10.0.3.7.", "Sorry, 10.0.3.8 instead.", "10.0.3.8")) == ("10.0.3.8",
+                                                                                                 "10.0.3.7")
+    assert probe.swap(item("Alias it to old.example.com please", "No, to web.example.com.",
+                           "web.example.com")) == ("web.example.com", "old.example.com")
+    assert probe.swap(item("Send it to ann@example.org", "make that bob@example.org.",
+                           "bob@example.org")) == ("bob@example.org", "ann@example.org")
+    # a version number is no address
+    assert probe.swap(item("Deploy v1.2.3.4 to shop", "No, 10.0.3.8.", "10.0.3.8")) is None
