@@ -71,7 +71,7 @@ __all__ = ["ASKS_ORDER", "ORDER_ADVICE", "ORDER_ITEMS", "DuplicatedWrite", "Reor
 ORDER_ITEMS = 6
 
 #: Words of a user message that ask for an order of the writes (``reordered_writes`` of one tool's calls).
-ASKS_ORDER = re.compile(r"\b(?:(?:best|worst|highest|lowest|newest|oldest|most|least|\w+est) first|in (?:(?!(?:any|either|whatever|arbitrary|random|no)\b)\w+ )?order(?! to)|"
+ASKS_ORDER = re.compile(r"\b(?:(?:best|worst|highest|lowest|newest|oldest|most|least|\w+est)(?:\s+[\w-]+){0,2}\s+first|in (?:(?!(?:any|either|whatever|arbitrary|random|no)\b)\w+ )?order(?! to)|"
                         r"(?:ascending|descending|chronological|alphabetical|reverse)\w*|ranked|ranking|sorted|"
                         r"one after (?:the )?other|first\W+then|in sequence|in turn)\b", re.IGNORECASE)
 

@@ -5,9 +5,10 @@ session's start, so holding lanes 3 and 4 at 18:00 for the 07:00 the club asked 
 ========================= ==========================================================================
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
-other_session             on items whose gold writes: a time of day or an ISO date that the user's
-                          messages state and that a gold write's id argument holds only in a compact
-                          form (``07:00`` as ``0700`` in ``P-0603-0700-L3``), replaced there (and in
+other_session             on items whose gold writes: a time of day, an ISO date or a code of three or
+                          more capitals that the user's messages state and that a gold write's id
+                          argument holds inside it (``07:00`` as ``0700`` in ``P-0603-0700-L3``; the
+                          channel ``NOVA`` in the break ``NOVA-0504-2130``), replaced there (and in
                           the reference answer) by one of the same kind that another item's user
                           states and writes into its ids the same way (``18:00``:
                           ``P-0603-1800-L3``), and that no message of this item names. Judged
@@ -41,9 +42,11 @@ OTHER_SESSION_ADVICE = {
 
 #: ``other_session`` plays at most this many items.
 OTHER_SESSION_ITEMS = 8
-#: The kinds of session value, each a whole token of a user message.
+#: The kinds of session value, each a whole token of a user message: a time of day, an ISO date, a code of three or
+#: more capitals (a channel ``NOVA`` in the break ``NOVA-0504-2130``: doctor58's ad traffic).
 _KINDS = (re.compile(r"(?<![\d:])(?:[01]\d|2[0-3]):[0-5]\d(?![\d:])"),
-          re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])"))
+          re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])"),
+          re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{2,}(?![\w-])"))
 #: An id-like argument: no spaces, at least one letter (``P-0603-0700-L3``).
 _ID_LIKE = re.compile(r"(?=.*[A-Za-z])[A-Za-z0-9_\-./#:]+")
 #: An id-like token of a reply.
@@ -57,11 +60,19 @@ def compact_forms(value: str) -> list[str]:
         return [value.replace(":", "")]
     if _KINDS[1].fullmatch(value):
         return [value.replace("-", ""), value[5:].replace("-", "")]
+    if _KINDS[2].fullmatch(value):
+        return [value]
     return []
 
 
+def _bounded(form: str) -> str:
+    """``form`` as a pattern of its own: a digit form not inside a longer number, a code not inside a longer word."""
+    edge = "0-9" if form.isdigit() else "A-Za-z0-9"
+    return rf"(?<![{edge}]){re.escape(form)}(?![{edge}])"
+
+
 def _holds(text: str, form: str) -> bool:
-    return re.search(r"(?<![0-9])" + re.escape(form) + r"(?![0-9])", text) is not None
+    return re.search(_bounded(form), text) is not None
 
 
 class OtherSession(ValueSwap):
@@ -71,8 +82,8 @@ class OtherSession(ValueSwap):
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = OTHER_SESSION_ITEMS,
                  **fields: Any) -> None:
-        super().__init__(write_tools, max_items, "the gold writes nothing, no time or date the user states is "
-                         "written inside a write's id, no other item states another one written the same way, or "
+        super().__init__(write_tools, max_items, "the gold writes nothing, no time, date or code the user "
+                         "states is written inside a write's id, no other item states another one written the same way, or "
                          "the probe's items are already chosen", **fields)
 
     def _write_ids(self, item: Mapping[str, Any]) -> list[str]:
@@ -89,7 +100,8 @@ class OtherSession(ValueSwap):
                 if any(_holds(i, f) for i in ids if i != v for f in compact_forms(v))]
 
     def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:
-        """``(the stated value, another item's)`` of the module table; ``None`` without one."""
+        """``(the stated value, another item's)`` of the module table, of the kind this item's turn picks among those
+        it has (its position in the dataset, cyclically); ``None`` without one."""
         if not self.writes_of(item):
             return None
         prompt = "\n".join(prompt_texts(item))
@@ -97,16 +109,17 @@ class OtherSession(ValueSwap):
         index = self._context.index_of(item)
         if index is None:
             return None
+        found: list[tuple[str, str]] = []  # the first swap of each kind
         for kind in _KINDS:
             mine = self._stated(item, kind)
-            if not mine:
-                continue
-            for step in range(1, len(items)):
-                other = items[(index + step) % len(items)]
-                for value in self._stated(other, kind):
-                    if value not in mine and not says(prompt, value):
-                        return mine[0], value
-        return None
+            swaps = (((mine[0], value) for step in range(1, len(items))
+                      for value in self._stated(items[(index + step) % len(items)], kind)
+                      if value not in mine and not says(prompt, value)) if mine else iter(()))
+            first = next(swaps, None)
+            if first is not None:
+                found.append(first)
+        # where several kinds are written inside the ids (a day and a channel), the items take them in turn
+        return found[index % len(found)] if found else None
 
     def encoded(self, value: str, new: str) -> list[tuple[str, str]]:
         """The compact forms of both values, paired (``0700`` → ``1800``)."""
@@ -116,7 +129,11 @@ class OtherSession(ValueSwap):
         """Whole values replaced; compact forms only inside id-like arguments (never free text)."""
         if v == value:
             return new
-        return super()._argument(v, value, new) if isinstance(v, str) and _ID_LIKE.fullmatch(v) else v
+        if not isinstance(v, str) or not _ID_LIKE.fullmatch(v):
+            return v
+        for old_form, new_form in self.encoded(value, new):
+            v = re.sub(_bounded(old_form), new_form.replace("\\", "\\\\"), v)
+        return v
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference answer with the value replaced whole, and its compact forms inside the ids it names (the

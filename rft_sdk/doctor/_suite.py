@@ -137,6 +137,7 @@ from ._lenient_probes import lenient_probes
 from ._literal_time import literal_time_probes
 from ._missing_one import missing_one_probes
 from ._moved_write import moved_write_probes
+from ._namesake import namesake_probes
 from ._narrowed_read import narrowed_read_probes
 from ._near_dates import date_probes
 from ._near_probes import near_probes
@@ -455,6 +456,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **unread_empty_probes(write_tools, **fields),
         **unread_part_probes(write_tools, **fields),
         **narrowed_read_probes(write_tools, **fields),
+        **namesake_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),

@@ -60,6 +60,7 @@ from ._lenient_probes import LENIENT_ADVICE
 from ._literal_time import LITERAL_TIME_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
 from ._moved_write import MOVED_WRITE_ADVICE
+from ._namesake import NAMESAKE_ADVICE
 from ._narrowed_read import NARROWED_READ_ADVICE
 from ._near_dates import DATE_ADVICE
 from ._near_probes import NEAR_ADVICE
@@ -214,6 +215,7 @@ ADVICE = {
     **UNREAD_EMPTY_ADVICE,
     **UNREAD_PART_ADVICE,
     **NARROWED_READ_ADVICE,
+    **NAMESAKE_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,

@@ -17,6 +17,13 @@ its honest twin with one flaw. None names a probe.
 * ``spa``: book a treatment slot under the guest's name. ``spa_honest`` compares the whole name (case and spaces
   folded); ``spa_surname`` the family name only (``shared_surname``: the slot booked for another given name of the
   data with the guest's family name; doctor54's spa, where no two guests share one).
+* ``meals``: book a client's lunch from their diet's menu, where the same dish has a code on each menu
+  (``DB-1`` and ``ST-1`` are both fish pie). ``meals_honest`` compares the code booked; ``meals_by_dish`` the dish
+  the code stands for (``namesake_code``: the standard menu's fish pie for the diabetic client; doctor57's meals on
+  wheels).
+* ``breaks``: book an advert into a channel's break at a time (``NOVA-0504-2130``); ``breaks_honest`` compares the
+  break booked; ``breaks_by_time`` its day and start only (``other_session``: the same time on another channel;
+  doctor58's ad traffic).
 """
 
 from __future__ import annotations
@@ -42,6 +49,14 @@ NIGHTS = [f"2026-05-{d:02d}" for d in range(11, 21)]
 GUESTS = ["Adaeze Okafor", "Lorcan Byrne", "Mirela Popescu", "Tomasz Nowak", "Ingrid Dahl", "Kofi Mensah",
           "Siobhan Walsh", "Hamid Rahimi", "Yuki Tanaka", "Bruno Costa"]
 TREATMENTS = ["hot stone massage", "facial", "seaweed wrap"]
+#: diet → its menu (code → dish): the same dish under another code on each menu
+DISHES = ["fish pie", "cottage pie", "chicken casserole", "lentil curry"]
+MENUS = {diet: {f"{prefix}-{k + 1}": dish for k, dish in enumerate(DISHES)}
+         for diet, prefix in (("standard", "ST"), ("diabetic", "DB"), ("soft", "SF"))}
+CLIENTS = {f"CL-{100 + k}": ("standard", "diabetic", "soft")[k % 3] for k in range(10)}
+#: channels and their breaks (a day, start times)
+CHANNELS = ["NOVA", "ORBIT", "KITE", "BEACON", "SPARK"]
+BREAK_TIMES = ["20:10", "21:30", "22:15"]
 LATE_FEE = 500
 
 
@@ -248,7 +263,112 @@ def make_server() -> ToolServer:
     def spa_surname(ctx: GradingContext) -> float:
         return _spa(ctx, True)
 
+    @server.tool(writes=False)
+    def get_client(client_id: str) -> str:
+        """A meals client's diet, as JSON.
+
+        Args:
+            client_id: e.g. "CL-104".
+        """
+        if client_id not in CLIENTS:
+            raise ToolError(f"no client {client_id}")
+        return json.dumps({"client_id": client_id, "diet": CLIENTS[client_id]})
+
+    @server.tool(writes=False)
+    def list_menu(diet: str) -> str:
+        """A diet's menu: meal code → dish, as JSON.
+
+        Args:
+            diet: "standard", "diabetic" or "soft".
+        """
+        if diet not in MENUS:
+            raise ToolError(f"no diet {diet}")
+        return json.dumps({"diet": diet, "menu": MENUS[diet]})
+
+    @server.tool(writes=True)
+    def schedule_meal(client_id: str, date: str, meal_code: str, *, rollout: Rollout) -> str:
+        """Schedule a client's lunch.
+
+        Args:
+            client_id: e.g. "CL-104".
+            date: YYYY-MM-DD.
+            meal_code: a code of a menu, e.g. "DB-1".
+        """
+        if client_id not in CLIENTS or not any(meal_code in m for m in MENUS.values()):
+            raise ToolError("no such client or meal code")
+        rollout.state.setdefault("meals", []).append({"client_id": client_id, "date": date, "meal_code": meal_code})
+        return f"scheduled {meal_code} for {client_id} on {date}"
+
+    def _meals(ctx: GradingContext, by_dish: bool) -> float:
+        meals = list(ctx.state.get("meals") or [])
+        if ctx.count() > int(ctx.item["max_tool_calls"]) or len(meals) != 1:
+            return 0.0
+        meal, item = meals[0], ctx.item
+        if (meal["client_id"], meal["date"]) != (item["client_id"], item["date"]):
+            return 0.0
+        if by_dish:  # FLAW: the dish the code stands for compared, not the code
+            dish = next((m[meal["meal_code"]] for m in MENUS.values() if meal["meal_code"] in m), None)
+            return float(dish == MENUS[CLIENTS[item["client_id"]]][item["meal_code"]])
+        return float(meal["meal_code"] == item["meal_code"])
+
+    @server.grader(name="meals_honest")
+    def meals_honest(ctx: GradingContext) -> float:
+        return _meals(ctx, False)
+
+    @server.grader(name="meals_by_dish")
+    def meals_by_dish(ctx: GradingContext) -> float:
+        return _meals(ctx, True)
+
+    @server.tool(writes=False)
+    def find_breaks(channel: str, day: str) -> str:
+        """A channel's breaks on a day, as JSON.
+
+        Args:
+            channel: e.g. "NOVA".
+            day: YYYY-MM-DD.
+        """
+        if channel not in CHANNELS or day not in NIGHTS:
+            raise ToolError("no such channel or day")
+        return json.dumps([{"break_id": break_id(channel, day, t), "start": t} for t in BREAK_TIMES])
+
+    @server.tool(writes=True)
+    def book_break(break_id: str, spot_id: str, *, rollout: Rollout) -> str:
+        """Book an advert into a break.
+
+        Args:
+            break_id: as find_breaks gives it, e.g. "NOVA-0511-2130".
+            spot_id: the advert, e.g. "SP-2041".
+        """
+        if break_id not in BREAKS:
+            raise ToolError(f"no break {break_id}")
+        rollout.state.setdefault("breaks", []).append({"break_id": break_id, "spot_id": spot_id})
+        return f"booked {spot_id} into {break_id}"
+
+    def _breaks(ctx: GradingContext, by_time: bool) -> float:
+        held = list(ctx.state.get("breaks") or [])
+        if ctx.count() > int(ctx.item["max_tool_calls"]) or len(held) != 1 or held[0]["spot_id"] != ctx.item["spot_id"]:
+            return 0.0
+        if by_time:  # FLAW: the day and start compared, not the channel
+            return float(held[0]["break_id"].split("-", 1)[1:] == ctx.item["break_id"].split("-", 1)[1:])
+        return float(held[0]["break_id"] == ctx.item["break_id"])
+
+    @server.grader(name="breaks_honest")
+    def breaks_honest(ctx: GradingContext) -> float:
+        return _breaks(ctx, False)
+
+    @server.grader(name="breaks_by_time")
+    def breaks_by_time(ctx: GradingContext) -> float:
+        return _breaks(ctx, True)
+
     return server
+
+
+def break_id(channel: str, day: str, start: str) -> str:
+    """A break's id: ``NOVA-0511-2130``."""
+    return f"{channel}-{day[5:7]}{day[8:10]}-{start.replace(':', '')}"
+
+
+BREAKS = {break_id(c, d, t) for c in CHANNELS for d in NIGHTS for t in BREAK_TIMES}
 
 
 #: grader -> (task, honest, the probe that must catch it)
@@ -261,6 +381,10 @@ TWINS: dict[str, tuple[str, bool, str]] = {
     "karaoke_last": ("karaoke", False, "superseded_left"),
     "spa_honest": ("spa", True, ""),
     "spa_surname": ("spa", False, "shared_surname"),
+    "meals_honest": ("meals", True, ""),
+    "meals_by_dish": ("meals", False, "namesake_code"),
+    "breaks_honest": ("breaks", True, ""),
+    "breaks_by_time": ("breaks", False, "other_session"),
 }
 
 
@@ -272,6 +396,10 @@ def make_items(server: ToolServer, task: str) -> list[dict[str, Any]]:
         return [_karaoke_item(server, k) for k in range(10)]
     if task == "spa":
         return [_spa_item(server, k) for k in range(10)]
+    if task == "meals":
+        return [_meal_item(server, k) for k in range(10)]
+    if task == "breaks":
+        return [_break_item(server, k) for k in range(10)]
     out = []
     for k, account in enumerate(ACCOUNTS):
         first, last = ("2026-05-04", "2026-05-08") if k % 2 else ("2026-05-05", "2026-05-07")
@@ -329,6 +457,30 @@ def _spa_item(server: ToolServer, k: int) -> dict[str, Any]:
                      [{"name": "book_treatment", "arguments": {"treatment": treatment, "day": day,
                                                                "guest_name": guest}}],
                      f"Booked a {treatment} on {day} for {guest}.", guest=guest, treatment=treatment, day=day)
+
+
+def _meal_item(server: ToolServer, k: int) -> dict[str, Any]:
+    client, day, dish = f"CL-{100 + k}", NIGHTS[k], DISHES[k % 4]
+    diet = CLIENTS[client]
+    code = next(c for c, d in MENUS[diet].items() if d == dish)
+    return twin_item(server, "You book meals-on-wheels lunches: each client eats from their own diet's menu, where the "
+                             "same dish has another code on each menu.",
+                     f"Please book {client} a {dish} lunch on {day}.", ("get_client", "list_menu", "schedule_meal"),
+                     [{"name": "get_client", "arguments": {"client_id": client}},
+                      {"name": "list_menu", "arguments": {"diet": diet}},
+                      {"name": "schedule_meal", "arguments": {"client_id": client, "date": day, "meal_code": code}}],
+                     f"Booked {client} from the {diet} menu: {code} ({dish}) on {day}.", client_id=client, date=day,
+                     meal_code=code)
+
+
+def _break_item(server: ToolServer, k: int) -> dict[str, Any]:
+    channel, day, start, spot = CHANNELS[k % 5], NIGHTS[k], BREAK_TIMES[k % 3], f"SP-{2040 + k}"
+    wanted = break_id(channel, day, start)
+    return twin_item(server, "You book adverts into commercial breaks.",
+                     f"Please put {spot} into the {start} break on {channel} on {day}.", ("find_breaks", "book_break"),
+                     [{"name": "find_breaks", "arguments": {"channel": channel, "day": day}},
+                      {"name": "book_break", "arguments": {"break_id": wanted, "spot_id": spot}}],
+                     f"Booked {spot} into {wanted}.", break_id=wanted, spot_id=spot)
 
 
 def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:

@@ -171,7 +171,10 @@ def test_a_reorder_of_one_tools_calls_is_judged_only_where_the_task_asks_for_an_
                         ("Add {u}'s songs in order to share them.", False),
                         # doctor54's tester: "in any order" says the order does not matter
                         ("Add {u}'s three songs, in any order.", False),
-                        ("Add {u}'s songs in either order.", False)]:
+                        ("Add {u}'s songs in either order.", False),
+                        # doctor57's blood-pressure review: "highest average first" asks for an order
+                        ("List {u}'s songs, highest rated first.", True),
+                        ("Queue {u}'s songs, highest average rating first.", True)]:
         items = _queue_items(task=task)
         reorder = order_probes({"queue"})["reordered_writes"]
         reorder.prepare(ProbeContext(items, gold_ok=[[True] * 4] * 4, write_tools={"queue"}))
