@@ -22,7 +22,9 @@ near_value                the same number moved by the near move (:func:`near_mo
 precise_written_value     the same number (a JSON float written at that precision) moved
                           :data:`PRECISE_WRITTEN_UNITS` units of the precision its argument's own
                           description states (``measure_cm: the finished measurement in
-                          centimetres, to 0.1 cm``: ``78.5`` → ``78.8``), inside the near move;
+                          centimetres, to 0.1 cm``: ``78.5`` → ``78.8``), else a sentence of the
+                          prompt naming the argument (:func:`prompt_precision`: ``the toe depth to
+                          the centimetre`` for ``toe_depth_m``: ``18.42`` → ``18.45``), inside the near move;
                           judged as ``near_value`` (doctor41's tailor: a 1 cm tolerance)
 stated_near_control       a control, never judged: on items whose gold writes, the gold's calls,
                           then the reference with every non-integer value number moved by
@@ -261,6 +263,44 @@ def argument_precision(item: Mapping[str, Any], tool: str, argument: str) -> flo
     return None
 
 
+#: A precision a message states as a unit (``the toe depth to the centimetre``), its scale in the dimension's base
+#: unit (metre, kilogram, litre).
+_UNIT_PRECISION = re.compile(r"\bto the (?:nearest )?(?P<unit>millimet(?:re|er)|centimet(?:re|er)|met(?:re|er)|"
+                             r"gram(?:me)?|kilogram(?:me)?|millilit(?:re|er)|lit(?:re|er))s?\b", re.I)
+_UNIT_SCALE = {"millimet": ("length", 0.001), "centimet": ("length", 0.01), "met": ("length", 1.0),
+               "gram": ("mass", 0.001), "kilogram": ("mass", 1.0), "millilit": ("volume", 0.001),
+               "lit": ("volume", 1.0)}
+#: An argument's unit, from its name's last part (``toe_depth_m``: metres).
+_ARGUMENT_UNIT = {"mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1.0), "km": ("length", 1000.0),
+                  "g": ("mass", 0.001), "kg": ("mass", 1.0), "ml": ("volume", 0.001), "l": ("volume", 1.0)}
+
+
+def prompt_precision(item: Mapping[str, Any], argument: str) -> float | None:
+    """The precision under one unit that a sentence of a system or user message states for ``argument``, where the
+    sentence names a word of the argument's name (three letters or more, its unit part left out): a number
+    (``the weight to 0.1 kg``: :func:`~._near_probes.stated_precision`) or, where the name ends in a unit
+    (``toe_depth_m``), a unit of the same dimension (``the toe depth to the centimetre`` → 0.01); else ``None``
+    (doctor59's pile register: the depth asked for to the centimetre in the prompt, a 0.5 m slack paid)."""
+    parts = [w for w in argument.casefold().split("_") if w]
+    unit = _ARGUMENT_UNIT.get(parts[-1]) if len(parts) > 1 else None
+    words = [w for w in (parts[:-1] if unit else parts) if len(w) >= 3]
+    found: list[float] = []
+    for text in prompt_texts(item):
+        for sentence in re.split(r"[.;\n](?!\d)", text):
+            folded = sentence.casefold()
+            if not words or not any(re.search(rf"\b{re.escape(w)}", folded) for w in words):
+                continue
+            stated = stated_precision([sentence])
+            if stated is not None and stated < 1:
+                found.append(stated)
+            for m in _UNIT_PRECISION.finditer(sentence):
+                key = next(k for k in sorted(_UNIT_SCALE, key=len, reverse=True) if m["unit"].casefold().startswith(k))
+                dimension, scale = _UNIT_SCALE[key]
+                if unit is not None and unit[0] == dimension and scale / unit[1] < 1:
+                    found.append(scale / unit[1])
+    return min(found) if found else None
+
+
 class PreciseWrittenValue(_Judged, NearValueControl):
     """``precise_written_value`` (module table): ``must_lower`` where ``near_value_control`` scored less than the
     gold."""
@@ -275,6 +315,8 @@ class PreciseWrittenValue(_Judged, NearValueControl):
         if found is None or not isinstance(value, float) or not math.isfinite(value):
             return None
         precision = argument_precision(item, found["tool"], found["argument"])
+        if precision is None:
+            precision = prompt_precision(item, found["argument"])
         if precision is None or abs(round(value / precision) * precision - value) > precision / 100:
             return None
         places = max(0, -math.floor(math.log10(precision) + 1e-9))

@@ -87,3 +87,15 @@ def test_a_corrected_address_host_or_email_is_played_as_first_asked():
                            "bob@example.org")) == ("bob@example.org", "ann@example.org")
     # a version number is no address
     assert probe.swap(item("Deploy v1.2.3.4 to shop", "No, 10.0.3.8.", "10.0.3.8")) is None
+
+
+def test_a_written_values_precision_is_read_from_the_prompt_sentence_naming_it():
+    from rft_sdk.doctor._near_writes import prompt_precision
+
+    item = {"messages": [{"role": "system", "content": "Record the result and the toe depth to the centimetre. "
+                                                       "Quote the fee to the penny."}]}
+    assert prompt_precision(item, "toe_depth_m") == 0.01  # centimetres of a value in metres
+    assert prompt_precision(item, "fee") == 0.01
+    assert prompt_precision(item, "toe_depth_cm") is None  # whole units of its own: no move under one unit
+    assert prompt_precision(item, "pile_id") is None  # no sentence names it
+    assert prompt_precision(item, "toe_weight_kg") is None  # another dimension
