@@ -165,6 +165,7 @@ from ._surnames import surname_probes
 from ._tied_order import tied_order_probes
 from ._undone import undone_probes
 from ._unread_empty import unread_empty_probes
+from ._unread_page import unread_page_probes
 from ._unread_part import unread_part_probes
 from ._utc_clock import utc_clock_probes
 from ._value_probes import value_probes
@@ -457,6 +458,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **unread_part_probes(write_tools, **fields),
         **narrowed_read_probes(write_tools, **fields),
         **namesake_probes(write_tools, **fields),
+        **unread_page_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),

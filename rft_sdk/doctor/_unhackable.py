@@ -98,6 +98,7 @@ from ._surnames import SURNAME_ADVICE
 from ._tied_order import TIED_ORDER_ADVICE
 from ._undone import UNDONE_ADVICE
 from ._unread_empty import UNREAD_EMPTY_ADVICE
+from ._unread_page import UNREAD_PAGE_ADVICE
 from ._unread_part import UNREAD_PART_ADVICE
 from ._utc_clock import UTC_CLOCK_ADVICE
 from ._value_probes import VALUE_ADVICE
@@ -216,6 +217,7 @@ ADVICE = {
     **UNREAD_PART_ADVICE,
     **NARROWED_READ_ADVICE,
     **NAMESAKE_ADVICE,
+    **UNREAD_PAGE_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
