@@ -3,7 +3,8 @@ recipe pays the gold 1.0 and each wrong outcome the page names less. The page's 
 set recipe's warning (``precision_recall_f1(set(), set())`` is 1.0, so a lenient parser pays nonsense in full) holds;
 the ordered-list table is what the grader pays, and the doctor's own ``reversed_ranking`` reply and severity rule
 pass ``c = 0.5`` and fail ``c = 0.6``; the doctor's ``read_time`` reply scores 0 on the time-zone recipe; the budget
-recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the ignored note is free text to the doctor."""
+recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the ignored note is free text to the doctor;
+the state recipes compare a stored float within half a unit of the stated precision (``same``), not with ``==``."""
 
 from __future__ import annotations
 
@@ -136,15 +137,16 @@ def _rooms() -> ToolServer:
     server = ToolServer(auth_env_var=None)
 
     @server.tool(writes=True)
-    def book_room(slot: str, name: str, party: int, *, rollout: Rollout) -> str:
+    def book_room(slot: str, name: str, party: int, deposit: float, *, rollout: Rollout) -> str:
         """Book a slot.
 
         Args:
             slot: e.g. "SAT-10".
             name: the guest.
             party: how many.
+            deposit: the deposit in pounds, to the penny.
         """
-        rollout.state.setdefault("bookings", {})[slot] = {"name": name, "party": party}
+        rollout.state.setdefault("bookings", {})[slot] = {"name": name, "party": party, "deposit": deposit}
         return "booked"
 
     @server.tool(writes=True)
@@ -162,16 +164,34 @@ def _rooms() -> ToolServer:
 
 
 def test_b_the_state_end_state_recipe() -> None:
-    item = {"max_tool_calls": 4, "expected_bookings": {"SAT-10": {"name": "Ada", "party": 2}}}
-    right = ("book_room", {"slot": "SAT-10", "name": "Ada", "party": "2"})  # "2" as sent: the tool stored 2
+    item = {"max_tool_calls": 4, "expected_bookings": {"SAT-10": {"name": "Ada", "party": 2, "deposit": 12.3}}}
+    right = ("book_room", {"slot": "SAT-10", "name": "Ada", "party": "2", "deposit": 12.3})  # "2" as sent: stored 2
+    assert 12.2 + 0.1 != 12.3  # what exact == on the stored float would refuse
     with TestClient(_rooms()) as client:
         assert _score(client, item, [right], "Booked.") == 1.0
-        assert _score(client, item, [("book_room", {"slot": "SAT-11", "name": "Ada", "party": 2}), ("cancel", {
-            "slot": "SAT-11"}), right], "Booked.") == 1.0                                   # undone, then right
+        assert _score(client, item, [("book_room", {"slot": "SAT-11", "name": "Ada", "party": 2, "deposit": 12.3}), (
+            "cancel", {"slot": "SAT-11"}), right], "Booked.") == 1.0                          # undone, then right
+        for deposit in (12.2 + 0.1, 12.304, "12.30"):                                        # within half a penny
+            assert _score(client, item, [("book_room", {**right[1], "deposit": deposit})], "Booked.") == 1.0, deposit
+        for deposit in (12.31, 12.29, 12.33, 13.3):                                          # a penny off, or more
+            assert _score(client, item, [("book_room", {**right[1], "deposit": deposit})], "Booked.") == 0.0, deposit
         assert _score(client, item, [("book_room", {**right[1], "slot": "SAT-11"})], "Booked.") == 0.0
         assert _score(client, item, [right, ("book_room", {**right[1], "slot": "SUN-10"})], "Booked.") == 0.0
         assert _score(client, item, [("book_room", {**right[1], "party": 3})], "Booked.") == 0.0
         assert _score(client, item, [], "Booked.") == 0.0
+
+
+def test_same_compares_exactly_but_a_tolerated_number_within_its_tolerance() -> None:
+    same = _serve(ToolServer(auth_env_var=None), "def booked(")["same"]
+    tol = {"deposit": 0.005}
+    assert same({"a": {"deposit": 12.304, "n": [1, "x"]}}, {"a": {"deposit": 12.3, "n": [1, "x"]}}, tol)
+    assert not same({"a": {"deposit": 12.3, "n": [1, "x"]}}, {"a": {"deposit": 12.3, "n": ["x", 1]}}, tol)
+    assert not same({"a": {"deposit": 12.3}}, {"a": {"deposit": 12.3, "n": 1}}, tol)          # a key missing
+    assert not same({"a": {"deposit": 12.3, "n": 1}}, {"a": {"deposit": 12.3}}, tol)          # a key extra
+    for wrong in (float("nan"), float("inf"), "12.3", True, None):
+        assert not same({"deposit": wrong}, {"deposit": 12.3}, tol), wrong
+    assert not same({"other": 12.304}, {"other": 12.3}, tol)                                   # not named: exact
+    assert same({"other": 12.3}, {"other": 12.3}, {})
 
 
 # -- (c) a money answer with evidence of the read ---------------------------------------------------------------------
