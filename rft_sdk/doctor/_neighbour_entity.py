@@ -71,8 +71,7 @@ class NeighbourEntity(ValueSwap):
         actions = item.get(self.actions_field) or []
         if not writes:
             return None
-        users = [m.get("content") for m in item.get("messages", []) if m.get("role") == "user"]
-        asked = "\n".join(t for t in users if isinstance(t, str))
+        asked = "\n".join(prompt_texts(item, ("user",)))
         prompt = "\n".join(prompt_texts(item))
         passed = {v for a in actions if isinstance(a, Mapping) and isinstance(a.get("arguments"), Mapping)
                   for v in a["arguments"].values() if isinstance(v, str)}

@@ -93,8 +93,7 @@ class OtherSession(ValueSwap):
 
     def _stated(self, item: Mapping[str, Any], kind: re.Pattern[str]) -> list[str]:
         """The values of ``kind`` the item's user states that its gold writes inside an id, in order."""
-        users = "\n".join(m["content"] for m in item.get("messages", []) if m.get("role") == "user"
-                          and isinstance(m.get("content"), str))
+        users = "\n".join(prompt_texts(item, ("user",)))
         ids = self._write_ids(item)
         return [v for v in dict.fromkeys(kind.findall(users))
                 if any(_holds(i, f) for i in ids if i != v for f in compact_forms(v))]

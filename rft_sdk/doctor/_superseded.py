@@ -56,6 +56,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._answers import prompt_texts
 from ._generic import schema_enum
 from ._probes import Steps, declared_budget
 from ._value_swap import ValueSwap, says
@@ -112,8 +113,7 @@ def _corrected_parts(text: str) -> list[tuple[str, str]]:
 
 
 def _user_turns(item: Mapping[str, Any]) -> list[str]:
-    return [m["content"] for m in item.get("messages", []) if m.get("role") == "user" and isinstance(
-        m.get("content"), str)]
+    return prompt_texts(item, ("user",))
 
 
 def _states(text: str, member: str) -> bool:

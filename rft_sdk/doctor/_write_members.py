@@ -333,8 +333,7 @@ class DroppedWrite(_ContextProbe):
         two such writes or more that took effect."""
         writes = self.writes_of(item)
         actions = item[self.actions_field]
-        users = [m["content"] for m in item.get("messages", []) if m.get("role") == "user"
-                 and isinstance(m.get("content"), str)]
+        users = prompt_texts(item, ("user",))
         return [] if len(writes) < 2 else [
             p for p in writes if isinstance(actions[p].get("arguments"), Mapping)
             and not any((str(actions[p]["name"]), arg) in self._prose and not _dictated(users, value)

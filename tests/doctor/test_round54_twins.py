@@ -99,3 +99,16 @@ def test_a_written_values_precision_is_read_from_the_prompt_sentence_naming_it()
     assert prompt_precision(item, "toe_depth_cm") is None  # whole units of its own: no move under one unit
     assert prompt_precision(item, "pile_id") is None  # no sentence names it
     assert prompt_precision(item, "toe_weight_kg") is None  # another dimension
+
+
+def test_a_user_turn_written_as_a_list_of_parts_is_read_as_its_text():
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    item = {"messages": [{"role": "user", "content": [{"type": "text", "text": "Point shop at 10.0.3.7."}]},
+                         {"role": "assistant", "content": "Noted."},
+                         {"role": "user", "content": [{"type": "text", "text": "Sorry, 10.0.3.8 instead."}]}],
+            "actions": [{"name": "set_record", "arguments": {"name": "shop", "value": "10.0.3.8"}}],
+            "reference_answer": "shop now points at 10.0.3.8."}
+    probe = SupersededRequest()
+    probe.writes_of = lambda item: [0]  # type: ignore[method-assign]  # the one call writes (no gold replay here)
+    assert probe.swap(item) == ("10.0.3.8", "10.0.3.7")
