@@ -262,6 +262,19 @@ class _Judged(_Control):
         return dict(self.reference.scores)
 
 
+class _NotRaised(_Judged):
+    """A probe judged ``must_not_raise`` against its control wherever the control was scored: the change cannot make
+    the control's outcome better (``superstring_number``, ``repeated_entry``, the ``unread_*`` probes,
+    ``narrowed_read_answer``)."""
+
+    must_not_raise = True
+
+    def judged(self, item: Mapping[str, Any]) -> bool:
+        """Wherever the control was scored (a grader that does not read the change pays both alike)."""
+        index = self._context.index_of(item)
+        return index is not None and index in self.reference.scores
+
+
 class _Rewritten(_Judged):
     """A judged probe whose answer is its own rewrite of the item's answer (:meth:`rewrite`), on the control's
     items where it has one."""
@@ -313,15 +326,8 @@ class NumberControl(_AnswerTextControl):
         return _replace_numbers(answer, rotated), _replace_numbers(answer, superstring)
 
 
-class SuperstringNumber(_Judged, NumberControl):
+class SuperstringNumber(_NotRaised, NumberControl):
     """``superstring_number`` (module table): ``must_not_raise`` against ``number_control``."""
-
-    must_not_raise = True
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored (a grader not reading the numbers pays both alike)."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
 
 
 class UnparsedNumber(_Rewritten, NumberControl):

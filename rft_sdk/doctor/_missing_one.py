@@ -38,7 +38,7 @@ from typing import Any
 
 from ._answers import listed_line
 from ._generic import AdversarialAnswer
-from ._lenient_probes import _AnswerTextControl, _Judged
+from ._lenient_probes import _AnswerTextControl, _NotRaised
 from ._probes import HACK, Steps
 from ._scope import _arguments
 
@@ -95,20 +95,14 @@ class MissingOneControl(_AnswerTextControl):
         return (None, None) if found is None else (found[0], found[0])
 
 
-class UnreadJudged(_Judged):
+class UnreadJudged(_NotRaised):
     """The frame of a probe that plays its control's answer after the gold's calls less some reads
     (:meth:`unread`), judged ``must_not_raise`` wherever the control was scored: reading less cannot make the same
     answer better (``unread_missing_one``, ``unread_empty_answer``, ``unread_part_answer``)."""
 
-    must_not_raise = True
     #: positions of the gold's reads left out, given by the probe or its control class (an annotation, no
     #: attribute: the control's method is found after this class)
     unread: Callable[[Mapping[str, Any]], list[int]]
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls less :meth:`unread`'s."""

@@ -35,7 +35,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ._answers import marked_lines
-from ._lenient_probes import _AnswerTextControl, _Judged
+from ._lenient_probes import _AnswerTextControl, _NotRaised
 from ._near_probes import _decimals, _format_like, value_numbers
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
@@ -193,15 +193,9 @@ class NarrowedControl(_AnswerTextControl):
         return {"position": None, "from": answer, "control": found[3], "probe": found[3]}
 
 
-class NarrowedReadAnswer(_Judged, NarrowedControl):
+class NarrowedReadAnswer(_NotRaised, NarrowedControl):
     """``narrowed_read_answer`` (module table): ``must_not_raise`` against ``narrowed_control``."""
 
-    must_not_raise = True
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls, the narrowed read's range ending a day earlier."""

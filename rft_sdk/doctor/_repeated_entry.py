@@ -24,11 +24,11 @@ Nothing names a tool, a field or a task.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 
 from ._answers import fold_case, listed_line
-from ._lenient_probes import _AnswerTextControl, _Judged
+from ._lenient_probes import _AnswerTextControl, _NotRaised
 from ._probes import HACK
 
 __all__ = ["REPEATED_ENTRY_ADVICE", "OneEntryControl", "RepeatedEntry", "repeated_entry_lines",
@@ -67,15 +67,8 @@ class OneEntryControl(_AnswerTextControl):
         return (None, None) if found is None else found
 
 
-class RepeatedEntry(_Judged, OneEntryControl):
+class RepeatedEntry(_NotRaised, OneEntryControl):
     """``repeated_entry`` (module table): ``must_not_raise`` against ``one_entry_control``."""
-
-    must_not_raise = True
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored (a grader that does not read the line pays both alike)."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
 
 
 def repeated_entry_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._lenient_probes import _Control, _Judged
+from ._lenient_probes import _Control, _NotRaised
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
 from ._value_swap import replaced_word
@@ -102,16 +102,10 @@ class PageChoiceControl(_Control):
         return reference if found is None else replaced_word(reference, str(found["from"]), str(value))
 
 
-class UnreadPageChoice(_Judged, PageChoiceControl):
+class UnreadPageChoice(_NotRaised, PageChoiceControl):
     """``unread_page_choice`` (module table): ``must_not_raise`` against ``page_choice_control``."""
 
-    must_not_raise = True
     reference: PageChoiceControl
-
-    def judged(self, item: Mapping[str, Any]) -> bool:
-        """Wherever the control was scored."""
-        index = self._context.index_of(item)
-        return index is not None and index in self.reference.scores
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The control's calls less the later pages' reads."""
