@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -433,7 +433,8 @@ def took_effect(probe: Any, item: Mapping[str, Any], result: RolloutResult, gold
     state (``changes_end_state``), an end-state digest that differs from the gold replay's where the
     server sent both (``protocol.END_STATE_HEADER``: the same digest is the same end state)."""
     counterfactual = getattr(probe, "counterfactual", None)
-    calls = [replace(c, output=readable_output(c.output)) for c in result.tool_calls]
+    calls = [replace(c, output=readable_output(c.output)) if is_dataclass(c) and isinstance(getattr(c, "output", None), str)
+             else c for c in result.tool_calls]
     if counterfactual is not None and not counterfactual(item, calls):
         return False
     if getattr(probe, "changes_end_state", False) and result.end_state is not None and gold_end_state is not None:
