@@ -315,6 +315,15 @@ class _AnswerTextControl(_Control):
         return str(value) if value is not None else str(item[self.answer_field])
 
 
+class _ReadDecidedControl(_AnswerTextControl):
+    """An answer control whose :meth:`change` decides from the gold's reads where it plays and what it writes
+    (``part_control``, ``narrowed_control``): :meth:`variants` is not used."""
+
+    def variants(self, answer: str) -> tuple[str | None, str | None]:  # pragma: no cover - change() decides
+        """Not used: the reads decide where it plays (:meth:`change`)."""
+        return None, None
+
+
 class NumberControl(_AnswerTextControl):
     """``number_control`` (module table)."""
 

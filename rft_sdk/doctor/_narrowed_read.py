@@ -35,7 +35,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ._answers import marked_lines
-from ._lenient_probes import _AnswerTextControl, _NotRaised
+from ._lenient_probes import _NotRaised, _ReadDecidedControl
 from ._near_probes import _decimals, _format_like, value_numbers
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
@@ -132,16 +132,12 @@ def _range(arguments: Mapping[str, Any]) -> tuple[str, str] | None:
     return (a, b) if x <= y else (b, a)
 
 
-class NarrowedControl(_AnswerTextControl):
+class NarrowedControl(_ReadDecidedControl):
     """``narrowed_control`` (module table)."""
 
     reason = ("the gold writes, its answer is not the graded outcome (answer_control), no gold read over a date range "
               "returned records that the reference itemizes into its marked total on two or more days, or the "
               "probe's items are already chosen")
-
-    def variants(self, answer: str) -> tuple[str | None, str | None]:  # pragma: no cover - change() decides
-        """Not used: the reads decide where it plays (:meth:`change`)."""
-        return None, None
 
     def narrowed(self, item: Mapping[str, Any]) -> tuple[int, str, str, str] | None:
         """``(the read's position, the argument of its range's last day, that day less one, the answer)``: the first

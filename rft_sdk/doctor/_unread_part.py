@@ -29,7 +29,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import marked_lines
-from ._lenient_probes import _AnswerTextControl
+from ._lenient_probes import _ReadDecidedControl
 from ._missing_one import UnreadJudged
 from ._near_probes import _decimals, _format_like, value_numbers
 from ._probes import HACK
@@ -75,16 +75,12 @@ def less_one_part(reference: str) -> tuple[str, str, list[str]] | None:
     return body[:start] + body[end + 1:], label, [p[2] for p in parts]
 
 
-class PartControl(_AnswerTextControl):
+class PartControl(_ReadDecidedControl):
     """``part_control`` (module table)."""
 
     reason = ("the gold writes, the reference has no marked total after two or more working lines of one amount that "
               "sum to it, its answer is not the graded outcome (answer_control), no gold read names the last line's "
               "label alone, or the probe's items are already chosen")
-
-    def variants(self, answer: str) -> tuple[str | None, str | None]:  # pragma: no cover - change() decides
-        """Not used: the reads decide where it plays (:meth:`change`)."""
-        return None, None
 
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """The reference less its last part, on both sides; only where some gold read names that part alone."""
