@@ -112,8 +112,9 @@ __all__ = ["IN_FORMAT_ADVICE", "IN_FORMAT_ITEMS", "MAX_FORMAT_WORDS", "Slot", "a
 IN_FORMAT_ITEMS = 6
 #: A text answer of 2 to this many whitespace-separated words is a format with slots; a longer one is prose.
 MAX_FORMAT_WORDS = 6
-#: A number inside a text answer (not part of a word: ``s10`` and ``E3`` are names, not numbers).
-_NUMBER = re.compile(r"(?<![\w.])(?<!\w-)-?\d+(?:\.\d+)?(?![\w])")
+#: A number inside a text answer (not part of a word: ``s10`` and ``E3`` are names, not numbers), its thousands
+#: grouped or not (``15,031.25`` is one number, not ``15`` and ``031.25``).
+_NUMBER = re.compile(r"(?<![\w.])(?<!\w-)-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 #: An id of a letter prefix and a number (``N-02``, ``W3``, ``TOM_0412``): ``adv_id_prefix`` changes its prefix.
 _PREFIXED_ID = re.compile(r"([A-Za-z]{1,4})([-_]?)(\d+)")
 #: A word slot of a text answer: a token starting with a letter, trailing punctuation left out.
@@ -232,6 +233,12 @@ def substitute(answer: str, slot: Slot, value: Any) -> str:
     return answer[:start] + str(value) + answer[end:]
 
 
+def number_of(slot: Slot) -> float:
+    """The value of a number slot: a JSON number as it is, a text number without its thousands separators
+    (``"15,031.25"`` is 15031.25)."""
+    return float(slot.value.replace(",", "")) if isinstance(slot.value, str) else float(slot.value)
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return normalize_answer(a) == normalize_answer(b)
@@ -263,7 +270,7 @@ class _SlotProbe(_ContextProbe):
         other = next((v for v in self.candidates(slot) if not _same(v, slot.value)
                       and not any(_same(v, o) for o in own)), None)
         if other is None and slot.kind == "number":
-            number = float(slot.value)
+            number = number_of(slot)
             other = 2 * number + 1 if slot.span is None else f"{2 * number + 1:g}"
         if slot.kind == "list" and other is not None and not isinstance(other, list):
             other = [other]
@@ -395,14 +402,14 @@ def _special(slot: Slot, probe: _SlotProbe) -> list[Any]:
         return []
     if slot.span is None:
         return list(_SPECIAL_JSON)
-    return [v for v in _SPECIAL_TEXT if not (v == "-0" and float(slot.value) == 0)]
+    return [v for v in _SPECIAL_TEXT if not (v == "-0" and number_of(slot) == 0)]
 
 
 def _interval(slot: Slot, probe: _SlotProbe) -> list[Any]:
-    centre = "1" if slot.kind == "number" and float(slot.value) == 0 else "0"
+    centre = "1" if slot.kind == "number" and number_of(slot) == 0 else "0"
     if slot.kind != "number":
         return []
-    span = "0-1000000" if float(slot.value) > 0 else "-1000000-1"  # a range around the value, never the value
+    span = "0-1000000" if number_of(slot) > 0 else "-1000000-1"  # a range around the value, never the value
     return [f"{centre} ± 1000000", "-1e9 to 1e9", span]
 
 
@@ -418,7 +425,7 @@ def _negated(slot: Slot, probe: _SlotProbe) -> list[Any]:
     needs the right magnitude, so an ignored sign there pays no work left undone)."""
     if slot.kind != "number" or slot.line is not None:
         return []
-    number = float(slot.value)
+    number = number_of(slot)
     if not math.isfinite(number) or abs(number) < 1:
         return []
     if slot.span is None:

@@ -13,10 +13,12 @@ from rft_sdk.doctor._in_format import (
     HedgeWrongFirst,
     InFormatAnswer,
     SupersetUnusedWrite,
+    _negated,
     _special,
     _wildcard,
     answer_slots,
     in_format_probes,
+    number_of,
     substitute,
 )
 from rft_sdk.doctor._probes import ProbeContext
@@ -37,6 +39,14 @@ def test_slots_of_json_and_short_text_answers_and_none_in_prose() -> None:
     assert substitute("12.34 USD", text[0], "nan") == "nan USD"
     assert json.loads(substitute(json.dumps({"year": 1889}), json_slots[1], math.nan), parse_constant=str) == {
         "year": "NaN"}
+
+
+def test_a_number_with_thousands_separators_is_one_slot() -> None:
+    slots = answer_slots("15,031.25 USD")
+    assert [(s.name, s.value) for s in slots] == [("number 0", "15,031.25"), ("word 0", "USD")]
+    assert number_of(slots[0]) == 15031.25
+    assert [substitute("15,031.25 USD", slots[0], v) for v in _negated(slots[0], None)] == ["-15,031.25 USD"]
+    assert [s.value for s in answer_slots("3, 4 and 5 bins") if s.kind == "number"] == ["3", "4", "5"]
 
 
 def test_in_format_values_keep_the_rest_of_the_gold_and_try_every_slot_first_value_first() -> None:
