@@ -16,9 +16,10 @@ answer_line_only          the same token written wrong **in the answer line only
                           the right value
 answer_subset             (answer items, as the ``adv_*`` families) the marked answer line's list
                           (:data:`MIN_LISTED` or more short elements, comma- or semicolon-separated:
-                          ``ANSWER: DV9-03, DV9-04, ...``) cut to its first element, the rest of the
-                          reply kept: a grader of precision alone (every id named is right) pays it
-                          (doctor29's orchestra parts)
+                          ``ANSWER: DV9-03, DV9-04, ...``, or a ranking's ``A > B > C > D``) cut to
+                          its first element, the rest of the reply kept: a grader of precision
+                          alone (every id named is right) pays it (doctor29's orchestra parts), and
+                          so does one that reads a ranking's first entry only (doctor60's pushback)
 ========================= ==========================================================================
 
 Played only where the reference has a marked line (``ANSWER:``, ``Final answer:``, :data:`ANSWER_LINE`) and
@@ -37,7 +38,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, LIST_SPLIT, prompt_texts
+from ._answers import ANSWER_LINE, RANKING_SPLIT, prompt_texts
 from ._generic import AdversarialAnswer
 from ._lenient_probes import _AnswerTextControl, _Judged, rotated
 from ._near_probes import FAR_MINUTES, moved_times
@@ -115,12 +116,12 @@ class AnswerLineOnly(_Judged, AnswerLineControl):
 
 def first_listed(reference: str) -> list[str]:
     """The reference with its marked answer line's list (:data:`MIN_LISTED` or more elements of at most four words
-    each) cut to its first element; ``[]`` without one."""
+    each, separated by ``,``, ``;``, or a ranking's ``>`` or ``→``) cut to its first element; ``[]`` without one."""
     lines = list(ANSWER_LINE.finditer(reference))
     if not lines:
         return []
     body = lines[-1]["body"].rstrip().rstrip(".")
-    elements = [e for e in LIST_SPLIT.split(body) if e]
+    elements = [e for e in RANKING_SPLIT.split(body)[::2] if e]  # a ranking's ``>``/``→`` too (doctor60's pushback)
     if len(elements) < MIN_LISTED or any(len(e.split()) > 4 for e in elements):
         return []
     start, end = lines[-1].span("body")

@@ -38,7 +38,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import answer_object
+from ._answers import answer_object, answer_span
 from ._generic import _ContextProbe
 from ._probes import HACK, ProbeContext, Steps
 
@@ -51,8 +51,10 @@ NUMBER_ITEMS = 6
 IDENTIFIERS = ("expected", "target", "reference", "answer", "gold", "truth", "correct", "ref", "solution", "want")
 #: A candidate of ``intermediate_value`` differs from the reference's number by more than this share of it.
 CLEAR_MARGIN = 0.25
-#: One number of a text answer: thousands separators allowed, not part of a word (``a10``) or of a longer number.
-NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w]|[.,]\d)")
+#: One number of a text answer: thousands separators allowed, not part of a word (``a10``), of a longer number or of
+#: an id with a letter prefix and a hyphen (``SK-3302``, ``P-1406``: doctor60's honest set grader read the answer
+#: line ``none``, and ``SK-expected`` in the prose beside it rightly paid the gold's score).
+NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w]|[.,]\d)")
 
 NUMBER_ADVICE = {
     "adv_identifier": "a variable name in place of the number ('expected g') earns reward: the grader evaluates "
@@ -71,11 +73,15 @@ def only_number(answer: Any) -> re.Match[str] | None:
     several, or one that also names two or more identifiers with digits (:data:`_IDENTIFIER`: a list of
     ``S101, S102``): there the ids are what is graded and the number a detail beside them (``The data sessions
     on day 1 in room D are: S101, S102, S105, S106``, whose honest grader reads the ids and rightly paid ``day
-    expected``: doctor20). One name beside the number (``Set a10 to 730.``) leaves the number the outcome."""
+    expected``: doctor20). One name beside the number (``Set a10 to 730.``) leaves the number the outcome. An
+    answer with a marked answer line (:data:`~._answers.ANSWER_LINE`) has its one number on that line, or none."""
     if not isinstance(answer, str) or answer_object(answer) is not None or len(_IDENTIFIER.findall(answer)) >= 2:
         return None
     found = list(NUMBER.finditer(answer))
-    return found[0] if len(found) == 1 else None
+    line = answer_span(answer)
+    if len(found) != 1 or (line is not None and not line[0] <= found[0].start() < line[1]):
+        return None  # several numbers, or one outside the marked answer line (prose beside the graded line)
+    return found[0]
 
 
 def _value(match: re.Match[str]) -> float:

@@ -413,6 +413,11 @@ def test_outside_suite_doctor20_cases_are_played_as_counterfactuals_only():
     assert FAMILIES["adv_answer_prefix"]({"reference_answer": ref}, probe) == ["Wei C"]
     assert only_number("The data sessions on day 1 in room D are: S101, S102, S105, S106.") is None
     assert only_number("Tax owed: 4,180.00") is not None
+    # doctor60: an id's digits are no number, nor is a number in prose beside a marked answer line
+    assert only_number("Every postcode district in SK-3302 is one DO-BRADFORD covers.\nANSWER: none") is None
+    assert only_number("Sack 3302 holds no misrouted parcel.\nANSWER: none") is None
+    assert only_number("The charge is below.\nANSWER: 41.50").group() == "41.50"
+    assert only_number("Due on 2026-05-31") is None  # a date's numbers are still three numbers
     choice = OtherListedChoice()
     choice._taken, choice._turn = {}, 0
     choice._listed = [[{"carrier": "heron", "price": 155}, {"carrier": "kite", "price": 152},
