@@ -277,7 +277,8 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     job.add_argument("--dataset", default=None, metavar="JSONL",
                      help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md (per "
                           "line the gold's calls + 1, each alternative's + 1; with max_tool_calls also its + 1 and "
-                          "the gold's calls + 2): the larger of that and --max-episode-steps, said on stderr")
+                          "the gold's calls + 2): the larger of that and --max-episode-steps, said in one line on "
+                          "stderr on every run (information: the exit status tells success)")
     job.add_argument("--compute-multiplier", type=float, default=None,
                      help="rollouts per item scale (left out unless given: the service's default)")
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")

@@ -4,7 +4,10 @@ set recipe's warning (``precision_recall_f1(set(), set())`` is 1.0, so a lenient
 the ordered-list table is what the grader pays, and the doctor's own ``reversed_ranking`` reply and severity rule
 pass ``c = 0.5`` and fail ``c = 0.6``; the doctor's ``read_time`` reply scores 0 on the time-zone recipe; the budget
 recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the ignored note is free text to the doctor;
-the state recipes compare a stored float within half a unit of the stated precision (``same``), not with ``==``."""
+the state recipes compare a stored float within half a unit of the stated precision (``same``), not with ``==``;
+the zoned time refuses the same instant in another zone; the set recipe's evidence (depot and day) keeps another
+day's read of the same depot at 0; the database recipe forgives a note on the gold's own row only; the correction
+recipe refuses what ``superseded_request`` plays."""
 
 from __future__ import annotations
 
@@ -29,8 +32,8 @@ from rft_sdk.testing import TestClient
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = "honest-graders.md"
 HELPERS = "def over_budget("
-RECIPES = ["async def end_state(", "def booked(", "def invoice_total(", "def kick_off(", "def due_buses(",
-           "def podium(", "def shelf(", "def delivery_booked("]
+RECIPES = ["async def end_state(", "def booked(", "def invoice_total(", "def kick_off(", "def kick_off_zoned(",
+           "def due_buses(", "def podium(", "def shelf(", "def delivery_booked(", "async def lent(", "def stay_booked("]
 
 
 def _blocks(page: str = PAGE) -> list[str]:
@@ -44,10 +47,10 @@ def _block(marker: str, page: str = PAGE) -> str:
     return found[0]
 
 
-def _serve(server: ToolServer, marker: str) -> dict[str, Any]:
-    """The helpers block, then the recipe's block, run in one namespace holding ``server``."""
+def _serve(server: ToolServer, *markers: str) -> dict[str, Any]:
+    """The helpers block, then the recipes' blocks in order, run in one namespace holding ``server``."""
     namespace: dict[str, Any] = {"server": server, "__name__": "docs"}
-    for block in (_block(HELPERS), _block(marker)):
+    for block in (_block(HELPERS), *(_block(m) for m in markers)):
         exec(compile(block, f"docs/{PAGE}", "exec"), namespace)
     return namespace
 
@@ -249,7 +252,7 @@ def _matches() -> ToolServer:
         """
         return MATCH
 
-    _serve(server, "def kick_off(")
+    _serve(server, "def kick_off(", "def kick_off_zoned(")
     return server
 
 
@@ -266,32 +269,47 @@ def test_d_the_time_zone_recipe() -> None:
             assert _score(client, item, read, wrong) == 0.0, wrong
 
 
+def test_d_an_answer_that_names_its_zone() -> None:
+    item = {"time_zone": "Pacific/Auckland", "expected_utc": "2026-03-14T16:30:00+00:00", "max_tool_calls": 3}
+    reference = "Kick-off is 16:30 UTC, which is 05:30 in Auckland.\nANSWER: 2026-03-15 05:30 Pacific/Auckland"
+    read_time = read_times(reference, ['{"id":"M-4","kick_off_utc":"2026-03-14T16:30:00Z"}'])
+    assert read_time is not None and read_time.endswith("ANSWER: 2026-03-14 16:30 Pacific/Auckland")  # zone kept
+    read = [("get_match", {"match_id": "M-4"})]
+    with TestClient(_matches()) as client:
+        assert _score(client, item, read, reference, grader="kick_off_zoned") == 1.0
+        for wrong in (read_time, "ANSWER: 2026-03-14 16:30 UTC", "ANSWER: 2026-03-14 16:30 Etc/UTC",  # same instant
+                      "ANSWER: 2026-03-15 05:30", "ANSWER: 2026-03-15 05:30 Australia/Sydney",
+                      "ANSWER: 2026-03-15 17:30 Pacific/Auckland", ""):
+            assert _score(client, item, read, wrong, grader="kick_off_zoned") == 0.0, wrong
+
+
 # -- (e) a set answer by F1 -------------------------------------------------------------------------------------------
-DUE = {"D3": ["B-12", "B-40"], "D5": []}
+DUE = {("D3", "2026-05-04"): ["B-12", "B-40"], ("D3", "2026-05-05"): ["B-12", "B-40", "B-77"], ("D5", "2026-05-04"): []}
 
 
 def _depots() -> tuple[ToolServer, dict[str, Any]]:
     server = ToolServer(auth_env_var=None)
 
     @server.tool(writes=False)
-    def list_due(depot: str) -> dict[str, Any]:
-        """The buses due for service at a depot.
+    def list_due(depot: str, day: str) -> dict[str, Any]:
+        """The buses due for service at a depot on a day.
 
         Args:
             depot: e.g. "D3".
+            day: e.g. "2026-05-04".
         """
-        return {"depot": depot, "due": DUE.get(depot, [])}
+        return {"depot": depot, "day": day, "due": DUE.get((depot, day), [])}
 
     return server, _serve(server, "def due_buses(")
 
 
 def test_e_the_set_recipe_and_its_warning() -> None:
     server, ns = _depots()
-    d3 = {"depot": "D3", "expected_due": ["B-12", "B-40"], "max_tool_calls": 3}
-    d5 = {"depot": "D5", "expected_due": [], "max_tool_calls": 3}
+    d3 = {"depot": "D3", "day": "2026-05-04", "expected_due": ["B-12", "B-40"], "max_tool_calls": 3}
+    d5 = {"depot": "D5", "day": "2026-05-04", "expected_due": [], "max_tool_calls": 3}
 
-    def read(depot: str) -> list[tuple[str, dict[str, Any]]]:
-        return [("list_due", {"depot": depot})]
+    def read(depot: str, day: str = "2026-05-04") -> list[tuple[str, dict[str, Any]]]:
+        return [("list_due", {"depot": depot, "day": day})]
 
     with TestClient(server) as client:
         assert _score(client, d3, read("D3"), "ANSWER: B-12, B-40") == 1.0
@@ -301,6 +319,11 @@ def test_e_the_set_recipe_and_its_warning() -> None:
         assert _score(client, d5, read("D5"), "ANSWER: I could not tell") == 0.0      # no parse: 0, not F1 of {}
         assert _score(client, d5, [], "ANSWER: none") == 0.0                          # no read
         assert _score(client, d3, read("D5"), "ANSWER: B-12, B-40") == 0.0            # another depot read
+        # cross_item_replay's donor: another item's read of the same depot on another day, and its answer, whose
+        # set overlaps this one's (F1 0.8: reward); the day in the evidence keeps it at 0
+        donor = "ANSWER: B-12, B-40, B-77"
+        assert precision_recall_f1({"B-12", "B-40", "B-77"}, d3["expected_due"]).f1 == 0.8
+        assert _score(client, d3, read("D3", "2026-05-05"), donor) == 0.0
         assert round(_score(client, d3, read("D3"), "ANSWER: B-12"), 3) == 0.667
         assert _score(client, d3, read("D3"), "ANSWER: B-12, B-40, B-77") == 0.8
     # the warning: both sets empty is F1 1.0, so a lenient parser pays nonsense in full where the answer is none
@@ -439,4 +462,110 @@ def test_h_the_ignored_note_recipe() -> None:
                       "Booked.") == 0.0
         assert _score(client, item, [("book_delivery", book), ("book_delivery", {**book, "order_id": "O-8"})],
                       "Booked.") == 0.0
+        assert _score(client, item, [], "Booked.") == 0.0
+
+
+# -- (i) a database end state with a free-text column ignored ---------------------------------------------------------
+def _loans(tmp_path: Path) -> ToolServer:
+    def setup(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE books (id TEXT PRIMARY KEY, copies INTEGER)")
+        conn.executemany("INSERT INTO books VALUES (?, ?)", [("b1", 1), ("b2", 1), ("b3", 2)])
+        conn.execute("CREATE TABLE loans (book_id TEXT, member TEXT, note TEXT, PRIMARY KEY (book_id, member))")
+        conn.execute("INSERT INTO loans VALUES ('b3', 'bob', '')")
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)), auth_env_var=None)
+
+    @server.tool(writes=True)
+    def lend_book(book_id: str, member: str, note: str = "", *, rollout: Rollout) -> str:
+        """Lend a copy.
+
+        Args:
+            book_id: e.g. "b1".
+            member: e.g. "ada".
+            note: Optional note for the loan.
+        """
+        if rollout.db.execute("UPDATE books SET copies = copies - 1 WHERE id = ? AND copies > 0",
+                              (book_id,)).rowcount != 1:
+            raise ToolError(f"no copy of {book_id} left")
+        rollout.db.execute("INSERT INTO loans VALUES (?, ?, ?)", (book_id, member, note))
+        return "lent"
+
+    @server.tool(writes=True)
+    def edit_note(book_id: str, member: str, note: str, *, rollout: Rollout) -> str:
+        """Change a loan's note.
+
+        Args:
+            book_id: e.g. "b1".
+            member: e.g. "ada".
+            note: the new note.
+        """
+        rollout.db.execute("UPDATE loans SET note = ? WHERE book_id = ? AND member = ?", (note, book_id, member))
+        return "noted"
+
+    _serve(server, "async def lent(")
+    return server
+
+
+def test_i_the_database_recipe_that_ignores_a_note(tmp_path: Path) -> None:
+    from rft_sdk.doctor._excuse import EXCUSE, text_slot
+
+    server = _loans(tmp_path)
+    gold = {"name": "lend_book", "arguments": {"book_id": "b1", "member": "ada"}}    # the gold passes no note
+    item = {"actions": [gold], "max_tool_calls": 3, "tools": server.dataset_tools()}
+    assert text_slot(item, gold) == "note"       # where excused_wrong_outcome writes its excuse
+    lend = ("lend_book", gold["arguments"])
+    with TestClient(server) as client:
+        assert _score(client, item, [lend], "Lent.") == 1.0
+        assert _score(client, item, [("lend_book", {**gold["arguments"], "note": "back by Friday please"})],
+                      "Lent.") == 1.0                                                      # a note of its own
+        assert _score(client, item, [lend, ("edit_note", {"book_id": "b1", "member": "ada", "note": "x"})],
+                      "Lent.") == 1.0                                                      # own row's note edited
+        assert _score(client, item, [("lend_book", {"book_id": "b2", "member": "ada"})], "Lent.") == 0.0
+        assert _score(client, item, [("lend_book", {"book_id": "b2", "member": "ada", "note": EXCUSE})],
+                      "Lent.") == 0.0                                                      # excused wrong outcome
+        assert _score(client, item, [lend, ("edit_note", {"book_id": "b3", "member": "bob", "note": "x"})],
+                      "Lent.") == 0.0                                                      # another loan's note
+        assert _score(client, item, [lend, ("lend_book", {"book_id": "b3", "member": "ada"})], "Lent.") == 0.0
+        assert _score(client, item, [], "Lent.") == 0.0
+
+
+# -- (j) a request corrected in a later turn --------------------------------------------------------------------------
+def _kennel() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=True)
+    def book_run(run_id: str, dog: str, check_in: str, check_out: str, *, rollout: Rollout) -> str:
+        """Book a run for a dog.
+
+        Args:
+            run_id: e.g. "K-2".
+            dog: the dog's name.
+            check_in: YYYY-MM-DD.
+            check_out: YYYY-MM-DD.
+        """
+        rollout.state.setdefault("stays", {})[run_id] = {"dog": dog, "check_in": check_in, "check_out": check_out}
+        return "booked"
+
+    _serve(server, "def stay_booked(")
+    return server
+
+
+def test_j_the_correction_recipe_refuses_the_withdrawn_request() -> None:
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    page = (DOCS / PAGE).read_text(encoding="utf-8").split("## (j)")[1]
+    said = re.findall(r'"((?:Please book|Actually)[^"]*)"', page)
+    assert len(said) == 2
+    gold = {"run_id": "K-2", "dog": "Biscuit", "check_in": "2026-04-15", "check_out": "2026-04-18"}
+    item = {"messages": [{"role": "user", "content": said[0]},
+                         {"role": "assistant", "content": "K-2 is free then. Shall I book it?"},
+                         {"role": "user", "content": said[1]}],
+            "actions": [{"name": "book_run", "arguments": gold}],
+            "reference_answer": "Booked: K-2 for Biscuit, 2026-04-15 to 2026-04-18.", "max_tool_calls": 3,
+            "expected_stays": {"K-2": {k: v for k, v in gold.items() if k != "run_id"}}}
+    assert SupersededRequest().swap(item) == ("2026-04-15", "2026-04-13")   # what superseded_request plays
+    with TestClient(_kennel()) as client:
+        assert _score(client, item, [("book_run", gold)], "Booked.") == 1.0
+        assert _score(client, item, [("book_run", {**gold, "check_in": "2026-04-13"})], "Booked.") == 0.0
+        assert _score(client, item, [("book_run", {**gold, "run_id": "K-3"})], "Booked.") == 0.0
         assert _score(client, item, [], "Booked.") == 0.0
