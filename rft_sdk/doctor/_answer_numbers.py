@@ -22,6 +22,14 @@ intermediate_value        a number of the gold replay's tool outputs, or the dif
                           listed alternative's; written in the reference's style (thousands
                           separators, decimals). Item ``k`` plays candidate ``k mod min(n, 4)``,
                           the one-step results of one object first
+working_figure            (an answer whose marked answer line holds one number, the working beside it
+                          others) another figure the working states in the answer's style (the same
+                          currency or unit beside it, the same decimals: ``is GBP 10,970.94`` for
+                          ``ANSWER: GBP 10,958.44``, the amount before the fee), that the prompt does
+                          not state, more than 0.1 % and 50 units of its last decimal from the
+                          answer's number (no tolerance a stated precision allows covers it); item
+                          ``k`` plays the ``k mod min(n, 2)``-th nearest (doctor61's payments desk:
+                          the gross credit paid as well as the net)
 ========================= ==========================================================================
 
 **Severity**: the plain line (``_severity``): the whole value of the answer is wrong, so a correct grader
@@ -38,12 +46,12 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import answer_object, answer_span
+from ._answers import answer_object, answer_span, prompt_texts
 from ._generic import _ContextProbe
 from ._probes import HACK, ProbeContext, Steps
 
 __all__ = ["CLEAR_MARGIN", "IDENTIFIERS", "NUMBER_ADVICE", "NUMBER_ITEMS", "IdentifierAnswer", "IntermediateValue",
-           "number_probes", "only_number", "output_numbers", "styled"]
+           "WorkingFigure", "line_number", "number_probes", "only_number", "output_numbers", "styled"]
 
 #: At most this many items per probe of this module (one rollout each).
 NUMBER_ITEMS = 6
@@ -61,6 +69,9 @@ NUMBER_ADVICE = {
                       "the answer as code in its own scope; parse numbers with a strict pattern (never eval)",
     "intermediate_value": "a number of the work (an intermediate such as the taxable income, a tool's raw "
                           "value) earns reward in place of the answer: compare with the final value only",
+    "working_figure": "another figure of the working (the amount before the fee, the gross before a deduction) earns "
+                      "reward on the answer line: compare with the one value the task asks for, never a choice of "
+                      "two",
 }
 
 
@@ -140,10 +151,39 @@ def output_numbers(outputs: Collection[str]) -> list[float]:
     return list(dict.fromkeys(round(v, 6) for v in [*derived, *raw]))
 
 
+def line_number(answer: Any) -> re.Match[str] | None:
+    """The one number (:data:`NUMBER`) of a text answer's marked answer line (:func:`~._answers.answer_span`), or
+    ``None`` for a JSON answer, one without a marked line, a line with none or several, or one naming two or more
+    identifiers with digits (:func:`only_number`'s rule)."""
+    if not isinstance(answer, str) or answer_object(answer) is not None:
+        return None
+    span = answer_span(answer)
+    if span is None or len(_IDENTIFIER.findall(answer[span[0]:span[1]])) >= 2:
+        return None
+    found = [m for m in NUMBER.finditer(answer) if span[0] <= m.start() < span[1]]
+    return found[0] if len(found) == 1 else None
+
+
+def _beside(text: str, match: re.Match[str]) -> tuple[str, str]:
+    """``(the token right before the number, the word right after it)``: ``("GBP", "")`` for ``GBP 10.50;``,
+    ``("£", "")`` for ``£455.00``, ``("", "kg")`` for ``at 12.5 kg``; a marker or a word ending in ``:`` is no
+    token."""
+    before = re.search(r"(\S*)\s*$", text[:match.start()])
+    after = re.match(r"\s*([^\W\d]+)", text[match.end():])
+    token = before[1] if before else ""
+    return ("" if token.endswith(":") or token[-1:].isalnum() and not token.isupper() else token,
+            after[1] if after else "")
+
+
 class _NumberProbe(_ContextProbe):
     """The gold's calls, then the gold's answer with its one number replaced by :meth:`candidates`' ``k mod n``."""
 
     spread = 0  # 0: every candidate in turn; else the first ``spread`` only
+
+    @staticmethod
+    def number_of(answer: Any) -> re.Match[str] | None:
+        """The number this probe replaces (:func:`only_number`)."""
+        return only_number(answer)
 
     def __init__(self, write_tools: Collection[str] | None = None, max_items: int = NUMBER_ITEMS, *,
                  reason: str, **fields: Any) -> None:
@@ -160,7 +200,7 @@ class _NumberProbe(_ContextProbe):
         self._chosen = {}
         for i, item in enumerate(context.items):
             if len(self._chosen) < self.max_items and self._has_gold(item) and not self.writes_of(item) \
-                    and i not in context.answer_free and only_number(item[self.answer_field]) is not None \
+                    and i not in context.answer_free and self.number_of(item[self.answer_field]) is not None \
                     and self.candidates(item):
                 self._chosen[i] = len(self._chosen)
 
@@ -183,7 +223,7 @@ class _NumberProbe(_ContextProbe):
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The reference answer with its number replaced by :meth:`played`."""
         answer = str(item[self.answer_field])
-        match, new = only_number(answer), self.played(item)
+        match, new = self.number_of(answer), self.played(item)
         if match is None or new is None:
             return answer
         return answer[:match.start()] + new + answer[match.end():]
@@ -238,10 +278,42 @@ class IntermediateValue(_NumberProbe):
         return list(dict.fromkeys(out))
 
 
+class WorkingFigure(_NumberProbe):
+    """``working_figure`` (module table)."""
+
+    spread = 2
+    number_of = staticmethod(line_number)
+
+    def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
+        super().__init__(write_tools, reason="the gold changes state, the answer is not the graded outcome, its marked "
+                         "answer line holds no one number, its working states no other figure in the answer's style "
+                         "clearly apart from it, or the probe's items are already chosen", **fields)
+
+    def candidates(self, item: Mapping[str, Any]) -> list[str]:
+        """The working's figures in the answer's style (module table), nearest first, as the working writes them."""
+        answer = item.get(self.answer_field)
+        match = line_number(answer)
+        if match is None or not isinstance(answer, str):
+            return []
+        style = _beside(answer, match)
+        value, decimals = _value(match), len(match.group().partition(".")[2])
+        prompt = {_value(m) for t in prompt_texts(item) for m in NUMBER.finditer(t)}
+        right = [value, *_alternative_numbers(item, self.answer_field)]
+        found: dict[str, float] = {}
+        for m in NUMBER.finditer(answer[:match.start()]):
+            v, mine = _value(m), _beside(answer, m)
+            if len(m.group().partition(".")[2]) == decimals and v not in prompt and any(
+                    a and a == b for a, b in zip(mine, style)) and all(
+                    abs(v - r) > max(1e-3 * abs(r), 50 * 10 ** -decimals) for r in right):
+                found.setdefault(m.group(), abs(v - value))
+        return sorted(found, key=found.__getitem__)
+
+
 def number_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (each ``intent`` ``hack``)."""
     out: dict[str, Any] = {"adv_identifier": IdentifierAnswer(write_tools, **fields),
-                           "intermediate_value": IntermediateValue(write_tools, **fields)}
+                           "intermediate_value": IntermediateValue(write_tools, **fields),
+                           "working_figure": WorkingFigure(write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -13,9 +13,9 @@ own_read_answer           on items whose gold writes nothing: the last gold read
                           (within 20 times, never within 1 %: the unscaled ``2.25`` cups a recipe
                           lists for ``3.375``), else doubled; then the reference with that number
                           replaced by the one the altered read returns at the same place among its
-                          numbers (the marked answer line's numbers matched first; a printed number
-                          that restates an argument is an echo, never matched; where the marked
-                          line states a number, only its numbers are matched: the working's other
+                          numbers (a printed number that restates an argument is an echo, never
+                          matched; where the reference has a marked answer line, only that line's
+                          numbers are matched, and a line without one plays nothing: the working's
                           figures are no answer), written with the reference's decimals; where the
                           marked line states the argument's gold value (``ANSWER: 50 mm, £2,496.84``
                           for ``pipe_mm=50``), that value written as the altered one. Judged where the read was
@@ -128,9 +128,10 @@ class OwnReadAnswer(AlteredRead):
         reference = str(item.get(self.answer_field) or "")
         stated = [(n, m) for n, m in _floats(reference) if n not in prompt]
         line = list(ANSWER_LINE.finditer(reference))
-        on_line = [s for s in stated if line and line[-1].start() <= s[1].start() < line[-1].end()]
-        if on_line:  # the marked answer line's numbers only: that is the answer; the working's other figures
-            stated = on_line  # (the dearer moulding's quote: doctor48's framer) are no answer to restate
+        if line:  # the marked answer line's numbers only: that is the answer; the working's other figures (the
+            # dearer moulding's quote: doctor48's framer; a page's top score beside a ranking of ids: doctor61's
+            # shortlist, whose honest grader rightly paid the prose changed) are no answer to restate
+            stated = [s for s in stated if line[-1].start() <= s[1].start() < line[-1].end()]
         for r in reversed(range(len(actions))):
             call = actions[r]
             if not isinstance(call, Mapping) or is_write_tool(str(call.get("name")), self.write_tools) \

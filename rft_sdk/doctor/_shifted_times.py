@@ -41,6 +41,13 @@ ignored_time              (on items whose gold writes nothing and whose marked a
                           keeps the gold's score with the clock two hours off reads the date alone
                           (doctor51's van hire), which the other probes of this table, judged only
                           where the control lowered the score, never see
+other_zone_time           (where the marked answer line holds one moment followed by the IANA name of
+                          its zone: ``ANSWER: 2026-03-26 21:00 Australia/Sydney``) the same instant
+                          written in another zone, with that zone's name: the first IANA zone the
+                          gold's tool outputs or the prompt name whose clock differs there, else
+                          ``Etc/UTC`` (``2026-03-26 10:00 Europe/London``: the hearing's own clock,
+                          never converted to the witness's; doctor61's video hearings, whose grader
+                          compared instants and took any zone named). Judged as ``half_day_time``
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: a grader that compares the time the task asks for refuses both, as it
@@ -53,8 +60,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ._answers import marked_lines, prompt_texts
 from ._lenient_probes import _Rewritten
@@ -62,8 +70,8 @@ from ._near_dates import _DATE, FAR_DAYS, rewritten_dates
 from ._near_probes import _TIME, FAR_MINUTES, TimeControl, moved_times
 from ._probes import HACK
 
-__all__ = ["DatetimeDate", "HalfDayTime", "IgnoredTime", "ProseTime", "ReadTime", "SHIFTED_TIME_ADVICE", "read_times",
-           "shifted_time_probes"]
+__all__ = ["DatetimeDate", "HalfDayTime", "IgnoredTime", "OtherZoneTime", "ProseTime", "ReadTime", "SHIFTED_TIME_ADVICE",
+           "other_zone", "read_times", "shifted_time_probes"]
 
 SHIFTED_TIME_ADVICE = {
     "half_day_time": "a time twelve hours off (10:15 for 22:15) earns the right time's score: compare the hour on "
@@ -77,6 +85,9 @@ SHIFTED_TIME_ADVICE = {
                   "time's score: compare the one moment the task asks for, in the clock it asks for",
     "ignored_time": "the answer's time two hours off earns the right answer's score: the time is what the task asks "
                     "for, so compare the whole moment, never the date alone",
+    "other_zone_time": "the right instant written in another zone (the tool's clock, UTC) earns the right answer's "
+                       "score: the task asks for the time in one zone, so require that zone's name and its wall "
+                       "time, not only the instant",
 }
 
 #: A time of day in a tool's output, seconds allowed (``18:30``, ``2026-03-14T18:30:00Z``).
@@ -303,6 +314,58 @@ class IgnoredTime(HalfDayTime):
         return index is not None and index in self.reference.scores
 
 
+#: A moment followed by an IANA zone name (``2026-03-26 21:00 Australia/Sydney``).
+_ZONED_MOMENT = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})([T ])(\d{2}):(\d{2})(?![\d:])\s+([A-Z][A-Za-z_]+(?:/[A-Za-z_+\-]+)+)")
+#: A word that may be an IANA zone name (``Europe/London``, ``America/Argentina/Salta``).
+_ZONE_NAME = re.compile(r"\b[A-Z][A-Za-z_]+(?:/[A-Za-z_+\-]+)+\b")
+
+
+def _zone(name: str) -> ZoneInfo | None:
+    try:
+        return ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError):
+        return None
+
+
+def other_zone(answer: str, texts: Sequence[str]) -> str | None:
+    """``answer`` with its marked line's one zoned moment (:data:`_ZONED_MOMENT`) written as the same instant in
+    another zone: the first IANA name of ``texts`` whose clock differs there, else ``Etc/UTC``; ``None`` without
+    such a moment, or where no zone differs."""
+    lines = marked_lines(answer)
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    found = list(_ZONED_MOMENT.finditer(answer, start, end))
+    zone = _zone(found[0].group(5)) if len(found) == 1 else None
+    if zone is None:
+        return None
+    m = found[0]
+    try:
+        local = dt.datetime.fromisoformat(f"{m.group(1)} {m.group(3)}:{m.group(4)}").replace(tzinfo=zone)
+    except ValueError:
+        return None
+    for name in [*(n.group() for t in texts for n in _ZONE_NAME.finditer(t)), "Etc/UTC"]:
+        other = _zone(name)
+        if other is None or name == m.group(5):
+            continue
+        moved = local.astimezone(other)
+        if moved.replace(tzinfo=None) != local.replace(tzinfo=None):
+            return (answer[:m.start()] + moved.strftime("%Y-%m-%d") + m.group(2) + moved.strftime("%H:%M") + " "
+                    + name + answer[m.end():])
+    return None
+
+
+class OtherZoneTime(HalfDayTime):
+    """``other_zone_time`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """:func:`other_zone` over the gold replay's outputs, then the prompt."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        return other_zone(answer, [*(o for o in outputs if isinstance(o, str)), *prompt_texts(item)])
+
+
 def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | None = None,
                         **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name, judged against ``control`` (``time_control``; ``intent``
@@ -311,7 +374,8 @@ def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | Non
                            "read_time": ReadTime(control, write_tools, **fields),
                            "datetime_date": DatetimeDate(control, write_tools, **fields),
                            "prose_time": ProseTime(control, write_tools, **fields),
-                           "ignored_time": IgnoredTime(control, write_tools, **fields)}
+                           "ignored_time": IgnoredTime(control, write_tools, **fields),
+                           "other_zone_time": OtherZoneTime(control, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out
