@@ -66,8 +66,8 @@ def _differ_in_one(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return sum(a.get(k) != b.get(k) for k in keys) == 1
 
 
-def page_reads(probe: Any, item: Mapping[str, Any]) -> list[tuple[list[int], list[dict[str, Any]],
-                                                                   list[dict[str, Any]]]]:
+def page_reads(probe: Any, item: Mapping[str, Any]) -> list[tuple[list[int], list[Mapping[str, Any]],
+                                                                   list[Mapping[str, Any]]]]:
     """Per gold read that the same tool reads again later with arguments differing in one argument only (the
     page): ``(the later reads' positions, the first read's JSON records, the later reads' records)``, in order."""
     actions = item.get(probe.actions_field) or []
@@ -152,8 +152,8 @@ class PageAnswerControl(_ReadDecidedControl):
     def paged(self, item: Mapping[str, Any]) -> tuple[list[int], str] | None:
         """``(the later pages' read positions, the reference with their entries left out of its answer line)``,
         or ``None``."""
-        reference = item.get(self.answer_field)
-        lines = list(ANSWER_LINE.finditer(reference)) if isinstance(reference, str) else []
+        reference = str(item.get(self.answer_field) or "")
+        lines = list(ANSWER_LINE.finditer(reference))
         if not lines or self._context.effective_writes(item, self.actions_field):
             return None
         start, end = lines[-1].span("body")
