@@ -135,6 +135,7 @@ from ._later_read import later_read_probes
 from ._leading_entry import leading_entry_probes
 from ._lenient_probes import lenient_probes
 from ._literal_time import literal_time_probes
+from ._member_rule import member_rule_probes
 from ._missing_one import missing_one_probes
 from ._moved_write import moved_write_probes
 from ._namesake import namesake_probes
@@ -448,6 +449,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **choice_probes(write_tools, **fields),
         **other_kind_probes(write_tools, **fields),
         **own_read_probes(write_tools, **fields),
+        **member_rule_probes(write_tools, **fields),
         **own_read_date_probes(write_tools, **fields),
         **own_read_total_probes(write_tools, **fields),
         **undone_probes(write_tools, **fields),

@@ -58,6 +58,7 @@ from ._later_read import LATER_READ_ADVICE
 from ._leading_entry import LEADING_ENTRY_ADVICE
 from ._lenient_probes import LENIENT_ADVICE
 from ._literal_time import LITERAL_TIME_ADVICE
+from ._member_rule import MEMBER_RULE_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
 from ._moved_write import MOVED_WRITE_ADVICE
 from ._namesake import NAMESAKE_ADVICE
@@ -206,6 +207,7 @@ ADVICE = {
     **CHOICE_ADVICE,
     **OTHER_KIND_ADVICE,
     **OWN_READ_ADVICE,
+    **MEMBER_RULE_ADVICE,
     **OWN_READ_DATE_ADVICE,
     **OWN_READ_TOTAL_ADVICE,
     **COARSE_ADVICE,
