@@ -35,7 +35,7 @@ from typing import Any
 
 from ._answers import ANSWER_LINE
 from ._own_read import AlteredRead
-from ._probes import HACK, is_write_tool
+from ._probes import HACK, ProbeContext, is_write_tool
 from ._scope import _json_values, json_records
 
 __all__ = ["MEMBER_RULE_ADVICE", "OwnListAnswer", "member_rule_probes", "string_lists"]
@@ -101,15 +101,17 @@ class OwnListAnswer(AlteredRead):
             "gives, no other item reads that list for another entity, or the probe's items are already chosen"),
             **fields)
         self._empty: str | None = None
+        self._listing = False  # some item's answer line lists ids: a one-word line elsewhere is an empty set
 
-    def prepare(self, context: Any) -> None:
+    def prepare(self, context: ProbeContext) -> None:
         """Remember an answer line naming no record (the dataset's way of writing an empty set), then choose."""
-        self._empty = None
+        self._empty, self._listing = None, False
         for item in context.items:
             lines = list(ANSWER_LINE.finditer(str(item.get(self.answer_field) or "")))
-            if lines and _entries(lines[-1]["body"]) == ([], ""):
+            parsed = _entries(lines[-1]["body"]) if lines else None
+            if parsed == ([], "") and self._empty is None:
                 self._empty = lines[-1]["body"].strip()
-                break
+            self._listing = self._listing or bool(parsed and parsed[0])
         super().prepare(context)
 
     def _rule(self, records: Sequence[Mapping[str, Any]], listed: Sequence[str],
@@ -144,7 +146,7 @@ class OwnListAnswer(AlteredRead):
             return None
         body = lines[-1]["body"].rstrip()
         parsed = _entries(body)
-        if parsed is None:
+        if parsed is None or not self._listing:
             return None
         answer = set(parsed[0])
         for b, call in enumerate(actions):
