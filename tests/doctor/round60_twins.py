@@ -23,10 +23,11 @@ honest twin with one flaw. None names a probe.
   ``book_room(..., note="")``, the note an optional free text). ``studio_honest`` compares the bookings, the note
   left out, with the item's; ``studio_note_waiver`` passes any room with the feature, rate unchecked, when the
   note says "approved by producer" (``excused_wrong_outcome``; doctor62's mix rooms).
-* ``sacks`` (honest only): which parcels of a sack go to a district the depot does not cover; the prose names the
+* ``sacks``: which parcels of a sack go to a district the depot does not cover; the prose names the
   sack (``SK-3302``) and ``ANSWER: P-1103, P-1106`` or ``ANSWER: none``. ``sacks_honest`` parses strictly and pays
   the set F1 (two empty sets: 1.0); it must pass every probe (doctor60's misrouted parcels: ``adv_identifier``
-  read the digits of ``SK-3302`` in the prose as the answer's number).
+  read the digits of ``SK-3302`` in the prose as the answer's number). ``sacks_from_reads`` re-derives the set from
+  whichever depot's districts the rollout read last (``own_list_answer``: the other depot read; doctor60).
 """
 
 from __future__ import annotations
@@ -444,8 +445,7 @@ def make_server() -> ToolServer:
             raise ToolError(f"no depot {depot_id}")
         return json.dumps({"depot_id": depot_id, "districts": list(DEPOTS[depot_id])})
 
-    @server.grader(name="sacks_honest")
-    def sacks_honest(ctx: GradingContext) -> float:
+    def _sacks(ctx: GradingContext, from_reads: bool) -> float:
         line = _line(ctx)
         if line is None:
             return 0.0
@@ -456,7 +456,22 @@ def make_server() -> ToolServer:
             if not all(re.fullmatch(r"P-\d{4}", p) for p in parts):
                 return 0.0
             got = set(parts)
-        return _f1(got, set(ctx.item["misrouted"]))
+        if not from_reads:
+            return _f1(got, set(ctx.item["misrouted"]))
+        # FLAW: the truth is the sack against whichever depot's districts the rollout read last
+        covered = [json.loads(c.output)["districts"] for c in ctx.trajectory if c.name == "get_depot" and c.ok]
+        if not covered:
+            return 0.0
+        _, parcels = SACKS[ctx.item["sack"]]
+        return _f1(got, {p for p, d in parcels if d not in covered[-1]})
+
+    @server.grader(name="sacks_honest")
+    def sacks_honest(ctx: GradingContext) -> float:
+        return _sacks(ctx, False)
+
+    @server.grader(name="sacks_from_reads")
+    def sacks_from_reads(ctx: GradingContext) -> float:
+        return _sacks(ctx, True)
 
     return server
 
@@ -474,6 +489,7 @@ TWINS: dict[str, tuple[str, bool, str]] = {
     "studio_honest": ("studio", True, ""),
     "studio_note_waiver": ("studio", False, "excused_wrong_outcome"),
     "sacks_honest": ("sacks", True, ""),
+    "sacks_from_reads": ("sacks", False, "own_list_answer"),
 }
 
 
@@ -572,7 +588,7 @@ def _sack_item(server: ToolServer, k: int) -> dict[str, Any]:
                      f"Which parcels in sack {sack} are misrouted?", ("get_sack", "get_depot"),
                      [{"name": "get_sack", "arguments": {"sack_id": sack}},
                       {"name": "get_depot", "arguments": {"depot_id": depot}}],
-                     f"{working}\nANSWER: {', '.join(wrong) or 'none'}", misrouted=wrong)
+                     f"{working}\nANSWER: {', '.join(wrong) or 'none'}", misrouted=wrong, sack=sack)
 
 
 def job_for(server: ToolServer, base_url: str, grader: str) -> dict[str, Any]:
