@@ -150,6 +150,7 @@ from ._other_session import other_session_probes
 from ._outside import outside_probes
 from ._own_read import own_read_probes
 from ._own_read_date import own_read_date_probes
+from ._own_read_product import own_read_product_probes
 from ._own_read_total import own_read_total_probes
 from ._probes import SHORTCUT, GoldPlanProbe, ProbeContext, Steps, TextProbe, declared_budget, is_write_tool
 from ._ranked_time import ranked_time_probes
@@ -450,6 +451,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **other_kind_probes(write_tools, **fields),
         **own_read_probes(write_tools, **fields),
         **member_rule_probes(write_tools, **fields),
+        **own_read_product_probes(write_tools, **fields),
         **own_read_date_probes(write_tools, **fields),
         **own_read_total_probes(write_tools, **fields),
         **undone_probes(write_tools, **fields),

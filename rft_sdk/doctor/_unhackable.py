@@ -73,6 +73,7 @@ from ._other_session import OTHER_SESSION_ADVICE
 from ._outside import OUTSIDE_ADVICE
 from ._own_read import OWN_READ_ADVICE
 from ._own_read_date import OWN_READ_DATE_ADVICE
+from ._own_read_product import OWN_READ_PRODUCT_ADVICE
 from ._own_read_total import OWN_READ_TOTAL_ADVICE
 from ._probes import (
     HACK,
@@ -208,6 +209,7 @@ ADVICE = {
     **OTHER_KIND_ADVICE,
     **OWN_READ_ADVICE,
     **MEMBER_RULE_ADVICE,
+    **OWN_READ_PRODUCT_ADVICE,
     **OWN_READ_DATE_ADVICE,
     **OWN_READ_TOTAL_ADVICE,
     **COARSE_ADVICE,
