@@ -7,7 +7,9 @@ recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the igno
 the state recipes compare a stored float within half a unit of the stated precision (``same``), not with ``==``;
 the zoned time refuses the same instant in another zone; the set recipe's evidence (depot and day) keeps another
 day's read of the same depot at 0; the database recipe forgives a note on the gold's own row only; the correction
-recipe refuses what ``superseded_request`` plays."""
+recipe refuses what ``superseded_request`` plays; the seeded-state recipe grades a rollout whose calls were all refused
+as the seed, as it grades one that only read; the time-zone helper reads a zone that is none as no moment (``None``),
+whichever exception ``ZoneInfo`` raises for it."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from rft_sdk.testing import TestClient
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = "honest-graders.md"
 HELPERS = "def over_budget("
-RECIPES = ["async def end_state(", "def booked(", "def invoice_total(", "def kick_off(", "def kick_off_zoned(",
+RECIPES = ["async def end_state(", "def booked(", "def rota_set(", "def invoice_total(", "def kick_off(", "def kick_off_zoned(",
            "def due_buses(", "def podium(", "def shelf(", "def delivery_booked(", "async def lent(", "def stay_booked("]
 
 
@@ -184,6 +186,55 @@ def test_b_the_state_end_state_recipe() -> None:
         assert _score(client, item, [], "Booked.") == 0.0
 
 
+ROTA = {"MON": "Ann", "TUE": "Bo"}
+
+
+def _rota() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    def seeded(rollout: Rollout) -> dict[str, str]:
+        if "rota" not in rollout.state:                             # the first touch: copy the item's rota
+            rollout.state["rota"] = dict(rollout.item["rota"])
+        return rollout.state["rota"]
+
+    @server.tool(writes=False)
+    def get_rota(rollout: Rollout) -> dict[str, str]:
+        """The rota: who works each day."""
+        return seeded(rollout)
+
+    @server.tool(writes=True)
+    def assign(day: str, name: str, rollout: Rollout) -> str:
+        """Put someone on a day.
+
+        Args:
+            day: e.g. "MON".
+            name: e.g. "Ann".
+        """
+        rota = seeded(rollout)
+        if day not in rota:
+            raise ToolError(f"no day {day}")
+        rota[day] = name
+        return "assigned"
+
+    _serve(server, "def rota_set(")
+    return server
+
+
+def test_b_a_seeded_state_falls_back_to_the_seed() -> None:
+    change = {"rota": ROTA, "expected_rota": {"MON": "Cy", "TUE": "Bo"}, "max_tool_calls": 4}
+    keep = {"rota": ROTA, "expected_rota": ROTA, "max_tool_calls": 4}       # a request turned down: nothing changes
+    refused = ("assign", {"day": "SUN", "name": "Cy"})                      # a ToolError: rolled back, seeding too
+    with TestClient(_rota()) as client:
+        trace = client.new_trace_id()
+        assert not client.call("assign", trace_id=trace, item=change, arguments=refused[1]).ok
+        assert client.state(trace) == {}                                    # what the grader gets as ctx.state
+        assert _score(client, change, [("get_rota", {}), ("assign", {"day": "MON", "name": "Cy"})], "Done.") == 1.0
+        for calls in ([], [refused], [("get_rota", {})], [("assign", {"day": "TUE", "name": "Cy"})]):
+            assert _score(client, change, calls, "Done.") == 0.0, calls
+        for calls in ([], [refused], [("get_rota", {})]):                   # no call, only refused ones, only reads:
+            assert _score(client, keep, calls, "Sorry, no.") == 1.0, calls  # each ends as the seed
+
+
 def test_same_compares_exactly_but_a_tolerated_number_within_its_tolerance() -> None:
     same = _serve(ToolServer(auth_env_var=None), "def booked(")["same"]
     tol = {"deposit": 0.005}
@@ -267,6 +318,16 @@ def test_d_the_time_zone_recipe() -> None:
         for wrong in (read_time, "ANSWER: 2026-03-15 17:30", "ANSWER: 2026-03-14 05:30", "ANSWER: 2026-02-30 05:30",
                       "ANSWER: 5:30 am", ""):
             assert _score(client, item, read, wrong) == 0.0, wrong
+
+
+def test_d_a_zone_that_is_none_is_no_moment() -> None:
+    local_moment = _serve(ToolServer(auth_env_var=None), "def kick_off(")["local_moment"]
+    assert local_moment("2026-03-15 05:30", "Pacific/Auckland") is not None
+    for zone in ("Nowhere/City", "../etc/passwd", "", "Europe", "Europe/London/x", "Pacific/Auckland/", "x" * 300):
+        assert local_moment("2026-03-15 05:30", zone) is None, zone           # never an exception, so never a 500
+    item = {"time_zone": "Nowhere/City", "expected_utc": "2026-03-14T16:30:00+00:00", "max_tool_calls": 3}
+    with TestClient(_matches()) as client:                                    # a mistyped item zone: the gold scores 0
+        assert _score(client, item, [("get_match", {"match_id": "M-4"})], "ANSWER: 2026-03-15 05:30") == 0.0
 
 
 def test_d_an_answer_that_names_its_zone() -> None:
