@@ -20,6 +20,11 @@ answer_subset             (answer items, as the ``adv_*`` families) the marked a
                           its first element, the rest of the reply kept: a grader of precision
                           alone (every id named is right) pays it (doctor29's orchestra parts), and
                           so does one that reads a ranking's first entry only (doctor60's pushback)
+other_stated_word         (answer items) the marked answer line's first word, where the prompt's
+                          answer templates offer it among others (``End with ANSWER: REFUND £amount
+                          or ANSWER: OWED £amount``; ``ANSWER: (REFUND|OWED) £x``), replaced by
+                          another of them, the rest of the reply kept: a grader that compares the
+                          amount alone pays it (doctor64's tax returns: the direction ignored)
 ========================= ==========================================================================
 
 Played only where the reference has a marked line (``ANSWER:``, ``Final answer:``, :data:`ANSWER_LINE`) and
@@ -46,7 +51,7 @@ from ._probes import HACK
 from ._written_answers import number_tokens
 
 __all__ = ["ANSWER_LINE", "ANSWER_LINE_ADVICE", "MIN_LISTED", "AnswerLineControl", "AnswerLineOnly",
-           "answer_line_probes", "first_listed", "marked_line"]
+           "answer_line_probes", "first_listed", "marked_line", "other_stated_word"]
 
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 
@@ -57,6 +62,9 @@ MIN_LISTED = 4
 ANSWER_LINE_ADVICE = {
     "answer_subset": "one element of the listed answer earns the gold's score: grade the whole set (recall as well as "
                      "precision: every element asked for must be there), not only that each element named is right",
+    "other_stated_word": "the answer line with another of the words the prompt offers (OWED for REFUND) earns the "
+                         "gold's score: grade the word the task asks the reply to choose, not only the figure beside "
+                         "it",
     "answer_line_only": "the right value in the prose and a wrong one in the answer line earns the gold's score: "
                         "grade the values of the answer line the prompt asks for, never 'the value appears "
                         "somewhere in the reply'",
@@ -128,13 +136,36 @@ def first_listed(reference: str) -> list[str]:
     return [reference[:start] + elements[0] + reference[end:]]
 
 
+#: A template of the answer line in a prompt: its marker, then its first word, or alternatives (``(A|B)``, ``A/B``).
+_TEMPLATE = re.compile(r"\banswer[ \t]*[:=][ \t]*\(?([A-Za-z][\w-]*(?:[ \t]*[|/][ \t]*[A-Za-z][\w-]*)*)", re.I)
+
+
+def other_stated_word(item: Mapping[str, Any], answer: str) -> list[str]:
+    """``answer`` with its marked line's first word replaced by another first word the prompt's answer templates
+    offer (module table); ``[]`` where the templates offer the line's word with no other."""
+    lines = list(ANSWER_LINE.finditer(answer))
+    if not lines:
+        return []
+    start = lines[-1].start("body")
+    word = re.match(r"[A-Za-z][\w-]*", answer[start:])
+    if word is None:
+        return []
+    offered = list(dict.fromkeys(w for t in prompt_texts(item) for m in _TEMPLATE.finditer(t)
+                                 for w in re.split(r"[ \t]*[|/][ \t]*", m.group(1))))
+    if word.group() not in offered:
+        return []
+    return [answer[:start] + w + answer[start + word.end():] for w in offered if w != word.group()][:1]
+
+
 def answer_line_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (the control before its probe; ``intent`` ``hack``)."""
     control = AnswerLineControl(write_tools, **fields)
     out: dict[str, Any] = {"answer_line_control": control,
                            "answer_line_only": AnswerLineOnly(control, write_tools, **fields),
                            "answer_subset": AdversarialAnswer(lambda item, probe: first_listed(
-                               str(item.get(probe.answer_field) or "")), write_tools, **fields)}
+                               str(item.get(probe.answer_field) or "")), write_tools, **fields),
+                           "other_stated_word": AdversarialAnswer(lambda item, probe: other_stated_word(
+                               item, str(item.get(probe.answer_field) or "")), write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -26,7 +26,7 @@ from ._answers import (
 )
 from ._generic import _canonical, _free_text, _parameters, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
-from ._scope import _NOT_DATA, _json_values, sibling_values
+from ._scope import _NOT_DATA, _json_values, json_strings, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
            "described_prose", "has_wildcard", "item_values", "prose_fields", "template_fields"]
@@ -411,7 +411,9 @@ class AlteredWrites(GoldPlanProbe):
     ``tool.argument`` *of that write* (its position in the gold) has been altered on the fewest items so far
     (ties: the gold's order), so every argument of every write of a gold shape that repeats across items is
     altered on some of them, at one rollout per item: the second of two ``set_rating`` calls (the
-    opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
+    opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered (unless a gold read
+    printed the gold's value whole: data copied, such as the dispatch address an application holds, doctor64's postal
+    votes): a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
     memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
     commit message ``"Merge {source}"``); natural language is not an identifier or
@@ -548,6 +550,7 @@ class AlteredWrites(GoldPlanProbe):
             self._context.gold_outputs) else []
         sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
         sources += _json_values(outputs)
+        copied = set(json_strings(outputs))  # a prose-like value a read printed is data copied (an address)
         used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
                 for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
         valid = _alternative_calls(item)
@@ -575,8 +578,8 @@ class AlteredWrites(GoldPlanProbe):
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
                 if _canonical_call(option["call"]) in valid:
                     continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
-                if _free_text(value) or (str(call["name"]), arg) in self._prose:
-                    continue  # natural language is no graded outcome (class docstring)
+                if (_free_text(value) or (str(call["name"]), arg) in self._prose) and value not in copied:
+                    continue  # natural language is no graded outcome (class docstring), unless a read printed it
                 (status if _status_write(call) else prose if annotation_call(item, call, self.actions_field)
                  else plain).append(option)
         return (plain + prose if self.annotations_too else plain) or prose or status

@@ -17,6 +17,10 @@ excluded_entry            (answer items, as the ``adv_*`` families) the referenc
                           the first member of such a collection not on the line (a cut piece of a
                           running order, an animal not due: doctor40's recall-only and subsequence
                           graders). Judged ``must_lower``
+trailing_entry            (a ranking line only: ``A > B``, ``A → B``) the same entry added **at
+                          the end**; judged ``must_lower`` (doctor64's late filers: a grader checking
+                          that the expected ranking is a prefix of the answer, so padding after it,
+                          every filer under the threshold, was free)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the line holds an entry the task excludes, and a grader that compares the
@@ -35,17 +39,19 @@ from ._generic import AdversarialAnswer
 from ._probes import HACK
 from ._scope import _collections, _json_values
 
-__all__ = ["EXCLUDED_ENTRY_ADVICE", "ExcludedEntry", "excluded_entry_line", "excluded_entry_probes"]
+__all__ = ["EXCLUDED_ENTRY_ADVICE", "ExcludedEntry", "TrailingEntry", "excluded_entry_line", "excluded_entry_probes"]
 
 EXCLUDED_ENTRY_ADVICE = {
     "excluded_entry": "the list with an entry the task excludes added back (a ride closed that day) earns the gold's "
                       "score: compare the listed set as written, never after removing the excluded entries",
+    "trailing_entry": "the ranking with an entry the task excludes added at its end earns the gold's score: compare "
+                      "the whole ranking, never only that the expected one is a prefix of the answer",
 }
 
 
 
 
-def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
+def excluded_entry_line(reference: str, outputs: list[Any], at_end: bool = False) -> str | None:
     """The reference with one entry added in front of its marked line (module table), or ``None`` without a line of two
     short entries or more, or a collection of the parsed ``outputs`` holding some of them (more first) and another
     member: the member that a collection holding none of them also lists, else the first."""
@@ -68,11 +74,12 @@ def excluded_entry_line(reference: str, outputs: list[Any]) -> str | None:
     extra = next((m for members in holding for m in members if fold_case(m) not in folded and fold_case(m) in apart),
                  None)  # the entry a second read excluded; else the first the listing holds beside the answer's
     extra = extra or next((m for members in holding for m in members if fold_case(m) not in folded), None)
-    if extra is not None:
-        separator = f" {marks[0]} " if marks and marks[0] in ">\u2192" else \
-            "; " if ";" in body and "," not in body else ", "
+    ranked = bool(marks) and marks[0] in ">\u2192"
+    if extra is not None and (ranked or not at_end):
+        separator = f" {marks[0]} " if ranked else "; " if ";" in body and "," not in body else ", "
         tail = "." if body.endswith(".") else ""
-        return reference[:start] + separator.join([extra, *entries]) + tail + reference[end:]
+        listed = [*entries, extra] if at_end else [extra, *entries]
+        return reference[:start] + separator.join(listed) + tail + reference[end:]
     return None
 
 
@@ -80,17 +87,27 @@ class ExcludedEntry(AdversarialAnswer):
     """``excluded_entry`` (module table): ``must_lower``."""
 
     must_lower = True
+    #: add the entry at the end of a ranking (``trailing_entry``), not in front
+    at_end = False
 
     def __init__(self, write_tools: Collection[str] | None = None, **fields: Any) -> None:
         super().__init__(self._variants, write_tools, **fields)
 
     def _variants(self, item: Mapping[str, Any], probe: AdversarialAnswer) -> list[str]:
-        found = excluded_entry_line(str(item.get(self.answer_field) or ""), self.gold_outputs_of(item))
+        found = excluded_entry_line(str(item.get(self.answer_field) or ""), self.gold_outputs_of(item), self.at_end)
         return [] if found is None else [found]
 
 
+class TrailingEntry(ExcludedEntry):
+    """``trailing_entry`` (module table): ``must_lower``."""
+
+    at_end = True
+
+
 def excluded_entry_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
-    """The probe of the module table, by name (``intent`` ``hack``)."""
-    probe = ExcludedEntry(write_tools, **fields)
-    probe.intent = HACK
-    return {"excluded_entry": probe}
+    """The probes of the module table, by name (``intent`` ``hack``)."""
+    out: dict[str, Any] = {"excluded_entry": ExcludedEntry(write_tools, **fields),
+                           "trailing_entry": TrailingEntry(write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out

@@ -6,7 +6,8 @@ session's start, so holding lanes 3 and 4 at 18:00 for the 07:00 the club asked 
 probe                     the one change (the rest is the gold: its calls, then its answer)
 ========================= ==========================================================================
 other_session             on items whose gold writes: a time of day, an ISO date or a code of three or
-                          more capitals that the user's messages state and that a gold write's id
+                          more capitals that the user's messages state (a code also where a gold read
+                          printed it whole: an applicant's centre) and that a gold write's id
                           argument holds inside it (``07:00`` as ``0700`` in ``P-0603-0700-L3``; the
                           channel ``NOVA`` in the break ``NOVA-0504-2130``), replaced there (and in
                           the reference answer) by one of the same kind that another item's user
@@ -30,6 +31,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import prompt_texts
+from ._scope import json_strings
 from ._value_swap import ValueSwap, says
 
 __all__ = ["OTHER_SESSION_ADVICE", "OTHER_SESSION_ITEMS", "OtherSession", "compact_forms", "other_session_probes"]
@@ -92,10 +94,15 @@ class OtherSession(ValueSwap):
                 for v in actions[p]["arguments"].values() if isinstance(v, str) and _ID_LIKE.fullmatch(v)]
 
     def _stated(self, item: Mapping[str, Any], kind: re.Pattern[str]) -> list[str]:
-        """The values of ``kind`` the item's user states that its gold writes inside an id, in order."""
+        """The values of ``kind`` the item's user states that its gold writes inside an id, in order; for a code of
+        capitals, also one a gold read printed as a whole value (the applicant's centre ``LDS`` of a slot
+        ``LDS-0514-0930``: doctor64's biometrics bookings, whose grader compared the slot's day and time only)."""
         users = "\n".join(prompt_texts(item, ("user",)))
+        found = kind.findall(users)
+        if kind is _KINDS[2]:
+            found += [v for v in json_strings(self.gold_outputs_of(item)) if kind.fullmatch(v)]
         ids = self._write_ids(item)
-        return [v for v in dict.fromkeys(kind.findall(users))
+        return [v for v in dict.fromkeys(found)
                 if any(_holds(i, f) for i in ids if i != v for f in compact_forms(v))]
 
     def swap(self, item: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -34,7 +34,7 @@ from ._answers import ANSWER_LINE
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_records", "listed_parts", "sibling_values"]
+__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_records", "json_strings", "listed_parts", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
@@ -72,6 +72,26 @@ def _json_values(texts: Sequence[str]) -> list[Any]:
                 out.append(json.loads(text))
             except ValueError:
                 continue
+    return out
+
+
+def json_strings(texts: Sequence[Any]) -> list[str]:
+    """Every string value of the JSON texts among ``texts`` (tool outputs), nested lists and objects walked, in
+    order."""
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, Mapping):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for value in _json_values([t for t in texts if isinstance(t, str)]):
+        walk(value)
     return out
 
 
