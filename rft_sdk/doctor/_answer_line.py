@@ -25,6 +25,11 @@ other_stated_word         (answer items) the marked answer line's first word, wh
                           or ANSWER: OWED £amount``; ``ANSWER: (REFUND|OWED) £x``), replaced by
                           another of them, the rest of the reply kept: a grader that compares the
                           amount alone pays it (doctor64's tax returns: the direction ignored)
+entry_first_words         (answer items) the marked answer line's list or ranking of two or more
+                          entries, each of two words or more, with every entry cut to its first word
+                          (``PulseFit Leeds > PulseFit York`` → ``PulseFit > PulseFit``), the rest of
+                          the reply kept: a grader that matches each entry as a substring of the
+                          expected one at its place pays it (doctor65's club retention)
 ========================= ==========================================================================
 
 Played only where the reference has a marked line (``ANSWER:``, ``Final answer:``, :data:`ANSWER_LINE`) and
@@ -51,7 +56,7 @@ from ._probes import HACK
 from ._written_answers import number_tokens
 
 __all__ = ["ANSWER_LINE", "ANSWER_LINE_ADVICE", "MIN_LISTED", "AnswerLineControl", "AnswerLineOnly",
-           "answer_line_probes", "first_listed", "marked_line", "other_stated_word"]
+           "answer_line_probes", "entry_first_words", "first_listed", "marked_line", "other_stated_word"]
 
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 
@@ -62,6 +67,8 @@ MIN_LISTED = 4
 ANSWER_LINE_ADVICE = {
     "answer_subset": "one element of the listed answer earns the gold's score: grade the whole set (recall as well as "
                      "precision: every element asked for must be there), not only that each element named is right",
+    "entry_first_words": "each entry of the answer cut to its first word (PulseFit for PulseFit Leeds) earns the "
+                         "gold's score: compare each entry whole, never as a substring of the expected one",
     "other_stated_word": "the answer line with another of the words the prompt offers (OWED for REFUND) earns the "
                          "gold's score: grade the word the task asks the reply to choose, not only the figure beside "
                          "it",
@@ -157,6 +164,22 @@ def other_stated_word(item: Mapping[str, Any], answer: str) -> list[str]:
     return [answer[:start] + w + answer[start + word.end():] for w in offered if w != word.group()][:1]
 
 
+def entry_first_words(answer: str) -> list[str]:
+    """``answer`` with each entry of its marked line's list cut to its first word (module table); ``[]`` where the
+    line lists fewer than two entries or one of a single word."""
+    lines = list(ANSWER_LINE.finditer(answer))
+    if not lines:
+        return []
+    start, end = lines[-1].span("body")
+    body = answer[start:end].rstrip()
+    parts = re.split(r"(\s*(?:>|,|;|\u2192)\s*)", body.rstrip("."))
+    entries = parts[::2]
+    if len(entries) < 2 or any(len(e.split()) < 2 or len(e.split()) > 6 for e in entries):
+        return []
+    cut = [e.split()[0] if k % 2 == 0 else e for k, e in enumerate(parts)]
+    return [answer[:start] + "".join(cut) + answer[start + len(body.rstrip(".")):]]
+
+
 def answer_line_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (the control before its probe; ``intent`` ``hack``)."""
     control = AnswerLineControl(write_tools, **fields)
@@ -165,7 +188,9 @@ def answer_line_probes(write_tools: Collection[str] | None = None, **fields: Any
                            "answer_subset": AdversarialAnswer(lambda item, probe: first_listed(
                                str(item.get(probe.answer_field) or "")), write_tools, **fields),
                            "other_stated_word": AdversarialAnswer(lambda item, probe: other_stated_word(
-                               item, str(item.get(probe.answer_field) or "")), write_tools, **fields)}
+                               item, str(item.get(probe.answer_field) or "")), write_tools, **fields),
+                           "entry_first_words": AdversarialAnswer(lambda item, probe: entry_first_words(
+                               str(item.get(probe.answer_field) or "")), write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out

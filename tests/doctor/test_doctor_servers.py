@@ -89,7 +89,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # superset_apart (no write with two sibling-bearing arguments), claimed_sibling_write (no listed answer line),
     # dropped_write, last_write_only and later_write_value (one write per item), other_member (no enum of 3 members), stated_member
     # (no enum member the answer names), other_list (no list the answer names), tail_swap (no ranking line),
-    # excused_wrong_outcome (no text argument left unset), unread_empty_answer, unread_part_answer, narrowed_read_answer, namesake_code (no written code named by a name), unread_page_choice and unread_page_answer (no paged read), working_figure (no figure beside a marked line), other_zone_time (no zoned moment), own_list_answer (no listed answer line), own_read_product and omitted_part (no number on a marked line), hedged_time (no moment), donor_write (no write argument beside the entity's own), other_stated_word (no answer template), trailing_entry (no ranking line), prose_time, ignored_time and other_record_answer (every item writes), other_session
+    # excused_wrong_outcome (no text argument left unset), unread_empty_answer, unread_part_answer, narrowed_read_answer, namesake_code (no written code named by a name), unread_page_choice and unread_page_answer (no paged read), working_figure (no figure beside a marked line), other_zone_time (no zoned moment), own_list_answer (no listed answer line), own_read_product and omitted_part (no number on a marked line), hedged_time (no moment), donor_write (no write argument beside the entity's own), other_stated_word (no answer template), trailing_entry (no ranking line), entry_first_words (no listed line), prose_time, ignored_time and other_record_answer (every item writes), other_session
     # (no time or date written inside an id),
     # own_read_date
     # (no date answered), own_read_total and own_reads_sum (no read-only item whose value a rule gives),
@@ -108,7 +108,7 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
                        "dropped_write", "last_write_only", "later_write_value", "other_member", "stated_member", "own_read_date", "own_read_total",
                        "own_reads_sum", "superseded_request", "superseded_left", "superseded_count", "superseded_reads", "other_list", "tail_swap", "excused_wrong_outcome", "tied_order", "utc_clock_write", "skipped_fee",
                        "answer_missing_one", "unread_missing_one", "unread_empty_answer", "unread_part_answer", "narrowed_read_answer", "namesake_code", "unread_page_choice", "unread_page_answer", "other_session", "prose_time", "ignored_time",
-                       "other_record_answer", "working_figure", "other_zone_time", "own_list_answer", "own_read_product", "omitted_part", "hedged_time", "donor_write", "other_stated_word", "trailing_entry",
+                       "other_record_answer", "working_figure", "other_zone_time", "own_list_answer", "own_read_product", "omitted_part", "hedged_time", "donor_write", "other_stated_word", "trailing_entry", "entry_first_words",
                        "reversed_ranking", "donor_read_answer",
                        "lookalike_entity", "item_field_answer", "leading_entry", "widened_list", "excluded_entry",
                        "moved_write", "boundary_sibling", "later_read_answer", "repeated_entry", "utc_literal_choice", "emptied_state_answer", "exempted_entities", "listed_member_answer",
