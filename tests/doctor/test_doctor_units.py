@@ -423,3 +423,13 @@ def test_outside_suite_doctor20_cases_are_played_as_counterfactuals_only():
     choice._listed = [[{"carrier": "heron", "price": 155}, {"carrier": "kite", "price": 152},
                        {"carrier": "kite-express", "price": 237}]]
     assert choice._new_value("book", "carrier", "kite", [], set()) == ("kite-express", "listed choice")
+
+
+def test_entry_first_words_cuts_each_multi_word_entry_and_leaves_one_word_entries_alone():
+    """doctor65's club ranking: each entry matched as a substring of the expected one pays ``PulseFit > PulseFit``."""
+    from rft_sdk.doctor._answer_line import entry_first_words
+
+    assert entry_first_words("Rates: x.\nANSWER: PulseFit Leeds > PulseFit York") == ["Rates: x.\nANSWER: PulseFit > PulseFit"]
+    assert entry_first_words("ANSWER: Anna Smith, Bob Jones.") == ["ANSWER: Anna, Bob."]
+    assert entry_first_words("ANSWER: T-1 > T-2") == []  # one-word entries: nothing to cut
+    assert entry_first_words("ANSWER: PulseFit Leeds") == []  # one entry is no list
