@@ -161,7 +161,9 @@ def other_stated_word(item: Mapping[str, Any], answer: str) -> list[str]:
                                  for w in re.split(r"[ \t]*[|/][ \t]*", m.group(1))))
     if word.group() not in offered:
         return []
-    return [answer[:start] + w + answer[start + word.end():] for w in offered if w != word.group()][:1]
+    # another word, not the same one in another case ("please answer: yes" beside "ANSWER: YES")
+    return [answer[:start] + w + answer[start + word.end():] for w in offered
+            if w.casefold() != word.group().casefold()][:1]
 
 
 def entry_first_words(answer: str) -> list[str]:
