@@ -433,3 +433,12 @@ def test_entry_first_words_cuts_each_multi_word_entry_and_leaves_one_word_entrie
     assert entry_first_words("ANSWER: Anna Smith, Bob Jones.") == ["ANSWER: Anna, Bob."]
     assert entry_first_words("ANSWER: T-1 > T-2") == []  # one-word entries: nothing to cut
     assert entry_first_words("ANSWER: PulseFit Leeds") == []  # one entry is no list
+
+
+def test_other_stated_word_offers_another_word_never_the_same_in_another_case():
+    from rft_sdk.doctor._answer_line import other_stated_word
+
+    said = {"messages": [{"role": "user", "content": "Please answer: yes or no. End with `ANSWER: YES`."}]}
+    assert other_stated_word(said, "Checked.\nANSWER: YES") == []
+    both = {"messages": [{"role": "user", "content": "End with `ANSWER: REFUND £x` or `ANSWER: OWED £x`."}]}
+    assert other_stated_word(both, "Checked.\nANSWER: REFUND £1.00") == ["Checked.\nANSWER: OWED £1.00"]
