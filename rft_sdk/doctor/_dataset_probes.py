@@ -413,7 +413,7 @@ class AlteredWrites(GoldPlanProbe):
     altered on some of them, at one rollout per item: the second of two ``set_rating`` calls (the
     opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered (unless a gold read
     printed the gold's value whole: data copied, such as the dispatch address an application holds, doctor64's postal
-    votes): a value of 4+ words of prose (a note, a reason), or
+    votes; then only by another whole value, never the gold's with words added): a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
     memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
     commit message ``"Merge {source}"``); natural language is not an identifier or
@@ -578,8 +578,12 @@ class AlteredWrites(GoldPlanProbe):
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
                 if _canonical_call(option["call"]) in valid:
                     continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
-                if (_free_text(value) or (str(call["name"]), arg) in self._prose) and value not in copied:
-                    continue  # natural language is no graded outcome (class docstring), unless a read printed it
+                if (_free_text(value) or (str(call["name"]), arg) in self._prose) and (
+                        value not in copied or found[1] == "mutation"):
+                    # natural language is no graded outcome (class docstring), unless a read printed it, and then
+                    # only another whole value of it: a copied note with words added may rightly still pay
+                    # (doctor44's walling quote: the site note with a suffix, paid by its honest grader)
+                    continue
                 (status if _status_write(call) else prose if annotation_call(item, call, self.actions_field)
                  else plain).append(option)
         return (plain + prose if self.annotations_too else plain) or prose or status
