@@ -25,6 +25,7 @@ recomputes from whatever rate the rollout read last pays it. Nothing names a too
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Mapping
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -33,7 +34,7 @@ from typing import Any
 from ._answer_numbers import NUMBER, line_number, styled
 from ._own_read import AlteredRead
 from ._probes import HACK, is_write_tool
-from ._scope import _json_values
+from ._scope import _json_values, json_leaves, json_strings
 
 __all__ = ["OWN_READ_PRODUCT_ADVICE", "OwnReadProduct", "own_read_product_probes"]
 
@@ -54,46 +55,10 @@ _DECIMAL_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
 def _numbers(output: str) -> list[Decimal]:
     """The JSON numbers of a tool output, and its strings that are decimal numbers, in order (booleans left out);
     else the numbers of its text."""
-    values = _json_values([output])
-    found: list[Decimal] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, bool):
-            return
-        if isinstance(value, (int, float)):
-            found.append(Decimal(str(value)))
-        elif isinstance(value, str) and _DECIMAL_TEXT.fullmatch(value):
-            found.append(Decimal(value))
-        elif isinstance(value, Mapping):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    for value in values:
-        walk(value)
-    if not values:
-        found = [Decimal(m.group().replace(",", "")) for m in NUMBER.finditer(output)]
-    return found
-
-
-def _strings(output: str) -> list[str]:
-    out: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, Mapping):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    for value in _json_values([output]):
-        walk(value)
-    return out
+    if not _json_values([output]):
+        return [Decimal(m.group().replace(",", "")) for m in NUMBER.finditer(output)]
+    return [Decimal(str(v)) for v in json_leaves([output]) if not isinstance(v, bool) and (
+        isinstance(v, (int, float)) and math.isfinite(v) or isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v))]
 
 
 def _half_up(value: Decimal, decimals: int) -> Decimal:
@@ -146,7 +111,7 @@ class OwnReadProduct(AlteredRead):
         if shape is None:
             return None
         for output in earlier:
-            strings = _strings(output)
+            strings = json_strings([output])
             if value in strings:
                 other = next((s for s in strings if s != value and shape.fullmatch(s)), None)
                 if other is not None:

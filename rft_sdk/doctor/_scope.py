@@ -34,7 +34,7 @@ from ._answers import ANSWER_LINE
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_records", "json_strings", "listed_parts", "sibling_values"]
+__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_leaves", "json_records", "json_strings", "listed_parts", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
@@ -75,24 +75,29 @@ def _json_values(texts: Sequence[str]) -> list[Any]:
     return out
 
 
-def json_strings(texts: Sequence[Any]) -> list[str]:
-    """Every string value of the JSON texts among ``texts`` (tool outputs), nested lists and objects walked, in
-    order."""
-    out: list[str] = []
+def json_leaves(texts: Sequence[Any]) -> list[Any]:
+    """Every scalar value (string, number, boolean, ``None``) of the JSON texts among ``texts`` (tool outputs), nested
+    lists and objects walked, in order."""
+    out: list[Any] = []
 
     def walk(value: Any) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, Mapping):
+        if isinstance(value, Mapping):
             for v in value.values():
                 walk(v)
         elif isinstance(value, list):
             for v in value:
                 walk(v)
+        else:
+            out.append(value)
 
     for value in _json_values([t for t in texts if isinstance(t, str)]):
         walk(value)
     return out
+
+
+def json_strings(texts: Sequence[Any]) -> list[str]:
+    """Every string value of the JSON texts among ``texts`` (:func:`json_leaves`), in order."""
+    return [v for v in json_leaves(texts) if isinstance(v, str)]
 
 
 def json_records(values: Sequence[Any]) -> list[Mapping[str, Any]]:
