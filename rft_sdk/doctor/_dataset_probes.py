@@ -26,7 +26,7 @@ from ._answers import (
 )
 from ._generic import _canonical, _free_text, _parameters, _status_write, annotation_call, schema_enum
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
-from ._scope import _NOT_DATA, _json_values, json_strings, sibling_values
+from ._scope import _NOT_DATA, _json_values, sibling_values
 
 __all__ = ["DONOR_WINDOW", "MAX_DUMP_CHARS", "AlteredWrites", "AnswerSpaceDump", "CrossItemReplay", "WorkThenDump",
            "described_prose", "has_wildcard", "item_values", "prose_fields", "template_fields"]
@@ -285,11 +285,6 @@ _NOTE = re.compile(r"\b(?:notes?|comments?|remarks?|memo)\b", re.IGNORECASE)
 _OPTIONAL = re.compile(r"\boptional(?:ly)?\b", re.IGNORECASE)
 
 
-#: An argument named as a note, a reason or a message (``note``, ``delivery_notes``, ``reason``, ``comment``).
-_NOTE_NAME = re.compile(r"(?:^|_)(?:notes?|comments?|remarks?|memo|reason|message|description|instructions?|text)"
-                        r"(?:_|$)", re.IGNORECASE)
-
-
 def _described_prose(schema: Mapping[str, Any]) -> bool:
     """Whether a parameter's description calls it free text, or an optional note (the description says
     ``optional`` beside ``note``, ``comment``, ``remark`` or ``memo``)."""
@@ -416,10 +411,7 @@ class AlteredWrites(GoldPlanProbe):
     ``tool.argument`` *of that write* (its position in the gold) has been altered on the fewest items so far
     (ties: the gold's order), so every argument of every write of a gold shape that repeats across items is
     altered on some of them, at one rollout per item: the second of two ``set_rating`` calls (the
-    opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered (unless a gold read
-    printed the gold's value whole into an argument whose name and description call it no note: data copied, such as
-    the dispatch address an application holds, doctor64's postal votes; then only by another whole value): a value of
-    4+ words of prose (a note, a reason), or
+    opponent's) too, which a grader checking only the member's row ignores (doctor16). A **free-text** argument is never altered: a value of 4+ words of prose (a note, a reason), or
     an argument whose gold values across the items read as free text (:func:`prose_fields`: a transfer's
     memo, a commit message) or are boilerplate (:func:`template_fields`: the same memo on every item, a
     commit message ``"Merge {source}"``); natural language is not an identifier or
@@ -492,17 +484,6 @@ class AlteredWrites(GoldPlanProbe):
             used[keys[pick]] = used.get(keys[pick], 0) + 1
             self._choice[i] = pick
 
-    @staticmethod
-    def _described_note(item: Mapping[str, Any], tool: str, arg: str) -> bool:
-        """Whether the item's schema of ``tool`` describes ``arg`` as a note or free text."""
-        for schema in item.get("tools") or []:
-            if isinstance(schema, Mapping):
-                name, props, _ = _parameters(schema)
-                if name == tool and isinstance(props.get(arg), Mapping):
-                    text = str(props[arg].get("description") or "")
-                    return bool(_NOTE.search(text) or _FREE_TEXT.search(text))
-        return False
-
     def _new_value(self, tool: str, arg: str, value: Any, sources: list[Any], exclude: Collection[str],
                    arguments: Mapping[str, Any] | None = None) -> tuple[Any, str] | None:
         """A well-formed wrong value for ``tool.arg`` (see the class docstring), in this order: a sibling of
@@ -567,7 +548,6 @@ class AlteredWrites(GoldPlanProbe):
             self._context.gold_outputs) else []
         sources = [v for k, v in item.items() if k not in _NOT_DATA and k != self.answer_field]
         sources += _json_values(outputs)
-        copied = set(json_strings(outputs))  # a prose-like value a read printed is data copied (an address)
         used = {json.dumps(v) for a in actions if isinstance(a, Mapping)
                 for v in (a.get("arguments") or {}).values() if isinstance(v, (str, int, float))}
         valid = _alternative_calls(item)
@@ -595,14 +575,8 @@ class AlteredWrites(GoldPlanProbe):
                           "source": found[1], "call": {"name": call["name"], "arguments": {**arguments, arg: found[0]}}}
                 if _canonical_call(option["call"]) in valid:
                     continue  # the altered write is one a listed alternative makes: a valid path, not a wrong one
-                if (_free_text(value) or (str(call["name"]), arg) in self._prose) and (
-                        value not in copied or found[1] == "mutation" or _NOTE_NAME.search(arg)
-                        or self._described_note(item, str(call["name"]), arg)):
-                    # natural language is no graded outcome (class docstring), unless a read printed it whole into
-                    # an argument that is no note (an address), and then only another whole value of it: a copied
-                    # note may rightly go unread (doctor45's florist: the customer's delivery note; doctor44's
-                    # walling quote: the site note with a suffix, both paid by their honest graders)
-                    continue
+                if _free_text(value) or (str(call["name"]), arg) in self._prose:
+                    continue  # natural language is no graded outcome (class docstring)
                 (status if _status_write(call) else prose if annotation_call(item, call, self.actions_field)
                  else plain).append(option)
         return (plain + prose if self.annotations_too else plain) or prose or status

@@ -39,7 +39,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ._answers import prompt_texts
-from ._dataset_probes import described_prose
+from ._dataset_probes import described_prose, has_wildcard
 from ._generic import _canonical, _free_text
 from ._probes import HACK, ProbeContext, Steps
 from ._scope import _NOT_DATA, SCOPE_ITEMS, SupersetInScope, _arguments, _json_values, sibling_values
@@ -111,9 +111,10 @@ class WidenedList(ReplacedGoldWrite):
                         isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
                     continue
                 siblings = list(dict.fromkeys(s for v in value for s in sibling_values(v, sources, used)))
-                if not siblings:  # no record-mate in the item's data: a member other items' golds write there
+                if not siblings and not has_wildcard(value):  # no record-mate in the item's data: a member other
+                    # items' golds write there, never a wildcard (``"*"``: every day, which a list of all seven is)
                     siblings = [s for s in self._written_members(str(gold[position].get("name")), name)
-                                if s not in value and json.dumps(s) not in used]
+                                if s not in value and json.dumps(s) not in used and not has_wildcard(s)]
                 out += [(position, name, [*value, s]) for s in siblings]
         return out
 

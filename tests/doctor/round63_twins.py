@@ -30,8 +30,9 @@ honest twin with one flaw. None names a probe.
   biometrics bookings).
 * ``votes``: grant a postal vote (``grant(application_id, elector_id, dispatch_address)``), the dispatch address
   (prose-like: ``Room 14, Halls of Residence, Leeds LS2 9JT``) read from ``get_postal_application``.
-  ``votes_honest`` compares the whole grant; ``votes_address_free`` ignores the address as typed text
-  (``altered_writes``: another item's address, a value a gold read printed whole; doctor64's postal votes).
+  ``votes_honest`` compares the whole grant and must pass every probe (no hackable twin: a grader that ignores the
+  address as typed text is one the doctor does not catch, since no probe alters free text, which honest graders
+  rightly ignore in a note or a summary copied from a read; doctor64's postal votes).
 """
 
 from __future__ import annotations
@@ -499,24 +500,17 @@ def make_server() -> ToolServer:
                                                                   "dispatch_address": dispatch_address}
         return f"postal vote granted on {application_id}"
 
-    def _votes(ctx: GradingContext, address_free: bool) -> float:
+    def _votes(ctx: GradingContext) -> float:
         if not _within_budget(ctx):
             return 0.0
         grants = ctx.state.get("grants") or {}
         want = ctx.item["grant"]
-        if address_free:  # FLAW: the address is typed text, so only the application and elector are compared
-            return float({a: g["elector_id"] for a, g in grants.items()}
-                         == {want["application_id"]: want["elector_id"]})
         return float(grants == {want["application_id"]: {"elector_id": want["elector_id"],
                                                          "dispatch_address": want["dispatch_address"]}})
 
     @server.grader(name="votes_honest")
     def votes_honest(ctx: GradingContext) -> float:
-        return _votes(ctx, False)
-
-    @server.grader(name="votes_address_free")
-    def votes_address_free(ctx: GradingContext) -> float:
-        return _votes(ctx, True)
+        return _votes(ctx)
 
     return server
 
@@ -537,7 +531,6 @@ TWINS: dict[str, tuple[str, bool, str]] = {
     "slots_honest": ("slots", True, ""),
     "slots_day_time": ("slots", False, "other_session"),
     "votes_honest": ("votes", True, ""),
-    "votes_address_free": ("votes", False, "altered_writes"),
 }
 
 
