@@ -48,7 +48,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, RANKING_SPLIT, prompt_texts
+from ._answers import ANSWER_LINE, RANKING_SPLIT, SPACED_SPLIT, prompt_texts
 from ._generic import AdversarialAnswer
 from ._lenient_probes import _AnswerTextControl, _Judged, rotated
 from ._near_probes import FAR_MINUTES, moved_times
@@ -174,7 +174,7 @@ def entry_first_words(answer: str) -> list[str]:
         return []
     start, end = lines[-1].span("body")
     body = answer[start:end].rstrip()
-    parts = re.split(r"(\s*(?:>|,|;|\u2192)\s*)", body.rstrip("."))
+    parts = SPACED_SPLIT.split(body.rstrip("."))
     entries = parts[::2]
     if len(entries) < 2 or any(len(e.split()) < 2 or len(e.split()) > 6 for e in entries):
         return []

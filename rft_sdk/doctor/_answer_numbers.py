@@ -321,9 +321,6 @@ class WorkingFigure(_NumberProbe):
         return [m for m in NUMBER.finditer(answer[:match.start()]) if len(m.group().partition(".")[2]) == decimals
                 and any(a and a == b for a, b in zip(_beside(answer, m), style))]
 
-    def _styled_figures(self, answer: str, match: re.Match[str]) -> list[float]:
-        return [_value(m) for m in self._styled(answer, match)]
-
 
 class OmittedPart(WorkingFigure):
     """``omitted_part`` (module table)."""
@@ -344,7 +341,7 @@ class OmittedPart(WorkingFigure):
         if match is None or not isinstance(answer, str):
             return []
         value, decimals = _value(match), len(match.group().partition(".")[2])
-        parts = [v for v in self._styled_figures(answer, match) if abs(v - value) > 10 ** -decimals / 2]
+        parts = [v for v in map(_value, self._styled(answer, match)) if abs(v - value) > 10 ** -decimals / 2]
         if len(parts) < 2 or abs(sum(parts) - value) > 10 ** -decimals / 2:
             return []
         right = [value, *_alternative_numbers(item, self.answer_field)]

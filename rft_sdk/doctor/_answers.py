@@ -11,7 +11,7 @@ from typing import Any
 
 from ._common import message_text
 
-__all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "ISO_DATE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "TOKEN", "WORD",
+__all__ = ["ANSWER_LINE", "IGNORE_TEXT", "INJECTED_SCORE", "ISO_DATE", "LIST_SPLIT", "MARKED_LAST_LINE", "RANKING_SPLIT", "SPACED_SPLIT", "TOKEN", "WORD",
            "answer_object", "answer_span", "enum_values", "fold_case", "listed_line", "marked_lines", "normalize_answer", "object_dump", "object_wildcards", "own_inside", "prompt_texts", "reference_block", "self_report"]
 
 #: A marked answer line: ``ANSWER: ...``, ``Final answer = ...`` (its marker, then its body).
@@ -23,6 +23,8 @@ ISO_DATE = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
 LIST_SPLIT = re.compile(r"\s*[,;]\s*")
 #: A ranking line's separators, captured (``A > B``, ``A \u2192 B``, ``A, B``): ``split`` keeps them at odd places.
 RANKING_SPLIT = re.compile(r"\s*(>|,|;|\u2192)\s*")
+#: The same separators captured with their spaces (``split`` keeps ``" > "`` whole, so a line rejoins as written).
+SPACED_SPLIT = re.compile(r"(\s*(?:>|,|;|\u2192)\s*)")
 
 
 def answer_span(reference: str) -> tuple[int, int] | None:

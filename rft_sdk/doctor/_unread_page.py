@@ -34,11 +34,10 @@ unread_page_answer        the same answer after the gold's calls less every read
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE
+from ._answers import ANSWER_LINE, SPACED_SPLIT
 from ._lenient_probes import _Control, _NotRaised, _ReadDecidedControl
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
@@ -55,10 +54,6 @@ UNREAD_PAGE_ADVICE = {
                           "read: the grader's truth is built from what the rollout read. Take the expected list "
                           "or ranking from the item, never from the trajectory's reads",
 }
-
-
-#: A listed answer line's separators with their spaces, captured (``A > B``, ``A, B``, ``A; B``, ``A \u2192 B``).
-_SEPARATORS = re.compile(r"(\s*(?:>|,|;|\u2192)\s*)")
 
 
 def _differ_in_one(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -158,7 +153,7 @@ class PageAnswerControl(_ReadDecidedControl):
             return None
         start, end = lines[-1].span("body")
         body = reference[start:end].rstrip()
-        parts = _SEPARATORS.split(body)  # entries at even places, their separators at odd ones
+        parts = SPACED_SPLIT.split(body)  # entries at even places, their separators at odd ones
         if len(parts) < 3:
             return None
         for later, page1, rest in page_reads(self, item):
