@@ -341,8 +341,9 @@ def _char_pattern(value: str) -> re.Pattern[str]:
 
 def listed_records(value: Any, other: Any, sources: list[Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
     """The records of ``value`` and ``other`` in the first listing of ``sources`` that holds both, or ``None``: a
-    mapping's values under those keys (``{"U03": {...}, "U05": {...}}``), or the two objects of a list whose same
-    field holds them (``[{"unit": "U03", ...}, {"unit": "U05", ...}]``)."""
+    mapping's values under those keys (``{"U03": {...}, "U05": {...}}``), the two objects of a list whose same
+    field holds them (``[{"unit": "U03", ...}, {"unit": "U05", ...}]``), or, in a mapping of labels to codes, each
+    one's label as ``{"label": ...}`` (``{"public": "FD-QO-PUB", "premium": "FD-QO-PRM"}``: doctor68's feeds)."""
     stack = list(sources)
     while stack:
         node = stack.pop(0)
@@ -350,6 +351,10 @@ def listed_records(value: Any, other: Any, sources: list[Any]) -> tuple[Mapping[
             if isinstance(value, str) and isinstance(other, str) and isinstance(node.get(value), Mapping) \
                     and isinstance(node.get(other), Mapping):
                 return node[value], node[other]
+            labels = {v: k for k, v in node.items() if isinstance(v, str) and isinstance(k, str)}
+            if isinstance(value, str) and isinstance(other, str) and value in labels and other in labels \
+                    and len(labels) == len(node):  # labels of codes: {"public": "FD-QO-PUB", "premium": "FD-QO-PRM"}
+                return {"label": labels[value]}, {"label": labels[other]}
             stack.extend(node.values())
         elif isinstance(node, list):
             objects = [e for e in node if isinstance(e, Mapping)]

@@ -183,10 +183,18 @@ def answer_keys(answer: str) -> set[str]:
 
 def answers_overlap(mine: str, other: str) -> bool:
     """Whether two reference answers that are lists (``a.py, b.py``) share an element: another item's
-    list then holds part of this item's correct answer, so it is partially right here, not wrong."""
-    a = {e for e in _LIST_SEPARATORS.split(normalize_answer(mine)) if e}
-    b = {e for e in _LIST_SEPARATORS.split(normalize_answer(other)) if e}
+    list then holds part of this item's correct answer, so it is partially right here, not wrong. An answer
+    ending in a marked answer line is that line's list (doctor68's royalty set: prose of the statement, then
+    ``ANSWER: MW-1401, MW-1404`` against ``ANSWER: MW-1404``, a set F1 paying 0.67)."""
+    a, b = _list_elements(mine), _list_elements(other)
     return (len(a) > 1 or len(b) > 1) and bool(a & b)
+
+
+def _list_elements(answer: str) -> set[str]:
+    """The normalised elements of an answer's list: its last marked answer line's body where it has one."""
+    lines = list(ANSWER_LINE.finditer(answer))
+    body = lines[-1]["body"] if lines else answer
+    return {e for e in _LIST_SEPARATORS.split(normalize_answer(body)) if e}
 
 
 class WrongAnswer(_ContextProbe):

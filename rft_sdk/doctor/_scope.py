@@ -9,7 +9,9 @@ gold replay's JSON tool outputs:
 1. a mapping whose keys include ``v`` (``{"RF100": {...}, "RF101": {...}}``: the other flights of the
    booking; ``{"api": {...}, "cache": {...}}``: the other services of the config);
 2. a list of mappings whose field ``f`` holds distinct values, one of them ``v`` (``[{"id": 1}, {"id": 2}]``);
-3. a list of scalars holding ``v`` (``"orders": ["#W1", "#W2"]`` of the user the gold looked up).
+3. a list of scalars holding ``v`` (``"orders": ["#W1", "#W2"]`` of the user the gold looked up);
+4. a mapping of labels to codes of one shape holding ``v`` among its values (``"feeds": {"public": "FD-QO-PUB",
+   "premium": "FD-QO-PRM"}``: the show's other feed, doctor68's podcasts); every value an id-like code, none repeated.
 
 ``w`` has ``v``'s type and is none of the values the gold's calls pass (never the gold's own entity again).
 Item ``k`` of the probe's items gets retargeting ``k mod n`` of its ``n`` candidates (gold writes in order,
@@ -46,10 +48,22 @@ _NOT_DATA = frozenset({"messages", "tools", "actions", "alternatives", "referenc
 _SCALARS = (str, int, float)
 
 
+#: An id-like code: letters and digits in runs joined by ``-``, ``_``, ``.`` or ``/`` (``FD-QO-PUB``), or one run holding a digit.
+_CODE = re.compile(r"^(?:[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)+|(?=[A-Za-z]*\d)[A-Za-z0-9]+)$")
+
+
+def _code_shape(code: str) -> str:
+    return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "9", code))
+
+
 def _collections(value: Any) -> Iterator[tuple[int, list[Any]]]:
-    """Every collection of ``value`` as ``(kind, members)``, kind 1-3 as in the module docstring."""
+    """Every collection of ``value`` as ``(kind, members)``, kind 1-4 as in the module docstring."""
     if isinstance(value, Mapping):
         yield 1, list(value)
+        labelled = list(value.values())
+        if len(labelled) >= 2 and all(isinstance(v, str) and _CODE.match(v) for v in labelled) \
+                and len(set(labelled)) == len(labelled) and len({_code_shape(v) for v in labelled}) == 1:
+            yield 4, labelled
         for v in value.values():
             yield from _collections(v)
     elif isinstance(value, list):

@@ -159,6 +159,7 @@ from ._repeated_entry import repeated_entry_probes
 from ._requested_note import note_probes
 from ._scope import ClaimedSiblingWrite, NearSiblingWrite, SupersetApart, SupersetInScope
 from ._shifted_times import shifted_time_probes
+from ._sibling_read import sibling_read_probes
 from ._skipped_fee import skipped_fee_probes
 from ._structured import structured_probes
 from ._superseded import superseded_probes
@@ -463,6 +464,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **narrowed_read_probes(write_tools, **fields),
         **namesake_probes(write_tools, **fields),
         **unread_page_probes(write_tools, **fields),
+        **sibling_read_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),

@@ -92,6 +92,7 @@ from ._requested_note import NOTE_ADVICE
 from ._result import Finding, PrincipleResult
 from ._severity import HACK_SHARE, HACK_THRESHOLD, Outcome, allowance, judge_probe
 from ._shifted_times import SHIFTED_TIME_ADVICE
+from ._sibling_read import SIBLING_READ_ADVICE
 from ._skipped_fee import SKIPPED_FEE_ADVICE
 from ._suite import default_probes, normalize_answer
 from ._superseded import SUPERSEDED_ADVICE
@@ -222,6 +223,7 @@ ADVICE = {
     **NARROWED_READ_ADVICE,
     **NAMESAKE_ADVICE,
     **UNREAD_PAGE_ADVICE,
+    **SIBLING_READ_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
