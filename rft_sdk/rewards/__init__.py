@@ -19,15 +19,28 @@ when the gate passed)::
 
     judge = rewards.LLMJudge("http://localhost:8000/v1", "judge-model", rubric="1 if ... else 0")
     g = await rewards.gated_judge(0.8, passed=tests_pass, judge=judge, content={...}, bonus=0.2)
+
+The three helpers of the honest-grader recipes (docs/honest-graders.md), each one rule of the honest
+grader contract (docs/grader-contract.md)::
+
+    from rft_sdk.rewards import over_budget, returned, same
+
+    if over_budget(ctx):                                    # rule 16: refused calls count too
+        return 0.0
+    read_it = any(r.get("id") == ctx.item["book_id"] for c in ctx.trajectory for r in returned(c))  # rule 15
+    stored = same(ctx.state.get("bookings", {}), ctx.item["expected_bookings"], {"deposit": 0.005})   # rule 8
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
 
-from .._definitions._grading import Grade
+from .._definitions._grading import Grade, GradingContext
+from .._definitions._rollout import ToolCallRecord
 from ._judge import Judge, JudgeError, JudgeVerdict, LLMJudge, gated_judge
 
 __all__ = [
@@ -41,7 +54,10 @@ __all__ = [
     "gate",
     "gated_judge",
     "numeric_match",
+    "over_budget",
     "precision_recall_f1",
+    "returned",
+    "same",
     "weighted_sum",
 ]
 
@@ -164,3 +180,96 @@ def numeric_match(value: float | None, target: float, *, abs_tol: float = 0.0, r
     if partial_within is None:
         return 0.0
     return max(0.0, 1.0 - excess / partial_within)
+
+
+def over_budget(ctx: GradingContext) -> bool:
+    """Whether the rollout made more recorded calls than the item's ``max_tool_calls``.
+
+    Every recorded call counts, refused ones (4xx) too: the count is ``ctx.count()``, never the
+    successful calls alone, so that calls the server refuses cannot pass the budget unseen (the
+    doctor's ``refused_spam``). Contract rule 16 (docs/grader-contract.md): past the item's budget
+    the score is 0, not a penalty::
+
+        if over_budget(ctx):
+            return 0.0
+
+    Args:
+        ctx: the grading context; its ``item`` may hold ``max_tool_calls`` (a number).
+
+    Returns:
+        ``True`` when ``ctx.item["max_tool_calls"]`` is set (not ``None``) and ``ctx.count()``
+        exceeds it; ``False`` for an item without one (no budget to enforce).
+
+    Raises:
+        TypeError: a ``max_tool_calls`` that is not a number (``"3"``): write it as one in the dataset.
+    """
+    budget = ctx.item.get("max_tool_calls")
+    return budget is not None and ctx.count() > budget
+
+
+def returned(call: ToolCallRecord) -> list[dict[str, Any]]:
+    """The JSON objects a successful call returned: the object, or each object of a list.
+
+    A tool's ``dict`` or ``list`` reaches the model, and ``call.output``, as compact JSON text, so
+    ``json.loads(call.output)`` gives back what the tool returned (docs/tools.md, what the SDK
+    guarantees). This is the evidence of a read of contract rule 15 (docs/grader-contract.md): a
+    successful read, by any tool, whose answer holds the item's entity; a refused call changed and
+    showed nothing (rule 5)::
+
+        read_it = any(r.get("id") == ctx.item["invoice_id"] for c in ctx.trajectory for r in returned(c))
+
+    Args:
+        call: one recorded call (``ctx.trajectory``'s ``ToolCallRecord``, or anything with ``ok``
+            and ``output``).
+
+    Returns:
+        ``[obj]`` when ``call.output`` decodes to a JSON object; the objects of a JSON list, in
+        order (a list's other values skipped); ``[]`` for a refused call (``not call.ok``), an
+        output that is ``None`` or ``""``, text that is not JSON, or any other JSON value (a
+        string, a number, ``null``). Looks one level deep: the objects nested in an object's own
+        list fields are not unpacked. Never raises for text that is not JSON.
+    """
+    try:
+        out = json.loads(call.output) if call.ok and call.output else None
+    except ValueError:
+        return []
+    if isinstance(out, dict):
+        return [out]
+    return [o for o in out if isinstance(o, dict)] if isinstance(out, list) else []
+
+
+def same(got: Any, want: Any, tolerance: Mapping[str, float], field: str = "") -> bool:
+    """Decoded JSON equal by value, except a number under a key ``tolerance`` names: within that of the expected one.
+
+    Compares a stored end state (``ctx.state``, decoded JSON) with the item's expected one at the
+    precision the task states (contract rule 8, docs/grader-contract.md): objects must have the
+    same keys (a missing or an extra key is unequal: the whole end state, rule 2), lists the same
+    length and order, and every other value compares with ``==``; a number whose nearest enclosing
+    key is named in ``tolerance`` (``{"deposit": 0.005}``: half a unit of the stated precision)
+    passes when ``abs(got - want) <= tolerance[key]``. Under such a key a ``nan`` or ``inf`` is
+    never within the tolerance, ``inf`` against ``inf`` included (rule 10: fail closed). A ``bool``
+    is not a number here: it is never compared within a tolerance, so ``True`` against ``1.004``
+    is unequal under ``{"x": 0.005}``. Every other value compares with Python's ``==``: ``2`` equals
+    ``2.0``, and ``True`` equals ``1`` (Python's rule, not JSON's).
+
+    Args:
+        got: the decoded JSON to check (dicts, lists, strings, numbers, bools, ``None``).
+        want: the expected decoded JSON, of the same shapes.
+        tolerance: per key, the largest allowed absolute difference of a number under that key
+            (``{}``: everything exact).
+        field: the key ``got`` and ``want`` sit under (set by the recursion; a list's elements keep
+            the key of the list).
+
+    Returns:
+        ``True`` when ``got`` equals ``want`` by these rules, else ``False``. Never raises for
+        decoded JSON.
+    """
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(
+            same(got[k], want[k], tolerance, k) for k in want)
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(
+            same(g, w, tolerance, field) for g, w in zip(got, want))
+    if field in tolerance and type(got) in (int, float) and type(want) in (int, float):
+        return bool(abs(got - want) <= tolerance[field])  # nan and inf are never within it
+    return bool(got == want)

@@ -137,8 +137,11 @@ def test_the_lookup_grader_scores_a_read_by_any_path_and_no_answer_without_one()
 
 def test_the_evidence_helper_reads_an_object_and_each_object_of_a_list() -> None:
     """doctor36's gap: a ``find_tickets`` returning a list was never evidence under the old helper."""
+    from rft_sdk.rewards import returned as packaged
+
     server, ns = _lookup_server()
     returned = ns["returned"]
+    assert returned is packaged  # the page's grader imports the package's helper, no copy of its own
 
     @server.tool(writes=False)
     def find_books(available: bool) -> list[dict[str, Any]]:
@@ -421,7 +424,8 @@ def test_every_signature_of_the_building_blocks_table_is_the_codes() -> None:
     text = (DOCS / "graders.md").read_text(encoding="utf-8").split("## Building blocks")[1].split("\n\n```")[0]
     rows = re.findall(r"^\| `(?:await )?(\w+)\((.*?)\)(?: -> [^`]+)?` \|", text, flags=re.M)
     assert {name for name, _ in rows} == {"weighted_sum", "gate", "budget_penalty", "apply_penalty",
-                                          "precision_recall_f1", "numeric_match", "LLMJudge", "gated_judge"}
+                                          "precision_recall_f1", "numeric_match", "over_budget", "returned", "same",
+                                          "LLMJudge", "gated_judge"}
     for name, params in rows:
         args = ast.parse(f"def f({params}): pass").body[0].args  # type: ignore[attr-defined]
         positional = [(a.arg, "positional") for a in args.args]

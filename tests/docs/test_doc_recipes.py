@@ -36,6 +36,7 @@ from rft_sdk.doctor._answers import ANSWER_LINE
 from rft_sdk.doctor._severity import Outcome, judge_probe
 from rft_sdk.doctor._suite import DroppedCommit
 from rft_sdk.doctor._write_members import DroppedWrite
+from rft_sdk.rewards import returned
 from rft_sdk.testing import TestClient, run_server
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -519,7 +520,6 @@ SLIDING = {r: POOL[i:i + 5] for i, r in enumerate(ROOMS)}  # neighbours share 4 
 
 def _seating(seats: dict[str, list[str]], evidence: bool) -> tuple[ToolServer, list[dict[str, Any]]]:
     server = ToolServer(auth_env_var=None)
-    returned = _run("graders.md", "def returned(", server=ToolServer())["returned"]  # its grader on a server of its own
 
     @server.tool(writes=False)
     def list_candidates(paper: str, room: str, page: int = 1) -> dict:
@@ -587,8 +587,8 @@ async def test_an_answer_set_task_with_paged_reads_under_the_doctor() -> None:
 
 def test_rows_unpacks_a_page_and_a_page_past_the_end_holds_no_row() -> None:
     """graders.md, "Rows inside a page": ``rows`` finds an applicant in a page's list field, not in an empty page."""
-    returned = _run("graders.md", "def returned(", server=ToolServer())["returned"]
-    ns = _run("graders.md", "def rows(", returned=returned)
+    ns = _run("graders.md", "def rows(")
+    assert ns["returned"] is returned                        # the block imports the package's helper
 
     def call(out: Any, ok: bool = True) -> Any:
         return SimpleNamespace(ok=ok, output=json.dumps(out))

@@ -1,6 +1,8 @@
 """Every block of ``docs/honest-graders.md`` runs as written, against a real server through ``TestClient``: each
-recipe pays the gold 1.0 and each wrong outcome the page names less. The page's ``returned`` is graders.md's; the
-set recipe's warning (``precision_recall_f1(set(), set())`` is 1.0, so a lenient parser pays nonsense in full) holds;
+recipe pays the gold 1.0 and each wrong outcome the page names less. The recipes' helpers (``over_budget``,
+``returned``, ``same``) are ``rft_sdk.rewards``' own, imported by the page's first block, never a copy on the page,
+and graders.md's evidence grader imports the same ``returned``; the set recipe's warning
+(``precision_recall_f1(set(), set())`` is 1.0, so a lenient parser pays nonsense in full) holds;
 the ordered-list table is what the grader pays, and the doctor's own ``reversed_ranking`` reply and severity rule
 pass ``c = 0.5`` and fail ``c = 0.6``; the doctor's ``read_time`` reply scores 0 on the time-zone recipe; the budget
 recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the ignored note is free text to the doctor;
@@ -23,17 +25,17 @@ from typing import Any
 
 import pytest
 
-from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer
+from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer, rewards
 from rft_sdk.doctor._dataset_probes import described_prose
 from rft_sdk.doctor._severity import Outcome, judge_probe
 from rft_sdk.doctor._shifted_times import read_times
 from rft_sdk.doctor._tied_order import reversed_ranking
-from rft_sdk.rewards import precision_recall_f1
+from rft_sdk.rewards import over_budget, precision_recall_f1, returned, same
 from rft_sdk.testing import TestClient
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = "honest-graders.md"
-HELPERS = "def over_budget("
+HELPERS = "from rft_sdk.rewards import over_budget, returned, same"
 RECIPES = ["async def end_state(", "def booked(", "def rota_set(", "def invoice_total(", "def kick_off(", "def kick_off_zoned(",
            "def due_buses(", "def podium(", "def shelf(", "def delivery_booked(", "async def lent(", "def stay_booked("]
 
@@ -50,7 +52,8 @@ def _block(marker: str, page: str = PAGE) -> str:
 
 
 def _serve(server: ToolServer, *markers: str) -> dict[str, Any]:
-    """The helpers block, then the recipes' blocks in order, run in one namespace holding ``server``."""
+    """The helpers block (the package import), then the recipes' blocks in order, run in one namespace holding
+    ``server``."""
     namespace: dict[str, Any] = {"server": server, "__name__": "docs"}
     for block in (_block(HELPERS), *(_block(m) for m in markers)):
         exec(compile(block, f"docs/{PAGE}", "exec"), namespace)
@@ -73,13 +76,24 @@ def test_every_block_of_the_page_is_one_recipe_this_file_runs() -> None:
     assert all(sum(m in b for m in markers) == 1 for b in blocks)  # each block is one recipe (or the helpers)
 
 
-def test_returned_is_the_graders_page_helper() -> None:
-    def source(block: str) -> str:
-        tree = ast.parse(block)
-        node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "returned")
-        return ast.get_source_segment(block, node) or ""
-
-    assert source(_block(HELPERS)) == source(_block("def availability(", "graders.md"))
+def test_the_helpers_are_the_packages_and_no_page_defines_its_own() -> None:
+    """The helpers block is the import alone, so every recipe runs with ``rft_sdk.rewards``' functions; no block of
+    this page or of graders.md defines a helper of the same name (a copy would be what the recipes test), and
+    graders.md's evidence grader gets ``returned`` from the package too."""
+    helpers = ast.parse(_block(HELPERS))
+    assert len(helpers.body) == 1 and isinstance(helpers.body[0], ast.ImportFrom)
+    namespace = _serve(ToolServer(auth_env_var=None))
+    assert (namespace["over_budget"], namespace["returned"], namespace["same"]) == (over_budget, returned, same)
+    for page in (PAGE, "graders.md"):
+        for block in _blocks(page):
+            nodes = list(ast.walk(ast.parse(block)))
+            defined = {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            defined |= {t.id for n in nodes if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            assert not defined & {"over_budget", "returned", "same"}, (page, defined)
+    graders: dict[str, Any] = {"server": ToolServer(auth_env_var=None), "GradingContext": GradingContext,
+                               "__name__": "docs"}
+    exec(compile(_block("def availability(", "graders.md"), "docs/graders.md", "exec"), graders)
+    assert graders["returned"] is returned
 
 
 # -- (a) end state in a rollout database ------------------------------------------------------------------------------
@@ -184,6 +198,9 @@ def test_b_the_state_end_state_recipe() -> None:
         assert _score(client, item, [right, ("book_room", {**right[1], "slot": "SUN-10"})], "Booked.") == 0.0
         assert _score(client, item, [("book_room", {**right[1], "party": 3})], "Booked.") == 0.0
         assert _score(client, item, [], "Booked.") == 0.0
+        refused = ("book_room", {"slot": "SAT-10"})                                           # 422: arguments missing
+        assert _score(client, item, [refused] * 3 + [right], "Booked.") == 1.0                # 4 calls: the budget
+        assert _score(client, item, [refused] * 4 + [right], "Booked.") == 0.0                # refused calls count too
 
 
 ROTA = {"MON": "Ann", "TUE": "Bo"}
@@ -236,7 +253,9 @@ def test_b_a_seeded_state_falls_back_to_the_seed() -> None:
 
 
 def test_same_compares_exactly_but_a_tolerated_number_within_its_tolerance() -> None:
+    """What the page says of ``same``, on the function the recipes get (the package's)."""
     same = _serve(ToolServer(auth_env_var=None), "def booked(")["same"]
+    assert same is rewards.same
     tol = {"deposit": 0.005}
     assert same({"a": {"deposit": 12.304, "n": [1, "x"]}}, {"a": {"deposit": 12.3, "n": [1, "x"]}}, tol)
     assert not same({"a": {"deposit": 12.3, "n": [1, "x"]}}, {"a": {"deposit": 12.3, "n": ["x", 1]}}, tol)

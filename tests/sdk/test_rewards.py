@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
-from rft_sdk import Grade
+from rft_sdk import Grade, GradingContext, ToolCallRecord
 from rft_sdk import rewards as R
 
 
@@ -65,3 +68,71 @@ def test_numeric_match_tolerance_and_partial_credit():
     assert R.numeric_match(None, 1.0) == 0.0 and R.numeric_match(float("nan"), 1.0) == 0.0
     with pytest.raises(ValueError):
         R.numeric_match(1.0, 1.0, partial_within=0)
+
+
+# -- the honest-grader helpers (docs/honest-graders.md): over_budget, returned, same --------------------------------
+def _call(output: str | None, status: int = 200, name: str = "get_book") -> ToolCallRecord:
+    return ToolCallRecord(call_id="c", id=None, name=name, arguments={}, output=output if status == 200 else None,
+                          error=None if status == 200 else "refused", status=status, started_at=0.0, latency_s=0.0)
+
+
+def _ctx(item: dict[str, Any], *statuses: int) -> GradingContext:
+    return GradingContext(sample={}, item=item, trace_id="t", trajectory=tuple(_call("{}", s) for s in statuses))
+
+
+def test_over_budget_counts_every_recorded_call_refused_ones_included():
+    assert not R.over_budget(_ctx({"max_tool_calls": 3}, 200, 200, 200))          # at the budget
+    assert R.over_budget(_ctx({"max_tool_calls": 3}, 200, 200, 200, 200))         # one past it
+    assert R.over_budget(_ctx({"max_tool_calls": 3}, 200, 400, 404, 422))         # refused calls count (ctx.count())
+    assert R.over_budget(_ctx({"max_tool_calls": 0}, 400))
+    assert not R.over_budget(_ctx({"max_tool_calls": 0}))
+    assert not R.over_budget(_ctx({}, *[200] * 50))                               # no budget: never over
+    assert not R.over_budget(_ctx({"max_tool_calls": None}, *[400] * 50))
+    with pytest.raises(TypeError):
+        R.over_budget(_ctx({"max_tool_calls": "3"}))                              # as its docstring says
+
+
+def test_returned_decodes_the_objects_of_a_successful_call_only():
+    assert R.returned(_call('{"id":"b1","n":2}')) == [{"id": "b1", "n": 2}]               # an object
+    assert R.returned(_call('[{"id":"b1"},"b2",3,null,[{"id":"b9"}],{"id":"b4"}]')) == [{"id": "b1"}, {"id": "b4"}]
+    assert R.returned(_call("[]")) == []
+    assert R.returned(_call('["b1", "b2"]')) == []                                        # plain values: no object
+    for other in ('"b1"', "3", "null", "true"):                                            # other JSON values
+        assert R.returned(_call(other)) == [], other
+    for text in ("lent", "{not json", "", '{"id": "b1"} trailing'):                      # not JSON, empty
+        assert R.returned(_call(text)) == [], text
+    assert R.returned(_call(None)) == []                                                  # None output
+    assert R.returned(_call('{"id":"b1"}', status=404)) == []                            # a refused call
+    refused = SimpleNamespace(ok=False, output='{"id":"b1"}')                              # even if it holds JSON
+    assert R.returned(refused) == []
+    assert R.returned(SimpleNamespace(ok=True, output='{"page":1,"rows":[{"id":"A"}]}')) == [
+        {"page": 1, "rows": [{"id": "A"}]}]                                                # one level deep
+
+
+def test_same_compares_decoded_json_by_value_with_a_tolerance_by_key():
+    tol = {"deposit": 0.005}
+    want = {"S1": {"deposit": 12.3, "party": 4, "guests": [{"name": "Ada", "deposit": 1.0}]}}
+    assert R.same({"S1": {"party": 4, "deposit": 12.299999999999999, "guests": [{"name": "Ada", "deposit": 1.004}]}},
+                  want, tol)                                                                # nested, key order free
+    assert not R.same({"S1": {"deposit": 12.31, "party": 4, "guests": [{"name": "Ada", "deposit": 1.0}]}}, want, tol)
+    assert not R.same({"S1": {"deposit": 12.3, "party": 4, "guests": [{"name": "Ada", "deposit": 1.006}]}}, want, tol)
+    assert not R.same({"S1": {"deposit": 12.3, "party": 4.001, "guests": [{"name": "Ada", "deposit": 1.0}]}},
+                      want, tol)                                                            # "party" not named: exact
+    assert R.same(12.304, 12.3, tol, "deposit") and not R.same(12.304, 12.3, tol)          # the key decides
+    assert R.same([1, 2], [1, 2], {}) and not R.same([2, 1], [1, 2], {}) and not R.same([1], [1, 2], {})
+    assert R.same([12.301, 7.0], [12.3, 7.004], tol, "deposit")                            # a list keeps its key
+    assert not R.same({"a": 1}, {"a": 1, "b": 2}, {}) and not R.same({"a": 1, "b": 2}, {"a": 1}, {})  # key sets
+    assert not R.same({"a": 1}, {"b": 1}, {}) and not R.same([{"a": 1}], {"a": 1}, {})
+    assert not R.same({"a": 1}, [{"a": 1}], {}) and not R.same("12.3", 12.3, tol, "deposit")
+    infinite = {"deposit": float("inf")}
+    for wrong in (float("nan"), float("inf"), -float("inf")):                               # never within it
+        assert not R.same(wrong, 12.3, tol, "deposit"), wrong
+        assert not R.same(wrong, wrong, tol, "deposit"), wrong
+        assert not R.same(12.3, wrong, tol, "deposit"), wrong
+    assert not R.same(float("nan"), float("nan"), {})                                       # nan is not == itself
+    assert R.same(1e300, 1.0, infinite, "deposit")                                          # an infinite tolerance
+    assert not R.same(True, 1.004, {"x": 0.005}, "x") and R.same(1, 1.004, {"x": 0.005}, "x")  # bool: no number
+    assert not R.same(1.004, True, {"x": 0.005}, "x")
+    assert not R.same(False, 0.001, {"x": 0.005}, "x")
+    assert R.same(True, 1, {}) and R.same(2, 2.0, {})                                      # outside it: Python's ==
+    assert R.same(None, None, {}) and not R.same(None, 0, {}) and not R.same(None, {}, {})
