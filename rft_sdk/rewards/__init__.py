@@ -249,8 +249,9 @@ def same(got: Any, want: Any, tolerance: Mapping[str, float], field: str = "") -
     passes when ``abs(got - want) <= tolerance[key]``. Under such a key a ``nan`` or ``inf`` is
     never within the tolerance, ``inf`` against ``inf`` included (rule 10: fail closed). A ``bool``
     is not a number here: it is never compared within a tolerance, so ``True`` against ``1.004``
-    is unequal under ``{"x": 0.005}``. Every other value compares with Python's ``==``: ``2`` equals
-    ``2.0``, and ``True`` equals ``1`` (Python's rule, not JSON's).
+    is unequal under ``{"x": 0.005}``, and a ``bool`` equals only the same ``bool`` (JSON's ``true`` is
+    not ``1``, though Python's ``True == 1``). Every other value compares with Python's ``==``: ``2``
+    equals ``2.0``.
 
     Args:
         got: the decoded JSON to check (dicts, lists, strings, numbers, bools, ``None``).
@@ -270,6 +271,8 @@ def same(got: Any, want: Any, tolerance: Mapping[str, float], field: str = "") -
     if isinstance(want, list):
         return isinstance(got, list) and len(got) == len(want) and all(
             same(g, w, tolerance, field) for g, w in zip(got, want))
+    if isinstance(got, bool) or isinstance(want, bool):  # JSON's true is no number: never equal to 1
+        return type(got) is type(want) and got == want
     if field in tolerance and type(got) in (int, float) and type(want) in (int, float):
         return bool(abs(got - want) <= tolerance[field])  # nan and inf are never within it
     return bool(got == want)

@@ -134,5 +134,6 @@ def test_same_compares_decoded_json_by_value_with_a_tolerance_by_key():
     assert not R.same(True, 1.004, {"x": 0.005}, "x") and R.same(1, 1.004, {"x": 0.005}, "x")  # bool: no number
     assert not R.same(1.004, True, {"x": 0.005}, "x")
     assert not R.same(False, 0.001, {"x": 0.005}, "x")
-    assert R.same(True, 1, {}) and R.same(2, 2.0, {})                                      # outside it: Python's ==
+    assert not R.same(True, 1, {}) and not R.same(0, False, {}) and R.same(2, 2.0, {})     # JSON: true is not 1
+    assert R.same(True, True, {}) and not R.same({"ok": True}, {"ok": 1}, {})
     assert R.same(None, None, {}) and not R.same(None, 0, {}) and not R.same(None, {}, {})
