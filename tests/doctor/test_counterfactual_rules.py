@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rft_sdk.doctor._choices import listed_records
 from rft_sdk.doctor._generic import SelfCertification, SupersetEndState, WrongAnswer, answers_overlap
 from rft_sdk.doctor._probes import HACK, ProbeContext
 from rft_sdk.doctor._scope import sibling_values
@@ -54,6 +55,16 @@ def test_list_answers_sharing_an_element_overlap() -> None:
     assert not answers_overlap("src/a.py, src/b.py", "src/c.py")
     assert not answers_overlap("Paris", "London")
     assert not answers_overlap("42", "43")
+
+
+def test_list_answers_with_a_marked_line_overlap_by_that_line() -> None:
+    """doctor68's royalty set: prose of the statement, then the set on the marked line; a donor's line holding
+    this item's one work is partly right here (a set F1 pays 0.67), so wrong_answer must not judge it."""
+    mine = "Mateo Ibarra's 2025-Q3 statement holds 6 lines; unmatched: MW-1404 (North Pier).\nANSWER: MW-1404"
+    donor = "Mateo Ibarra's 2025-Q4 statement: MW-1401, MW-1404 unmatched.\nANSWER: MW-1401, MW-1404"
+    assert answers_overlap(mine, donor)
+    assert not answers_overlap(mine, "Statement: MW-1401 unmatched.\nANSWER: MW-1401, MW-1402")
+    assert not answers_overlap("Nothing unmatched.\nANSWER: none", "ANSWER: none")  # one element each: equal, no list
 
 
 def test_wrong_answer_does_not_judge_an_item_whose_borrowed_answer_is_partly_right() -> None:
@@ -129,6 +140,17 @@ def test_siblings_come_from_the_items_own_collections() -> None:
     assert sibling_values("x", [item]) == ["y"]
     assert sibling_values("RF999", [item]) == [] and sibling_values(True, [item]) == []
     assert sibling_values("7", [item]) == []  # another type is another kind of value
+
+
+def test_a_mapping_of_labels_to_codes_holds_siblings() -> None:
+    """doctor68's podcast feeds: ``{"public": "FD-QO-PUB", "premium": "FD-QO-PRM"}``, each code's label its record."""
+    show = {"show": "The Quiet Orbit", "release": "05:00", "feeds": {"public": "FD-QO-PUB", "premium": "FD-QO-PRM"}}
+    assert sibling_values("FD-QO-PRM", [show]) == ["FD-QO-PUB"]
+    assert listed_records("FD-QO-PRM", "FD-QO-PUB", [show]) == ({"label": "premium"}, {"label": "public"})
+    person = {"name": "Ana Lima", "city": "Porto"}  # a record's words, not codes
+    assert sibling_values("Porto", [person]) == []
+    mixed = {"a": "FD-QO-PUB", "b": "X1"}  # codes of two shapes
+    assert sibling_values("X1", [mixed]) == []
 
 
 def test_superset_end_state_never_writes_over_a_record_the_gold_writes() -> None:
