@@ -35,7 +35,11 @@ omitted_part              (the same items, where the working's figures in the an
                           less one part (``€21,259.50`` for ``raw €18,620.00, labour €2,145.00, energy
                           €494.50, waste levy €512.50; total €21,772.00``), as far from the answer as
                           ``working_figure`` asks; item ``k`` plays the part ``k mod n`` from the last
-                          listed (doctor63's dairy batch: the total without the waste levy paid)
+                          listed (doctor63's dairy batch: the total without the waste levy paid); where
+                          instead the largest figure less the others is the answer (deductions: ``award
+                          £885,000.00 less overhead ... less open commitments £33,706.20 leaves ...``),
+                          the answer plus one deduction, from the last listed (doctor67's grant
+                          balance: the commitments never deducted)
 undeducted_figure         (the same items, where the working states a difference ``A - B = D``, its
                           three figures printed, and a product of it ``D x P = Q``) the answer worked out
                           on ``A``: ``V + (A x P - Q)`` where the answer less ``Q`` is a figure the
@@ -345,19 +349,28 @@ class OmittedPart(WorkingFigure):
                         "probe's items are already chosen")
 
     def candidates(self, item: Mapping[str, Any]) -> list[str]:
-        """The answer less each part, from the last part listed (module table); ``[]`` where the parts do not add
-        up to the answer."""
+        """The answer less each part, from the last part listed (module table); where the largest figure less the
+        others is the answer (deductions), the answer plus each deduction instead; ``[]`` where neither holds."""
         answer = item.get(self.answer_field)
         match = line_number(answer)
         if match is None or not isinstance(answer, str):
             return []
         value, decimals = _value(match), len(match.group().partition(".")[2])
         parts = [v for v in map(_value, self._styled(answer, match)) if abs(v - value) > 10 ** -decimals / 2]
-        if len(parts) < 2 or abs(sum(parts) - value) > 10 ** -decimals / 2:
+        if len(parts) < 2:
             return []
+        if abs(sum(parts) - value) <= 10 ** -decimals / 2:  # parts of a total: the total less one
+            changed = [value - p for p in reversed(parts)]
+        else:  # the largest less the others (the award less overhead, spend, commitments): one not deducted
+            whole = max(parts)
+            rest = list(parts)
+            rest.remove(whole)
+            if abs(whole - sum(rest) - value) > 10 ** -decimals / 2:
+                return []
+            changed = [value + p for p in reversed(rest) if p > 0]
         right = [value, *_alternative_numbers(item, self.answer_field)]
-        out = [styled(value - p, match) for p in reversed(parts)
-               if all(abs(value - p - r) > max(1e-3 * abs(r), 50 * 10 ** -decimals) for r in right)]
+        out = [styled(v, match) for v in changed
+               if all(abs(v - r) > max(1e-3 * abs(r), 50 * 10 ** -decimals) for r in right)]
         return list(dict.fromkeys(out))
 
 
