@@ -41,8 +41,12 @@ ranked_listed_choice      the same change where the prompt, or a gold tool outpu
                           read of that entity alone: :func:`read_records`), never a tie (equal on
                           every field but its id and names); the
                           answer restated as above, its text fields too (``10:30`` → ``11:00``,
-                          ``Gate 12`` → ``Big top bar``). Intent **hack**: the prompt asked for
-                          one entity and the gold's end state is the only right one
+                          ``Gate 12`` → ``Big top bar``); a later gold write's number that derives
+                          from the gold entity's record restated for the runner-up's too
+                          (:func:`restated_writes`: ``charge_difference(amount_pence=1400)``, the seat's
+                          6200 less the 4800 paid, becomes 6800 less 4800 for a seat at 6800: doctor65's
+                          seat moves). Intent **hack**: the prompt asked for one entity and the gold's
+                          end state is the only right one
 ========================= ==========================================================================
 
 **Why a runner-up** (doctor23's ``barber__any_slot``, doctor24's ``volunteers__twin_b``): a grader that checks
@@ -76,8 +80,8 @@ from ._answer_numbers import styled
 from ._answers import prompt_texts
 from ._dataset_probes import AlteredWrites, value_shape
 from ._near_probes import value_numbers
-from ._probes import SHORTCUT
-from ._scope import _json_values, sibling_values
+from ._probes import SHORTCUT, Steps
+from ._scope import _json_values, json_leaves, sibling_values
 from ._value_probes import _Capped
 
 __all__ = ["CHOICE_ADVICE", "RANKING", "NamedListedChoice", "OtherListedChoice", "RankedListedChoice", "choice_probes",
@@ -197,6 +201,27 @@ class OtherListedChoice(_Capped):
 class RankedListedChoice(OtherListedChoice):
     """``ranked_listed_choice`` (module table): :class:`OtherListedChoice` on the items whose prompt ranks the
     entities (:data:`RANKING`), with the :func:`runner_up` for sibling."""
+
+    def plan(self, item: Mapping[str, Any]) -> Steps:
+        """The altered gold calls, the later writes' numbers that derive from the entity's record restated for
+        the runner-up's (:func:`restated_writes`), one per turn."""
+        steps = super().plan(item)
+        option = self.choice(item)
+        index = self._context.index_of(item)
+        if option is None or index is None or index >= len(self._context.gold_outputs):
+            return steps
+        outputs = self._context.gold_outputs[index]
+        listed = _json_values(outputs[:option["position"]])
+        records = listed_records(option["from"], option["to"], listed) or read_records(option["from"], option["to"],
+                                                                                        listed)
+        if records is None:
+            return steps
+        writes = set(self._context.effective_writes(item, self.actions_field))
+        known = {abs(float(v)) for v in json_leaves(list(outputs)) if isinstance(v, (int, float))
+                 and not isinstance(v, bool)}
+        actions = restated_writes([step[0] for step in steps], [k for k in writes if k > option["position"]],
+                                  *records, known)
+        return [[a] for a in actions]
 
     no_candidate = ("the prompt states no rule that ranks the listed entities (the nearest, the cheapest, the "
                     "earliest), or no write's argument is an entity a read listed with its record beside others")
@@ -365,6 +390,36 @@ def listed_records(value: Any, other: Any, sources: list[Any]) -> tuple[Mapping[
                     return mine[0], theirs[0]
             stack.extend(node)
     return None
+
+
+def restated_writes(actions: list[dict[str, Any]], positions: Collection[int], record: Mapping[str, Any],
+                    other: Mapping[str, Any], known: Collection[float]) -> list[dict[str, Any]]:
+    """``actions`` with each number argument of the calls at ``positions`` that derives from a number field of
+    ``record`` restated from the same field of ``other``: equal to the field (the field's value), or the field
+    plus or less a number of ``known`` (a figure the reads returned: ``1400`` = the seat's ``6200`` less the
+    ``4800`` paid → ``6800 - 4800``); the first field that differs between the two records and derives it wins;
+    an ``int`` stays an ``int`` where the result is whole."""
+    fields = [k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+              and isinstance(other.get(k), (int, float)) and not isinstance(other.get(k), bool) and other[k] != v]
+    out = list(actions)
+    for position in positions:
+        call = out[position]
+        arguments = call.get("arguments")
+        if not isinstance(arguments, Mapping):
+            continue
+        changed = dict(arguments)
+        for name, x in arguments.items():
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                continue
+            for k in fields:
+                offset = x - record[k]
+                if offset == 0 or any(_close(abs(offset), n) for n in known):
+                    new = other[k] + offset
+                    changed[name] = int(new) if isinstance(x, int) and float(new).is_integer() else new
+                    break
+        if changed != arguments:
+            out[position] = {**call, "arguments": changed}
+    return out
 
 
 def _close(a: float, b: float) -> bool:
