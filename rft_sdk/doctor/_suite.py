@@ -138,6 +138,7 @@ from ._literal_time import literal_time_probes
 from ._member_rule import member_rule_probes
 from ._missing_one import missing_one_probes
 from ._moved_write import moved_write_probes
+from ._named_text import named_text_probes
 from ._namesake import namesake_probes
 from ._narrowed_read import narrowed_read_probes
 from ._near_dates import date_probes
@@ -465,6 +466,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **namesake_probes(write_tools, **fields),
         **unread_page_probes(write_tools, **fields),
         **sibling_read_probes(write_tools, **fields),
+        **named_text_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),
         **neighbour_entity_probes(write_tools, **fields),

@@ -61,6 +61,7 @@ from ._literal_time import LITERAL_TIME_ADVICE
 from ._member_rule import MEMBER_RULE_ADVICE
 from ._missing_one import MISSING_ONE_ADVICE
 from ._moved_write import MOVED_WRITE_ADVICE
+from ._named_text import NAMED_TEXT_ADVICE
 from ._namesake import NAMESAKE_ADVICE
 from ._narrowed_read import NARROWED_READ_ADVICE
 from ._near_dates import DATE_ADVICE
@@ -224,6 +225,7 @@ ADVICE = {
     **NAMESAKE_ADVICE,
     **UNREAD_PAGE_ADVICE,
     **SIBLING_READ_ADVICE,
+    **NAMED_TEXT_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,
     **NEIGHBOUR_ENTITY_ADVICE,
