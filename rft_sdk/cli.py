@@ -134,7 +134,8 @@ def _print_tools(app: Any, args: argparse.Namespace) -> int:
             from ._validation._steps import size_steps
 
             steps, note = size_steps(args.dataset, steps)
-            print(f"rft tools: {note}", file=sys.stderr)
+            if note is not None:  # information, never a warning: quiet where the dataset changed nothing
+                print(f"rft tools: info: {note}", file=sys.stderr)
         if args.base_url:
             out = app.job_config(args.base_url, target=args.target, token=token, grader=args.grader,
                                  max_episode_steps=steps,
@@ -277,8 +278,9 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     job.add_argument("--dataset", default=None, metavar="JSONL",
                      help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md (per "
                           "line the gold's calls + 1, each alternative's + 1; with max_tool_calls also its + 1 and "
-                          "the gold's calls + 2): the larger of that and --max-episode-steps, said in one line on "
-                          "stderr on every run (information: the exit status tells success)")
+                          "the gold's calls + 2): the larger of that and --max-episode-steps. One 'info:' line on "
+                          "stderr where that raises it (or no line has gold to size it by), none where every "
+                          "line fits; the exit status tells success")
     job.add_argument("--compute-multiplier", type=float, default=None,
                      help="rollouts per item scale (left out unless given: the service's default)")
     job.add_argument("--rate-limit", type=int, default=50, help="grader requests per second (default 50)")

@@ -80,7 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-episode-steps", type=int, default=10, help="model turns per rollout (default 10)")
     parser.add_argument("--dataset", default=None, metavar="JSONL",
                         help="size max_episode_steps from this dataset by the one rule of docs/gold-items.md: the "
-                             "larger of what its lines need and --max-episode-steps, said on stderr")
+                             "larger of what its lines need and --max-episode-steps; one 'info:' line on stderr where "
+                             "that raises it, none where every line fits")
     ptc = parser.add_mutually_exclusive_group()
     ptc.add_argument("--parallel-tool-calls", dest="parallel_tool_calls", action="store_true", default=None,
                      help="allow several tool calls per model turn (left out unless given)")
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             steps, note = size_steps(args.dataset, steps)
         except ValueError as exc:
             return fail(str(exc))
-        print(f"rft job: {note}", file=sys.stderr)
+        if note is not None:  # information, never a warning: quiet where the dataset changed nothing
+            print(f"rft job: info: {note}", file=sys.stderr)
     metadata: dict[str, str] = {}
     for pair in args.metadata:
         key, sep, value = pair.partition("=")

@@ -158,19 +158,21 @@ def dataset_steps(path: str | Path) -> tuple[int, int, str] | None:
     return needed_steps(items)
 
 
-def size_steps(path: str | Path, floor: int) -> tuple[int, str]:
+def size_steps(path: str | Path, floor: int) -> tuple[int, str | None]:
     """``max_episode_steps`` for a job written with ``--dataset path``: the larger of ``floor`` (the command's
-    ``--max-episode-steps``, default 10) and :func:`dataset_steps`, and one line that says which and why.
+    ``--max-episode-steps``, default 10) and :func:`dataset_steps`, and a line of information for stderr where
+    the dataset changed something or could not be read for it: the value raised (which line needs it, and why),
+    or no line to size it by. ``None`` where every line fits in ``floor``: the job holds what the command was
+    given, and there is nothing to say (``rft tools --dataset`` then prints nothing on stderr).
 
     Raises:
         ValueError: as :func:`dataset_steps`.
     """
     found = dataset_steps(path)
     if found is None:
-        return floor, (f"max_episode_steps {floor}: no line of {path} has gold calls, alternatives or "
+        return floor, (f"max_episode_steps {floor} kept: no line of {path} has gold calls, alternatives or "
                        "max_tool_calls to size it by")
     turns, line, why = found
     if turns > floor:
-        return turns, f"max_episode_steps {turns}: line {line} of {path} needs {turns} turns ({why})"
-    return floor, (f"max_episode_steps {floor} (--max-episode-steps): every line of {path} fits; the most a line "
-                   f"needs is {turns} (line {line}: {why})")
+        return turns, f"max_episode_steps raised to {turns}: line {line} of {path} needs {turns} turns ({why})"
+    return floor, None

@@ -16,7 +16,9 @@ graded within a tolerance beside ``diff_gold``, played and under the doctor, and
 hold per diff helper (docs/database.md); an integer ``Literal`` matched by value, the enum probes that play its members, and the ``ToolServer(...)``
 signature with its defaults, one seeding helper with a sentinel key, a read of what the writes store that stores
 nothing (docs/tools.md); how ``""``, a left-out argument and ``null`` count for prose (docs/graders.md); which text
-``read_time`` plays (docs/doctor.md); a graded column forgiven as free text (docs/database.md)."""
+``read_time`` plays (docs/doctor.md); a ``BOOKED:`` line as the doctor's answer line, and which zone
+``other_zone_time`` reads (docs/graders.md, docs/honest-graders.md); a graded column forgiven as free text, and a gold row read back by its
+``RowChange.key`` (docs/database.md)."""
 
 from __future__ import annotations
 
@@ -285,6 +287,44 @@ def test_gold_keys_filter_diff_gold_keys(tmp_path: Path) -> None:
     assert ("holds", ("b3", "ada")) in gold and ("holds", ("b3", "ada")) in differs
     assert ("holds", ("b3", "bo")) in diff and ("holds", ("b3", "bo")) in differs
     assert ("books", ("b1",)) in diff and ("books", ("b1",)) in gold and ("books", ("b1",)) not in differs
+
+
+# -- database.md: a row read back by its key (RowChange.key as the query's parameters) ---------------------------------
+def test_a_gold_rows_key_reads_the_rollouts_row_back(tmp_path: Path) -> None:
+    server = _lending(tmp_path)
+    _run("database.md", "async def copies_as_gold(", server=server)
+    keys: list[Any] = []
+
+    @server.grader
+    async def two_column_key(ctx: GradingContext) -> float:  # the page's holds (book_id, member): two parameters
+        for c in await ctx.db.gold(ctx.item["actions"]):
+            if c.table == "holds":
+                keys.append(c.key)
+                row = ctx.db.connection.execute("SELECT book_id, member FROM holds WHERE book_id = ? AND member = ?",
+                                                c.key).fetchone()
+                return float(row is not None)
+        return 0.0
+
+    item = {"actions": [{"name": "lend", "arguments": {"book_id": "b1"}},
+                        {"name": "hold", "arguments": {"book_id": "b3", "member": "ada"}}]}
+    played = {"gold": item["actions"],
+              "another book": [{"name": "lend", "arguments": {"book_id": "b2"}}, item["actions"][1]],
+              "another member": [item["actions"][0], {"name": "hold", "arguments": {"book_id": "b3", "member": "bo"}}]}
+    got = {}
+    with TestClient(server) as client:
+        for label, actions in played.items():
+            for name in ("copies_as_gold", "two_column_key"):
+                trace = client.new_trace_id()
+                for action in actions:
+                    assert client.call(action["name"], trace_id=trace, item=item, arguments=action["arguments"]).ok
+                result = client.grade(trace, "Done.", item=item, grader=name)
+                got[(label, name)] = (result.score, result.reasons) if name == "copies_as_gold" else result.score
+    assert got == {("gold", "copies_as_gold"): (1.0, []), ("gold", "two_column_key"): 1.0,
+                   ("another book", "copies_as_gold"): (0.0, ["books/b1 copies: gold 0, rollout 1"]),
+                   ("another book", "two_column_key"): 1.0,
+                   ("another member", "copies_as_gold"): (1.0, []),    # only the gold's rows of books are read
+                   ("another member", "two_column_key"): 0.0}          # no hold (b3, ada) in the rollout's end state
+    assert set(keys) == {("b3", "ada")}                                # the key's values, in its column order
 
 
 # -- database.md: which side is which, per helper (diff_gold: before the gold's row, after the rollout's) -------------
@@ -1066,6 +1106,25 @@ def test_read_time_plays_the_marked_line_or_the_whole_reference() -> None:
     assert read_times(plain, one) is None                                   # the restated time is the answer's own
     assert read_times(plain, two) == "It starts at 15:45 on 2026-03-14 (15:45 UTC)."
     assert read_times("It starts at 05:30 on 2026-03-15.", one) == "It starts at 16:30 on 2026-03-14."
+
+
+# -- graders.md, "A marked line under another marker": BOOKED: on an end-state reply -----------------------------------
+def test_a_booked_line_is_the_doctors_answer_line_but_never_answer_line_controls() -> None:
+    from rft_sdk.doctor._answer_line import marked_line
+    from rft_sdk.doctor._answers import marked_lines
+    from rft_sdk.doctor._shifted_times import other_zone, read_times
+
+    reference = "Booked bench B2: 16:30 UTC, which is 05:30 local.\nBOOKED: B2 2026-03-15 05:30 40"
+    prompt = ["Book a bench and end your reply with BOOKED: <bench> <date> <time> <kg>."]
+    assert [m["body"] for m in marked_lines(reference)] == ["B2 2026-03-15 05:30 40"]
+    assert read_times(reference, ['{"slot_utc": "2026-03-14T16:30:00Z"}']).endswith("\nBOOKED: B2 2026-03-14 16:30 40")
+    assert marked_line(reference, prompt) is None                  # answer_line_control reads ANSWER:/Final answer only
+    assert marked_lines("Booked: B2 2026-03-15 05:30 40") == []     # not a capitalised marker
+    assert marked_lines("BOOKED: B2 2026-03-15 05:30 40\nThanks!") == []   # not the last non-empty line
+    # honest-graders.md (d): a bare UTC names no zone; Etc/UTC does, and the probe never writes a bare UTC
+    assert other_zone("ANSWER: 2026-03-14 16:30 UTC", ["Pacific/Auckland"]) is None
+    assert other_zone("ANSWER: 2026-03-14 16:30 Etc/UTC", []) is None          # no other zone named: skipped
+    assert other_zone("ANSWER: 2026-03-15 05:30 Pacific/Auckland", []) == "ANSWER: 2026-03-14 16:30 Etc/UTC"
 
 
 # -- database.md, "A free-text column": a graded column put in FREE_TEXT pays a wrong outcome ---------------------------

@@ -11,7 +11,8 @@ the zoned time refuses the same instant in another zone; the set recipe's eviden
 day's read of the same depot at 0; the database recipe forgives a note on the gold's own row only; the correction
 recipe refuses what ``superseded_request`` plays; the seeded-state recipe grades a rollout whose calls were all refused
 as the seed, as it grades one that only read; the time-zone helper reads a zone that is none as no moment (``None``),
-whichever exception ``ZoneInfo`` raises for it."""
+whichever exception ``ZoneInfo`` raises for it; the money and set recipes' patterns (``re.ASCII``) refuse digits of
+another script, which an ASCII-blind digit class and ``int()`` would otherwise read."""
 
 from __future__ import annotations
 
@@ -298,6 +299,8 @@ def _invoices() -> ToolServer:
     ("INV-7", "ANSWER: £1,234.5", 0.0),
     ("INV-7", "ANSWER: 1,234.56", 0.0),
     ("INV-7", "ANSWER: £1,234.56\nANSWER: £1,235.56", 0.0),  # two answers that disagree
+    ("INV-7", "ANSWER: £\uff11,\uff12\uff13\uff14.\uff15\uff16", 0.0),  # full-width digits: re.ASCII refuses them
+    ("INV-7", "ANSWER: £\u0661\u0662\u0663\u0664.\u0665\u0666", 0.0),  # Arabic-Indic digits
 ])
 def test_c_the_money_recipe(read: str | None, reply: str, score: float) -> None:
     item = {"invoice_id": "INV-7", "expected_pence": 123456, "max_tool_calls": 3}
@@ -335,7 +338,7 @@ def test_d_the_time_zone_recipe() -> None:
     with TestClient(_matches()) as client:
         assert _score(client, item, read, reference) == 1.0
         for wrong in (read_time, "ANSWER: 2026-03-15 17:30", "ANSWER: 2026-03-14 05:30", "ANSWER: 2026-02-30 05:30",
-                      "ANSWER: 5:30 am", ""):
+                      "ANSWER: 5:30 am", "", "ANSWER: \uff12\uff10\uff12\uff16-03-15 05:30"):  # full-width year
             assert _score(client, item, read, wrong) == 0.0, wrong
 
 
@@ -397,6 +400,7 @@ def test_e_the_set_recipe_and_its_warning() -> None:
         assert _score(client, d5, read("D5"), "ANSWER: None.") == 1.0
         assert _score(client, d3, read("D3"), "ANSWER: none") == 0.0
         assert _score(client, d5, read("D5"), "ANSWER: I could not tell") == 0.0      # no parse: 0, not F1 of {}
+        assert _score(client, d3, read("D3"), "ANSWER: B-\uff11\uff12, B-40") == 0.0  # a full-width digit: no id
         assert _score(client, d5, [], "ANSWER: none") == 0.0                          # no read
         assert _score(client, d3, read("D5"), "ANSWER: B-12, B-40") == 0.0            # another depot read
         # cross_item_replay's donor: another item's read of the same depot on another day, and its answer, whose
