@@ -223,6 +223,8 @@ class RankedListedChoice(OtherListedChoice):
                                   *records, known)
         return [[a] for a in actions]
 
+    #: let :func:`runner_up` pick a tie too (``excused_listed_choice``: judged against the same choice unexcused)
+    ties = False
     no_candidate = ("the prompt states no rule that ranks the listed entities (the nearest, the cheapest, the "
                     "earliest), or no write's argument is an entity a read listed with its record beside others")
     restate_text = True
@@ -247,7 +249,7 @@ class RankedListedChoice(OtherListedChoice):
         for excluded in (exclude, ()):
             siblings = [v for v in sibling_values(value, listed, excluded)
                         if json.dumps(v, sort_keys=True) not in taken]
-            best = runner_up(value, siblings, listed)
+            best = runner_up(value, siblings, listed, ties=self.ties)
             if best is not None:
                 break
         return None if best is None else (best, "listed choice")
@@ -284,11 +286,12 @@ def _named(value: Any) -> bool:
     return isinstance(value, str) and len(value.strip()) >= 4 and not any(c.isdigit() for c in value)
 
 
-def runner_up(value: Any, siblings: list[Any], sources: list[Any]) -> Any | None:
+def runner_up(value: Any, siblings: list[Any], sources: list[Any], *, ties: bool = False) -> Any | None:
     """The sibling of ``value`` whose listed record (:func:`listed_records`) is most like ``value``'s (the
     sum of :func:`_weight` over the fields both have); never a **tie**, a record equal to the gold's on every
     field but its id and its names (:func:`_named`: another locker of the same size, another post as near),
-    which a rule may accept; ``None`` when no sibling has a record. First listed wins a draw."""
+    which a rule may accept, unless ``ties`` (a probe judged against the same choice without its one change);
+    ``None`` when no sibling has a record. First listed wins a draw."""
     scored = []
     for position, other in enumerate(siblings):
         for records in (listed_records(value, other, sources), read_records(value, other, sources)):
@@ -298,7 +301,7 @@ def runner_up(value: Any, siblings: list[Any], sources: list[Any]) -> Any | None
             shared = [k for k in mine if k in theirs]
             ranked = [k for k in shared if mine[k] not in (value, other) and theirs[k] not in (value, other)
                       and not (_named(mine[k]) and _named(theirs[k]))]
-            if all(mine[k] == theirs[k] for k in ranked):
+            if not ties and all(mine[k] == theirs[k] for k in ranked):
                 continue  # a tie: the rule may accept either
             scored.append((sum(_weight(mine[k], theirs[k]) for k in shared), position, other))
             break
