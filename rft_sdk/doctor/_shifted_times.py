@@ -54,6 +54,13 @@ hedged_time               (where the marked answer line holds one moment, a date
                           kept (``ANSWER: 2026-03-29 06:50 or 2026-03-29 07:50 Europe/Amsterdam``:
                           doctor63's reefer ETA, whose grader paid any moment of the line that was
                           right). Judged as ``half_day_time``
+other_listed_time         (where the marked answer line holds one moment, a date and a time, that a
+                          record of a listing the gold read holds, on the clock of a zone the outputs
+                          or the prompt name, or UTC) that moment replaced by the one of the record of
+                          the same listing most like it (the most other fields equal: another nitrate
+                          test of the tank, the last listed of those), on the same clock (doctor70's
+                          aquarium: any scheduled test of the kind paid, not the next). Judged as
+                          ``half_day_time``
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: a grader that compares the time the task asks for refuses both, as it
@@ -65,6 +72,7 @@ and grade both explicitly; then ``read_time`` is waived. Nothing names a tool, a
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -76,8 +84,8 @@ from ._near_dates import _DATE, FAR_DAYS, rewritten_dates
 from ._near_probes import _TIME, FAR_MINUTES, TimeControl, moved_times
 from ._probes import HACK
 
-__all__ = ["DatetimeDate", "HalfDayTime", "HedgedTime", "IgnoredTime", "OtherZoneTime", "ProseTime", "ReadTime", "SHIFTED_TIME_ADVICE",
-           "other_zone", "read_times", "shifted_time_probes"]
+__all__ = ["DatetimeDate", "HalfDayTime", "HedgedTime", "IgnoredTime", "OtherListedTime", "OtherZoneTime", "ProseTime",
+           "ReadTime", "SHIFTED_TIME_ADVICE", "other_listed_moment", "other_zone", "read_times", "shifted_time_probes"]
 
 SHIFTED_TIME_ADVICE = {
     "half_day_time": "a time twelve hours off (10:15 for 22:15) earns the right time's score: compare the hour on "
@@ -96,6 +104,9 @@ SHIFTED_TIME_ADVICE = {
     "other_zone_time": "the right instant written in another zone (the tool's clock, UTC) earns the right answer's "
                        "score: the task asks for the time in one zone, so require that zone's name and its wall "
                        "time, not only the instant",
+    "other_listed_time": "another record's moment of the listing the answer comes from (another test of the same "
+                         "kind, a later one) earns the right answer's score: compare with the one record the "
+                         "question picks (the next, the first), not any record of the kind",
 }
 
 #: A time of day in a tool's output, seconds allowed (``18:30``, ``2026-03-14T18:30:00Z``).
@@ -395,6 +406,94 @@ class OtherZoneTime(HalfDayTime):
         return other_zone(answer, [*(o for o in outputs if isinstance(o, str)), *prompt_texts(item)])
 
 
+def _aware(text: Any) -> dt.datetime | None:
+    """An ISO moment of a tool output (``2026-07-16T01:00:00Z``, ``...+02:00``) as an aware datetime; a moment
+    without an offset is UTC; ``None`` for any other text."""
+    if not isinstance(text, str) or not _OUTPUT_MOMENT.match(text.strip()):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def _record_lists(value: Any) -> list[list[Mapping[str, Any]]]:
+    """Every list of two or more JSON objects in ``value``, nested ones too."""
+    out: list[list[Mapping[str, Any]]] = []
+    if isinstance(value, Mapping):
+        for v in value.values():
+            out += _record_lists(v)
+    elif isinstance(value, list):
+        records = [v for v in value if isinstance(v, Mapping)]
+        if len(records) >= 2 and len(records) == len(value):
+            out.append(records)
+        for v in value:
+            out += _record_lists(v)
+    return out
+
+
+def other_listed_moment(answer: str, outputs: Sequence[str], zones: Sequence[str]) -> str | None:
+    """``answer`` with its marked line's one moment replaced by another record's of the listing that holds it: the
+    record (a JSON object of a list of two or more, in the gold's outputs) whose moment field, written on the clock
+    of one of ``zones`` (IANA names; UTC too), is the answer's moment; the other record of that list most like it
+    (the most other fields equal: the same kind of test; the last listed of those) whose moment differs, written
+    on the same clock in the line's format. ``None`` where no record holds the answer's moment."""
+    lines = marked_lines(answer)
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    on_line = list(_ISO_MOMENT.finditer(answer, start, end))
+    mine = _moment(on_line[0]) if len(on_line) == 1 else None
+    if mine is None:
+        return None
+    clocks = [z for z in (_zone(n) for n in dict.fromkeys([*zones, "Etc/UTC"])) if z is not None]
+    parsed = []
+    for text in outputs:
+        try:
+            parsed.append(json.loads(text))
+        except (TypeError, ValueError):
+            continue
+    for records in _record_lists(parsed):
+        for gold in records:
+            for key, value in gold.items():
+                moment = _aware(value)
+                clock = next((z for z in clocks if moment is not None
+                              and moment.astimezone(z).replace(tzinfo=None) == mine), None)
+                if clock is None:
+                    continue
+                others = []
+                for k, record in enumerate(records):
+                    theirs = _aware(record.get(key))
+                    if record is gold or theirs is None:
+                        continue
+                    shown = theirs.astimezone(clock).replace(tzinfo=None)
+                    if shown == mine:
+                        continue
+                    alike = sum(1 for f, v in gold.items() if f != key and isinstance(v, (str, int, float))
+                                and record.get(f) == v)
+                    others.append((alike, k, shown))
+                if others:
+                    best = max(others)[2]
+                    m = on_line[0]
+                    return (answer[:m.start()] + best.strftime("%Y-%m-%d") + m.group(2) + best.strftime("%H:%M")
+                            + answer[m.end():])
+    return None
+
+
+class OtherListedTime(HalfDayTime):
+    """``other_listed_time`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """:func:`other_listed_moment` over the gold replay's outputs, on the clocks the outputs and the prompt
+        name."""
+        index = self._context.index_of(item)
+        outputs = [o for o in (self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []) if isinstance(o, str)]
+        zones = [n.group() for t in [*outputs, *prompt_texts(item), answer] for n in _ZONE_NAME.finditer(t)]
+        return other_listed_moment(answer, outputs, zones)
+
+
 def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | None = None,
                         **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name, judged against ``control`` (``time_control``; ``intent``
@@ -405,7 +504,8 @@ def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | Non
                            "prose_time": ProseTime(control, write_tools, **fields),
                            "ignored_time": IgnoredTime(control, write_tools, **fields),
                            "other_zone_time": OtherZoneTime(control, write_tools, **fields),
-                           "hedged_time": HedgedTime(control, write_tools, **fields)}
+                           "hedged_time": HedgedTime(control, write_tools, **fields),
+                           "other_listed_time": OtherListedTime(control, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out
