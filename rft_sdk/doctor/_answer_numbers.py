@@ -387,6 +387,14 @@ def _places(match: re.Match[str]) -> int:
     return len(match.group().partition(".")[2])
 
 
+def _value_line(body: str, start: int, end: int) -> bool:
+    """Whether a marked line's body is its one number and at most two tokens beside it (``£139.07``, ``REFUND
+    £224.32``, ``12.5 kg``), not a list or a name holding a number (``Rijnvaart 2 > Dolfijn``: doctor69's lock
+    queue)."""
+    rest = body[:start] + " " + body[end:]
+    return len(rest.split()) <= 2 and not any(c in rest for c in ">;,")
+
+
 class UndeductedFigure(WorkingFigure):
     """``undeducted_figure`` (module table)."""
 
@@ -409,7 +417,11 @@ class UndeductedFigure(WorkingFigure):
             return []
         value, decimals = _value(match), _places(match)
         span = answer_span(answer)
-        working = list(NUMBER.finditer(answer[:span[0] if span else match.start()]))
+        if span is None or not _value_line(answer[span[0]:span[1]], match.start() - span[0], match.end() - span[0]):
+            return []
+        text = answer[:span[0]]
+        working = [m for m in NUMBER.finditer(text)  # a figure, not a part of a time, a date or a code
+                   if text[m.start() - 1:m.start()] not in (":", "-") and text[m.end():m.end() + 1] not in (":", "-")]
         nums = [(_value(m), _places(m)) for m in working]
         stated = [v for v, _ in nums]
         right = [value, *_alternative_numbers(item, self.answer_field)]
