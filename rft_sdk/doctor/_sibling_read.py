@@ -20,6 +20,19 @@ sibling_read_answer       the same answer after the gold's calls with that read'
                           both; or it needs none and pays the answer alike); one whose evidence rule
                           names the entity but not the record (the writer, not the quarter) pays the
                           other record's answer after its read only
+entity_read_control       a control, never judged: on the same items, where a gold read takes **one**
+                          argument (``list_valves(station="PS-01")``) and another item's gold reads the
+                          same tool with another value and answers otherwise: the gold's calls less
+                          that read, then **this item's** reference answer
+other_entity_read         the same answer after the gold's calls with that read's argument set to the
+                          other item's value (another station's register read instead of this one's);
+                          judged ``must_not_raise`` against the control. An honest grader scores the
+                          two alike (its evidence, a read holding the item's own entity, is missing
+                          from both; or it needs none); one whose evidence is any call of the read
+                          tool pays the right answer after another entity's read only (doctor69's
+                          valve register: ``ctx.calls("list_valves")``, another station's or a refused
+                          call counted). Only a one-argument read: there the argument *is* the
+                          entity, so a read of another holds nothing of this item's
 ========================= ==========================================================================
 
 **What it can get wrong**: a grader that pays any successful read a little (an activity bonus) pays the probe's
@@ -36,13 +49,17 @@ from ._lenient_probes import _Control, _NotRaised
 from ._probes import HACK, Steps
 from ._scope import _arguments
 
-__all__ = ["SIBLING_READ_ADVICE", "SiblingReadAnswer", "SiblingReadControl", "sibling_read_probes"]
+__all__ = ["SIBLING_READ_ADVICE", "EntityReadControl", "OtherEntityRead", "SiblingReadAnswer", "SiblingReadControl",
+           "sibling_read_probes"]
 
 SIBLING_READ_ADVICE = {
     "sibling_read_answer": "another item's record read in place of this item's (the same entity, another quarter or "
                            "day) makes that item's answer score more than no read at all: the evidence check names "
                            "the entity but not the record. Require the read of the item's own record (every argument "
                            "that tells it apart: the quarter, the date), or none",
+    "other_entity_read": "the right answer after a read of another entity (another station's register) scores more "
+                         "than after no read at all: the evidence check counts any call of the read tool. Require a "
+                         "successful read whose output holds the item's own entity",
 }
 
 
@@ -137,11 +154,64 @@ class SiblingReadAnswer(_NotRaised, SiblingReadControl):
         return [[a] for a in actions]
 
 
+class EntityReadControl(SiblingReadControl):
+    """``entity_read_control`` (module table)."""
+
+    reason = ("the gold writes, the answer is not the graded outcome (answer_control), no gold read takes one "
+              "argument that another item's gold read of the same tool sets otherwise with another answer, or the "
+              "probe's items are already chosen")
+
+    def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``{"position": the read, "tool", "argument", "from", "probe": the other item's value}``: the last gold
+        read of one string argument that another item's gold reads with another value, that item answering
+        otherwise."""
+        index = self._context.index_of(item)
+        actions = item.get(self.actions_field) or []
+        if index is None or index in self._context.answer_free or not isinstance(item.get(self.answer_field), str) \
+                or self._context.effective_writes(item, self.actions_field):
+            return None
+        keys = answer_keys(str(item[self.answer_field]))
+        for position in range(len(actions) - 1, -1, -1):
+            call = actions[position]
+            arguments = _arguments(call.get("arguments")) if isinstance(call, Mapping) else {}
+            if len(arguments) != 1 or not isinstance(next(iter(arguments.values())), str):
+                continue
+            (argument, value), tool = next(iter(arguments.items())), call.get("name")
+            read = {str(v) for a in actions if isinstance(a, Mapping) and a.get("name") == tool
+                    for v in _arguments(a.get("arguments")).values()}
+            for k, other in enumerate(self._context.items):
+                answer = other.get(self.answer_field)
+                if k == index or not isinstance(answer, str) or answer_keys(answer) & keys:
+                    continue
+                for theirs in other.get(self.actions_field) or []:
+                    given = _arguments(theirs.get("arguments")) if isinstance(theirs, Mapping) else {}
+                    if theirs.get("name") == tool and set(given) == {argument} and isinstance(given[argument], str) \
+                            and given[argument] not in read:
+                        return {"position": position, "tool": str(tool), "argument": argument, "from": value,
+                                "control": None, "probe": given[argument], "donor": k}
+        return None
+
+    def final_answer(self, item: Mapping[str, Any]) -> str:
+        """This item's reference answer."""
+        return str(item.get(self.answer_field) or "")
+
+
+class OtherEntityRead(_NotRaised, EntityReadControl):
+    """``other_entity_read`` (module table): ``must_not_raise`` against ``entity_read_control``."""
+
+    reference: EntityReadControl
+
+    plan = SiblingReadAnswer.plan
+
+
 def sibling_read_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probes of the module table, by name (the control before its probe; ``intent`` ``hack``)."""
     control = SiblingReadControl(write_tools, **fields)
+    entity = EntityReadControl(write_tools, **fields)
     out: dict[str, Any] = {"sibling_read_control": control,
-                           "sibling_read_answer": SiblingReadAnswer(control, write_tools, **fields)}
+                           "sibling_read_answer": SiblingReadAnswer(control, write_tools, **fields),
+                           "entity_read_control": entity,
+                           "other_entity_read": OtherEntityRead(entity, write_tools, **fields)}
     for probe in out.values():
         probe.intent = HACK
     return out
