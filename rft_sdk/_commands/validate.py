@@ -26,12 +26,14 @@ import argparse
 import asyncio
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from .._cli_commands import FactoryError, env_secret, load_server, standalone_main
+from .._db._sqlite import SQLiteDatabase
 from .._jobs._config import TARGETS
 from .._validation._check import auth_headers
 from .._validation._gold import replay_gold
@@ -128,6 +130,19 @@ def validate(dataset: str | Path, *, target: str = "openai", config: str | Path 
     return report
 
 
+def _template_note(app: Any) -> str | None:
+    """The ``info:`` line of an in-process dry run whose rollout database kept its files in the folder the SDK chose
+    (``<temp dir>/rft-db-<name>``: neither the database's ``dir=`` nor ``$RFT_DB_DIR``), which nothing else names;
+    ``None`` for any other database or folder, and where the folder does not exist."""
+    db = getattr(app, "db", None)
+    if not isinstance(db, SQLiteDatabase) or not db.dir.is_dir():
+        return None
+    if db.dir != Path(tempfile.gettempdir()) / f"rft-db-{db.name}":
+        return None
+    return (f"the dry run left the rollout database's template in {db.dir} (reused by the next run of the app; set "
+            f"RFT_DB_DIR to keep it elsewhere)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``rft validate``; print the findings; return the exit status (0 ok, 1 errors, 2 bad options)."""
     app = None
@@ -163,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
                       min_lines=args.min_lines, timeout_s=args.timeout, replay=not args.no_replay,
                       strict=args.strict, grader=args.grader)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
+    note = _template_note(app) if app is not None and report.replayed else None
+    if note:  # information on stderr, never in the report: the exit status and stdout are unchanged
+        print(f"rft validate: info: {note}", file=sys.stderr)
     return 0 if report.ok else 1
 
 

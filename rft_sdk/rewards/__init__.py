@@ -246,7 +246,9 @@ def same(got: Any, want: Any, tolerance: Mapping[str, float], field: str = "") -
     same keys (a missing or an extra key is unequal: the whole end state, rule 2), lists the same
     length and order, and every other value compares with ``==``; a number whose nearest enclosing
     key is named in ``tolerance`` (``{"deposit": 0.005}``: half a unit of the stated precision)
-    passes when ``abs(got - want) <= tolerance[key]``. Under such a key a ``nan`` or ``inf`` is
+    passes when ``abs(got - want) <= tolerance[key]`` (inclusive: a difference equal to the tolerance
+    passes where floats hold it exactly, as ``2.5`` against ``2`` under ``0.5``; ``4.15`` against ``4.1``
+    under ``0.05`` differs by ``0.05000000000000071`` and does not). Under such a key a ``nan`` or ``inf`` is
     never within the tolerance, ``inf`` against ``inf`` included (rule 10: fail closed). A ``bool``
     is not a number here: it is never compared within a tolerance, so ``True`` against ``1.004``
     is unequal under ``{"x": 0.005}``, and a ``bool`` equals only the same ``bool`` (JSON's ``true`` is
@@ -258,8 +260,9 @@ def same(got: Any, want: Any, tolerance: Mapping[str, float], field: str = "") -
         want: the expected decoded JSON, of the same shapes.
         tolerance: per key, the largest allowed absolute difference of a number under that key
             (``{}``: everything exact).
-        field: the key ``got`` and ``want`` sit under (set by the recursion; a list's elements keep
-            the key of the list).
+        field: the key ``got`` and ``want`` sit under: the recursion sets it (a list's elements keep
+            the key of the list), and a caller comparing one number passes the key whose tolerance
+            applies (``same(rate, 7.0, {"rate_pct": 0.005}, "rate_pct")``); ``""`` names no key.
 
     Returns:
         ``True`` when ``got`` equals ``want`` by these rules, else ``False``. Never raises for

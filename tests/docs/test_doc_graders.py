@@ -438,3 +438,23 @@ def test_every_signature_of_the_building_blocks_table_is_the_codes() -> None:
                    None if p.default is inspect.Parameter.empty else p.default)
                   for p in inspect.signature(target).parameters.values()]
         assert documented == actual, name
+
+
+def test_the_decorator_signatures_the_pages_write_are_the_codes() -> None:
+    """index.md's decorator options and graders.md's at-a-glance row for ``grader`` are the signatures as declared
+    (names, positional-only ``fn``, keyword-only after ``*``, defaults), for the standalone and the server's
+    decorators alike."""
+    import inspect
+
+    import rft_sdk
+
+    def plain(fn) -> str:  # type: ignore[no-untyped-def]
+        params = [p.replace(annotation=inspect.Parameter.empty) for p in inspect.signature(fn).parameters.values()
+                  if p.name != "self"]
+        return f"{fn.__name__}{inspect.Signature(params)}"
+
+    index = " ".join((DOCS / "index.md").read_text(encoding="utf-8").split())
+    graders = (DOCS / "graders.md").read_text(encoding="utf-8")
+    for fn in (rft_sdk.tool, rft_sdk.grader, rft_sdk.ToolServer.tool, rft_sdk.ToolServer.grader):
+        assert f"`{plain(fn)}`" in index, plain(fn)
+    assert f"| `{plain(rft_sdk.grader)}` |" in graders

@@ -438,6 +438,32 @@ def test_two_factories_serve_graders_of_one_name() -> None:
     assert (spec["name"], spec["url"]) == ("grade", "http://127.0.0.1:8002/grade")
 
 
+# -- graders.md: a grader named grade beside the default route POST /grade ---------------------------------------------
+def test_a_grader_named_grade_is_served_at_grade_grade_and_at_grade_only_as_the_default() -> None:
+    def named(default: bool) -> ToolServer:
+        server = ToolServer(auth_env_var=None)
+
+        @server.grader(name="other")
+        def other(ctx: GradingContext) -> float:
+            return 0.25
+
+        @server.grader(name="grade", default=default)
+        def grade(ctx: GradingContext) -> float:
+            return 0.75
+
+        return server
+
+    for default, at_grade in ((True, 0.75), (False, 0.25)):   # the default: "grade" with default=True, else the first
+        server = named(default)
+        with TestClient(server) as client:
+            assert client.grade(None, "x", grader="grade").score == 0.75            # POST /grade/grade
+            assert client.grade(None, "x").score == at_grade                         # POST /grade: the default
+            assert client.grade(None, "x", grader="other").score == 0.25
+        assert server.grader_spec("http://h", name="grade")["url"] == "http://h/grade/grade"   # rft tools --grader grade
+        assert server.grader_spec("http://h")["url"] == "http://h/grade"                       # rft tools
+        assert server.grader_spec("http://h")["name"] == ("grade" if default else "other")
+
+
 # -- graders.md: which words a key-word note grader requires -------------------------------------------------
 def test_the_note_word_helper_runs_as_written() -> None:
     holds_words = _run("graders.md", "def holds_words(")["holds_words"]  # its asserts run too
@@ -870,6 +896,81 @@ def test_a_number_column_is_graded_within_its_tolerance(tmp_path: Path) -> None:
                    "inf": 0.0, "a second row": 0.0}
 
 
+def test_the_tolerance_is_forgiven_on_the_golds_rows_only() -> None:
+    """A number within its tolerance on a row the gold never touches is a side effect, as another entity's note."""
+    from rft_sdk import RowChange
+    within = _run("database.md", "def within_tolerance(", server=ToolServer())["within_tolerance"]
+    own = RowChange("loads", ("L1",), {"id": "L1", "net_kg": 414.40000000000003}, {"id": "L1", "net_kg": 414.4}, "gold")
+    other = RowChange("loads", ("L3",), {"id": "L3", "net_kg": 500.0}, {"id": "L3", "net_kg": 500.02}, "gold")
+    far = RowChange("loads", ("L1",), {"id": "L1", "net_kg": 414.4}, {"id": "L1", "net_kg": 414.5}, "gold")
+    gold_rows = {("loads", ("L1",))}
+    assert within(own, gold_rows) and not within(other, gold_rows) and not within(far, gold_rows)
+    assert within(other, gold_rows | {("loads", ("L3",))})
+
+
+# -- database.md: free text and a tolerance in one comparison -----------------------------------------------------------
+def _weighbridge_noted(tmp_path: Path) -> ToolServer:
+    def setup(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.execute("CREATE TABLE loads (id TEXT PRIMARY KEY, net_kg REAL, note TEXT)")
+        conn.executemany("INSERT INTO loads VALUES (?, ?, '')", [("L1", None), ("L2", None), ("L3", 500.0)])
+
+    server = ToolServer(db=SQLiteDatabase(setup=setup, dir=str(tmp_path)), auth_env_var=None)
+
+    @server.tool(writes=True)
+    def record_net(load_id: str, net_kg: float, note: str = "", *, rollout: Rollout) -> str:
+        """Record a load's net weight.
+
+        Args:
+            load_id: e.g. "L1".
+            net_kg: the net weight in kilograms, to 0.1 kg.
+            note: Optional note for the shift log.
+        """
+        if rollout.db.execute("UPDATE loads SET net_kg = ?, note = ? WHERE id = ?", (net_kg, note, load_id)).rowcount != 1:
+            raise ToolError(f"no load {load_id}")
+        return "recorded"
+
+    @server.tool(writes=True)
+    def note_load(load_id: str, note: str, *, rollout: Rollout) -> str:
+        """Change a load's note.
+
+        Args:
+            load_id: e.g. "L1".
+            note: the new note.
+        """
+        rollout.db.execute("UPDATE loads SET note = ? WHERE id = ?", (note, load_id))
+        return "noted"
+
+    ns = _run("database.md", "def within_tolerance(", server=server)
+    _run("database.md", "def forgiven(", **{k: v for k, v in ns.items() if k != "__builtins__"})
+    return server
+
+
+def test_free_text_and_a_tolerance_are_forgiven_together_on_the_golds_rows(tmp_path: Path) -> None:
+    server = _weighbridge_noted(tmp_path)
+    gold = {"load_id": "L1", "net_kg": 452.6 - 38.2, "note": "Weighed on bridge 2"}
+    item = {"max_tool_calls": 4, "actions": [{"name": "record_net", "arguments": gold}]}
+    played = {"the gold": [("record_net", gold)],
+              "414.4, own note": [("record_net", {"load_id": "L1", "net_kg": 414.4, "note": "bridge two"})],
+              "414.44, no note": [("record_net", {"load_id": "L1", "net_kg": 414.44})],
+              "414.5, gold's note": [("record_net", {**gold, "net_kg": 414.5})],
+              "another load's note": [("record_net", gold), ("note_load", {"load_id": "L2", "note": "x"})],
+              "another load's number": [("record_net", gold), ("record_net", {"load_id": "L3", "net_kg": 500.02})]}
+    got = {}
+    with TestClient(server) as client:
+        for label, calls in played.items():
+            trace = client.new_trace_id()
+            for name, args in calls:
+                assert client.call(name, trace_id=trace, item=item, arguments=args).ok
+            got[label] = client.grade(trace, "Recorded.", item=item, grader="net_and_note").score
+        # the same rollouts, one filter at a time: each refuses the row with a note of its own and a float artefact
+        trace = client.new_trace_id()
+        assert client.call("record_net", trace_id=trace, item=item,
+                           arguments={"load_id": "L1", "net_kg": 414.4, "note": "bridge two"}).ok
+        assert client.grade(trace, "Recorded.", item=item, grader="net_recorded").score == 0.0
+    assert got == {"the gold": 1.0, "414.4, own note": 1.0, "414.44, no note": 1.0, "414.5, gold's note": 0.0,
+                   "another load's note": 0.0, "another load's number": 0.0}
+
+
 @pytest.mark.slow
 async def test_the_tolerance_grader_passes_the_doctor(tmp_path: Path) -> None:
     server = _weighbridge(tmp_path)
@@ -1160,3 +1261,27 @@ def test_a_read_of_what_the_writes_store_changes_nothing_and_setdefault_does() -
         assert client.call("peek_order", trace_id=peek, order_id="O-1").ok
         assert client.state(read) == {} and client.state(peek) == {"orders": {}}
         assert client.http.get("/tools").json()["writes"] == {"get_order": False, "peek_order": True}
+
+
+# -- tools.md, "What a tool returns": the reply's envelope over HTTP ---------------------------------------------------
+def test_the_tool_reply_envelope_is_what_tools_md_shows() -> None:
+    page = (DOCS / "tools.md").read_text(encoding="utf-8")
+    ok_body = '{"type":"function_call_output","call_id":"call_1","id":"fc_1","output":"{\\"x\\":\\"a\\"}"}'
+    error_body = '{"type":"error","error":{"code":"tool_error","message":"no such x"},"call_id":"call_2","id":"fc_2"}'
+    assert f"`{ok_body}`" in page and f"`{error_body}`" in page
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool
+    def f(x: str) -> dict:
+        """Echo x."""
+        if x == "bad":
+            raise ToolError("no such x")
+        return {"x": x}
+
+    with TestClient(server) as client:
+        def post(n: int, x: str) -> Any:
+            return client.http.post("/tools/f", json={"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+                                                      "name": "f", "arguments": json.dumps({"x": x}), "trace_id": "t1"})
+        ok, refused = post(1, "a"), post(2, "bad")
+    assert (ok.status_code, ok.text) == (200, ok_body) and json.loads(ok.json()["output"]) == {"x": "a"}
+    assert (refused.status_code, refused.text) == (400, error_body)

@@ -38,7 +38,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = "honest-graders.md"
 HELPERS = "from rft_sdk.rewards import over_budget, returned, same"
 RECIPES = ["async def end_state(", "def booked(", "def rota_set(", "def invoice_total(", "def kick_off(", "def kick_off_zoned(",
-           "def due_buses(", "def podium(", "def shelf(", "def delivery_booked(", "async def lent(", "def stay_booked("]
+           "def due_buses(", "def podium(", "def shelf(", "def delivery_booked(", "def delivery_booked_notes_apart(",
+           "async def lent(", "def stay_booked("]
 
 
 def _blocks(page: str = PAGE) -> list[str]:
@@ -266,6 +267,27 @@ def test_same_compares_exactly_but_a_tolerated_number_within_its_tolerance() -> 
         assert not same({"deposit": wrong}, {"deposit": 12.3}, tol), wrong
     assert not same({"other": 12.304}, {"other": 12.3}, tol)                                   # not named: exact
     assert same({"other": 12.3}, {"other": 12.3}, {})
+
+
+
+def test_same_on_one_number_and_a_value_exactly_half_a_unit_off() -> None:
+    """(b): one number compared at its key's tolerance by naming the key (``field``), else exactly; the bound is
+    inclusive where floats hold the difference exactly, and a decimal half-unit lands on either side; a margin of
+    1e-9 above or below the tolerance decides the edge both ways; ``numeric_match`` bounds it the same way."""
+    page = (DOCS / PAGE).read_text(encoding="utf-8")
+    assert 'same(rate, 7.0, {"rate_pct": 0.005}, "rate_pct")' in page and "`0.04999999999999982`" in page
+    assert same(7.004, 7.0, {"rate_pct": 0.005}, "rate_pct") and not same(7.004, 7.0, {"rate_pct": 0.005})
+    assert not same(7.01, 7.0, {"rate_pct": 0.005}, "rate_pct")
+    assert same(2.5, 2, {"x": 0.5}, "x") and same(1.5, 2, {"x": 0.5}, "x")            # equal to it: inclusive
+    assert (abs(4.05 - 4.1), abs(4.15 - 4.1)) == (0.04999999999999982, 0.05000000000000071)
+    assert same(4.05, 4.1, {"x": 0.05}, "x") and not same(4.15, 4.1, {"x": 0.05}, "x")  # either side of the edge
+    assert same(4.05, 4.1, {"x": 0.05 + 1e-9}, "x") and same(4.15, 4.1, {"x": 0.05 + 1e-9}, "x")
+    assert not same(4.05, 4.1, {"x": 0.05 - 1e-9}, "x") and not same(4.15, 4.1, {"x": 0.05 - 1e-9}, "x")
+    for half in (0.05, 0.005):                # the margin holds for values under a million, both ways
+        for want in (0.1, 4.1, 414.4, 99_999.9, 999_999.9):
+            for got in (want - half, want + half):
+                assert same(got, want, {"x": half + 1e-9}, "x") and not same(got, want, {"x": half - 1e-9}, "x")
+    assert rewards.numeric_match(2.5, 2.0, abs_tol=0.5) == 1.0 and rewards.numeric_match(4.15, 4.1, abs_tol=0.05) == 0.0
 
 
 # -- (c) a money answer with evidence of the read ---------------------------------------------------------------------
@@ -547,6 +569,55 @@ def test_h_the_ignored_note_recipe() -> None:
         assert _score(client, item, [("book_delivery", book), ("book_delivery", {**book, "order_id": "O-8"})],
                       "Booked.") == 0.0
         assert _score(client, item, [], "Booked.") == 0.0
+
+
+
+def _deliveries_notes_apart() -> ToolServer:
+    server = ToolServer(auth_env_var=None)
+
+    @server.tool(writes=True)
+    def book_delivery(order_id: str, slot: str, note: str = "", *, rollout: Rollout) -> str:
+        """Book a delivery slot for an order.
+
+        Args:
+            order_id: e.g. "O-7".
+            slot: e.g. "SAT-AM".
+            note: Optional note for the driver.
+        """
+        rollout.state.setdefault("deliveries", {})[order_id] = {"slot": slot}
+        if note:
+            rollout.state.setdefault("notes", []).append({"order_id": order_id, "text": note})
+        return "booked"
+
+    @server.tool(writes=True)
+    def add_note(order_id: str, text: str, *, rollout: Rollout) -> str:
+        """Add a note for an order's driver.
+
+        Args:
+            order_id: e.g. "O-7".
+            text: the note.
+        """
+        rollout.state.setdefault("notes", []).append({"order_id": order_id, "text": text})
+        return "noted"
+
+    _serve(server, "def delivery_booked_notes_apart(")
+    return server
+
+
+def test_h_a_note_kept_apart_from_the_record() -> None:
+    server = _deliveries_notes_apart()
+    item = {"expected_deliveries": {"O-7": {"slot": "SAT-AM"}}, "max_tool_calls": 3}
+    book = {"order_id": "O-7", "slot": "SAT-AM"}
+    with TestClient(server) as client:
+        for note in ({"note": "leave it with the neighbour at number 12"}, {}):
+            assert _score(client, item, [("book_delivery", {**book, **note})], "Booked.",
+                          grader="delivery_booked_notes_apart") == 1.0
+        assert _score(client, item, [("book_delivery", book), ("add_note", {"order_id": "O-7", "text": "ring twice"})],
+                      "Booked.", grader="delivery_booked_notes_apart") == 1.0              # own order, a second note
+        assert _score(client, item, [("book_delivery", book), ("add_note", {"order_id": "O-8", "text": "ring twice"})],
+                      "Booked.", grader="delivery_booked_notes_apart") == 0.0              # another order's note alone
+        assert _score(client, item, [("book_delivery", {**book, "slot": "SUN-AM"})], "Booked.",
+                      grader="delivery_booked_notes_apart") == 0.0
 
 
 # -- (i) a database end state with a free-text column ignored ---------------------------------------------------------

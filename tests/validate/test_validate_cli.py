@@ -189,3 +189,71 @@ def test_a_job_for_a_local_run_gets_one_url_warning_per_server_not_one_per_tool(
     assert {f["field"] for f in _findings(mixed.stdout) if "hosted run" in f["message"]} == {
         "job.method.reinforcement.tools.0.server_url" if one_tool else "job.method.reinforcement",
         "job.method.reinforcement.grader.url"}
+
+
+#: A lending desk on a rollout database whose folder the SDK chooses (no ``dir=``): ``$RFT_DB_DIR/<name>``, else
+#: ``<temp dir>/rft-db-<name>`` (docs/gold-items.md, "What rft validate checks").
+LENDING_SOURCE = '''
+from rft_sdk import GradingContext, Rollout, SQLiteDatabase, ToolError, ToolServer
+
+def setup(conn):
+    conn.execute("CREATE TABLE books (id TEXT PRIMARY KEY, copies INTEGER)")
+    conn.executemany("INSERT INTO books VALUES (?, ?)", [("b1", 1), ("b2", 1)])
+
+server = ToolServer(db=SQLiteDatabase(setup=setup, name="lendcheck"), auth_env_var=None)
+
+@server.tool(writes=True)
+def lend(book_id: str, *, rollout: Rollout) -> str:
+    """Lend a book.
+
+    Args:
+        book_id: e.g. "b1".
+    """
+    if rollout.db.execute("UPDATE books SET copies = copies - 1 WHERE id = ? AND copies > 0",
+                          (book_id,)).rowcount != 1:
+        raise ToolError(f"no copy of {book_id}")
+    return "lent"
+
+@server.grader
+async def lent(ctx: GradingContext) -> float:
+    return 0.0 if await ctx.db.diff_gold(ctx.item["actions"]) else 1.0
+'''
+
+
+def load_app_source(folder: Path, name: str):  # type: ignore[no-untyped-def]
+    """Import ``folder/<name>.py`` as a fresh module object; its ``server``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_{id(folder)}", folder / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.server
+
+
+def test_an_in_process_dry_run_names_the_temp_folder_its_database_kept(tmp_path):
+    """The template stays after the dry run (the next run reuses it); where the SDK chose the temp folder, one
+    ``info:`` line on stderr says where. Nothing is said where ``$RFT_DB_DIR`` chose it, or with no dry run."""
+    (tmp_path / "lending_app.py").write_text(LENDING_SOURCE, encoding="utf-8")
+    tools = load_app_source(tmp_path, "lending_app").dataset_tools()
+    dataset = write_jsonl(tmp_path / "train.jsonl", [
+        {"messages": [{"role": "user", "content": f"Lend b{i % 2 + 1}."}], "tools": tools,
+         "actions": [{"name": "lend", "arguments": {"book_id": f"b{i % 2 + 1}"}}], "reference_answer": "Lent."}
+        for i in range(10)])
+    temp, chosen = tmp_path / "temp", tmp_path / "chosen"
+    temp.mkdir()
+    default = rft("validate", str(dataset), "--app", "lending_app:server", "--json", cwd=tmp_path,
+                  env={"TMPDIR": str(temp), "RFT_DB_DIR": ""})
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert json.loads(default.stdout)["gold_replayed"] == 10  # stdout stays the report alone
+    folder = temp / "rft-db-lendcheck"
+    assert (folder / "template.db").is_file()
+    assert default.stderr == (f"rft validate: info: the dry run left the rollout database's template in {folder} "
+                              "(reused by the next run of the app; set RFT_DB_DIR to keep it elsewhere)\n")
+    named = rft("validate", str(dataset), "--app", "lending_app:server", cwd=tmp_path,
+                env={"TMPDIR": str(temp), "RFT_DB_DIR": str(chosen)})
+    assert named.returncode == 0 and named.stderr == "" and (chosen / "lendcheck" / "template.db").is_file()
+    no_replay = rft("validate", str(dataset), "--app", "lending_app:server", "--no-replay", cwd=tmp_path,
+                    env={"TMPDIR": str(temp), "RFT_DB_DIR": ""})
+    assert no_replay.returncode == 0 and no_replay.stderr == ""
+
