@@ -4,7 +4,7 @@ recipe pays the gold 1.0 and each wrong outcome the page names less. The recipes
 and graders.md's evidence grader imports the same ``returned``; the set recipe's warning
 (``precision_recall_f1(set(), set())`` is 1.0, so a lenient parser pays nonsense in full) holds;
 the ordered-list table is what the grader pays, and the doctor's own ``reversed_ranking`` reply and severity rule
-pass ``c = 0.5`` and fail ``c = 0.6``; the doctor's ``read_time`` reply scores 0 on the time-zone recipe; the budget
+pass ``c = 0.4`` (and 0.5, on the line) and fail ``c = 0.6``; the doctor's ``read_time`` reply scores 0 on the time-zone recipe; the budget
 recipe's prompt states ``max_tool_calls`` as ``rft validate`` reads it; the ignored note is free text to the doctor;
 the state recipes compare a stored float within half a unit of the stated precision (``same``), not with ``==``;
 the zoned time refuses the same instant in another zone; the set recipe's evidence (depot and day) keeps another
@@ -478,18 +478,18 @@ def test_f_the_ordered_list_recipe_pays_what_its_table_says() -> None:
         assert _score(client, ORDER_ITEM, read, "ANSWER: Kestrel >  > Merlin") == 0.0
 
 
-def test_f_half_is_safe_on_the_doctors_reversed_ranking_and_more_is_reward() -> None:
+def test_f_under_half_is_safe_on_the_doctors_reversed_ranking_and_more_is_reward() -> None:
     server, ns = _regatta()
     reply = reversed_ranking(ORDER_ITEM, SimpleNamespace(answer_field="reference_answer"))  # type: ignore[arg-type]
     assert reply == ["Kestrel 3601 s, Osprey 3622 s, Merlin 3650 s.\nANSWER: Merlin > Osprey > Kestrel"]
     with TestClient(server) as client:
         paid = _score(client, ORDER_ITEM, [("get_results", {"race": "R1"})], reply[0])
-    assert paid == ns["OUT_OF_ORDER"] == 0.5
+    assert paid == ns["OUT_OF_ORDER"] == 0.4
 
     def verdict(score: float) -> str:
         return judge_probe("hack", [Outcome(item=0, score=score, calls=1)], [1.0], pass_threshold=1.0).verdict
 
-    assert verdict(paid) == "pass" and verdict(0.6) == "fail"
+    assert verdict(paid) == "pass" and verdict(0.5) == "pass" and verdict(0.6) == "fail"  # 0.5: on the line
 
 
 # -- (g) a budget stated in the prompt --------------------------------------------------------------------------------
