@@ -35,8 +35,9 @@ prose_time                (where the reply ends in a marked answer line holding 
                           2026-03-29 10:30`` → ``ANSWER: 2026-03-29 08:30``: the UTC deadline worked
                           out, never converted; doctor51's van hire). Judged as ``half_day_time``
 ignored_time              (on items whose gold writes nothing and whose marked answer line is a time
-                          or a moment and nothing else: ``ANSWER: 2026-03-29 10:30``) the control's
-                          own answer, every time moved far; judged ``must_lower`` **wherever the
+                          or a moment and nothing else but its zone: ``ANSWER: 2026-03-29 10:30``,
+                          ``ANSWER: 2026-06-13 04:00 Pacific/Auckland``: doctor74's loan due
+                          dates) the control's own answer, every time moved far; judged ``must_lower`` **wherever the
                           control was scored**: the time is the answer asked for, so a grader that
                           keeps the gold's score with the clock two hours off reads the date alone
                           (doctor51's van hire), which the other probes of this table, judged only
@@ -311,8 +312,9 @@ class ProseTime(HalfDayTime):
                 + answer[m.end():])
 
 
-#: A marked answer line that is a time of day or a moment and nothing else (``2026-03-29 10:30``, ``10:30``).
-_TIME_ANSWER = re.compile(r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}")
+#: A marked answer line that is a time of day or a moment and nothing else but its zone (``2026-03-29 10:30``, ``10:30``,
+#: ``2026-06-13 04:00 Pacific/Auckland``, ``10:30 UTC``).
+_TIME_ANSWER = re.compile(r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}(?:\s*(?:[A-Z][A-Za-z_]+(?:/[A-Za-z_+\-]+)+|UTC|Z))?")
 
 
 class IgnoredTime(HalfDayTime):
