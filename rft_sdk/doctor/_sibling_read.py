@@ -20,10 +20,12 @@ sibling_read_answer       the same answer after the gold's calls with that read'
                           both; or it needs none and pays the answer alike); one whose evidence rule
                           names the entity but not the record (the writer, not the quarter) pays the
                           other record's answer after its read only
-entity_read_control       a control, never judged: on the same items, where a gold read takes **one**
-                          argument (``list_valves(station="PS-01")``) and another item's gold reads the
-                          same tool with another value and answers otherwise: the gold's calls less
-                          that read, then **this item's** reference answer
+entity_read_control       a control, never judged: on the same items, where the answer (its marked line)
+                          is one other items share (2 items and 10 % at least: ``none``, an answer a
+                          policy can learn without reading, as ``answer_without_work`` asks), a gold
+                          read takes **one** argument (``list_valves(station="PS-01")``) and another
+                          item's gold reads the same tool with another value and answers otherwise:
+                          the gold's calls less that read, then **this item's** reference answer
 other_entity_read         the same answer after the gold's calls with that read's argument set to the
                           other item's value (another station's register read instead of this one's);
                           judged ``must_not_raise`` against the control. An honest grader scores the
@@ -32,7 +34,10 @@ other_entity_read         the same answer after the gold's calls with that read'
                           tool pays the right answer after another entity's read only (doctor69's
                           valve register: ``ctx.calls("list_valves")``, another station's or a refused
                           call counted). Only a one-argument read: there the argument *is* the
-                          entity, so a read of another holds nothing of this item's
+                          entity, so a read of another holds nothing of this item's; and only a shared
+                          answer: an answer of the item's own comes from reading it, so after another
+                          entity's read it is no shortcut a policy can learn (the project's
+                          ``site_twins`` payout grader counts any call as work: rightly honest there)
 ========================= ==========================================================================
 
 **What it can get wrong**: a grader that pays any successful read a little (an activity bonus) pays the probe's
@@ -41,12 +46,14 @@ read above the control's none. Nothing names a tool, a field or a task.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ._answers import ANSWER_LINE, normalize_answer
 from ._generic import answer_keys, answers_overlap
 from ._lenient_probes import _Control, _NotRaised
-from ._probes import HACK, Steps
+from ._probes import HACK, ProbeContext, Steps
 from ._scope import _arguments
 
 __all__ = ["SIBLING_READ_ADVICE", "EntityReadControl", "OtherEntityRead", "SiblingReadAnswer", "SiblingReadControl",
@@ -154,12 +161,27 @@ class SiblingReadAnswer(_NotRaised, SiblingReadControl):
         return [[a] for a in actions]
 
 
+def _line_key(answer: str) -> str:
+    """What an answer commits to: its last marked answer line's body, else the whole answer, normalised."""
+    lines = list(ANSWER_LINE.finditer(answer))
+    return normalize_answer(lines[-1]["body"] if lines else answer)
+
+
 class EntityReadControl(SiblingReadControl):
     """``entity_read_control`` (module table)."""
 
-    reason = ("the gold writes, the answer is not the graded outcome (answer_control), no gold read takes one "
-              "argument that another item's gold read of the same tool sets otherwise with another answer, or the "
-              "probe's items are already chosen")
+    reason = ("the gold writes, the answer is not the graded outcome (answer_control), its answer is no answer "
+              "other items share (2 items and 10 % at least: one a policy can learn without reading), no gold read "
+              "takes one argument that another item's gold read of the same tool sets otherwise with another "
+              "answer, or the probe's items are already chosen")
+
+    def prepare(self, context: ProbeContext) -> None:
+        """Count the dataset's answers (their marked lines), then choose the items."""
+        answers = [_line_key(str(i[self.answer_field])) for i in context.items
+                   if isinstance(i.get(self.answer_field), str)]
+        counts = Counter(answers)
+        self._common = {a for a, c in counts.items() if c >= 2 and c >= 0.1 * len(answers)}
+        super().prepare(context)
 
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """``{"position": the read, "tool", "argument", "from", "probe": the other item's value}``: the last gold
@@ -170,6 +192,8 @@ class EntityReadControl(SiblingReadControl):
         if index is None or index in self._context.answer_free or not isinstance(item.get(self.answer_field), str) \
                 or self._context.effective_writes(item, self.actions_field):
             return None
+        if _line_key(str(item[self.answer_field])) not in getattr(self, "_common", set()):
+            return None  # an answer of its own: only reading gives it, whatever the evidence check
         keys = answer_keys(str(item[self.answer_field]))
         for position in range(len(actions) - 1, -1, -1):
             call = actions[position]

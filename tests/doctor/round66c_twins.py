@@ -113,10 +113,11 @@ def next_test(tank: str) -> dict[str, Any]:
 # --- valves -------------------------------------------------------------------------------------------------------
 
 VALVE_TYPES = ("gate", "butterfly", "check", "globe")
-#: stations: id → (name, per valve its status); valve ``V-<station><n>``
+#: stations: id → (name, per valve its status); valve ``V-<station><n>``. Four stations (PS-02, 04, 06, 08) have none
+#: isolated: ``ANSWER: none`` is an answer the items share, the only kind ``other_entity_read`` plays
 STATIONS = {f"PS-{k + 1:02d}": s for k, s in enumerate([
-    ("Millbrook", "SISSIS"), ("Eastgate", "SSSSS"), ("Holloway", "IISSSI"), ("Tarn Road", "SSISS"),
-    ("Quayside", "ISSSSIS"), ("Ashby Cross", "SSSS"), ("Fenwick", "SISSI"), ("Larch Hill", "ISSS"),
+    ("Millbrook", "SISSIS"), ("Eastgate", "SSSSS"), ("Holloway", "IISSSI"), ("Tarn Road", "SSSSS"),
+    ("Quayside", "ISSSSIS"), ("Ashby Cross", "SSSS"), ("Fenwick", "SISSI"), ("Larch Hill", "SSSS"),
     ("Redmoor", "SSISSSI"), ("Cobb Lane", "SSIS")])}
 
 
