@@ -36,7 +36,7 @@ from ._answers import ANSWER_LINE
 from ._generic import _canonical, _ContextProbe
 from ._probes import ProbeContext, Steps
 
-__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_leaves", "json_records", "json_strings", "listed_parts", "sibling_values"]
+__all__ = ["APART_SIBLINGS", "SCOPE_ITEMS", "ClaimedSiblingWrite", "already_held", "NearSiblingWrite", "SupersetApart", "SupersetInScope", "json_leaves", "json_records", "json_strings", "listed_parts", "sibling_values"]
 
 #: At most this many items are played (the first with a retargeting): a few suffice to see a grader
 #: that ignores extra writes, and each costs a rollout.
@@ -147,6 +147,41 @@ def sibling_values(value: Any, sources: Sequence[Any], exclude: Collection[str] 
     return []
 
 
+def _record_of(value: Any, sources: Sequence[Any]) -> Mapping[str, Any] | None:
+    """The record a read listed for ``value``: a mapping's value under the key ``value`` (``{"2026-04-27":
+    {"primary": "nia", "secondary": "kofi"}}``), else the first object of a list whose field holds it."""
+    stack = list(sources)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Mapping):
+            if isinstance(value, str) and isinstance(node.get(value), Mapping):
+                return node[value]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            for e in node:
+                if isinstance(e, Mapping) and any(type(v) is type(value) and v == value for v in e.values()):
+                    return e
+            stack.extend(node)
+    return None
+
+
+def already_held(arguments: Mapping[str, Any], retargeted: str, sources: Sequence[Any]) -> bool:
+    """Whether a retargeted write would set what its new target's listed record already holds: its payload (the
+    last argument but the retargeted one) is the record's field of the same name, or the record's field named by
+    another argument's value (``set_on_call(team, week_start="2026-04-27", role="secondary", engineer="kofi")``
+    beside ``{"2026-04-27": {"secondary": "kofi"}}``: doctor73's rota, whose honest grader rightly pays a write
+    that changes nothing of the rota). Such a write is no extra change, so it is not played."""
+    record = _record_of(arguments.get(retargeted), sources)
+    payload = [k for k in arguments if k != retargeted]
+    if record is None or not payload:
+        return False
+    name, value = payload[-1], arguments[payload[-1]]
+    if not isinstance(value, _SCALARS) or isinstance(value, bool):
+        return False
+    named = [str(v) for k, v in arguments.items() if k != name and isinstance(v, str)]
+    return record.get(name) == value or any(record.get(n) == value for n in named)
+
+
 class SupersetInScope(_ContextProbe):
     """The gold's calls, then one gold write retargeted at a sibling entity (module docstring)."""
 
@@ -184,10 +219,14 @@ class SupersetInScope(_ContextProbe):
         sibling is left because the gold read every one of them (doctor36's polling station: each reserve member
         looked up, then the rule's team assigned), the siblings the gold only read: an extra assignment of
         one of them is still a write the task did not ask for."""
+        index = self._context.index_of(item)
+        held_in = _json_values(self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else [])
         for writes_only in (False, True):
             out = [{"name": tool, "arguments": {**arguments, name: sibling}}
                    for tool, arguments, siblings in self.siblings(item, writes_only)
-                   for name in arguments for sibling in siblings[name]]
+                   for name in arguments for sibling in siblings[name]
+                   if not already_held({**arguments, name: sibling}, name, held_in)]
             if out or type(self) is not SupersetInScope:
                 return out
         return out
