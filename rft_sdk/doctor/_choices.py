@@ -203,20 +203,27 @@ class RankedListedChoice(OtherListedChoice):
     entities (:data:`RANKING`), with the :func:`runner_up` for sibling."""
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
-        """The altered gold calls, the later writes' numbers that derive from the entity's record restated for
-        the runner-up's (:func:`restated_writes`), one per turn."""
+        """The altered gold calls, the other writes passing the gold's entity under the same argument passing the
+        runner-up too (doctor73's release: staging, then production, one build), and the later writes' numbers that
+        derive from the entity's record restated for the runner-up's (:func:`restated_writes`), one per turn."""
         steps = super().plan(item)
         option = self.choice(item)
         index = self._context.index_of(item)
         if option is None or index is None or index >= len(self._context.gold_outputs):
             return steps
+        writes = set(self._context.effective_writes(item, self.actions_field))
+        argument = str(option.get("altered", "")).partition(".")[2]
+        for k in sorted(writes - {option["position"]}):  # the same choice carried through: staging, then production
+            call = steps[k][0] if k < len(steps) else None
+            arguments = call.get("arguments") if isinstance(call, Mapping) else None
+            if isinstance(arguments, Mapping) and argument and arguments.get(argument) == option["from"]:
+                steps[k] = [{**call, "arguments": {**arguments, argument: option["to"]}}]  # type: ignore[dict-item]
         outputs = self._context.gold_outputs[index]
         listed = _json_values(outputs[:option["position"]])
         records = listed_records(option["from"], option["to"], listed) or read_records(option["from"], option["to"],
                                                                                         listed)
         if records is None:
             return steps
-        writes = set(self._context.effective_writes(item, self.actions_field))
         known = {abs(float(v)) for v in json_leaves(list(outputs)) if isinstance(v, (int, float))
                  and not isinstance(v, bool)}
         actions = restated_writes([step[0] for step in steps], [k for k in writes if k > option["position"]],
