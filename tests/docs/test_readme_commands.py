@@ -40,7 +40,7 @@ def _commands_in(text: str) -> list[list[str]]:
                     if w in _SEPARATORS:
                         break
                     rest.append(w)
-                if rest:
+                if rest and not rest[0].endswith(":"):  # "rft validate: info: ..." is a line it prints
                     found.append(rest)
     return found
 
@@ -66,6 +66,13 @@ SHOWN = _shown()
 
 def test_the_docs_show_rft_commands():
     assert {("serve",), ("tools",), ("emulate",), ("doctor",), ("train",), ("job",), ("check", "tool")} <= set(SHOWN)
+
+
+def test_a_line_rft_prints_is_no_command():
+    """``rft validate: info: ...`` in a doc is what the command prints on stderr, not a command to run."""
+    assert _commands_in("stderr: `rft validate: info: the dry run left a template`") == []
+    assert _commands_in("run `rft validate train.jsonl --app app:server`") == [["validate", "train.jsonl", "--app",
+                                                                               "app:server"]]
 
 
 @pytest.mark.parametrize("path", sorted(SHOWN), ids=lambda p: " ".join(p) or "rft")
