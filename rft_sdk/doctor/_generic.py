@@ -68,7 +68,7 @@ from ._answers import ANSWER_LINE, WORD, answer_object, normalize_answer, object
 from ._probes import HACK, GoldPlanProbe, ProbeContext, Steps, is_write_tool
 
 __all__ = ["ADVERSARIAL_ITEMS", "NEUTRAL", "PREFIX_CHARS", "SHORT_REFERENCE", "NEUTRAL_TEXT", "SUCCESS_VALUES", "AdversarialAnswer", "AnswerControl", "SelfCertification",
-           "SupersetEndState", "WrongAnswer", "annotation_call", "answer_keys", "answers_overlap", "done_values", "generic_probes",
+           "SupersetEndState", "WrongAnswer", "annotation_call", "answer_keys", "answers_overlap", "marked_body", "done_values", "generic_probes",
            "gold_arguments", "is_annotation", "schema_enum"]
 
 #: At most this many items per adversarial-answer probe (one variant each, in turn).
@@ -190,11 +190,15 @@ def answers_overlap(mine: str, other: str) -> bool:
     return (len(a) > 1 or len(b) > 1) and bool(a & b)
 
 
+def marked_body(answer: str) -> str:
+    """What an answer commits to, normalised: its last marked answer line's body, else the whole answer."""
+    lines = list(ANSWER_LINE.finditer(answer))
+    return normalize_answer(lines[-1]["body"] if lines else answer)
+
+
 def _list_elements(answer: str) -> set[str]:
     """The normalised elements of an answer's list: its last marked answer line's body where it has one."""
-    lines = list(ANSWER_LINE.finditer(answer))
-    body = lines[-1]["body"] if lines else answer
-    return {e for e in _LIST_SEPARATORS.split(normalize_answer(body)) if e}
+    return {e for e in _LIST_SEPARATORS.split(marked_body(answer)) if e}
 
 
 class WrongAnswer(_ContextProbe):

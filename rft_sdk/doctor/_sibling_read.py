@@ -50,8 +50,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ._answers import ANSWER_LINE, normalize_answer
-from ._generic import answer_keys, answers_overlap
+from ._generic import answer_keys, answers_overlap, marked_body
 from ._lenient_probes import _Control, _NotRaised
 from ._probes import HACK, ProbeContext, Steps
 from ._scope import _arguments
@@ -161,12 +160,6 @@ class SiblingReadAnswer(_NotRaised, SiblingReadControl):
         return [[a] for a in actions]
 
 
-def _line_key(answer: str) -> str:
-    """What an answer commits to: its last marked answer line's body, else the whole answer, normalised."""
-    lines = list(ANSWER_LINE.finditer(answer))
-    return normalize_answer(lines[-1]["body"] if lines else answer)
-
-
 class EntityReadControl(SiblingReadControl):
     """``entity_read_control`` (module table)."""
 
@@ -177,7 +170,7 @@ class EntityReadControl(SiblingReadControl):
 
     def prepare(self, context: ProbeContext) -> None:
         """Count the dataset's answers (their marked lines), then choose the items."""
-        answers = [_line_key(str(i[self.answer_field])) for i in context.items
+        answers = [marked_body(str(i[self.answer_field])) for i in context.items
                    if isinstance(i.get(self.answer_field), str)]
         counts = Counter(answers)
         self._common = {a for a, c in counts.items() if c >= 2 and c >= 0.1 * len(answers)}
@@ -192,7 +185,7 @@ class EntityReadControl(SiblingReadControl):
         if index is None or index in self._context.answer_free or not isinstance(item.get(self.answer_field), str) \
                 or self._context.effective_writes(item, self.actions_field):
             return None
-        if _line_key(str(item[self.answer_field])) not in getattr(self, "_common", set()):
+        if marked_body(str(item[self.answer_field])) not in getattr(self, "_common", set()):
             return None  # an answer of its own: only reading gives it, whatever the evidence check
         keys = answer_keys(str(item[self.answer_field]))
         for position in range(len(actions) - 1, -1, -1):
