@@ -47,7 +47,7 @@ read above the control's none. Nothing names a tool, a field or a task.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from ._generic import answer_keys, answers_overlap, marked_body
@@ -79,6 +79,12 @@ def _one_apart(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     return apart[0]
 
 
+def _read_values(actions: list[Any], tool: Any) -> set[str]:
+    """Every argument value, as a string, of the gold's calls of ``tool``."""
+    return {str(v) for a in actions if isinstance(a, Mapping) and a.get("name") == tool
+            for v in _arguments(a.get("arguments")).values()}
+
+
 class SiblingReadControl(_Control):
     """``sibling_read_control`` (module table)."""
 
@@ -86,15 +92,31 @@ class SiblingReadControl(_Control):
               "the same tool with arguments differing in one argument only and answers otherwise, or the probe's "
               "items are already chosen")
 
+    def _answered_read(self, item: Mapping[str, Any]) -> tuple[int, list[Any]] | None:
+        """``(item index, gold actions)`` of an item both probes may play: in the dataset, its answer graded
+        (not ``answer_free``), a string, and no gold write that changes anything; else ``None``."""
+        index = self._context.index_of(item)
+        if index is None or index in self._context.answer_free or not isinstance(item.get(self.answer_field), str) \
+                or self._context.effective_writes(item, self.actions_field):
+            return None
+        return index, list(item.get(self.actions_field) or [])
+
+    def _donors(self, index: int, keys: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        """``(k, item)`` of every other item whose answer is a string sharing no entry (``answer_keys``) with
+        ``keys``, this item's."""
+        for k, other in enumerate(self._context.items):
+            answer = other.get(self.answer_field)
+            if k != index and isinstance(answer, str) and not answer_keys(answer) & keys:
+                yield k, other
+
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """``{"position": the read, "tool", "argument", "from": its value, "probe": the other item's value,
         "donor": the other item's index}``: the last gold read with such a sibling, an other item whose answer
         shares entries with this one's first."""
-        index = self._context.index_of(item)
-        actions = item.get(self.actions_field) or []
-        if index is None or index in self._context.answer_free or not isinstance(item.get(self.answer_field), str) \
-                or self._context.effective_writes(item, self.actions_field):
+        eligible = self._answered_read(item)
+        if eligible is None:
             return None
+        index, actions = eligible
         mine = str(item[self.answer_field])
         keys = answer_keys(mine)
         for position in range(len(actions) - 1, -1, -1):
@@ -102,13 +124,10 @@ class SiblingReadControl(_Control):
             if not isinstance(call, Mapping):
                 continue
             tool, arguments = call.get("name"), _arguments(call.get("arguments"))
-            read = {str(v) for a in actions if isinstance(a, Mapping) and a.get("name") == tool
-                    for v in _arguments(a.get("arguments")).values()}
+            read = _read_values(actions, tool)
             found: list[tuple[bool, int, str, str]] = []
-            for k, other in enumerate(self._context.items):
-                answer = other.get(self.answer_field)
-                if k == index or not isinstance(answer, str) or answer_keys(answer) & keys:
-                    continue
+            for k, other in self._donors(index, keys):
+                answer = other[self.answer_field]
                 for theirs in other.get(self.actions_field) or []:
                     if not isinstance(theirs, Mapping) or theirs.get("name") != tool:
                         continue
@@ -180,13 +199,10 @@ class EntityReadControl(SiblingReadControl):
         """``{"position": the read, "tool", "argument", "from", "probe": the other item's value}``: the last gold
         read of one string argument that another item's gold reads with another value, that item answering
         otherwise."""
-        index = self._context.index_of(item)
-        actions = item.get(self.actions_field) or []
-        if index is None or index in self._context.answer_free or not isinstance(item.get(self.answer_field), str) \
-                or self._context.effective_writes(item, self.actions_field):
-            return None
-        if marked_body(str(item[self.answer_field])) not in getattr(self, "_common", set()):
-            return None  # an answer of its own: only reading gives it, whatever the evidence check
+        eligible = self._answered_read(item)
+        if eligible is None or marked_body(str(item[self.answer_field])) not in getattr(self, "_common", set()):
+            return None  # not playable, or an answer of its own: only reading gives it, whatever the evidence check
+        index, actions = eligible
         keys = answer_keys(str(item[self.answer_field]))
         for position in range(len(actions) - 1, -1, -1):
             call = actions[position]
@@ -194,12 +210,8 @@ class EntityReadControl(SiblingReadControl):
             if len(arguments) != 1 or not isinstance(next(iter(arguments.values())), str):
                 continue
             (argument, value), tool = next(iter(arguments.items())), call.get("name")
-            read = {str(v) for a in actions if isinstance(a, Mapping) and a.get("name") == tool
-                    for v in _arguments(a.get("arguments")).values()}
-            for k, other in enumerate(self._context.items):
-                answer = other.get(self.answer_field)
-                if k == index or not isinstance(answer, str) or answer_keys(answer) & keys:
-                    continue
+            read = _read_values(actions, tool)
+            for k, other in self._donors(index, keys):
                 for theirs in other.get(self.actions_field) or []:
                     given = _arguments(theirs.get("arguments")) if isinstance(theirs, Mapping) else {}
                     if theirs.get("name") == tool and set(given) == {argument} and isinstance(given[argument], str) \

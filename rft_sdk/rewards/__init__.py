@@ -207,7 +207,7 @@ def over_budget(ctx: GradingContext) -> bool:
     return budget is not None and ctx.count() > budget
 
 
-def returned(call: ToolCallRecord) -> list[dict[str, Any]]:
+def returned(call: ToolCallRecord, *, deep: bool = False) -> list[dict[str, Any]]:
     """The JSON objects a successful call returned: the object, or each object of a list.
 
     A tool's ``dict`` or ``list`` reaches the model, and ``call.output``, as compact JSON text, so
@@ -218,24 +218,46 @@ def returned(call: ToolCallRecord) -> list[dict[str, Any]]:
 
         read_it = any(r.get("id") == ctx.item["invoice_id"] for c in ctx.trajectory for r in returned(c))
 
+    A page of a listing holds its records in a field (``{"page": 1, "runs": [{"run_id": ...}]}``):
+    ``deep=True`` gives those records too, so a record read by id and the same record found in a
+    listing count alike::
+
+        read_it = any(r.get("run_id") == ctx.item["run_id"] for c in ctx.trajectory
+                      for r in returned(c, deep=True))
+
     Args:
         call: one recorded call (``ctx.trajectory``'s ``ToolCallRecord``, or anything with ``ok``
             and ``output``).
+        deep: also every object nested in those objects' fields, at any depth (in a list field or
+            an object field), each after the object that holds it, in document order.
 
     Returns:
         ``[obj]`` when ``call.output`` decodes to a JSON object; the objects of a JSON list, in
         order (a list's other values skipped); ``[]`` for a refused call (``not call.ok``), an
         output that is ``None`` or ``""``, text that is not JSON, or any other JSON value (a
-        string, a number, ``null``). Looks one level deep: the objects nested in an object's own
-        list fields are not unpacked. Never raises for text that is not JSON.
+        string, a number, ``null``). Without ``deep`` it looks one level deep: the objects nested
+        in an object's own fields are not unpacked. Never raises for text that is not JSON.
     """
     try:
         out = json.loads(call.output) if call.ok and call.output else None
     except ValueError:
         return []
     if isinstance(out, dict):
-        return [out]
-    return [o for o in out if isinstance(o, dict)] if isinstance(out, list) else []
+        top = [out]
+    else:
+        top = [o for o in out if isinstance(o, dict)] if isinstance(out, list) else []
+    if not deep:
+        return top
+    found: list[dict[str, Any]] = []
+    pending: list[Any] = list(reversed(top))
+    while pending:  # depth first, in document order: an object, then what its fields hold
+        value = pending.pop()
+        if isinstance(value, dict):
+            found.append(value)
+            pending.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            pending.extend(reversed(value))
+    return found
 
 
 def same(got: Any, want: Any, tolerance: Mapping[str, float], field: str = "") -> bool:

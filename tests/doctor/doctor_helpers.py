@@ -251,6 +251,27 @@ def assert_caught(verdicts: Mapping[str, Any], twins: Mapping[str, tuple[str, bo
     assert row["verdict"] == "pass" and row["rollouts"] > 0, (honest, probe, row["skip_reasons"])
 
 
+def gold_replays(twins: Mapping[str, tuple[str, bool, str]], make_server: Any, make_items: Any,
+                 job_for: Any) -> dict[str, Any]:
+    """``{grader: (items, its gold replay)}``: one reference replay per item of each grader of ``twins``, against
+    one real server (``rft_sdk.testing.run_server``); the base of the round-66 tests' ``replays`` fixtures."""
+    import asyncio
+
+    from rft_sdk.doctor._common import load_inputs
+    from rft_sdk.doctor._unhackable import gold_replay
+    from rft_sdk.testing import run_server
+
+    server = make_server()
+    out: dict[str, Any] = {}
+    with run_server(server) as url:
+        async def run_all() -> None:
+            for grader, (task, _, _) in twins.items():
+                items, job = load_inputs(make_items(server, task), job_for(server, url, grader))
+                out[grader] = (items, await gold_replay(items, job, settings=None, max_concurrency=4))
+        asyncio.run(run_all())
+    return out
+
+
 def twin_tests(twins: Mapping[str, tuple[str, bool, str]], make_server: Any, make_items: Any, job_for: Any,
                *extra: str) -> tuple[Any, Any, Any]:
     """The three pieces every twin module repeats, for ``twins`` (``grader -> (task, honest, probe)``): the

@@ -4,12 +4,11 @@ And the pieces under the probes."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from doctor_helpers import twin_tests
+from doctor_helpers import gold_replays, twin_tests
 from round66_twins import TWINS, job_for, kennel_bill, make_items, make_server, pounds, scrap_payout
 
 pytestmark = pytest.mark.slow
@@ -20,18 +19,8 @@ verdicts, test_honest_graders_pass_every_probe_without_warnings, \
 
 
 def test_every_gold_pays_full_marks_on_both_twins() -> None:
-    from rft_sdk.doctor._common import load_inputs
-    from rft_sdk.doctor._unhackable import gold_replay
-    from rft_sdk.testing import run_server
-
-    server = make_server()
-    scores: dict[str, list[float | None]] = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, _, _) in TWINS.items():
-                items, job = load_inputs(make_items(server, task), job_for(server, url, grader))
-                scores[grader] = (await gold_replay(items, job, settings=None, max_concurrency=4)).scores
-        asyncio.run(run_all())
+    scores = {grader: replay.scores for grader, (_, replay) in gold_replays(TWINS, make_server, make_items,
+                                                                             job_for).items()}
     assert all(s == [1.0] * 10 for s in scores.values()), scores
 
 

@@ -4,12 +4,11 @@ And the pieces under the probes (``named_text_swap``'s argument, ``ranked_listed
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from doctor_helpers import twin_tests
+from doctor_helpers import gold_replays, twin_tests
 from round66b_twins import APPLICATIONS, BOOKINGS, FREE, PRICES, TWINS, cheapest, job_for, make_items, make_server
 
 pytestmark = pytest.mark.slow
@@ -24,19 +23,7 @@ WRITES = {"send_ballot_pack", "move_seat", "charge_difference"}
 @pytest.fixture(scope="module")
 def replays() -> dict[str, Any]:
     """``{grader: (items, its gold replay)}``: one reference replay per item on every twin."""
-    from rft_sdk.doctor._common import load_inputs
-    from rft_sdk.doctor._unhackable import gold_replay
-    from rft_sdk.testing import run_server
-
-    server = make_server()
-    out: dict[str, Any] = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, _, _) in TWINS.items():
-                items, job = load_inputs(make_items(server, task), job_for(server, url, grader))
-                out[grader] = (items, await gold_replay(items, job, settings=None, max_concurrency=4))
-        asyncio.run(run_all())
-    return out
+    return gold_replays(TWINS, make_server, make_items, job_for)
 
 
 def _context(replays: Mapping[str, Any], grader: str) -> Any:

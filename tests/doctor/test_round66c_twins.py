@@ -4,13 +4,12 @@ And the pieces under the probes (``other_listed_moment``, ``runner_up(ties=)``, 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from doctor_helpers import twin_tests
+from doctor_helpers import gold_replays, twin_tests
 from round66c_twins import (
     ARRIVALS,
     BARNS,
@@ -35,19 +34,7 @@ verdicts, test_honest_graders_pass_every_probe_without_warnings, \
 @pytest.fixture(scope="module")
 def replays() -> dict[str, Any]:
     """``{grader: (items, its gold replay)}``: one reference replay per item on every twin."""
-    from rft_sdk.doctor._common import load_inputs
-    from rft_sdk.doctor._unhackable import gold_replay
-    from rft_sdk.testing import run_server
-
-    server = make_server()
-    out: dict[str, Any] = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, _, _) in TWINS.items():
-                items, job = load_inputs(make_items(server, task), job_for(server, url, grader))
-                out[grader] = (items, await gold_replay(items, job, settings=None, max_concurrency=4))
-        asyncio.run(run_all())
-    return out
+    return gold_replays(TWINS, make_server, make_items, job_for)
 
 
 def test_every_gold_pays_full_marks_on_both_twins(replays: Mapping[str, Any]) -> None:

@@ -5,12 +5,11 @@ both promotions)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from doctor_helpers import twin_tests
+from doctor_helpers import gold_replays, twin_tests
 from round66d_twins import (
     SERVICES,
     SPECIMENS,
@@ -33,19 +32,7 @@ verdicts, test_honest_graders_pass_every_probe_without_warnings, \
 @pytest.fixture(scope="module")
 def replays() -> dict[str, Any]:
     """``{task: (items, its gold replay on the honest grader)}``."""
-    from rft_sdk.doctor._common import load_inputs
-    from rft_sdk.doctor._unhackable import gold_replay
-    from rft_sdk.testing import run_server
-
-    server = make_server()
-    out: dict[str, Any] = {}
-    with run_server(server) as url:
-        async def run_all() -> None:
-            for grader, (task, _, _) in TWINS.items():
-                items, job = load_inputs(make_items(server, task), job_for(server, url, grader))
-                out[grader] = (items, await gold_replay(items, job, settings=None, max_concurrency=4))
-        asyncio.run(run_all())
-    return out
+    return gold_replays(TWINS, make_server, make_items, job_for)
 
 
 def _context(items: list[Any], replay: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -107,6 +108,17 @@ def test_returned_decodes_the_objects_of_a_successful_call_only():
     assert R.returned(refused) == []
     assert R.returned(SimpleNamespace(ok=True, output='{"page":1,"rows":[{"id":"A"}]}')) == [
         {"page": 1, "rows": [{"id": "A"}]}]                                                # one level deep
+
+
+def test_returned_deep_gives_the_records_of_a_listing_too():
+    page = SimpleNamespace(ok=True, output='{"page":1,"rows":[{"id":"A","parts":[{"id":"A1"}]},"x",{"id":"B"}],'
+                                           '"next":{"id":"C"}}')
+    assert [r.get("id", "page") for r in R.returned(page, deep=True)] == ["page", "A", "A1", "B", "C"]
+    assert R.returned(page) == [json.loads(page.output)]                                  # default unchanged
+    assert [r["id"] for r in R.returned(_call('[{"id":"b1","sub":[[{"id":"b2"}]]},{"id":"b3"}]'), deep=True)] == [
+        "b1", "b2", "b3"]                                                                  # lists in lists
+    assert R.returned(_call('{"id":"b1"}', status=404), deep=True) == []                  # refused: still nothing
+    assert R.returned(_call("not json"), deep=True) == []
 
 
 def test_same_compares_decoded_json_by_value_with_a_tolerance_by_key():
