@@ -171,9 +171,10 @@ class Slot:
 def answer_slots(answer: str) -> list[Slot]:
     """The typed slots of a reference answer (module docstring); ``[]`` for prose or a one-word answer.
 
-    Prose that ends in a marked answer line (``ANSWER: Ben Okoro``, :data:`~._answer_line.ANSWER_LINE`) has
-    the slots of that line: the whole body (slot ``"line"``, a string) and, for a body of 2 to
-    :data:`MAX_FORMAT_WORDS` words, its numbers and words, each with ``line`` set to the body's span."""
+    An answer with a marked answer line (``ANSWER: Ben Okoro``, :data:`~._answer_line.ANSWER_LINE`), short or
+    long, has the slots of its last one only: the whole body (slot ``"line"``, a string) and, for a body of 2 to
+    :data:`MAX_FORMAT_WORDS` words, its numbers and words, each with ``line`` set to the body's span; the
+    words before it are not graded slots (``No order was overdue.\nANSWER: none``: only ``none``)."""
     obj = answer_object(answer)
     if obj is not None:
         out = []
@@ -185,8 +186,8 @@ def answer_slots(answer: str) -> list[Slot]:
             elif isinstance(value, list) and value:
                 out.append(Slot(name, "list", value))
         return out
-    if not 2 <= len(answer.split()) <= MAX_FORMAT_WORDS:
-        return _line_slots(answer)
+    if not 2 <= len(answer.split()) <= MAX_FORMAT_WORDS or ANSWER_LINE.search(answer):
+        return _line_slots(answer)  # prose before a marked line is no slot (doctor76's "No order was overdue.")
     numbers = [Slot(f"number {k}", "number", m.group(), m.span()) for k, m in enumerate(_NUMBER.finditer(answer))]
     taken = [s.span for s in numbers if s.span is not None]
     words, k = [], 0

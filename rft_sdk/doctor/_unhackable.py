@@ -35,6 +35,7 @@ from rft_sdk.emulator import (
 )
 
 from ._adversarial_values import ADVERSARIAL_VALUE_ADVICE
+from ._alternatives import ALTERNATIVES_FIELD, AlternativeReplay
 from ._answer_line import ANSWER_LINE_ADVICE
 from ._answer_numbers import NUMBER_ADVICE
 from ._argument_probes import ARGUMENT_ADVICE
@@ -112,7 +113,7 @@ from ._write_probes import WRITE_ADVICE
 from ._written_answers import WRITTEN_ADVICE
 
 __all__ = ["ADVICE", "HACK_SHARE", "HACK_THRESHOLD", "GoldReplay", "check_unhackable", "gold_replay",
-           "resolve_write_tools", "took_effect"]
+           "resolve_write_tools", "took_effect", "valid_outcome"]
 
 logger = get_logger("rft_sdk.doctor")
 
@@ -450,6 +451,50 @@ def took_effect(probe: Any, item: Mapping[str, Any], result: RolloutResult, gold
     return True
 
 
+#: The skip reason of a probe's rollout that ended where one of the item's listed alternatives ends.
+VALID_END_STATE_REASON = ("the end state is one a listed alternative of the item reaches, not the gold's (a valid "
+                          "outcome: the grader must pay it)")
+
+
+def valid_outcome(result: RolloutResult, gold_end_state: str | None, valid_end_states: Collection[str]) -> bool:
+    """Whether a probe's rollout ended in the end state of one of the item's listed ``alternatives`` that is not
+    the gold's own (``protocol.END_STATE_HEADER`` digests, :func:`alternative_end_states`): another engineer
+    the dataset lists as valid, booked in place of the gold's by a donor's write or a superset write that
+    overwrote the gold's. Such a rollout reached a valid outcome, which an honest grader pays: it is no
+    counterfactual and is not judged (doctor76's lift visits and rota cover: two honest graders FAILed on
+    it). An end state equal to the gold's is left to :func:`took_effect` (an alternative that only reorders
+    the gold's calls ends where the gold does, and an answer probe's rollout with it stays judged)."""
+    return result.end_state is not None and result.end_state != gold_end_state and result.end_state in valid_end_states
+
+
+async def alternative_end_states(items: Sequence[Mapping[str, Any]], job: ReinforcementJob,
+                                 gold_end_states: Sequence[str | None], context: ProbeContext, *,
+                                 settings: ClientSettings | None, max_concurrency: int) -> list[set[str]]:
+    """Per item, the end-state digests (``protocol.END_STATE_HEADER``) that its listed ``alternatives`` reach,
+    one replay each (:class:`AlternativeReplay`), for the items whose gold has a write that changed state
+    (``ProbeContext.effective_writes``) and whose gold replay's answer carried a digest; ``set()`` for the
+    others (nothing replayed). Discarded replays add nothing. Malformed alternatives add nothing here (the
+    *gradeable* principle reports them)."""
+    out: list[set[str]] = [set() for _ in items]
+    wanted = [i for i, item in enumerate(items)
+              if i < len(gold_end_states) and gold_end_states[i] is not None
+              and isinstance(item.get(ALTERNATIVES_FIELD), list) and context.effective_writes(item)]
+    most = max((len(items[i][ALTERNATIVES_FIELD]) for i in wanted), default=0)
+    for k in range(most):
+        policy = AlternativeReplay(k)
+        index = [i for i in wanted if policy.applies(items[i])
+                 and isinstance(items[i][ALTERNATIVES_FIELD][k], Mapping)
+                 and isinstance(items[i][ALTERNATIVES_FIELD][k].get("actions"), list)]
+        if not index:
+            continue
+        results = await run_rollouts([dict(items[i]) for i in index], policy, job, samples_per_item=1,
+                                     max_concurrency=max_concurrency, settings=settings)
+        for r in results:
+            if not r.discarded and r.end_state is not None:
+                out[index[r.item_index]].add(r.end_state)
+    return out
+
+
 def _findings(rows: Mapping[str, dict[str, Any]], items: Sequence[Mapping[str, Any]], hack_threshold: float,
               hack_share: float) -> list[Finding]:
     out = []
@@ -552,6 +597,9 @@ async def check_unhackable(
     run = {n: p for n, p in suite.items() if n not in skip and intents[n] != VALID}
     context = ProbeContext(items, replay.outputs, gold, replay.ok, write_tools, budget,
                            gold_end_states=replay.end_states, unknown_tools=unknown_tools)
+    # the end states the items' listed alternatives reach: a probe ending in one reached a valid outcome
+    valid_states = await alternative_end_states(items, job, replay.end_states, context, settings=settings,
+                                                max_concurrency=max_concurrency)
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
     baseline: dict[int, float] = {}  # per item: what honest-but-wrong behaviour earns (``_severity``)
@@ -594,11 +642,15 @@ async def check_unhackable(
         # a rollout whose one change did not take effect is no counterfactual
         kept = [r for r in results if took_effect(probe, items[index[r.item_index]], r,
                                                   replay.end_states[index[r.item_index]])]
-        played = _played(probe, items, index, results, kept)
         if len(kept) < len(results):
             reasons["the change did not take effect (refused, or it left the end state as it was)"] += \
                 len(results) - len(kept)
-        results = kept
+        counterfactual = [r for r in kept if not valid_outcome(r, replay.end_states[index[r.item_index]],
+                                                               valid_states[index[r.item_index]])]
+        if len(counterfactual) < len(kept):
+            reasons[VALID_END_STATE_REASON] += len(kept) - len(counterfactual)
+        played = _played(probe, items, index, results, counterfactual)
+        results = counterfactual
         is_baseline = getattr(probe, "baseline", False)
         in_baseline = results
         judged = getattr(probe, "judged", None)
