@@ -18,7 +18,8 @@ signature with its defaults, one seeding helper with a sentinel key, a read of w
 nothing (docs/tools.md); how ``""``, a left-out argument and ``null`` count for prose (docs/graders.md); which text
 ``read_time`` plays (docs/doctor.md); a ``BOOKED:`` line as the doctor's answer line, and which zone
 ``other_zone_time`` reads (docs/graders.md, docs/honest-graders.md); a graded column forgiven as free text, and a gold row read back by its
-``RowChange.key`` (docs/database.md)."""
+``RowChange.key`` (docs/database.md); a record found inside a listing page with ``returned(c, deep=True)``
+(docs/graders.md)."""
 
 from __future__ import annotations
 
@@ -668,6 +669,25 @@ def test_rows_unpacks_a_page_and_a_page_past_the_end_holds_no_row() -> None:
     assert returned(call(past)) == [past]                    # the page past the end still names the school
     assert not ns["read_applicant"](SimpleNamespace(item={"applicant_id": "A-7"}, trajectory=(call(page, ok=False),)))
     assert ns["read_applicant"](SimpleNamespace(item={"applicant_id": "A-7"}, trajectory=(call({"id": "A-7"}),)))
+
+
+def test_read_run_finds_the_record_inside_a_listing_page_with_deep() -> None:
+    """graders.md, "Evidence found inside a listing": ``returned(c, deep=True)`` finds the item's run read by id and
+    nested in a listing page's rows; one level deep, the page alone is no evidence."""
+    ns = _run("graders.md", "def read_run(")
+    assert ns["returned"] is returned
+
+    def call(out: Any, ok: bool = True) -> Any:
+        return SimpleNamespace(ok=ok, output=json.dumps(out))
+
+    page = {"page": 2, "runs": [{"run_id": "R-11", "status": "done"}, {"run_id": "R-12", "status": "failed"}]}
+    item = {"run_id": "R-12"}
+    assert ns["read_run"](SimpleNamespace(item=item, trajectory=(call(page),)))
+    assert ns["read_run"](SimpleNamespace(item=item, trajectory=(call({"run_id": "R-12"}),)))
+    assert not any(r.get("run_id") == "R-12" for r in returned(call(page)))     # without deep: the page only
+    assert not ns["read_run"](SimpleNamespace(item=item, trajectory=(call(page, ok=False),)))
+    assert not ns["read_run"](SimpleNamespace(item={"run_id": "R-13"}, trajectory=(call(page),)))
+    assert [r.get("run_id") for r in returned(call(page), deep=True)] == [None, "R-11", "R-12"]
 
 
 # -- database.md: a free-text column graded by key words beside diff_gold ---------------------------------------------
