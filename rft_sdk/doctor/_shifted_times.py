@@ -43,12 +43,16 @@ ignored_time              (on items whose gold writes nothing and whose marked a
                           (doctor51's van hire), which the other probes of this table, judged only
                           where the control lowered the score, never see
 other_zone_time           (where the marked answer line holds one moment followed by the IANA name of
-                          its zone: ``ANSWER: 2026-03-26 21:00 Australia/Sydney``) the same instant
+                          its zone: ``ANSWER: 2026-03-26 21:00 Australia/Sydney``, or one bare moment
+                          whose zone is the one IANA zone the reply's prose names, else the one the
+                          gold's outputs and the prompt name) the same instant
                           written in another zone, with that zone's name: the first IANA zone the
                           gold's tool outputs or the prompt name whose clock differs there, else
                           ``Etc/UTC`` (``2026-03-26 10:00 Europe/London``: the hearing's own clock,
                           never converted to the witness's; doctor61's video hearings, whose grader
-                          compared instants and took any zone named). Judged as ``half_day_time``
+                          compared instants and took any zone named; ``ANSWER: 2026-04-14 00:40`` →
+                          ``ANSWER: 2026-04-13 14:40 Etc/UTC``, doctor76's call-outs, whose grader read
+                          the moment in any zone written after it). Judged as ``half_day_time``
 hedged_time               (where the marked answer line holds one moment, a date and a time) that
                           moment hedged with the same moment an hour off (a clock change's error): ``M'
                           or M`` on even items played, ``M or M'`` on odd ones, the rest of the line
@@ -349,30 +353,53 @@ def _zone(name: str) -> ZoneInfo | None:
 
 
 def other_zone(answer: str, texts: Sequence[str]) -> str | None:
-    """``answer`` with its marked line's one zoned moment (:data:`_ZONED_MOMENT`) written as the same instant in
-    another zone: the first IANA name of ``texts`` whose clock differs there, else ``Etc/UTC``; ``None`` without
-    such a moment, or where no zone differs."""
+    """``answer`` with its marked line's one zoned moment (:data:`_ZONED_MOMENT`), or its one bare moment whose
+    zone the reply or ``texts`` name (:func:`_bare_zone`), written as the same instant in another zone with that
+    zone's name: the first IANA name of ``texts`` whose clock differs there, else ``Etc/UTC``
+    (``ANSWER: 2026-04-14 00:40`` in Sydney → ``ANSWER: 2026-04-13 14:40 Etc/UTC``: the read's UTC time, never
+    converted, with a zone named; doctor76's call-out arrivals); ``None`` without such a moment, or where no zone
+    differs."""
     lines = marked_lines(answer)
     if not lines:
         return None
     start, end = lines[-1].span("body")
     found = list(_ZONED_MOMENT.finditer(answer, start, end))
-    zone = _zone(found[0].group(5)) if len(found) == 1 else None
-    if zone is None:
+    m: re.Match[str] | None = None
+    own: str | None = None
+    if len(found) == 1:
+        m, own = found[0], found[0].group(5)
+    elif not found:  # a bare moment on the line (``ANSWER: 2026-04-14 00:40``, "local time, no zone name")
+        bare = list(_ISO_MOMENT.finditer(answer, start, end))
+        if len(bare) == 1:
+            m, own = bare[0], _bare_zone(answer[:lines[-1].start()], texts)
+    zone = _zone(own) if own is not None else None
+    if zone is None or m is None or own is None:
         return None
-    m = found[0]
     try:
         local = dt.datetime.fromisoformat(f"{m.group(1)} {m.group(3)}:{m.group(4)}").replace(tzinfo=zone)
     except ValueError:
         return None
     for name in [*(n.group() for t in texts for n in _ZONE_NAME.finditer(t)), "Etc/UTC"]:
         other = _zone(name)
-        if other is None or name == m.group(5):
+        if other is None or name == own:
             continue
         moved = local.astimezone(other)
         if moved.replace(tzinfo=None) != local.replace(tzinfo=None):
             return (answer[:m.start()] + moved.strftime("%Y-%m-%d") + m.group(2) + moved.strftime("%H:%M") + " "
                     + name + answer[m.end():])
+    return None
+
+
+def _bare_zone(prose: str, texts: Sequence[str]) -> str | None:
+    """The zone of a marked line's bare moment: the one IANA zone name the reply's prose above the line names
+    (``... which is 2026-04-14 00:40 in Australia/Sydney``), else the one the tool outputs and prompt name
+    (``texts``: a site's ``time_zone``); ``None`` where none or several are named."""
+    for source in ([prose], texts):
+        names = {n.group() for t in source for n in _ZONE_NAME.finditer(t) if _zone(n.group()) is not None}
+        if len(names) == 1:
+            return names.pop()
+        if names:
+            return None
     return None
 
 
