@@ -10,11 +10,12 @@ sibling_read_control      a control, never judged: on items whose gold writes no
                           tool with arguments that differ from a gold read's in **one** argument only
                           (``get_statement(writer_id="W-101", quarter="2025-Q4")`` beside this item's
                           ``quarter="2025-Q3"``) and answers otherwise: the gold's calls **less that
-                          read**, then that item's reference answer (an item whose answer shares
+                          read** (every call of the tool with that argument's value: all its pages),
+                          then that item's reference answer (an item whose answer shares
                           entries with this one's first: where a partial score can tell)
 sibling_read_answer       the same answer after the gold's calls with that read's argument set to the
-                          other item's value (the other quarter's statement read instead of this
-                          one's); judged ``must_not_raise`` against the control: reading a record that
+                          other item's value in every page of the read (the other quarter's statement
+                          read instead of this one's); judged ``must_not_raise`` against the control: reading a record that
                           is not the item's cannot earn more than not reading it. An honest grader
                           scores the two alike (its evidence is the item's own record, missing from
                           both; or it needs none and pays the answer alike); one whose evidence rule
@@ -79,6 +80,14 @@ def _one_apart(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     return apart[0]
 
 
+def _same_reads(actions: list[Any], tool: Any, argument: str, value: Any) -> list[int]:
+    """Positions of every gold call of ``tool`` whose ``argument`` is ``value``: all pages of one read
+    (``list_docked_bikes(station_id, as_of, page=1)`` and ``page=2``), which the probes change together: with one
+    page left as it was, the rollout still holds a read of the item's own record (doctor77's docked bikes)."""
+    return [k for k, a in enumerate(actions) if isinstance(a, Mapping) and a.get("name") == tool
+            and _arguments(a.get("arguments")).get(argument) == value]
+
+
 def _read_values(actions: list[Any], tool: Any) -> set[str]:
     """Every argument value, as a string, of the gold's calls of ``tool``."""
     return {str(v) for a in actions if isinstance(a, Mapping) and a.get("name") == tool
@@ -139,14 +148,15 @@ class SiblingReadControl(_Control):
             if found:
                 _, donor, argument, value = min(found)
                 return {"position": position, "tool": str(tool), "argument": argument, "from": arguments[argument],
-                        "control": None, "probe": value, "donor": donor}
+                        "control": None, "probe": value, "donor": donor,
+                        "positions": _same_reads(actions, tool, argument, arguments[argument])}
         return None
 
     def plan(self, item: Mapping[str, Any]) -> Steps:
         """The gold's calls less the read."""
         found = self.change(item)
         actions = item[self.actions_field]
-        return [[a] for k, a in enumerate(actions) if found is None or k != found["position"]]
+        return [[a] for k, a in enumerate(actions) if found is None or k not in found["positions"]]
 
     def final_answer(self, item: Mapping[str, Any]) -> str:
         """The other item's reference answer."""
@@ -173,9 +183,10 @@ class SiblingReadAnswer(_NotRaised, SiblingReadControl):
         found = self.change(item)
         actions = [dict(a) for a in item[self.actions_field]]
         if found is not None:
-            call = actions[found["position"]]
-            actions[found["position"]] = {**call, "arguments": {**_arguments(call.get("arguments")),
-                                                                found["argument"]: found["probe"]}}
+            for position in found["positions"]:
+                call = actions[position]
+                actions[position] = {**call, "arguments": {**_arguments(call.get("arguments")),
+                                                           found["argument"]: found["probe"]}}
         return [[a] for a in actions]
 
 
@@ -217,7 +228,8 @@ class EntityReadControl(SiblingReadControl):
                     if theirs.get("name") == tool and set(given) == {argument} and isinstance(given[argument], str) \
                             and given[argument] not in read:
                         return {"position": position, "tool": str(tool), "argument": argument, "from": value,
-                                "control": None, "probe": given[argument], "donor": k}
+                                "control": None, "probe": given[argument], "donor": k,
+                                "positions": _same_reads(actions, tool, argument, value)}
         return None
 
     def final_answer(self, item: Mapping[str, Any]) -> str:

@@ -174,6 +174,7 @@ from ._unread_part import unread_part_probes
 from ._utc_clock import utc_clock_probes
 from ._value_probes import value_probes
 from ._widened_list import widened_list_probes
+from ._working_choice import working_choice_probes
 from ._write_members import write_member_probes
 from ._write_probes import write_probes
 from ._written_answers import written_answer_probes
@@ -466,6 +467,7 @@ def default_probes(write_tools: Collection[str] | None = None, *, copies: int = 
         **namesake_probes(write_tools, **fields),
         **unread_page_probes(write_tools, **fields),
         **sibling_read_probes(write_tools, **fields),
+        **working_choice_probes(write_tools, **fields),
         **named_text_probes(write_tools, **fields),
         **note_probes(write_tools, **fields),
         **write_member_probes(write_tools, **fields),

@@ -108,6 +108,7 @@ from ._unread_part import UNREAD_PART_ADVICE
 from ._utc_clock import UTC_CLOCK_ADVICE
 from ._value_probes import VALUE_ADVICE
 from ._widened_list import WIDENED_LIST_ADVICE
+from ._working_choice import WORKING_CHOICE_ADVICE
 from ._write_members import WRITE_MEMBER_ADVICE
 from ._write_probes import WRITE_ADVICE
 from ._written_answers import WRITTEN_ADVICE
@@ -226,6 +227,7 @@ ADVICE = {
     **NAMESAKE_ADVICE,
     **UNREAD_PAGE_ADVICE,
     **SIBLING_READ_ADVICE,
+    **WORKING_CHOICE_ADVICE,
     **NAMED_TEXT_ADVICE,
     **NOTE_ADVICE,
     **WRITE_MEMBER_ADVICE,

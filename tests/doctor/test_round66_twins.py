@@ -136,7 +136,8 @@ def test_sibling_read_control_reads_another_months_report_and_answers_an_overlap
     # the overlapping donor (item 2) comes before the lower-indexed disjoint one (item 1); item 3's answer is this
     # item's own, so it is no donor
     assert control.change(items[0]) == {"position": 0, "tool": "get_usage_report", "argument": "month",
-                                        "from": "2026-01", "control": None, "probe": "2026-02", "donor": 2}
+                                        "from": "2026-01", "control": None, "probe": "2026-02", "donor": 2,
+                                        "positions": [0]}
     assert control.plan(items[0]) == [] and control.final_answer(items[0]) == items[2]["reference_answer"]
     # no donor overlaps item 1's: the first one-apart read of another item with another answer (the photographer)
     assert control.change(items[1])["argument"] == "photographer_id" and control.change(items[1])["donor"] == 0

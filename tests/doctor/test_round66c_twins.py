@@ -182,7 +182,7 @@ def test_entity_read_control_changes_a_one_argument_read_to_another_answers_enti
 
     # PS-02's item answers as PS-01's: never its donor, though listed first; PS-03's is
     assert change(0) == {"position": 0, "tool": "list_valves", "argument": "station", "from": "PS-01",
-                         "control": None, "probe": "PS-03", "donor": 2}
+                         "control": None, "probe": "PS-03", "donor": 2, "positions": [0]}
     assert change(1) is not None and change(1)["probe"] == "PS-03"  # type: ignore[index]
     assert change(2) is None  # an answer of its own (no other item's): only reading gives it, not played
     # a two-argument read gets nothing here (sibling_read_control's shape, which does change it)

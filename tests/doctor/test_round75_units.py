@@ -1,0 +1,93 @@
+"""The pieces changed after the doctor75-77 suites, on hand-built cases: every page of a sibling read changed together,
+the runner-up the working ranks, a bare local moment written in another zone, the valid-outcome rule and the
+in-format slots of a reply with a marked line."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+
+def _bikes(station: str, as_of: str, answer: str) -> dict[str, Any]:
+    return {"actions": [{"name": "list_docked_bikes", "arguments": {"station_id": station, "as_of": as_of, "page": p}}
+                        for p in (1, 2)],
+            "reference_answer": answer}
+
+
+def test_sibling_read_changes_every_page_of_the_read_together() -> None:
+    from rft_sdk.doctor._probes import ProbeContext
+    from rft_sdk.doctor._sibling_read import SiblingReadAnswer, SiblingReadControl
+
+    items = [_bikes("ST-1042", "2026-05-04T08:00:00Z", "Four.\nANSWER: BK-1, BK-2, BK-3, BK-4"),
+             _bikes("ST-1042", "2026-05-05T08:00:00Z", "Two.\nANSWER: BK-1, BK-2")]
+    control = SiblingReadControl()
+    control.prepare(ProbeContext(items))
+    found = control.change(items[0])
+    assert found is not None and found["argument"] == "as_of" and found["positions"] == [0, 1], found
+    assert control.plan(items[0]) == []  # both pages left out: no read of the item's own moment remains
+    probe = SiblingReadAnswer(control)
+    probe.prepare(ProbeContext(items))
+    assert [step[0]["arguments"] for step in probe.plan(items[0])] == [
+        {"station_id": "ST-1042", "as_of": "2026-05-05T08:00:00Z", "page": 1},
+        {"station_id": "ST-1042", "as_of": "2026-05-05T08:00:00Z", "page": 2}]
+
+
+WORKING = ("Depots with at least 3 units, nearest first: DEP-11: 2.0 km (8 units), DEP-17: 2.0 km (3 units), DEP-13: "
+           "4.6 km (5 units). DEP-11 and DEP-17 tie on distance; DEP-11 holds more units.\nANSWER: DEP-11")
+
+
+def test_working_runner_up_takes_the_next_listed_id_the_working_ranks() -> None:
+    from rft_sdk.doctor._working_choice import working_runner_up
+
+    listed = ['{"rows": [{"depot_id": "DEP-11"}, {"depot_id": "DEP-17"}, {"depot_id": "DEP-13"}]}']
+    assert working_runner_up(WORKING, listed).endswith("\nANSWER: DEP-17")
+    assert working_runner_up(WORKING, listed).split("\n")[0] == WORKING.split("\n")[0]  # the prose kept
+    # an alternative answers with the next one: the one after it is played (plainly wrong)
+    assert working_runner_up(WORKING, listed, taken={"DEP-17"}).endswith("\nANSWER: DEP-13")
+    assert working_runner_up(WORKING, ['{"depot_id": "DEP-99"}']) is None      # the next one is not listed
+    assert working_runner_up("From DEP-11, station ST-1057.\nANSWER: DEP-11", ["ST-1057 DEP-11"]) is None  # other shape
+    assert working_runner_up("DEP-11 then DEP-17.\nANSWER: DEP-11 and DEP-17", listed) is None  # not one id
+    assert working_runner_up("ANSWER: DEP-11", listed) is None                 # no working above the line
+
+
+def test_other_zone_time_writes_a_bare_local_moment_in_another_zone() -> None:
+    from rft_sdk.doctor._shifted_times import other_zone
+
+    answer = ("The engineer arrived at 2026-04-13 14:40 UTC, which is 2026-04-14 00:40 in Australia/Sydney.\n"
+              "ANSWER: 2026-04-14 00:40")
+    site = ['{"site_id": "SITE-14", "time_zone": "Australia/Sydney"}']
+    assert other_zone(answer, site).endswith("\nANSWER: 2026-04-13 14:40 Etc/UTC")
+    # the zone from the outputs when the prose names none; another zone the outputs name comes before Etc/UTC
+    assert other_zone("ANSWER: 2026-04-14 00:40", site) == "ANSWER: 2026-04-13 14:40 Etc/UTC"
+    assert other_zone("In Australia/Sydney time.\nANSWER: 2026-04-14 00:40", [*site, "depot in Europe/Lisbon"]) == \
+        "In Australia/Sydney time.\nANSWER: 2026-04-13 15:40 Europe/Lisbon"
+    # two zones named and none in the prose: whose clock the line is on is unknown
+    assert other_zone("ANSWER: 2026-04-14 00:40", ["Australia/Sydney", "Europe/Lisbon"]) is None
+    assert other_zone("ANSWER: 2026-04-14 00:40", []) is None
+    # a zoned moment as before
+    assert other_zone("ANSWER: 2026-03-26 21:00 Australia/Sydney", []) == "ANSWER: 2026-03-26 10:00 Etc/UTC"
+
+
+def test_a_rollout_ending_where_a_listed_alternative_ends_is_a_valid_outcome() -> None:
+    from rft_sdk.doctor._unhackable import valid_outcome
+
+    def ended(state: str | None) -> Any:
+        return SimpleNamespace(end_state=state)
+
+    alternatives = {"alt-122", "gold"}  # an alternative that only reorders ends where the gold does
+    assert valid_outcome(ended("alt-122"), "gold", alternatives)
+    assert not valid_outcome(ended("gold"), "gold", alternatives)             # the gold's own: left to took_effect
+    assert not valid_outcome(ended("two-bookings"), "gold", alternatives)     # a superset: still judged
+    assert not valid_outcome(ended(None), "gold", alternatives)               # no digest sent: judged as before
+    assert not valid_outcome(ended("alt-122"), "gold", set())                 # no alternatives listed
+
+
+def test_a_marked_lines_prose_holds_no_in_format_slot() -> None:
+    from rft_sdk.doctor._in_format import answer_slots
+
+    slots = answer_slots("No order was overdue.\nANSWER: none")
+    assert [(s.name, s.value) for s in slots] == [("line", "none")]
+    slots = answer_slots("Two overdue.\nANSWER: PO-1, PO-2")
+    assert [s.name for s in slots][0] == "line" and all(s.line is not None for s in slots)
+    assert {s.value for s in slots if s.name.startswith("word")} <= {"PO-1", "PO-2", "PO-1,", "PO"}
+    assert [s.name for s in answer_slots("12.50 USD")] == ["number 0", "word 0"]  # no marked line: as before
