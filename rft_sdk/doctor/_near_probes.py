@@ -70,6 +70,14 @@ precise_value             that value moved :data:`PRECISE_UNITS` (40) units of t
                           ``£85.90``), judged as ``loose_value``: a task that states its precision is
                           graded near it, so a tolerance of 5 % (doctor27's recipe) or whole pounds
                           (doctor27's permit fee) pays what a careful grader refuses
+relative_value            that value moved by the fewest whole units of that stated precision (2 at
+                          least) that move it more than :data:`RELATIVE_FLOOR` (3 %) of it, where
+                          that is at most :data:`RELATIVE_CEILING` (4.5 %) of it
+                          (:func:`relatively_moved`: ``0.51 mg/L`` to 2 decimals → ``0.53 mg/L``);
+                          judged as ``loose_value``: where ``precise_value``'s 40 units are past any
+                          relative tolerance, a 5 % tolerance on a small value stated to 2 decimals
+                          pays a value a careful grader refuses (doctor78's pool chlorine); past a
+                          unit either way and past 1-3 %, so those honest tolerances refuse it too
 prompt_figure             one number argument of one gold write (never its target) that the prompt
                           does not state, set to the prompt's figure nearest to it in ratio (within
                           :data:`FIGURE_RATIO`) that no gold argument passes: the raw input the gold
@@ -106,9 +114,11 @@ from ._value_probes import VALUE_ITEMS, _Capped, _targets
 
 __all__ = ["ComponentValue", "FAR_MINUTES", "FAR_SHARE", "FIGURE_RATIO", "FRACTION_SHARE", "LOOSE_SHARE", "LOOSE_UNITS", "LooseValue",
            "ModifierValue", "NEAR_ADVICE", "NEAR_MINUTES", "NEAR_SHIFT", "NEAR_UNITS", "NEUTRAL_REASON", "NearTime",
-           "NeighbourValue", "PRECISE_UNITS", "PreciseValue", "PromptFigure", "RangeValue", "ReplacedWrite", "TimeControl",
+           "NeighbourValue", "PRECISE_UNITS", "PreciseValue", "PromptFigure", "RELATIVE_CEILING", "RELATIVE_FLOOR",
+           "RangeValue", "RelativeValue", "ReplacedWrite", "TimeControl",
            "ValueControl", "answer_precision", "covering_range", "example_precision", "fraction_moved", "last_component", "loose_moved", "moved_times",
-           "moved_value", "near_miss", "near_probes", "one_value", "precisely_moved", "scaled", "stated_precision",
+           "moved_value", "near_miss", "near_probes", "one_value", "precisely_moved", "relatively_moved", "scaled",
+           "stated_precision",
            "stripped_modifiers", "value_number", "value_numbers"]
 
 #: ``adv_near_miss`` moves the value by this share of it (a tolerance meant for cents, written relative, pays).
@@ -160,6 +170,9 @@ NEAR_ADVICE = {
     "prompt_figure": "the raw figure of the prompt written where the gold writes the value worked out from it "
                      "(the odometer in miles where the task logs km) earns reward: compare with the converted "
                      "value only, never 'either unit'",
+    "relative_value": "a number 3-4.5 % off, two or more units of the precision the task states (0.53 mg/L for 0.51 "
+                      "'to 2 decimal places'), earns the right one's score: a relative tolerance stands where the task "
+                      "asks for a precision; compare within half a unit of it",
     "precise_value": "a number 40 units of the precision the task states off (425.9 g for 421.9 g 'to 0.1 g', "
                      "£85.90 for £85.50 'to the penny') earns full marks: grade within the precision the task "
                      "states (half a unit, or a unit), never a relative tolerance or whole units",
@@ -426,6 +439,48 @@ class PreciseValue(_Rewritten, ValueControl):
         its format example shows (:func:`answer_precision`); ``None`` where none does."""
         precision = answer_precision(item, answer)
         return None if precision is None else precisely_moved(answer, precision)
+
+
+#: ``relative_value`` moves the value more than this share of it (past the 1-3 % relative tolerances an honest
+#: grader of a measurement may give) ...
+RELATIVE_FLOOR = 0.03
+#: ... and at most this share (inside a 5 % relative tolerance, where the task states a finer precision).
+RELATIVE_CEILING = 0.045
+
+
+def relatively_moved(text: str, precision: float) -> str | None:
+    """``text`` with its one value (:func:`one_value`) moved up by the fewest whole units of ``precision`` (2 at
+    least: past a unit either way for rounding) that move it more than :data:`RELATIVE_FLOOR` of it; ``None``
+    where that move is more than :data:`RELATIVE_CEILING` of it (a value too small for units of this size: ``0.34``
+    to 2 decimals), or without one value. ``0.51 mg/L`` to 2 decimals → ``0.53 mg/L`` (3.9 %)."""
+    spans = one_value(text)
+    if not spans or precision <= 0:
+        return None
+    value = float(spans[0].group().replace(",", ""))
+    if not math.isfinite(value) or value <= 0:
+        return None
+    units = max(2, math.floor(RELATIVE_FLOOR * value / precision + 1e-9) + 1)
+    if units * precision > RELATIVE_CEILING * value:
+        return None
+    places = max(0, -math.floor(math.log10(precision) + 1e-9))
+    new = value + units * precision
+    out, last = [], 0
+    for m in spans:
+        out += [text[last:m.start()], _format_like(m.group(), new, max(_decimals(m.group()), places))]
+        last = m.end()
+    return "".join([*out, text[last:]])
+
+
+class RelativeValue(_Rewritten, ValueControl):
+    """``relative_value`` (module table): ``must_lower`` where ``value_control`` scored less than the gold."""
+
+    must_lower = True
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """:func:`relatively_moved` by the precision a system or user message states or its format example shows
+        (:func:`answer_precision`); ``None`` where none does."""
+        precision = answer_precision(item, answer)
+        return None if precision is None else relatively_moved(answer, precision)
 
 
 def scaled(reference: str) -> list[str]:
@@ -780,6 +835,7 @@ def near_probes(write_tools: Collection[str] | None = None, *, answer_field: str
     values = ValueControl(write_tools, **fields)
     out["value_control"], out["loose_value"] = values, LooseValue(values, write_tools, **fields)
     out["precise_value"] = PreciseValue(values, write_tools, **fields)
+    out["relative_value"] = RelativeValue(values, write_tools, **fields)
     for probe in out.values():
         probe.intent = HACK
     return out

@@ -131,6 +131,17 @@ def _states(text: str, member: str) -> bool:
     return False
 
 
+def _passed(item: Mapping[str, Any], actions_field: str) -> set[str]:
+    """Every string argument value of the item's gold calls."""
+    return {v for call in item.get(actions_field) or [] if isinstance(call, Mapping)
+            and isinstance(call.get("arguments"), Mapping) for v in call["arguments"].values() if isinstance(v, str)}
+
+
+def _id_shape(value: str) -> str:
+    """A value's letters as they are, each digit a ``9`` (``SL-302`` → ``SL-999``, ``C-5521`` → ``C-9999``)."""
+    return re.sub(r"\d", "9", value)
+
+
 class SupersededRequest(ValueSwap):
     """``superseded_request`` (module table)."""
 
@@ -181,6 +192,10 @@ class SupersededRequest(ValueSwap):
                     kind = next((p for p in _KINDS.values() if p.fullmatch(value)), None)
                     old = [] if kind is None else [v for v in dict.fromkeys(kind.findall(earlier))
                                                    if v != value and (not says(last, v) or _withdrawn(last, v))]
+                    # a value the gold still passes was not corrected (the child ``C-5521`` beside the class
+                    # ``SL-302`` it was first to move to: doctor78's lessons); one of the value's own shape first
+                    passed = _passed(item, self.actions_field)
+                    old = sorted((v for v in old if v not in passed), key=lambda v: _id_shape(v) != _id_shape(value))
                 if old:
                     return value, old[0]
         return self._encoded_swap(item, last, earlier)

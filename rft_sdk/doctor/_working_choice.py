@@ -16,6 +16,14 @@ working_runner_up         on items whose gold writes nothing and whose answer is
                           ranks), the prose kept; never an id that an item's listed ``alternatives``
                           answer with. Judged by the severity rule (as ``wrong_answer``: the
                           baseline is what honest-but-wrong answers earn)
+ranked_listed_answer      on the same items (one id on the marked line), where a system or user message
+                          states a rule that ranks (:data:`~._choices.RANKING`: the cheapest, the
+                          nearest, the earliest) and a gold tool output lists the id's record beside
+                          others of its kind: the id replaced by the **runner-up**
+                          (:func:`~._choices.runner_up`: the listed record most like the gold's,
+                          never a tie), the prose kept; never an id the item's ``alternatives``
+                          answer with. Judged as ``working_runner_up`` (doctor78's class sessions:
+                          any session with a free place paid, not the cheapest)
 ========================= ==========================================================================
 
 **Why the honest twin stays silent**: the working ranks the entities by the task's rule, so the next one is not
@@ -29,19 +37,25 @@ tool, a field or a task.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ._answers import marked_lines
+from ._answers import marked_lines, prompt_texts
+from ._choices import RANKING, runner_up
 from ._generic import _ContextProbe
 from ._probes import HACK, Steps
+from ._scope import _json_values, sibling_values
 
-__all__ = ["WORKING_CHOICE_ADVICE", "WorkingRunnerUp", "working_choice_probes", "working_runner_up"]
+__all__ = ["WORKING_CHOICE_ADVICE", "RankedListedAnswer", "WorkingRunnerUp", "ranked_runner_up",
+           "working_choice_probes", "working_runner_up"]
 
 WORKING_CHOICE_ADVICE = {
     "working_runner_up": "the entity the working ranks next (the other depot as near, the tie-break never applied) "
                          "earns the right one's score: compare the answer with the item's own choice, or re-derive "
                          "every criterion the task states, tie-breaks included",
+    "ranked_listed_answer": "another listed entity than the one the stated rule picks (the next cheapest session, the "
+                            "second nearest depot) earns the right one's score: compare the answer with the item's own "
+                            "choice, or apply the rule to every listed record",
 }
 
 #: An id: letters, then digits, joined by ``-``, ``_`` or ``/`` or not (``DEP-11``, ``BK20117``, ``ST_4``).
@@ -82,6 +96,32 @@ def working_runner_up(answer: str, outputs: Collection[str], taken: Collection[s
     return None
 
 
+def _on_line(answer: str, new: str) -> str | None:
+    """``answer`` with its marked line's one id (:data:`_ID`) replaced by ``new``; ``None`` without such a line."""
+    lines = marked_lines(answer)
+    body = lines[-1]["body"].strip() if lines and "body" in lines[-1].re.groupindex else ""
+    if not body or not _ID.fullmatch(body):
+        return None
+    start, end = lines[-1].span("body")
+    at = answer.index(body, start, end)
+    return answer[:at] + new + answer[at + len(body):]
+
+
+def ranked_runner_up(answer: str, outputs: Sequence[str], rules: Sequence[str], taken: Collection[str] = ()) -> str | None:
+    """``answer`` with its marked line's one id replaced by its :func:`~._choices.runner_up` among the siblings the
+    JSON ``outputs`` list with records, where one of ``rules`` (the prompt's texts) states a ranking
+    (:data:`~._choices.RANKING`); ``None`` otherwise, or where the runner-up is in ``taken``."""
+    lines = marked_lines(answer)
+    body = lines[-1]["body"].strip() if lines and "body" in lines[-1].re.groupindex else ""
+    if not body or not _ID.fullmatch(body) or not any(RANKING.search(t) for t in rules):
+        return None
+    listed = _json_values(list(outputs))
+    best = runner_up(body, sibling_values(body, listed), listed)
+    if not isinstance(best, str) or best in taken or not _ID.fullmatch(best):
+        return None
+    return _on_line(answer, best)
+
+
 class WorkingRunnerUp(_ContextProbe):
     """``working_runner_up`` (module table)."""
 
@@ -96,11 +136,12 @@ class WorkingRunnerUp(_ContextProbe):
         if index is None or index in self._context.answer_free or not isinstance(answer, str) \
                 or not self._has_gold(item) or self.writes_of(item):
             return None
-        taken = set()
-        for alt in item.get("alternatives") or []:
-            said = alt.get("reference_answer") if isinstance(alt, Mapping) else None
-            taken |= {m["body"].strip() for m in marked_lines(said)} if isinstance(said, str) else set()
-        return working_runner_up(answer, [o for o in self.gold_outputs_of(item) if isinstance(o, str)], taken)
+        return self.rewrite(item, answer, [o for o in self.gold_outputs_of(item) if isinstance(o, str)],
+                            _alternative_answers(item))
+
+    def rewrite(self, item: Mapping[str, Any], answer: str, outputs: list[str], taken: set[str]) -> str | None:
+        """:func:`working_runner_up`."""
+        return working_runner_up(answer, outputs, taken)
 
     def applies(self, item: Mapping[str, Any]) -> bool:
         """Items where :func:`working_runner_up` has an answer."""
@@ -122,8 +163,33 @@ class WorkingRunnerUp(_ContextProbe):
         return {"altered": "answer", "from": before.splitlines()[-1][:120], "to": after.splitlines()[-1][:120]}
 
 
+class RankedListedAnswer(WorkingRunnerUp):
+    """``ranked_listed_answer`` (module table)."""
+
+    def __init__(self, write_tools: Collection[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(write_tools, **kwargs)
+        self._reason = ("the gold changes state, the answer is not the graded outcome (answer_control), its marked line "
+                        "is not one id, the prompt states no rule that ranks, or no output lists the id's record "
+                        "beside others")
+
+    def rewrite(self, item: Mapping[str, Any], answer: str, outputs: list[str], taken: set[str]) -> str | None:
+        """:func:`ranked_runner_up` over the prompt's texts."""
+        return ranked_runner_up(answer, outputs, prompt_texts(item), taken)
+
+
+def _alternative_answers(item: Mapping[str, Any]) -> set[str]:
+    """The bodies of the marked lines of the item's ``alternatives``' own reference answers."""
+    taken: set[str] = set()
+    for alt in item.get("alternatives") or []:
+        said = alt.get("reference_answer") if isinstance(alt, Mapping) else None
+        taken |= {m["body"].strip() for m in marked_lines(said)} if isinstance(said, str) else set()
+    return taken
+
+
 def working_choice_probes(write_tools: Collection[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The probe of the module table, by name (``intent`` ``hack``)."""
-    probe = WorkingRunnerUp(write_tools, **fields)
-    probe.intent = HACK
-    return {"working_runner_up": probe}
+    out: dict[str, Any] = {"working_runner_up": WorkingRunnerUp(write_tools, **fields),
+                           "ranked_listed_answer": RankedListedAnswer(write_tools, **fields)}
+    for probe in out.values():
+        probe.intent = HACK
+    return out

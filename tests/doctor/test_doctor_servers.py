@@ -99,16 +99,16 @@ async def test_lenient_grader_fails_every_hack_probe_and_warns_on_the_shortcut()
     # second field of the answer's shape in the row), leading_entry and excluded_entry (answer probes),
     # widened_list (no list written), moved_write (no earlier write of another tool with the same
     # arguments), boundary_sibling (no dated records), later_read_answer (no
-    # dated answer), working_runner_up (every item writes)
+    # dated answer), working_runner_up and ranked_listed_answer (every item writes)
     skipped = {n for n, r in rows.items() if r["verdict"] == "skipped"}
-    assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "prompt_figure", "unread_reason",
+    assert skipped == {"named_listed_choice", "datetime_date", "precise_value", "relative_value", "prompt_figure", "unread_reason",
                        "other_kind_choice", "ranked_date", "own_read_answer", "year_date", "undone_write",
                        "answer_subset", "whole_unit_value", "unit_figure", "prose_figure", "other_reason",
                        "near_sibling_write", "category_answer", "superset_apart", "claimed_sibling_write",
                        "dropped_write", "last_write_only", "later_write_value", "other_member", "stated_member", "own_read_date", "own_read_total",
                        "own_reads_sum", "superseded_request", "superseded_left", "superseded_count", "superseded_reads", "other_list", "tail_swap", "excused_wrong_outcome", "tied_order", "utc_clock_write", "skipped_fee",
                        "answer_missing_one", "unread_missing_one", "unread_empty_answer", "unread_part_answer", "narrowed_read_answer", "namesake_code", "unread_page_choice", "unread_page_answer", "other_session", "prose_time", "ignored_time",
-                       "other_record_answer", "working_figure", "other_zone_time", "own_list_answer", "own_read_product", "omitted_part", "undeducted_figure", "sibling_read_answer", "working_runner_up", "named_text_swap", "other_listed_time", "excused_listed_choice", "other_entity_read", "noted_gold_value", "hedged_time", "donor_write", "other_stated_word", "trailing_entry", "entry_first_words",
+                       "other_record_answer", "working_figure", "other_zone_time", "own_list_answer", "own_read_product", "omitted_part", "undeducted_figure", "sibling_read_answer", "working_runner_up", "ranked_listed_answer", "named_text_swap", "other_listed_time", "excused_listed_choice", "other_entity_read", "noted_gold_value", "hedged_time", "donor_write", "other_stated_word", "trailing_entry", "entry_first_words",
                        "reversed_ranking", "donor_read_answer",
                        "lookalike_entity", "item_field_answer", "leading_entry", "widened_list", "excluded_entry",
                        "moved_write", "boundary_sibling", "later_read_answer", "repeated_entry", "utc_literal_choice", "emptied_state_answer", "exempted_entities", "listed_member_answer",
