@@ -91,3 +91,46 @@ def test_a_marked_lines_prose_holds_no_in_format_slot() -> None:
     assert [s.name for s in slots][0] == "line" and all(s.line is not None for s in slots)
     assert {s.value for s in slots if s.name.startswith("word")} <= {"PO-1", "PO-2", "PO-1,", "PO"}
     assert [s.name for s in answer_slots("12.50 USD")] == ["number 0", "word 0"]  # no marked line: as before
+
+
+SESSIONS = ('{"sessions": [{"session_id": "SS-51601", "time": "09:00", "price": 6.5, "places_left": 0}, '
+            '{"session_id": "SS-51602", "time": "10:00", "price": 7.0, "places_left": 3}, '
+            '{"session_id": "SS-51603", "time": "10:30", "price": 5.5, "places_left": 2}]}')
+
+
+def test_ranked_listed_answer_takes_the_runner_up_where_the_prompt_ranks() -> None:
+    from rft_sdk.doctor._working_choice import ranked_runner_up
+
+    answer = "SS-51603 at 10:30: £5.50 with 2 places left.\nANSWER: SS-51603"
+    rule = ["Which session is the cheapest one that still has a free place?"]
+    assert ranked_runner_up(answer, [SESSIONS], rule).endswith("\nANSWER: SS-51602")  # free places, as the gold's
+    assert ranked_runner_up(answer, [SESSIONS], ["Which session has a free place?"]) is None   # no ranking stated
+    assert ranked_runner_up(answer, [SESSIONS], rule, taken={"SS-51602"}) is None              # an alternative's
+    assert ranked_runner_up("Cheapest.\nANSWER: SS-51603 and SS-51602", [SESSIONS], rule) is None  # not one id
+
+
+def test_relative_value_moves_past_three_percent_in_whole_units_of_the_stated_precision() -> None:
+    from rft_sdk.doctor._near_probes import relatively_moved
+
+    assert relatively_moved("Average of 4 tests.\nANSWER: 0.51 mg/L", 0.01) == "Average of 4 tests.\nANSWER: 0.53 mg/L"
+    assert relatively_moved("ANSWER: 0.87 mg/L", 0.01) == "ANSWER: 0.90 mg/L"     # 3 units: 2 would be 2.3 %
+    assert relatively_moved("ANSWER: 0.34 mg/L", 0.01) is None                     # 2 units are 5.9 %: skipped
+    assert relatively_moved("ANSWER: 0.00 mg/L", 0.01) is None                     # no relative move of zero
+    assert relatively_moved("no number here", 0.01) is None
+
+
+def test_superseded_request_takes_the_corrected_value_of_the_same_shape_not_one_the_gold_still_passes() -> None:
+    from rft_sdk.doctor._probes import ProbeContext
+    from rft_sdk.doctor._superseded import SupersededRequest
+
+    item = {"messages": [{"role": "user", "content": "I'm the parent of Ava (C-5521). Please move Ava from SL-301 "
+                                                       "(Tuesday) to SL-302 (Wednesday)."},
+                         {"role": "assistant", "content": "SL-302 has a place left. Shall I move Ava now?"},
+                         {"role": "user", "content": "Sorry, change of plan: move Ava from SL-301 to SL-303 instead, "
+                                                     "not SL-302."}],
+            "actions": [{"name": "withdraw_child", "arguments": {"class_id": "SL-301", "child_id": "C-5521"}},
+                        {"name": "enrol_child", "arguments": {"class_id": "SL-303", "child_id": "C-5521"}}],
+            "reference_answer": "Done: Ava moved to SL-303."}
+    probe = SupersededRequest(write_tools={"withdraw_child", "enrol_child"})
+    probe.prepare(ProbeContext([item], write_tools={"withdraw_child", "enrol_child"}))
+    assert probe.swap(item) == ("SL-303", "SL-302")
