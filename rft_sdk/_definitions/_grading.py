@@ -12,20 +12,19 @@ import inspect
 import json
 import math
 import numbers
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from .._wire._json import loads_strict
 from ..exceptions import GraderDefinitionError, GraderError
 from ._invoke import LoopGuard
+from ._names import NAME_RE as _NAME_RE
 from ._rollout import ToolCallRecord
 
 __all__ = ["Grade", "GraderDefinition", "GradingContext", "coerce_grade", "get_grader_definition", "grader", "marked_grader"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _ATTR = "__rft_grader__"
-_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +178,7 @@ def build_grader(fn: Callable[..., Any], *, name: str | None = None,
         raise GraderDefinitionError(f"grader must be a function, got {fn!r}")
     fname = getattr(fn, "__qualname__", repr(fn))
     gname: str = name or str(getattr(fn, "__name__", ""))
-    if not _NAME_RE.match(gname):
+    if not _NAME_RE.fullmatch(gname):
         raise GraderDefinitionError(f"grader {fname}: name {gname!r} must match ^[A-Za-z0-9_-]{{1,64}}$")
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

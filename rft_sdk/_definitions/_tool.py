@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import re
 import sys
 import typing
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from pydantic.fields import FieldInfo
 from ..exceptions import ToolDefinitionError
 from ..protocol import QUEUE_TIMEOUT_S
 from ._invoke import TOOL_THREADS, LoopGuard
+from ._names import NAME_RE as _NAME_RE
 from ._rollout import Rollout
 from ._schema import StrictSchemaError, make_nullable, strictify
 
@@ -27,7 +27,6 @@ __all__ = ["ToolDefinition", "ToolRuntime", "get_tool_definition", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _ATTR = "__rft_tool__"
-_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # hosted function-name rule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,7 +246,7 @@ def build_definition(
     if max_concurrency is not None and not (isinstance(max_concurrency, int) and max_concurrency >= 1):
         raise ToolDefinitionError(f"tool {fname}: max_concurrency must be an int >= 1, got {max_concurrency!r}")
     tool_name: str = name or str(getattr(fn, "__name__", ""))
-    if not _NAME_RE.match(tool_name):
+    if not _NAME_RE.fullmatch(tool_name):
         raise ToolDefinitionError(
             f"tool {fname}: name {tool_name!r} must match ^[A-Za-z0-9_-]{{1,64}}$"
         )

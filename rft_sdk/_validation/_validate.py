@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._definitions._names import NAME_RE as _NAME_RE
 from .._definitions._schema import CONSTRAINT_KEYWORDS, EMITTED_KEYWORDS
 from .._jobs._config import TARGETS
 from ._report import Finding, Report, Severity
@@ -52,7 +52,6 @@ __all__ = ["MIN_LINES", "TARGET_RULES", "Finding", "Report", "Severity", "Target
 #: Fewest lines a dataset file may have (hosted protocol §2).
 MIN_LINES = 10
 ROLES = ("system", "developer", "user", "assistant", "tool")
-_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ANNOTATIONS = frozenset({"title", "$comment", "examples", "definitions"})
 _REGENERATE = "regenerate the line's tools with `rft tools MODULE:ATTR` (the SDK writes strict, supported schemas)"
 
@@ -207,7 +206,7 @@ def _check_tools(tools: Any, lineno: int, rules: TargetRules, allowed: set[str] 
                        '"parameters", "strict": true}} (chat-completions format)', _REGENERATE)
             continue
         name = fn.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             report.add("error", lineno, f"{base}.function.name", f"{name!r} must match ^[A-Za-z0-9_-]{{1,64}}$",
                        "rename the tool (letters, digits, '_' and '-', at most 64)")
         elif name in seen:

@@ -370,7 +370,8 @@ def other_zone(answer: str, texts: Sequence[str]) -> str | None:
         m, own = found[0], found[0].group(5)
     elif not found:  # a bare moment on the line (``ANSWER: 2026-04-14 00:40``, "local time, no zone name")
         bare = list(_ISO_MOMENT.finditer(answer, start, end))
-        if len(bare) == 1:
+        # only a line that ends with its moment: ``16:30 UTC``, ``16:30Z`` or ``16:30 CET`` names a clock already
+        if len(bare) == 1 and not answer[bare[0].end():end].strip(" .").strip():
             m, own = bare[0], _bare_zone(answer[:lines[-1].start()], texts)
     zone = _zone(own) if own is not None else None
     if zone is None or m is None or own is None:

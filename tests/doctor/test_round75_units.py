@@ -134,3 +134,12 @@ def test_superseded_request_takes_the_corrected_value_of_the_same_shape_not_one_
     probe = SupersededRequest(write_tools={"withdraw_child", "enrol_child"})
     probe.prepare(ProbeContext([item], write_tools={"withdraw_child", "enrol_child"}))
     assert probe.swap(item) == ("SL-303", "SL-302")
+
+
+def test_other_zone_time_leaves_a_line_whose_moment_names_its_clock() -> None:
+    from rft_sdk.doctor._shifted_times import other_zone
+
+    site = ['{"time_zone": "Europe/Paris"}']
+    assert other_zone("Booked.\nANSWER: 2026-03-14 16:30 UTC", site) is None   # a bare UTC after it: a clock named
+    assert other_zone("Booked.\nANSWER: 2026-03-14 16:30 CET", site) is None
+    assert other_zone("Booked.\nANSWER: 2026-03-14 16:30.", site) == "Booked.\nANSWER: 2026-03-14 15:30 Etc/UTC."

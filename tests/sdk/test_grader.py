@@ -140,6 +140,10 @@ def test_grader_definitions():
         grader(lambda a, b: 0.0)
     with pytest.raises(GraderDefinitionError):
         grader(score_range=(1.0, 0.0))(lambda ctx: 0.0)
+    for bad in ("has space", "a.b", "abc\n", "x" * 65, ""):  # a trailing newline is no part of a name either
+        with pytest.raises(GraderDefinitionError, match="name"):
+            grader(name=bad)(lambda ctx: 0.0)
+    assert grader(name="supply__twin_a")(lambda ctx: 0.0)(None) == 0.0  # "__" and "-" are fine in /grade/{name}
     server = ToolServer(graders=[g1], auth_env_var=None)
     assert server.default_grader == "g1"
 

@@ -143,8 +143,9 @@ def test_duplicate_and_bad_names():
     server = ToolServer(tools=[a], auth_env_var=None)
     with pytest.raises(ToolDefinitionError, match="duplicate"):
         server.add_tool(a)
-    with pytest.raises(ToolDefinitionError, match="name"):
-        tool(name="has space")(a)
+    for bad in ("has space", "abc\n", "x" * 65):  # a trailing newline is refused too (matched whole)
+        with pytest.raises(ToolDefinitionError, match="name"):
+            tool(name=bad)(a)
 
 
 # -- strict-mode validity over a variety of signatures ------------------------------------------
