@@ -53,6 +53,13 @@ other_zone_time           (where the marked answer line holds one moment followe
                           compared instants and took any zone named; ``ANSWER: 2026-04-14 00:40`` →
                           ``ANSWER: 2026-04-13 14:40 Etc/UTC``, doctor76's call-outs, whose grader read
                           the moment in any zone written after it). Judged as ``half_day_time``
+utc_clock_time            (where the marked answer line ends with one bare moment, a date and a time,
+                          whose zone the reply's prose, else the gold's outputs and the prompt, name
+                          as one IANA zone) the same instant on the UTC clock, bare too
+                          (``ANSWER: 2026-05-13 00:15`` in Europe/London → ``ANSWER: 2026-05-12
+                          23:15``: doctor82's linen deliveries, whose grader read the line as local
+                          time or as UTC). Unlike ``read_time`` it needs no tool to print that UTC
+                          moment (the arrival is worked out). Judged as ``half_day_time``
 hedged_time               (where the marked answer line holds one moment, a date and a time) that
                           moment hedged with the same moment an hour off (a clock change's error): ``M'
                           or M`` on even items played, ``M or M'`` on odd ones, the rest of the line
@@ -90,6 +97,7 @@ from ._near_probes import _TIME, FAR_MINUTES, TimeControl, moved_times
 from ._probes import HACK
 
 __all__ = ["DatetimeDate", "HalfDayTime", "HedgedTime", "IgnoredTime", "OtherListedTime", "OtherZoneTime", "ProseTime",
+           "UtcClockTime", "utc_clock_moment",
            "ReadTime", "SHIFTED_TIME_ADVICE", "other_listed_moment", "other_zone", "read_times", "shifted_time_probes"]
 
 SHIFTED_TIME_ADVICE = {
@@ -106,6 +114,8 @@ SHIFTED_TIME_ADVICE = {
                     "for, so compare the whole moment, never the date alone",
     "hedged_time": "two moments on the answer line, the right one and one an hour off, earn the right answer's "
                    "score: parse exactly one moment from the line and refuse a line holding two",
+    "utc_clock_time": "the right instant written on the UTC clock without a zone (the task asks for local time) earns "
+                      "the right answer's score: read the line on the clock the task asks for only",
     "other_zone_time": "the right instant written in another zone (the tool's clock, UTC) earns the right answer's "
                        "score: the task asks for the time in one zone, so require that zone's name and its wall "
                        "time, not only the instant",
@@ -425,6 +435,44 @@ class HedgedTime(HalfDayTime):
         return answer[:m.start()] + hedge + answer[m.end():]
 
 
+def utc_clock_moment(answer: str, texts: Sequence[str]) -> str | None:
+    """``answer`` with its marked line's one bare moment (the line ends with it) written on the UTC clock, bare too,
+    where the reply's prose or ``texts`` name its zone (:func:`_bare_zone`) and the two clocks differ there
+    (``ANSWER: 2026-05-13 00:15`` in Europe/London → ``ANSWER: 2026-05-12 23:15``: the round sheet's UTC arithmetic,
+    never converted; doctor82's linen deliveries); ``None`` otherwise."""
+    lines = marked_lines(answer)
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    bare = list(_ISO_MOMENT.finditer(answer, start, end))
+    if len(bare) != 1 or answer[bare[0].end():end].strip(" .").strip() or _ZONED_MOMENT.search(answer, start, end):
+        return None
+    own = _bare_zone(answer[:lines[-1].start()], texts)
+    zone = _zone(own) if own is not None else None
+    m = bare[0]
+    if zone is None:
+        return None
+    try:
+        local = dt.datetime.fromisoformat(f"{m.group(1)} {m.group(3)}:{m.group(4)}").replace(tzinfo=zone)
+    except ValueError:
+        return None
+    utc = local.astimezone(dt.timezone.utc)
+    if utc.replace(tzinfo=None) == local.replace(tzinfo=None):
+        return None
+    return answer[:m.start()] + utc.strftime("%Y-%m-%d") + m.group(2) + utc.strftime("%H:%M") + answer[m.end():]
+
+
+class UtcClockTime(HalfDayTime):
+    """``utc_clock_time`` (module table)."""
+
+    def rewrite(self, item: Mapping[str, Any], answer: str) -> str | None:
+        """:func:`utc_clock_moment` over the gold replay's outputs, then the prompt."""
+        index = self._context.index_of(item)
+        outputs = self._context.gold_outputs[index] if index is not None and index < len(
+            self._context.gold_outputs) else []
+        return utc_clock_moment(answer, [*(o for o in outputs if isinstance(o, str)), *prompt_texts(item)])
+
+
 class OtherZoneTime(HalfDayTime):
     """``other_zone_time`` (module table)."""
 
@@ -534,6 +582,7 @@ def shifted_time_probes(control: TimeControl, write_tools: Collection[str] | Non
                            "prose_time": ProseTime(control, write_tools, **fields),
                            "ignored_time": IgnoredTime(control, write_tools, **fields),
                            "other_zone_time": OtherZoneTime(control, write_tools, **fields),
+                           "utc_clock_time": UtcClockTime(control, write_tools, **fields),
                            "hedged_time": HedgedTime(control, write_tools, **fields),
                            "other_listed_time": OtherListedTime(control, write_tools, **fields)}
     for probe in out.values():

@@ -143,3 +143,17 @@ def test_other_zone_time_leaves_a_line_whose_moment_names_its_clock() -> None:
     assert other_zone("Booked.\nANSWER: 2026-03-14 16:30 UTC", site) is None   # a bare UTC after it: a clock named
     assert other_zone("Booked.\nANSWER: 2026-03-14 16:30 CET", site) is None
     assert other_zone("Booked.\nANSWER: 2026-03-14 16:30.", site) == "Booked.\nANSWER: 2026-03-14 15:30 Etc/UTC."
+
+
+def test_utc_clock_time_writes_the_local_moment_on_the_utc_clock_bare() -> None:
+    from rft_sdk.doctor._shifted_times import utc_clock_moment
+
+    answer = ("Round RND-0512-N1 leaves at 21:40 UTC on 2026-05-12 and reaches the hotel 95 minutes later, in "
+              "Europe/London local time.\nANSWER: 2026-05-13 00:15")
+    assert utc_clock_moment(answer, []).endswith("\nANSWER: 2026-05-12 23:15")         # the zone from the prose
+    assert utc_clock_moment("ANSWER: 2026-05-13 00:15", ['{"time_zone": "Europe/London"}']) == \
+        "ANSWER: 2026-05-12 23:15"                                                        # ... else from the outputs
+    assert utc_clock_moment("ANSWER: 2026-01-13 00:15", ["Europe/London"]) is None       # GMT in winter: one clock
+    assert utc_clock_moment("ANSWER: 2026-05-13 00:15 Europe/London", []) is None        # a zoned line: other_zone_time
+    assert utc_clock_moment("ANSWER: 2026-03-14 16:30 UTC", ["Europe/Paris"]) is None    # the line names its clock
+    assert utc_clock_moment("ANSWER: 2026-05-13 00:15", ["Europe/London", "Asia/Tokyo"]) is None  # whose clock?
