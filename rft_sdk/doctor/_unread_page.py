@@ -22,7 +22,11 @@ page_answer_control       a control, never judged: on items whose gold writes no
                           and whose marked answer line lists entries (``A, B``; a ranking's
                           ``A > B``) some of which only a later page's records hold: the reference
                           with those entries left out of the line (the rest in their order; at least
-                          one kept); every gold read kept
+                          one kept); a line of **one** entry that only a later page holds (a crew
+                          chosen by a rule): that entry set to the first page's entity whose record
+                          is most like the gold's (the same flags, the nearest figures: the one a
+                          truth built from page 1 alone picks; doctor83's tree crews); every gold
+                          read kept
 unread_page_answer        the same answer after the gold's calls less every read of that tool after
                           the first (doctor61's shortlist: a ranking of the applicants of the pages
                           the rollout read); judged ``must_not_raise`` against the control
@@ -38,6 +42,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import ANSWER_LINE, SPACED_SPLIT
+from ._choices import _weight
 from ._lenient_probes import _Control, _NotRaised, _ReadDecidedControl
 from ._probes import HACK, Steps
 from ._scope import _arguments, _json_values, json_records
@@ -154,6 +159,8 @@ class PageAnswerControl(_ReadDecidedControl):
         start, end = lines[-1].span("body")
         body = reference[start:end].rstrip()
         parts = SPACED_SPLIT.split(body)  # entries at even places, their separators at odd ones
+        if len(parts) == 1:
+            return self._one_choice(item, reference, start, body)
         if len(parts) < 3:
             return None
         for later, page1, rest in page_reads(self, item):
@@ -163,6 +170,26 @@ class PageAnswerControl(_ReadDecidedControl):
             if kept and len(kept) < len(parts[::2]):
                 joined = kept[0] + "".join(parts[1] + e for e in kept[1:])
                 return later, reference[:start] + joined + reference[start + len(body):]
+        return None
+
+    def _one_choice(self, item: Mapping[str, Any], reference: str, start: int, body: str
+                    ) -> tuple[list[int], str] | None:
+        """An answer line of one entry that a later page's records hold and the first page's do not (a crew
+        chosen by a rule: doctor83's tree crews): ``(the later pages' read positions, the reference with that
+        entry set to the first page's entity whose record is most like the gold's (the same flags, the nearest
+        figures)``; ``None`` otherwise."""
+        index = self._context.index_of(item)
+        for later, page1, rest in page_reads(self, item):
+            fields = [f for r in rest for f, v in r.items() if v == body]
+            if not fields or any(body in r.values() for r in page1):
+                continue
+            gold = next(r for r in rest if r.get(fields[0]) == body)
+            # the first page's record most like the gold's (the same flags, the nearest figures: _choices._weight),
+            # which a truth built from page 1 alone is likeliest to pick; the first listed of a draw
+            others = sorted((r for r in page1 if isinstance(r.get(fields[0]), str) and r[fields[0]] != body),
+                            key=lambda r: sum(_weight(gold[k], r[k]) for k in gold if k in r and k != fields[0]))
+            if others and index is not None:
+                return later, reference[:start] + str(others[0][fields[0]]) + reference[start + len(body):]
         return None
 
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
