@@ -157,3 +157,27 @@ def test_utc_clock_time_writes_the_local_moment_on_the_utc_clock_bare() -> None:
     assert utc_clock_moment("ANSWER: 2026-05-13 00:15 Europe/London", []) is None        # a zoned line: other_zone_time
     assert utc_clock_moment("ANSWER: 2026-03-14 16:30 UTC", ["Europe/Paris"]) is None    # the line names its clock
     assert utc_clock_moment("ANSWER: 2026-05-13 00:15", ["Europe/London", "Asia/Tokyo"]) is None  # whose clock?
+
+
+def test_page_answer_control_sets_a_one_entry_line_to_the_first_pages_likest_record() -> None:
+    import json
+
+    from rft_sdk.doctor._probes import ProbeContext
+    from rft_sdk.doctor._unread_page import PageAnswerControl, UnreadPageAnswer
+
+    def page(n: int, crews: list[tuple[str, bool, int]]) -> str:
+        return json.dumps({"page": n, "crews": [{"crew_id": c, "on_shift": s, "jobs": j} for c, s, j in crews]})
+
+    item = {"actions": [{"name": "list_crews", "arguments": {"depot": "N", "page": p}} for p in (1, 2)],
+            "reference_answer": "CR-07 is on shift with 1 job, the fewest.\nANSWER: CR-07"}
+    outputs = [page(1, [("CR-01", False, 0), ("CR-02", True, 3), ("CR-03", True, 2)]),
+               page(2, [("CR-07", True, 1), ("CR-08", True, 4)])]
+    context = ProbeContext([item], gold_outputs=[outputs], gold_scores=[1.0], gold_ok=[[True, True]])
+    control = PageAnswerControl()
+    control.prepare(context)
+    found = control.change(item)
+    # CR-03: on shift like the gold's, 2 jobs the nearest to its 1 (CR-01 is off shift: the least like it)
+    assert found is not None and found["control"].endswith("\nANSWER: CR-03"), found
+    probe = UnreadPageAnswer(control)
+    probe.prepare(context)
+    assert [step[0]["arguments"]["page"] for step in probe.plan(item)] == [1]  # the later page left unread
