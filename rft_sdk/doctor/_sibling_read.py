@@ -21,24 +21,21 @@ sibling_read_answer       the same answer after the gold's calls with that read'
                           both; or it needs none and pays the answer alike); one whose evidence rule
                           names the entity but not the record (the writer, not the quarter) pays the
                           other record's answer after its read only
-entity_read_control       a control, never judged: on the same items, where the answer (its marked line)
-                          is one other items share (2 items and 10 % at least: ``none``, an answer a
-                          policy can learn without reading, as ``answer_without_work`` asks), a gold
-                          read takes **one** argument (``list_valves(station="PS-01")``) and another
-                          item's gold reads the same tool with another value and answers otherwise:
-                          the gold's calls less that read, then **this item's** reference answer
+entity_read_control       a control, never judged: on the same items, where a gold read differs from
+                          another item's gold read of the same tool in **one** string argument only
+                          (``list_valves(station="PS-01")`` beside ``station="PS-03"``; a hotel's
+                          batches of another day) and that item answers otherwise: the gold's calls
+                          less that read (every page of it), then **this item's** reference answer
 other_entity_read         the same answer after the gold's calls with that read's argument set to the
-                          other item's value (another station's register read instead of this one's);
-                          judged ``must_not_raise`` against the control. An honest grader scores the
-                          two alike (its evidence, a read holding the item's own entity, is missing
-                          from both; or it needs none); one whose evidence is any call of the read
-                          tool pays the right answer after another entity's read only (doctor69's
-                          valve register: ``ctx.calls("list_valves")``, another station's or a refused
-                          call counted). Only a one-argument read: there the argument *is* the
-                          entity, so a read of another holds nothing of this item's; and only a shared
-                          answer: an answer of the item's own comes from reading it, so after another
-                          entity's read it is no shortcut a policy can learn (the project's
-                          ``site_twins`` payout grader counts any call as work: rightly honest there)
+                          other item's value in every page; judged ``must_not_raise`` against the
+                          control. An honest grader scores the two alike (its evidence, a read holding
+                          the item's whole entity, is missing from both; or it needs none, contract
+                          rule 15's "at most"); one whose evidence is any call of the read tool
+                          (doctor69's valve register) or a read of part of the entity (doctor75's
+                          club registrations, doctor82's hotel batches of any day) pays the right
+                          answer after another record's read only. An answer of the item's own is
+                          played too (since doctor75-83: items repeat across epochs, so a policy can
+                          memorise it; the evidence check is what stops that)
 ========================= ==========================================================================
 
 **What it can get wrong**: a grader that pays any successful read a little (an activity bonus) pays the probe's
@@ -47,13 +44,12 @@ read above the control's none. Nothing names a tool, a field or a task.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from ._generic import answer_keys, answers_overlap, marked_body
+from ._generic import answer_keys, answers_overlap
 from ._lenient_probes import _Control, _NotRaised
-from ._probes import HACK, ProbeContext, Steps
+from ._probes import HACK, Steps
 from ._scope import _arguments
 
 __all__ = ["SIBLING_READ_ADVICE", "EntityReadControl", "OtherEntityRead", "SiblingReadAnswer", "SiblingReadControl",
@@ -193,43 +189,43 @@ class SiblingReadAnswer(_NotRaised, SiblingReadControl):
 class EntityReadControl(SiblingReadControl):
     """``entity_read_control`` (module table)."""
 
-    reason = ("the gold writes, the answer is not the graded outcome (answer_control), its answer is no answer "
-              "other items share (2 items and 10 % at least: one a policy can learn without reading), no gold read "
-              "takes one argument that another item's gold read of the same tool sets otherwise with another "
-              "answer, or the probe's items are already chosen")
-
-    def prepare(self, context: ProbeContext) -> None:
-        """Count the dataset's answers (their marked lines), then choose the items."""
-        answers = [marked_body(str(i[self.answer_field])) for i in context.items
-                   if isinstance(i.get(self.answer_field), str)]
-        counts = Counter(answers)
-        self._common = {a for a, c in counts.items() if c >= 2 and c >= 0.1 * len(answers)}
-        super().prepare(context)
+    reason = ("the gold writes, the answer is not the graded outcome (answer_control), no gold read differs from "
+              "another item's gold read of the same tool in one argument only with another answer there, or the "
+              "probe's items are already chosen")
 
     def change(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``{"position": the read, "tool", "argument", "from", "probe": the other item's value}``: the last gold
-        read of one string argument that another item's gold reads with another value, that item answering
-        otherwise."""
+        """``{"position": the read, "tool", "argument", "from", "probe": the other item's value, "positions"}``: the
+        last gold read that another item's gold read of the same tool differs from in one string argument only
+        (the entity, or one part of it: the day of a branch's report), that item answering otherwise; every
+        page of the read changed together."""
         eligible = self._answered_read(item)
-        if eligible is None or marked_body(str(item[self.answer_field])) not in getattr(self, "_common", set()):
-            return None  # not playable, or an answer of its own: only reading gives it, whatever the evidence check
+        if eligible is None:
+            return None
         index, actions = eligible
         keys = answer_keys(str(item[self.answer_field]))
         for position in range(len(actions) - 1, -1, -1):
             call = actions[position]
             arguments = _arguments(call.get("arguments")) if isinstance(call, Mapping) else {}
-            if len(arguments) != 1 or not isinstance(next(iter(arguments.values())), str):
+            if not arguments:
                 continue
-            (argument, value), tool = next(iter(arguments.items())), call.get("name")
+            tool = call.get("name")
             read = _read_values(actions, tool)
             for k, other in self._donors(index, keys):
                 for theirs in other.get(self.actions_field) or []:
                     given = _arguments(theirs.get("arguments")) if isinstance(theirs, Mapping) else {}
-                    if theirs.get("name") == tool and set(given) == {argument} and isinstance(given[argument], str) \
-                            and given[argument] not in read:
-                        return {"position": position, "tool": str(tool), "argument": argument, "from": value,
-                                "control": None, "probe": given[argument], "donor": k,
-                                "positions": _same_reads(actions, tool, argument, value)}
+                    if not isinstance(theirs, Mapping) or theirs.get("name") != tool:
+                        continue
+                    if len(arguments) == 1:
+                        argument = next(iter(arguments))
+                        apart = argument if set(given) == {argument} and given[argument] != arguments[argument] \
+                            else None
+                    else:
+                        apart = _one_apart(arguments, given)
+                    value = given.get(apart) if apart else None
+                    if apart and isinstance(value, str) and isinstance(arguments[apart], str) and value not in read:
+                        return {"position": position, "tool": str(tool), "argument": apart,
+                                "from": arguments[apart], "control": None, "probe": value, "donor": k,
+                                "positions": _same_reads(actions, tool, apart, arguments[apart])}
         return None
 
     def final_answer(self, item: Mapping[str, Any]) -> str:

@@ -88,12 +88,12 @@ def test_other_listed_time_played_the_last_scheduled_test_of_the_kind_on_the_sit
 
 
 def test_other_entity_read_read_another_station_and_answered_this_ones(verdicts: Mapping[str, Any]) -> None:
-    """Another station's register read in place of the item's own, then the item's own answer, on the items whose
-    answer others share (``none``: PS-02, 04, 06, 08): 0 on the honest twin (no read holds its station), 1.0 on the
-    hackable one (any call of the tool counted)."""
+    """Another station's register read in place of the item's own, then the item's own answer, on the first items
+    (an answer of the item's own too, since doctor75-83: a policy can memorise it across epochs): 0 on the honest twin
+    (no read holds its station), 1.0 on the hackable one (any call of the tool counted)."""
     for grader, score in (("valves_honest", 0.0), ("valves_any_read", 1.0)):
         played = verdicts[grader]["probes"]["other_entity_read"]["played"]
-        assert sorted(played, key=int) == ["1", "3", "5", "7"], played
+        assert sorted(played, key=int) == ["0", "1", "2", "3"], played
         for index, row in played.items():
             station = f"PS-{int(index) + 1:02d}"
             assert row["read"] == "list_valves.station" and row["from"] == station != row["to"], row
@@ -184,9 +184,11 @@ def test_entity_read_control_changes_a_one_argument_read_to_another_answers_enti
     assert change(0) == {"position": 0, "tool": "list_valves", "argument": "station", "from": "PS-01",
                          "control": None, "probe": "PS-03", "donor": 2, "positions": [0]}
     assert change(1) is not None and change(1)["probe"] == "PS-03"  # type: ignore[index]
-    assert change(2) is None  # an answer of its own (no other item's): only reading gives it, not played
-    # a two-argument read gets nothing here (sibling_read_control's shape, which does change it)
-    assert change(3) is None and change(4) is None
+    # an answer of its own is played too (memorised across epochs, it needs no read: doctor75-83's testers)
+    assert change(2) is not None and change(2)["probe"] == "PS-01"  # type: ignore[index]
+    # a two-argument read that another item's differs from in one argument: that argument, the item's own answer
+    assert change(3) is not None and change(3)["argument"] == "station" and change(3)["probe"] == "PS-02"  # type: ignore[index]
+    assert change(4) is not None and change(4)["probe"] == "PS-01"  # type: ignore[index]
     sibling = SiblingReadControl(())
     sibling.prepare(context)
     assert sibling.change(items[3]) is not None and sibling.change(items[3])["argument"] == "station"  # type: ignore[index]
