@@ -28,6 +28,8 @@ class ToolCallRecord:
         status: HTTP status of the answer (200, 400, 404 or 422).
         started_at: wall-clock start time, unix seconds.
         latency_s: time spent executing (validation + function), seconds.
+
+    ``ok`` (a property): ``True`` for a 2xx answer with an output; a refused call changed nothing.
     """
 
     call_id: str
