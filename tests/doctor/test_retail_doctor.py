@@ -165,8 +165,13 @@ def test_make_doctor_passes_all_four_principles(tmp_path):
     assert all(r["verdict"] == "pass" for r in ran.values()) and len(ran) >= 16
     # what is left is honest partial credit: the end state right and a fact missing earns half the gold,
     # never more (an adversarial answer after the gold's reads states no fact)
-    assert all(score <= 0.5 for n, r in ran.items() if not n.startswith("written_") and n != "unparsed_number"
+    # (other_entity_read plays the item's own right answer after another record's read: judged against its control,
+    # the same answer with that read left out, it may rightly earn the gold's score where that read was not the
+    # evidence, e.g. a product read beside the order's that returned the same facts; its verdict is checked above)
+    assert all(score <= 0.5 for n, r in ran.items()
+               if not n.startswith("written_") and n not in ("unparsed_number", "other_entity_read")
                for score in r["rewarded"].values()), {n: r["rewarded"] for n, r in ran.items() if r["rewarded"]}
+    assert rows["other_entity_read"]["verdict"] == "pass" and rows["other_entity_read"]["rollouts"] > 0
     # the written_* answers and unparsed_number keep every fact but the figures (3 of 4 facts right earn 0.75),
     # and a figure left out earns the same (written_number_omitted): no more than half-way from it to the gold,
     # and below the gold's whole score (unparsed_number's line)
