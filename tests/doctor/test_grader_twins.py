@@ -11,7 +11,9 @@ from grader_twins import CORPUS, GROUPS, job_for, judge_server, make_items, make
 from rft_sdk.doctor import cli
 from rft_sdk.testing import run_server
 
-pytestmark = pytest.mark.slow  # a long file: the scheduler starts it first (tests/conftest.py)
+# a long file: the scheduler starts it first (tests/conftest.py); its module fixture runs the doctor on every grader
+# (237 s in a fresh-clone CI run on a loaded 2-core machine, past 3/4 of the default 300 s): a bound of its own
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 BY_NAME = {t.grader: t for t in CORPUS}
 
