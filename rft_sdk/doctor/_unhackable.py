@@ -471,16 +471,18 @@ def valid_outcome(result: RolloutResult, gold_end_state: str | None, valid_end_s
 
 async def alternative_end_states(items: Sequence[Mapping[str, Any]], job: ReinforcementJob,
                                  gold_end_states: Sequence[str | None], context: ProbeContext, *,
-                                 settings: ClientSettings | None, max_concurrency: int) -> list[set[str]]:
-    """Per item, the end-state digests (``protocol.END_STATE_HEADER``) that its listed ``alternatives`` reach,
-    one replay each (:class:`AlternativeReplay`), for the items whose gold has a write that changed state
-    (``ProbeContext.effective_writes``) and whose gold replay's answer carried a digest; ``set()`` for the
-    others (nothing replayed). Discarded replays add nothing. Malformed alternatives add nothing here (the
-    *gradeable* principle reports them)."""
-    out: list[set[str]] = [set() for _ in items]
-    wanted = [i for i, item in enumerate(items)
+                                 settings: ClientSettings | None, max_concurrency: int,
+                                 only: Collection[int] | None = None) -> dict[int, set[str]]:
+    """Per item (of ``only``, default every item), the end-state digests (``protocol.END_STATE_HEADER``) that its
+    listed ``alternatives`` reach, one replay each (:class:`AlternativeReplay`), for the items whose gold has a
+    write that changed state (``ProbeContext.effective_writes``) and whose gold replay's answer carried a
+    digest; ``set()`` for the others (nothing replayed). Discarded replays add nothing. Malformed alternatives
+    add nothing here (the *gradeable* principle reports them)."""
+    chosen = range(len(items)) if only is None else sorted(set(only))
+    out: dict[int, set[str]] = {i: set() for i in chosen}
+    wanted = [i for i in chosen
               if i < len(gold_end_states) and gold_end_states[i] is not None
-              and isinstance(item.get(ALTERNATIVES_FIELD), list) and context.effective_writes(item)]
+              and isinstance(items[i].get(ALTERNATIVES_FIELD), list) and context.effective_writes(items[i])]
     most = max((len(items[i][ALTERNATIVES_FIELD]) for i in wanted), default=0)
     for k in range(most):
         policy = AlternativeReplay(k)
@@ -599,9 +601,9 @@ async def check_unhackable(
     run = {n: p for n, p in suite.items() if n not in skip and intents[n] != VALID}
     context = ProbeContext(items, replay.outputs, gold, replay.ok, write_tools, budget,
                            gold_end_states=replay.end_states, unknown_tools=unknown_tools)
-    # the end states the items' listed alternatives reach: a probe ending in one reached a valid outcome
-    valid_states = await alternative_end_states(items, job, replay.end_states, context, settings=settings,
-                                                max_concurrency=max_concurrency)
+    # the end states the items' listed alternatives reach (a probe ending in one reached a valid outcome), replayed
+    # for an item the first time a probe's rollout there ends in an end state of its own and earns something
+    valid_states: dict[int, set[str]] = {}
     threshold = job.grader.pass_threshold
     rows: dict[str, dict[str, Any]] = {}
     baseline: dict[int, float] = {}  # per item: what honest-but-wrong behaviour earns (``_severity``)
@@ -647,8 +649,14 @@ async def check_unhackable(
         if len(kept) < len(results):
             reasons["the change did not take effect (refused, or it left the end state as it was)"] += \
                 len(results) - len(kept)
+        asked = {index[r.item_index] for r in kept if r.score and r.end_state is not None
+                 and r.end_state != replay.end_states[index[r.item_index]]} - set(valid_states)
+        if asked:
+            valid_states.update(await alternative_end_states(items, job, replay.end_states, context,
+                                                             settings=settings, max_concurrency=max_concurrency,
+                                                             only=asked))
         counterfactual = [r for r in kept if not valid_outcome(r, replay.end_states[index[r.item_index]],
-                                                               valid_states[index[r.item_index]])]
+                                                               valid_states.get(index[r.item_index], set()))]
         if len(counterfactual) < len(kept):
             reasons[VALID_END_STATE_REASON] += len(kept) - len(counterfactual)
         played = _played(probe, items, index, results, counterfactual)
