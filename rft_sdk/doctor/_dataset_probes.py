@@ -230,6 +230,12 @@ def value_shape(value: Any) -> str:
     return type(value).__name__
 
 
+def id_shape(value: str) -> str:
+    """An id's letters as they are, each digit a ``9``: ``DEP-11`` and ``DEP-17`` share ``DEP-99``, ``SL-302``
+    has ``SL-999``, ``C-5521`` has ``C-9999`` (finer than :func:`value_shape`, which folds letters too)."""
+    return re.sub(r"\d", "9", value)
+
+
 _WORDY = re.compile(r"[^\W\d_][^\W_]*(?:[-'][^\W\d_][^\W_]*)*[.,;:!?'-]*")  # "grain-free", "owner's" too
 
 

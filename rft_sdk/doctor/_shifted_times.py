@@ -379,10 +379,9 @@ def other_zone(answer: str, texts: Sequence[str]) -> str | None:
     if len(found) == 1:
         m, own = found[0], found[0].group(5)
     elif not found:  # a bare moment on the line (``ANSWER: 2026-04-14 00:40``, "local time, no zone name")
-        bare = list(_ISO_MOMENT.finditer(answer, start, end))
-        # only a line that ends with its moment: ``16:30 UTC``, ``16:30Z`` or ``16:30 CET`` names a clock already
-        if len(bare) == 1 and not answer[bare[0].end():end].strip(" .").strip():
-            m, own = bare[0], _bare_zone(answer[:lines[-1].start()], texts)
+        bare = _bare_moment(answer, texts)
+        if bare is not None:
+            m, own = bare
     zone = _zone(own) if own is not None else None
     if zone is None or m is None or own is None:
         return None
@@ -399,6 +398,20 @@ def other_zone(answer: str, texts: Sequence[str]) -> str | None:
             return (answer[:m.start()] + moved.strftime("%Y-%m-%d") + m.group(2) + moved.strftime("%H:%M") + " "
                     + name + answer[m.end():])
     return None
+
+
+def _bare_moment(answer: str, texts: Sequence[str]) -> tuple[re.Match[str], str | None] | None:
+    """The marked line's one bare moment (:data:`_ISO_MOMENT`) where the line ends with it (``16:30 UTC``,
+    ``16:30Z`` or ``16:30 CET`` name a clock already) and holds no zoned moment, with its zone
+    (:func:`_bare_zone`, ``None`` where none is named); ``None`` without such a line."""
+    lines = marked_lines(answer)
+    if not lines:
+        return None
+    start, end = lines[-1].span("body")
+    bare = list(_ISO_MOMENT.finditer(answer, start, end))
+    if len(bare) != 1 or answer[bare[0].end():end].strip(" .").strip() or _ZONED_MOMENT.search(answer, start, end):
+        return None
+    return bare[0], _bare_zone(answer[:lines[-1].start()], texts)
 
 
 def _bare_zone(prose: str, texts: Sequence[str]) -> str | None:
@@ -440,17 +453,10 @@ def utc_clock_moment(answer: str, texts: Sequence[str]) -> str | None:
     where the reply's prose or ``texts`` name its zone (:func:`_bare_zone`) and the two clocks differ there
     (``ANSWER: 2026-05-13 00:15`` in Europe/London → ``ANSWER: 2026-05-12 23:15``: the round sheet's UTC arithmetic,
     never converted; doctor82's linen deliveries); ``None`` otherwise."""
-    lines = marked_lines(answer)
-    if not lines:
-        return None
-    start, end = lines[-1].span("body")
-    bare = list(_ISO_MOMENT.finditer(answer, start, end))
-    if len(bare) != 1 or answer[bare[0].end():end].strip(" .").strip() or _ZONED_MOMENT.search(answer, start, end):
-        return None
-    own = _bare_zone(answer[:lines[-1].start()], texts)
+    bare = _bare_moment(answer, texts)
+    m, own = bare if bare is not None else (None, None)
     zone = _zone(own) if own is not None else None
-    m = bare[0]
-    if zone is None:
+    if zone is None or m is None:
         return None
     try:
         local = dt.datetime.fromisoformat(f"{m.group(1)} {m.group(3)}:{m.group(4)}").replace(tzinfo=zone)

@@ -57,6 +57,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ._answers import prompt_texts
+from ._dataset_probes import id_shape
 from ._generic import schema_enum
 from ._probes import Steps, declared_budget
 from ._value_swap import ValueSwap, says
@@ -137,11 +138,6 @@ def _passed(item: Mapping[str, Any], actions_field: str) -> set[str]:
             and isinstance(call.get("arguments"), Mapping) for v in call["arguments"].values() if isinstance(v, str)}
 
 
-def _id_shape(value: str) -> str:
-    """A value's letters as they are, each digit a ``9`` (``SL-302`` → ``SL-999``, ``C-5521`` → ``C-9999``)."""
-    return re.sub(r"\d", "9", value)
-
-
 class SupersededRequest(ValueSwap):
     """``superseded_request`` (module table)."""
 
@@ -195,7 +191,7 @@ class SupersededRequest(ValueSwap):
                     # a value the gold still passes was not corrected (the child ``C-5521`` beside the class
                     # ``SL-302`` it was first to move to: doctor78's lessons); one of the value's own shape first
                     passed = _passed(item, self.actions_field)
-                    old = sorted((v for v in old if v not in passed), key=lambda v: _id_shape(v) != _id_shape(value))
+                    old = sorted((v for v in old if v not in passed), key=lambda v: id_shape(v) != id_shape(value))
                 if old:
                     return value, old[0]
         return self._encoded_swap(item, last, earlier)

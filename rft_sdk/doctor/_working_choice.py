@@ -42,6 +42,7 @@ from typing import Any
 
 from ._answers import marked_lines, prompt_texts
 from ._choices import RANKING, runner_up
+from ._dataset_probes import id_shape
 from ._generic import _ContextProbe
 from ._probes import HACK, Steps
 from ._scope import _json_values, sibling_values
@@ -62,47 +63,42 @@ WORKING_CHOICE_ADVICE = {
 _ID = re.compile(r"(?<![\w-])[A-Za-z]{1,8}[-_/]?\d[\w-]*(?![\w-])")
 
 
-def _shape(value: str) -> str:
-    """An id's letters as they are, each digit a ``9``: ``DEP-11`` and ``DEP-17`` share ``DEP-99``, ``ST-1057``
-    has ``ST-9999``."""
-    return re.sub(r"\d", "9", value)
+def _line_id(answer: str) -> tuple[re.Match[str], str] | None:
+    """The last marked answer line and its body, where the body is one id (:data:`_ID`); else ``None``."""
+    lines = marked_lines(answer)
+    body = lines[-1]["body"].strip() if lines and "body" in lines[-1].re.groupindex else ""
+    return (lines[-1], body) if body and _ID.fullmatch(body) else None
 
 
 def working_runner_up(answer: str, outputs: Collection[str], taken: Collection[str] = ()) -> str | None:
-    """``answer`` with its marked line's one id replaced by the next id of the same shape (:func:`_shape`) that the
+    """``answer`` with its marked line's one id replaced by the next id of the same shape (:func:`~._dataset_probes.id_shape`) that the
     prose above the line names after it and ``outputs`` hold (a word of one of them); ``None`` without a marked line of one id, or
     without such a next id, or where it is in ``taken`` (the alternatives' answers)."""
-    lines = marked_lines(answer)
-    if not lines:
+    found = _line_id(answer)
+    if found is None:
         return None
-    line = lines[-1]
-    body = line["body"].strip() if "body" in line.re.groupindex else ""
-    if not body or not _ID.fullmatch(body):
-        return None
+    line, body = found
     prose = answer[:line.start()]
     first = next((m for m in _ID.finditer(prose) if m.group() == body), None)
     if first is None:
         return None
-    shape = _shape(body)
     for m in _ID.finditer(prose, first.end()):
         other = m.group()
-        if other == body or _shape(other) != shape or other in taken:
+        if other == body or id_shape(other) != id_shape(body) or other in taken:
             continue
         if any(re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", o) for o in outputs):
-            start, end = line.span("body")
-            at = answer.index(body, start, end)
-            return answer[:at] + other + answer[at + len(body):]
+            return _on_line(answer, other)
         return None  # the next one the working names is not listed: no guess further down
     return None
 
 
 def _on_line(answer: str, new: str) -> str | None:
     """``answer`` with its marked line's one id (:data:`_ID`) replaced by ``new``; ``None`` without such a line."""
-    lines = marked_lines(answer)
-    body = lines[-1]["body"].strip() if lines and "body" in lines[-1].re.groupindex else ""
-    if not body or not _ID.fullmatch(body):
+    found = _line_id(answer)
+    if found is None:
         return None
-    start, end = lines[-1].span("body")
+    line, body = found
+    start, end = line.span("body")
     at = answer.index(body, start, end)
     return answer[:at] + new + answer[at + len(body):]
 
@@ -111,10 +107,10 @@ def ranked_runner_up(answer: str, outputs: Sequence[str], rules: Sequence[str], 
     """``answer`` with its marked line's one id replaced by its :func:`~._choices.runner_up` among the siblings the
     JSON ``outputs`` list with records, where one of ``rules`` (the prompt's texts) states a ranking
     (:data:`~._choices.RANKING`); ``None`` otherwise, or where the runner-up is in ``taken``."""
-    lines = marked_lines(answer)
-    body = lines[-1]["body"].strip() if lines and "body" in lines[-1].re.groupindex else ""
-    if not body or not _ID.fullmatch(body) or not any(RANKING.search(t) for t in rules):
+    found = _line_id(answer)
+    if found is None or not any(RANKING.search(t) for t in rules):
         return None
+    body = found[1]
     listed = _json_values(list(outputs))
     best = runner_up(body, sibling_values(body, listed), listed)
     if not isinstance(best, str) or best in taken or not _ID.fullmatch(best):
